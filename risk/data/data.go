@@ -1,0 +1,226 @@
+// Package data opens the public hazard data files that the risk engine reads
+// at start-up, and reads their CSV tables with errors that name the file and
+// the line.
+//
+// Files are addressed by their path relative to the data directory (the
+// folder named by --data-dir / LOCRISK_DATA_DIR). Gzip files are decompressed
+// on the fly; nothing is unpacked to disk.
+package data
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrMissing reports a data file that is not in the data directory.
+var ErrMissing = errors.New("data file missing")
+
+// Open opens the file rel inside dir, decompressing it when its name ends in
+// .gz. The caller closes the returned reader.
+func Open(dir, rel string) (io.ReadCloser, error) {
+	path := filepath.Join(dir, filepath.FromSlash(rel))
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w (looked in %s)", rel, ErrMissing, dir)
+		}
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	if !strings.HasSuffix(rel, ".gz") {
+		return f, nil
+	}
+	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a valid gzip file: %w", rel, err)
+	}
+	return gzipFile{zr, f}, nil
+}
+
+type gzipFile struct {
+	*gzip.Reader
+	file *os.File
+}
+
+func (g gzipFile) Close() error {
+	g.Reader.Close()
+	return g.file.Close()
+}
+
+// ReadAll returns the whole (decompressed) content of rel.
+func ReadAll(dir, rel string) ([]byte, error) {
+	r, err := Open(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	return b, nil
+}
+
+// Table reads a delimited text table with a header row. Column lookups are
+// by header name; every parse error names the file, the line and the column.
+type Table struct {
+	file   string
+	r      *csv.Reader
+	closer io.Closer
+	cols   map[string]int
+	row    []string
+	line   int
+	rows   int
+}
+
+// OpenTable opens rel in dir as a comma-separated table and checks that every
+// column in required is present in its header.
+func OpenTable(dir, rel string, required ...string) (*Table, error) {
+	return OpenTableSep(dir, rel, ',', required...)
+}
+
+// OpenTableSep is OpenTable with another field separator (tab for the Census
+// Gazetteer files).
+func OpenTableSep(dir, rel string, sep rune, required ...string) (*Table, error) {
+	rc, err := Open(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	t, err := NewTable(rel, rc, sep, required...)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	t.closer = rc
+	return t, nil
+}
+
+// NewTable reads a table from r; name is used in error messages.
+func NewTable(name string, r io.Reader, sep rune, required ...string) (*Table, error) {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	cr.Comma = sep
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	cr.LazyQuotes = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s line 1: reading header: %w", name, err)
+	}
+	t := &Table{file: name, r: cr, cols: make(map[string]int, len(header)), line: 1}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if _, dup := t.cols[h]; !dup {
+			t.cols[h] = i
+		}
+	}
+	var missing []string
+	for _, c := range required {
+		if _, ok := t.cols[c]; !ok {
+			missing = append(missing, strconv.Quote(c))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s line 1: header lacks column(s) %s", name, strings.Join(missing, ", "))
+	}
+	return t, nil
+}
+
+// Next advances to the next row. It returns false at the end of the table or
+// on a read error, which Err then reports.
+func (t *Table) Next() (bool, error) {
+	row, err := t.r.Read()
+	if err == io.EOF {
+		return false, nil
+	}
+	line, _ := t.r.FieldPos(0)
+	t.line = line
+	if err != nil {
+		return false, fmt.Errorf("%s line %d: %w", t.file, t.line, err)
+	}
+	t.row = row
+	t.rows++
+	return true, nil
+}
+
+// Close releases the underlying file.
+func (t *Table) Close() error {
+	if t.closer != nil {
+		return t.closer.Close()
+	}
+	return nil
+}
+
+// Rows is the number of data rows read so far.
+func (t *Table) Rows() int { return t.rows }
+
+// Line is the line number of the current row.
+func (t *Table) Line() int { return t.line }
+
+// Has reports whether the header has column col.
+func (t *Table) Has(col string) bool { _, ok := t.cols[col]; return ok }
+
+// String returns the trimmed text of column col in the current row ("" when
+// the row is short or the column unknown).
+func (t *Table) String(col string) string {
+	i, ok := t.cols[col]
+	if !ok || i >= len(t.row) {
+		return ""
+	}
+	return strings.TrimSpace(t.row[i])
+}
+
+// Float parses column col as a number. Empty cells and the placeholders in
+// nulls are an error; use OptFloat where a cell may be blank.
+func (t *Table) Float(col string) (float64, error) {
+	v, ok, err := t.OptFloat(col)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, t.Errorf("column %q is empty", col)
+	}
+	return v, nil
+}
+
+// OptFloat parses column col as a number; ok is false when the cell is empty
+// or one of the data sets' null markers (NA, -9999).
+func (t *Table) OptFloat(col string) (v float64, ok bool, err error) {
+	s := t.String(col)
+	switch s {
+	case "", "NA", "-9999", "-9999.0", "-":
+		return 0, false, nil
+	}
+	v, err = strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false, t.Errorf("column %q: %q is not a number", col, s)
+	}
+	return v, true, nil
+}
+
+// Errorf returns an error that names the file and the current line.
+func (t *Table) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%s line %d: %s", t.file, t.line, fmt.Sprintf(format, args...))
+}
+
+// FIPS5 zero-pads a county FIPS code given without leading zeros ("1001" ->
+// "01001"). It returns "" for anything that is not 1..5 digits.
+func FIPS5(s string) string {
+	s = strings.Trim(strings.TrimSpace(s), "\"")
+	if len(s) == 0 || len(s) > 5 {
+		return ""
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return strings.Repeat("0", 5-len(s)) + s
+}
