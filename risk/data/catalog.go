@@ -91,7 +91,11 @@ func Missing(dir string) ([]Source, error) {
 	}
 	var missing []Source
 	for _, s := range catalog {
-		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(s.Path))); errors.Is(err, fs.ErrNotExist) {
+		path := filepath.Join(dir, filepath.FromSlash(s.Path))
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(strings.TrimSuffix(path, ".gz")); err == nil {
+				continue // uncompressed copy, which Open reads
+			}
 			missing = append(missing, s)
 		}
 	}

@@ -24,10 +24,17 @@ import (
 var ErrMissing = errors.New("data file missing")
 
 // Open opens the file rel inside dir, decompressing it when its name ends in
-// .gz. The caller closes the returned reader.
+// .gz. When only the uncompressed file is there (an operator who unpacked the
+// data, or the hand-written text fixtures in testdata/), that is read
+// instead. The caller closes the returned reader.
 func Open(dir, rel string) (io.ReadCloser, error) {
 	path := filepath.Join(dir, filepath.FromSlash(rel))
 	f, err := os.Open(path)
+	if err != nil && strings.HasSuffix(rel, ".gz") && errors.Is(err, os.ErrNotExist) {
+		if plain, perr := os.Open(strings.TrimSuffix(path, ".gz")); perr == nil {
+			return plain, nil
+		}
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w (looked in %s)", rel, ErrMissing, dir)
