@@ -1,0 +1,33 @@
+package coverage
+
+// uspsByStateFIPS maps state FIPS codes to USPS codes for the 50 states, DC
+// and the five inhabited territories the Census boundary files carry.
+var uspsByStateFIPS = map[string]string{
+	"01": "AL", "02": "AK", "04": "AZ", "05": "AR", "06": "CA", "08": "CO",
+	"09": "CT", "10": "DE", "11": "DC", "12": "FL", "13": "GA", "15": "HI",
+	"16": "ID", "17": "IL", "18": "IN", "19": "IA", "20": "KS", "21": "KY",
+	"22": "LA", "23": "ME", "24": "MD", "25": "MA", "26": "MI", "27": "MN",
+	"28": "MS", "29": "MO", "30": "MT", "31": "NE", "32": "NV", "33": "NH",
+	"34": "NJ", "35": "NM", "36": "NY", "37": "NC", "38": "ND", "39": "OH",
+	"40": "OK", "41": "OR", "42": "PA", "44": "RI", "45": "SC", "46": "SD",
+	"47": "TN", "48": "TX", "49": "UT", "50": "VT", "51": "VA", "53": "WA",
+	"54": "WV", "55": "WI", "56": "WY",
+	"60": "AS", "66": "GU", "69": "MP", "72": "PR", "78": "VI",
+}
+
+// isTerritory: American Samoa, Guam, Northern Mariana Islands, Puerto Rico,
+// U.S. Virgin Islands.
+func isTerritory(stateFIPS string) bool {
+	switch stateFIPS {
+	case "60", "66", "69", "72", "78":
+		return true
+	}
+	return false
+}
+
+// isConus: the 48 conterminous states and DC, i.e. everything but Alaska,
+// Hawaii and the territories.
+func isConus(stateFIPS string) bool {
+	_, known := uspsByStateFIPS[stateFIPS]
+	return known && stateFIPS != "02" && stateFIPS != "15" && !isTerritory(stateFIPS)
+}
