@@ -1,0 +1,287 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// Address classes returned by AddressClass. They name why a destination is
+// refused and appear in error messages (never the address itself in
+// messages meant for API callers).
+const (
+	ClassInvalid         = "invalid"
+	ClassUnspecified     = "unspecified"
+	ClassLoopback        = "loopback"
+	ClassPrivate         = "private"
+	ClassLinkLocal       = "link-local"
+	ClassSharedCGNAT     = "shared address space (CGNAT)"
+	ClassMulticast       = "multicast"
+	ClassThisNetwork     = "this-network"
+	ClassReserved        = "reserved"
+	ClassBroadcast       = "broadcast"
+	ClassDocumentation   = "documentation"
+	ClassBenchmarking    = "benchmarking"
+	ClassProtocol        = "IETF protocol assignment"
+	ClassNonGlobalIPv6   = "non-global IPv6"
+	ClassTunnel          = "tunnel (Teredo/ORCHID/local NAT64)"
+	ClassDeprecatedRelay = "6to4 relay anycast"
+)
+
+type prefixClass struct {
+	p     netip.Prefix
+	class string
+}
+
+// v4Refused lists IPv4 ranges that the netip.Addr predicates do not cover.
+// Order matters only in that the more specific broadcast comes before 240/4.
+var v4Refused = [...]prefixClass{
+	{netip.MustParsePrefix("0.0.0.0/8"), ClassThisNetwork},
+	{netip.MustParsePrefix("100.64.0.0/10"), ClassSharedCGNAT},
+	{netip.MustParsePrefix("192.0.0.0/24"), ClassProtocol},
+	{netip.MustParsePrefix("192.0.2.0/24"), ClassDocumentation},
+	{netip.MustParsePrefix("198.51.100.0/24"), ClassDocumentation},
+	{netip.MustParsePrefix("203.0.113.0/24"), ClassDocumentation},
+	{netip.MustParsePrefix("198.18.0.0/15"), ClassBenchmarking},
+	{netip.MustParsePrefix("192.88.99.0/24"), ClassDeprecatedRelay},
+	{netip.MustParsePrefix("255.255.255.255/32"), ClassBroadcast},
+	{netip.MustParsePrefix("240.0.0.0/4"), ClassReserved},
+}
+
+// v6Refused lists ranges inside global unicast 2000::/3 that are still not
+// reachable destinations.
+var v6Refused = [...]prefixClass{
+	{netip.MustParsePrefix("2001::/32"), ClassTunnel},    // Teredo
+	{netip.MustParsePrefix("2001:10::/28"), ClassTunnel}, // ORCHID (deprecated)
+	{netip.MustParsePrefix("2001:20::/28"), ClassTunnel}, // ORCHIDv2
+	{netip.MustParsePrefix("2001:2::/48"), ClassBenchmarking},
+	{netip.MustParsePrefix("2001:db8::/32"), ClassDocumentation},
+	{netip.MustParsePrefix("3fff::/20"), ClassDocumentation},
+}
+
+var (
+	globalUnicast6 = netip.MustParsePrefix("2000::/3")
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+)
+
+// Disallowed reports whether addr may not be a webhook destination (unless
+// the operator allows private destinations). See the package comment for the
+// classes covered.
+func Disallowed(addr netip.Addr) bool { return AddressClass(addr) != "" }
+
+// AddressClass returns why addr is refused as a destination, or "" when it is
+// an ordinary public address. IPv4-mapped IPv6 is judged as the IPv4 address
+// it maps; NAT64 (64:ff9b::/96) and 6to4 (2002::/16) by the IPv4 address they
+// embed, since that is where the packets end up.
+func AddressClass(addr netip.Addr) string {
+	if !addr.IsValid() {
+		return ClassInvalid
+	}
+	addr = addr.WithZone("").Unmap()
+	if addr.Is4() {
+		return class4(addr)
+	}
+	switch {
+	case nat64Local.Contains(addr):
+		return ClassTunnel
+	case nat64WellKnown.Contains(addr):
+		b := addr.As16()
+		return class4(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+	case sixToFour.Contains(addr):
+		b := addr.As16()
+		return class4(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+	}
+	if c := classCommon(addr); c != "" {
+		return c
+	}
+	// Everything outside 2000::/3 is reserved, local or special-purpose:
+	// ::/8 (IPv4-compatible, SIIT), 100::/64 discard, fec0::/10 and so on.
+	if !globalUnicast6.Contains(addr) {
+		return ClassNonGlobalIPv6
+	}
+	for _, r := range v6Refused {
+		if r.p.Contains(addr) {
+			return r.class
+		}
+	}
+	return ""
+}
+
+func class4(addr netip.Addr) string {
+	if c := classCommon(addr); c != "" {
+		return c
+	}
+	for _, r := range v4Refused {
+		if r.p.Contains(addr) {
+			return r.class
+		}
+	}
+	return ""
+}
+
+// classCommon applies the netip predicates shared by both families.
+func classCommon(addr netip.Addr) string {
+	switch {
+	case addr.IsUnspecified():
+		return ClassUnspecified
+	case addr.IsLoopback():
+		return ClassLoopback
+	case addr.IsPrivate():
+		return ClassPrivate
+	case addr.IsLinkLocalUnicast():
+		return ClassLinkLocal
+	case addr.IsMulticast():
+		return ClassMulticast
+	}
+	return ""
+}
+
+// ErrAddressNotAllowed is wrapped by every refusal of a destination address,
+// at endpoint creation and at connect time.
+var ErrAddressNotAllowed = errors.New("webhook: destination address not allowed")
+
+// AddressError is a refused destination. Its Error text names the address,
+// so it is for logs; messages shown to API callers use Class only (the
+// service's resolver may see internal names a caller must not learn about).
+type AddressError struct {
+	Addr  netip.Addr
+	Class string
+}
+
+func (e *AddressError) Error() string {
+	return fmt.Sprintf("webhook: destination address %s (%s) is not allowed", e.Addr, e.Class)
+}
+
+func (e *AddressError) Unwrap() error { return ErrAddressNotAllowed }
+
+// ErrInvalidURL is wrapped by every CheckURL refusal; the server maps it to
+// 400 invalid_url.
+var ErrInvalidURL = errors.New("invalid webhook url")
+
+// URLError is a CheckURL refusal. Reason is safe to show to the API caller:
+// it never contains a resolved address.
+type URLError struct {
+	Reason string
+	Err    error // the underlying cause, if any (e.g. an *AddressError), for logs
+}
+
+func (e *URLError) Error() string { return "url " + e.Reason }
+
+// Unwrap exposes ErrInvalidURL and the cause (an *AddressError wraps
+// ErrAddressNotAllowed).
+func (e *URLError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalidURL}
+	}
+	return []error{ErrInvalidURL, e.Err}
+}
+
+// MaxURLLength is the longest endpoint URL accepted (CONTRACT section 7).
+const MaxURLLength = 2048
+
+// Resolver looks host names up. *net.Resolver implements it; tests fake it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// CheckURL validates an endpoint URL at creation. It requires an absolute
+// https URL (http too when allowPrivate) of at most MaxURLLength bytes, with a
+// host, without credentials and without a fragment (a fragment is never sent
+// to the receiver, so one is almost certainly a mistake). Any port is
+// accepted. Unless allowPrivate, it resolves the host (resolver nil means
+// net.DefaultResolver) and refuses the URL if ANY address is disallowed:
+// the dialer may pick any of them. A host that does not resolve is refused
+// too (this includes a temporary DNS failure; the caller can simply retry).
+//
+// Refusals are *URLError wrapping ErrInvalidURL; a done ctx returns the
+// context's error instead.
+func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resolver) error {
+	if len(raw) > MaxURLLength {
+		return &URLError{Reason: fmt.Sprintf("must be at most %d characters", MaxURLLength)}
+	}
+	if strings.TrimSpace(raw) != raw || raw == "" {
+		return &URLError{Reason: "must be an absolute https URL without surrounding spaces"}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return &URLError{Reason: "is not a valid URL"}
+	}
+	if !u.IsAbs() || u.Opaque != "" {
+		return &URLError{Reason: "must be an absolute https URL"}
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !allowPrivate {
+			return &URLError{Reason: "must use https"}
+		}
+	default:
+		return &URLError{Reason: "must use https"}
+	}
+	if u.User != nil {
+		return &URLError{Reason: "must not contain credentials"}
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return &URLError{Reason: "must not contain a fragment"}
+	}
+	host := u.Hostname()
+	if host == "" {
+		return &URLError{Reason: "must have a host"}
+	}
+	if p := u.Port(); p != "" {
+		if n, ok := parsePort(p); !ok || n == 0 {
+			return &URLError{Reason: "has an invalid port"}
+		}
+	}
+	if allowPrivate {
+		return nil
+	}
+
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		if resolver == nil {
+			resolver = net.DefaultResolver
+		}
+		addrs, err = resolver.LookupNetIP(ctx, "ip", host)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("webhook: resolving url host: %w", ctxErr)
+		}
+		if err != nil {
+			return &URLError{Reason: "host could not be resolved", Err: err}
+		}
+		if len(addrs) == 0 {
+			return &URLError{Reason: "host could not be resolved"}
+		}
+	}
+	for _, a := range addrs {
+		if c := AddressClass(a); c != "" {
+			return &URLError{
+				Reason: fmt.Sprintf("host resolves to a %s address, which is not allowed", c),
+				Err:    &AddressError{Addr: a, Class: c},
+			}
+		}
+	}
+	return nil
+}
+
+func parsePort(s string) (int, bool) {
+	if len(s) > 5 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, n <= 65535
+}

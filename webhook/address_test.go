@@ -1,0 +1,247 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// These addresses are parsed and classified only; nothing is contacted.
+func TestAddressClass(t *testing.T) {
+	tests := []struct {
+		addr  string
+		class string // "" = allowed
+	}{
+		// Loopback.
+		{"127.0.0.1", ClassLoopback},
+		{"127.255.255.254", ClassLoopback},
+		{"::1", ClassLoopback},
+		{"::ffff:127.0.0.1", ClassLoopback},
+		// Private.
+		{"10.0.0.1", ClassPrivate},
+		{"10.255.255.255", ClassPrivate},
+		{"172.16.0.1", ClassPrivate},
+		{"172.31.255.255", ClassPrivate},
+		{"192.168.1.1", ClassPrivate},
+		{"::ffff:10.0.0.1", ClassPrivate},
+		{"::ffff:192.168.0.1", ClassPrivate},
+		{"fc00::1", ClassPrivate},
+		{"fd12:3456:789a::1", ClassPrivate},
+		// Link-local (cloud metadata lives at 169.254.169.254).
+		{"169.254.169.254", ClassLinkLocal},
+		{"169.254.0.1", ClassLinkLocal},
+		{"::ffff:169.254.169.254", ClassLinkLocal},
+		{"fe80::1", ClassLinkLocal},
+		{"fe80::1%eth0", ClassLinkLocal},
+		{"febf:ffff::1", ClassLinkLocal},
+		// Shared address space / CGNAT.
+		{"100.64.0.1", ClassSharedCGNAT},
+		{"100.127.255.254", ClassSharedCGNAT},
+		{"::ffff:100.64.0.1", ClassSharedCGNAT},
+		// Multicast.
+		{"224.0.0.1", ClassMulticast},
+		{"239.255.255.250", ClassMulticast},
+		{"ff02::1", ClassMulticast},
+		{"ff0e::1", ClassMulticast},
+		// Unspecified.
+		{"0.0.0.0", ClassUnspecified},
+		{"::", ClassUnspecified},
+		{"::ffff:0.0.0.0", ClassUnspecified},
+		// Other IPv4 special ranges.
+		{"0.1.2.3", ClassThisNetwork},
+		{"255.255.255.255", ClassBroadcast},
+		{"240.0.0.1", ClassReserved},
+		{"250.1.2.3", ClassReserved},
+		{"192.0.0.8", ClassProtocol},
+		{"192.0.2.10", ClassDocumentation},
+		{"198.51.100.7", ClassDocumentation},
+		{"203.0.113.200", ClassDocumentation},
+		{"198.18.0.1", ClassBenchmarking},
+		{"198.19.255.255", ClassBenchmarking},
+		{"192.88.99.1", ClassDeprecatedRelay},
+		// NAT64 and 6to4 judged by the embedded IPv4 address.
+		{"64:ff9b::7f00:1", ClassLoopback},
+		{"64:ff9b::a00:1", ClassPrivate},
+		{"64:ff9b::a9fe:a9fe", ClassLinkLocal},
+		{"64:ff9b::808:808", ""},
+		{"64:ff9b:1::1", ClassTunnel},
+		{"2002:7f00:1::1", ClassLoopback},
+		{"2002:c0a8:101::1", ClassPrivate},
+		{"2002:808:808::1", ""},
+		// Other IPv6 special ranges.
+		{"::127.0.0.1", ClassNonGlobalIPv6},                   // IPv4-compatible (deprecated)
+		{"::ffff:0:a00:1", ClassNonGlobalIPv6},                // SIIT IPv4-translated
+		{"100::1", ClassNonGlobalIPv6},                        // discard-only
+		{"fec0::1", ClassNonGlobalIPv6},                       // site-local (deprecated)
+		{"4000::1", ClassNonGlobalIPv6},                       // unassigned
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", ClassTunnel}, // Teredo
+		{"2001:10::1", ClassTunnel},
+		{"2001:20::1", ClassTunnel},
+		{"2001:2::1", ClassBenchmarking},
+		{"2001:db8::1", ClassDocumentation},
+		{"3fff::1", ClassDocumentation},
+		// Public.
+		{"8.8.8.8", ""},
+		{"1.1.1.1", ""},
+		{"100.63.255.255", ""},
+		{"100.128.0.0", ""},
+		{"172.15.255.255", ""},
+		{"172.32.0.0", ""},
+		{"169.253.255.255", ""},
+		{"223.255.255.255", ""},
+		{"::ffff:8.8.8.8", ""},
+		{"2606:4700::1111", ""},
+		{"2001:4860:4860::8888", ""},
+		{"2a00:1450:4001::1", ""},
+	}
+	for _, tc := range tests {
+		a, err := netip.ParseAddr(tc.addr)
+		if err != nil {
+			t.Fatalf("bad test address %q: %v", tc.addr, err)
+		}
+		if got := AddressClass(a); got != tc.class {
+			t.Errorf("AddressClass(%s) = %q, want %q", tc.addr, got, tc.class)
+		}
+		if got := Disallowed(a); got != (tc.class != "") {
+			t.Errorf("Disallowed(%s) = %v, want %v", tc.addr, got, tc.class != "")
+		}
+	}
+	if !Disallowed(netip.Addr{}) {
+		t.Error("Disallowed(zero Addr) = false; an invalid address must be refused")
+	}
+}
+
+// fakeResolver answers from a table and records the names it was asked for.
+type fakeResolver struct {
+	hosts map[string][]string
+	asked []string
+}
+
+func (f *fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	f.asked = append(f.asked, host)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	raw, ok := f.hosts[host]
+	if !ok {
+		return nil, errors.New("no such host")
+	}
+	var out []netip.Addr
+	for _, s := range raw {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	return out, nil
+}
+
+func TestCheckURL(t *testing.T) {
+	res := &fakeResolver{hosts: map[string][]string{
+		"hooks.example.com":  {"93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"},
+		"mixed.example.com":  {"93.184.216.34", "10.1.2.3", "8.8.8.8"},
+		"mapped.example.com": {"::ffff:127.0.0.1"},
+		"meta.example.com":   {"169.254.169.254"},
+		"v6ll.example.com":   {"fe80::1"},
+		"cgnat.example.com":  {"100.64.0.1"},
+		"empty.example.com":  {},
+		"localhost":          {"127.0.0.1", "::1"},
+	}}
+	long := "https://hooks.example.com/" + strings.Repeat("a", MaxURLLength-len("https://hooks.example.com/"))
+	tests := []struct {
+		name         string
+		url          string
+		allowPrivate bool
+		wantReason   string // "" = accepted; else a substring of the error
+		wantAddrErr  bool
+	}{
+		{"public host", "https://hooks.example.com/locrisk", false, "", false},
+		{"public host with port and query", "https://hooks.example.com:8443/in?x=1", false, "", false},
+		{"public IPv4 literal", "https://8.8.8.8/hook", false, "", false},
+		{"public IPv6 literal", "https://[2606:4700::1111]/hook", false, "", false},
+		{"exactly 2048 characters", long, false, "", false},
+		{"one private among several", "https://mixed.example.com/hook", false, "private", true},
+		{"IPv4-mapped loopback via DNS", "https://mapped.example.com/", false, "loopback", true},
+		{"metadata address via DNS", "https://meta.example.com/", false, "link-local", true},
+		{"IPv6 link-local via DNS", "https://v6ll.example.com/", false, "link-local", true},
+		{"CGNAT via DNS", "https://cgnat.example.com/", false, "CGNAT", true},
+		{"localhost", "https://localhost/hook", false, "loopback", true},
+		{"loopback literal", "https://127.0.0.1/hook", false, "loopback", true},
+		{"mapped loopback literal", "https://[::ffff:127.0.0.1]/hook", false, "loopback", true},
+		{"IPv6 loopback literal", "https://[::1]:8443/hook", false, "loopback", true},
+		{"unspecified literal", "https://0.0.0.0/", false, "unspecified", true},
+		{"link-local literal with zone", "https://[fe80::1%25eth0]/", false, "link-local", true},
+		{"unresolvable host", "https://nowhere.example.com/", false, "could not be resolved", false},
+		{"host resolving to nothing", "https://empty.example.com/", false, "could not be resolved", false},
+		{"http refused", "http://hooks.example.com/hook", false, "must use https", false},
+		{"http allowed with allowPrivate", "http://hooks.example.com/hook", true, "", false},
+		{"private allowed with allowPrivate", "http://127.0.0.1:9000/hook", true, "", false},
+		{"ftp refused even with allowPrivate", "ftp://hooks.example.com/", true, "must use https", false},
+		{"javascript scheme", "javascript:alert(1)", false, "absolute https", false},
+		{"credentials", "https://user:pass@hooks.example.com/", false, "credentials", false},
+		{"username only", "https://user@hooks.example.com/", false, "credentials", false},
+		{"credentials refused with allowPrivate", "http://user:pass@127.0.0.1/", true, "credentials", false},
+		{"too long", long + "a", false, "at most 2048", false},
+		{"relative", "/hooks/locrisk", false, "absolute", false},
+		{"scheme-relative", "//hooks.example.com/x", false, "absolute", false},
+		{"empty", "", false, "absolute", false},
+		{"surrounding space", " https://hooks.example.com/", false, "spaces", false},
+		{"no host", "https:///path", false, "must have a host", false},
+		{"fragment", "https://hooks.example.com/hook#frag", false, "fragment", false},
+		{"empty fragment", "https://hooks.example.com/hook#", false, "fragment", false},
+		{"bad port", "https://hooks.example.com:99999/", false, "port", false},
+		{"port zero", "https://hooks.example.com:0/", false, "port", false},
+		{"unparseable", "https://hooks.example.com/%zz", false, "not a valid URL", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckURL(context.Background(), tc.url, tc.allowPrivate, res)
+			if tc.wantReason == "" {
+				if err != nil {
+					t.Fatalf("CheckURL(%q): unexpected error %v", tc.url, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("CheckURL(%q) accepted, want refusal containing %q", tc.url, tc.wantReason)
+			}
+			if !errors.Is(err, ErrInvalidURL) {
+				t.Errorf("error %v does not wrap ErrInvalidURL", err)
+			}
+			if !strings.Contains(err.Error(), tc.wantReason) {
+				t.Errorf("error %q does not contain %q", err, tc.wantReason)
+			}
+			if got := errors.Is(err, ErrAddressNotAllowed); got != tc.wantAddrErr {
+				t.Errorf("errors.Is(err, ErrAddressNotAllowed) = %v, want %v", got, tc.wantAddrErr)
+			}
+			// Messages go back to API callers: they must not reveal what an
+			// internal name resolved to.
+			for _, leak := range []string{"10.1.2.3", "169.254.169.254", "100.64.0.1", "fe80::1"} {
+				if strings.Contains(err.Error(), leak) && !strings.Contains(tc.url, leak) {
+					t.Errorf("error %q reveals resolved address %s", err, leak)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckURLNoLookupWhenPrivateAllowed(t *testing.T) {
+	res := &fakeResolver{}
+	if err := CheckURL(context.Background(), "https://internal.corp/hook", true, res); err != nil {
+		t.Fatalf("CheckURL with allowPrivate: %v", err)
+	}
+	if len(res.asked) != 0 {
+		t.Errorf("resolver was asked %v; with allowPrivate no lookup is needed", res.asked)
+	}
+}
+
+func TestCheckURLCanceledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := CheckURL(ctx, "https://hooks.example.com/", false, &fakeResolver{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if errors.Is(err, ErrInvalidURL) {
+		t.Errorf("a canceled check must not be reported as an invalid URL: %v", err)
+	}
+}
