@@ -1,0 +1,436 @@
+package pdf
+
+import (
+	"strconv"
+
+	"locrisk/risk"
+)
+
+// column is one table column: width, header, alignment and font.
+type column struct {
+	w     float64
+	head  string
+	align string
+	font  fontSpec
+}
+
+// tableCell is one cell's content; bar, when set, draws a percentile bar
+// under the text.
+type tableCell struct {
+	text string
+	bar  *float64
+}
+
+const (
+	barInset = 10.5 // room for "100th" before a percentile bar
+	cellPadX = 2.0
+	cellPadY = 1.5
+	maxLines = 8 // a pathological field is cut, not allowed to eat pages
+)
+
+// table draws a header row and wrapped rows, repeating the header after a
+// page break. Rows never split across pages.
+func (r *renderer) table(cols []column, rows [][]tableCell) {
+	const lh = 3.9
+	header := func() {
+		r.fill(colNavy)
+		r.f.Rect(marginL, r.y, contentW, 6.2, "F")
+		r.setFont(fLabel)
+		r.setInk(colWhite)
+		x := marginL
+		for _, c := range cols {
+			r.cell(x+cellPadX, r.y, c.w-2*cellPadX, 6.2, c.head, c.align)
+			x += c.w
+		}
+		r.y += 6.2
+	}
+	r.ensure(6.2 + 2*cellPadY + 2*lh)
+	header()
+	for i, row := range rows {
+		lines := make([][]string, len(cols))
+		n := 1
+		for j, c := range cols {
+			r.setFont(c.font)
+			w := c.w - 2*cellPadX
+			lines[j] = r.clampLines(r.wrap(row[j].text, w), maxLines, w)
+			n = max(n, len(lines[j]))
+		}
+		h := float64(n)*lh + 2*cellPadY
+		if r.ensure(h) {
+			header()
+		}
+		if i%2 == 1 {
+			r.fill(colPanel)
+			r.f.Rect(marginL, r.y, contentW, h, "F")
+		}
+		x := marginL
+		for j, c := range cols {
+			r.setFont(c.font)
+			r.setInk(colInk)
+			yy := r.y + cellPadY
+			for _, line := range lines[j] {
+				r.cell(x+cellPadX, yy, c.w-2*cellPadX, lh, line, c.align)
+				yy += lh
+			}
+			if p := row[j].bar; p != nil {
+				r.percentileBar(x+cellPadX+barInset, r.y+cellPadY+lh/2-0.7, c.w-2*cellPadX-barInset, *p)
+			}
+			x += c.w
+		}
+		r.y += h
+		r.f.SetLineWidth(0.15)
+		r.stroke(colRule)
+		r.f.Line(marginL, r.y, pageW-marginR, r.y)
+	}
+}
+
+// percentileBar is a thin 0..100 bar coloured like the level scale, so a
+// percentile reads at a glance the same way module scores do.
+func (r *renderer) percentileBar(x, y, w, p float64) {
+	p = max(0, min(100, p))
+	r.fill(colRule)
+	r.f.Rect(x, y, w, 1.4, "F")
+	_, fill, _ := levelStyle(risk.RiskLevel(int(p)))
+	r.fill(fill)
+	r.f.Rect(x, y, w*p/100, 1.4, "F")
+}
+
+// modulePages draws one section per module, in report order.
+func (r *renderer) modulePages() {
+	r.newPage()
+	r.f.Bookmark("Module detail", 0, r.y)
+	r.h1("Module detail")
+	recs := r.a.Summary.Recommendations
+	mods := r.a.Report.Modules.ModuleList()
+	known := map[string]bool{}
+	for i, m := range mods {
+		if i > 0 {
+			r.y += 6
+		}
+		r.moduleSection(m.Name, m.Report, recs)
+		known[m.Name] = true
+	}
+	// A recommendation not tied to one of the six modules still belongs in
+	// the report.
+	var other []risk.Recommendation
+	for _, rec := range recs {
+		if !known[rec.Module] {
+			other = append(other, rec)
+		}
+	}
+	if len(other) > 0 {
+		r.y += 6
+		r.cont = ""
+		r.ensure(5.2 + 4.2)
+		r.subheading("Other recommendations")
+		r.cont = "Other recommendations"
+		for _, rec := range other {
+			r.recommendation(rec)
+		}
+	}
+}
+
+// h1 is a main section heading; it also names the section for
+// continuation pages.
+func (r *renderer) h1(title string) {
+	r.cont = ""
+	r.ensure(16)
+	r.setFont(fH1)
+	r.setInk(colNavy)
+	r.cell(marginL, r.y, contentW, 7, title, "L")
+	r.y += 8
+	r.f.SetLineWidth(0.6)
+	r.stroke(colTeal)
+	r.f.Line(marginL, r.y, marginL+18, r.y)
+	r.y += 5
+	r.cont = title
+}
+
+func (r *renderer) moduleSection(key string, m *risk.ModuleReport, recs []risk.Recommendation) {
+	f := r.f
+	title := moduleTitle(key)
+	r.cont = ""
+	// Keep the header with the start of its table.
+	r.ensure(12 + 7 + 6.2 + 2*3.9 + 3)
+	f.Bookmark(title, 1, r.y)
+
+	lvl := moduleLevel(m.Score, m.RiskLevel)
+	label, fill, on := levelStyle(lvl)
+	if m.Score == nil {
+		label, fill, on = "No data", colNoData, colWhite
+	}
+	r.fill(colPanel)
+	f.Rect(marginL, r.y, contentW, 11, "F")
+	r.fill(fill)
+	f.Rect(marginL, r.y, 1.8, 11, "F")
+	pw := r.pill(pageW-marginR-3, r.y+2.75, label, fontSpec{"go", "B", 8.5}, fill, on, 5.5, "R")
+
+	scoreText := "–"
+	if m.Score != nil {
+		scoreText = strconv.Itoa(*m.Score)
+	}
+	r.setFont(fontSpec{"go", "B", 15})
+	r.setInk(colInk)
+	sw := f.GetStringWidth(scoreText)
+	r.setFont(fTiny)
+	ow := f.GetStringWidth("/ 100")
+	right := pageW - marginR - 3 - pw - 4
+	r.setInk(colMuted)
+	if m.Score != nil {
+		r.cell(right-ow, r.y+4.2, ow, 4, "/ 100", "L")
+		right -= ow + 1.2
+	}
+	r.setFont(fontSpec{"go", "B", 15})
+	r.setInk(colInk)
+	r.cell(right-sw, r.y+1.8, sw, 7.5, scoreText, "L")
+
+	r.setFont(fH2)
+	r.setInk(colNavy)
+	r.cell(marginL+5, r.y+2.2, right-sw-marginL-8, 6.5, title, "L")
+	r.y += 13
+	r.cont = title
+
+	r.setFont(fSmall)
+	r.setInk(colMuted)
+	meta := "Confidence: " + confidenceText(m.Confidence) + "     Basis: " + basisLabel(m.Basis) +
+		"     Indicators: " + strconv.Itoa(len(m.Indicators))
+	r.paragraph(marginL, contentW, 4, meta)
+	r.y += 2
+
+	if len(m.Indicators) > 0 {
+		cols := []column{
+			{w: 66, head: "Indicator", align: "L", font: fontSpec{"go", "", 8.5}},
+			{w: 38, head: "Value", align: "L", font: fontSpec{"go", "B", 8.5}},
+			{w: 27, head: "US percentile", align: "L", font: fontSpec{"go", "", 8.5}},
+			{w: contentW - 131, head: "Source", align: "L", font: fCode},
+		}
+		rows := make([][]tableCell, 0, len(m.Indicators))
+		for _, in := range m.Indicators {
+			pct := tableCell{text: "not ranked"}
+			if in.Percentile != nil {
+				v := *in.Percentile
+				pct = tableCell{text: ordinal(v), bar: &v}
+			}
+			lbl := clean(in.Label, false)
+			if lbl == "" {
+				lbl = clean(in.ID, false)
+			}
+			rows = append(rows, []tableCell{
+				{text: lbl},
+				{text: clean(formatValue(in.Value, in.Unit), false)},
+				pct,
+				{text: orDash(clean(in.Source, false))},
+			})
+		}
+		r.table(cols, rows)
+	} else {
+		r.setFont(fNote)
+		r.setInk(colMuted)
+		r.paragraph(marginL, contentW, 4.2, "No indicators were measured for this module at this location.")
+	}
+	r.y += 3
+
+	if n := clean(m.Narrative, true); n != "" {
+		r.ensure(5 + 4.4)
+		r.subheading("Assessment")
+		r.setFont(fBody)
+		r.setInk(colInk)
+		r.paragraph(marginL, contentW, 4.4, n)
+		r.y += 2
+	}
+
+	var mine []risk.Recommendation
+	for _, rec := range recs {
+		if rec.Module == key {
+			mine = append(mine, rec)
+		}
+	}
+	if len(mine) > 0 {
+		r.ensure(5 + 5)
+		r.subheading("Recommendations")
+		for _, rec := range mine {
+			r.recommendation(rec)
+		}
+	}
+}
+
+func (r *renderer) subheading(s string) {
+	r.setFont(fontSpec{"go", "B", 9})
+	r.setInk(colTealDark)
+	r.cell(marginL, r.y, contentW, 4.6, s, "L")
+	r.y += 5.2
+}
+
+// recommendation is one action with its priority chip; the text wraps
+// beside the chip.
+func (r *renderer) recommendation(rec risk.Recommendation) {
+	const chipW, lh = 17.0, 4.2
+	text := clean(rec.Text, false)
+	r.setFont(fBody)
+	lines := r.wrap(text, contentW-chipW-3)
+	if len(lines) == 0 {
+		lines = []string{"–"}
+	}
+	if h := float64(len(lines)) * lh; h < 40 {
+		r.ensure(h)
+	}
+	for i, line := range lines {
+		r.ensure(lh)
+		if i == 0 {
+			label, fill, on := priorityStyle(rec.Priority)
+			r.fill(fill)
+			r.f.RoundedRect(marginL, r.y+0.2, chipW-2, lh-0.4, 1.2, "1234", "F")
+			r.setFont(fontSpec{"go", "B", 7})
+			r.setInk(on)
+			r.cell(marginL, r.y+0.2, chipW-2, lh-0.4, label, "C")
+			r.setFont(fBody)
+		}
+		r.setInk(colInk)
+		r.cell(marginL+chipW+1, r.y, contentW-chipW-1, lh, line, "L")
+		r.y += lh
+	}
+	r.y += 1.4
+}
+
+// flagsSection lists every review flag in a boxed entry with an amber rule.
+func (r *renderer) flagsSection() {
+	flags := r.a.Summary.ReviewFlags
+	r.y += 4
+	r.cont = ""
+	r.ensure(16 + 12)
+	r.f.Bookmark("Review flags", 0, r.y)
+	r.h1("Review flags")
+	r.setFont(fBody)
+	r.setInk(colMuted)
+	if len(flags) == 0 {
+		r.paragraph(marginL, contentW, 4.4, "No review flags were raised for this location.")
+		return
+	}
+	r.paragraph(marginL, contentW, 4.4, "Items a reviewer should look at before relying on the scores above.")
+	r.y += 2
+	const lh = 4.2
+	for _, fl := range flags {
+		code := clean(fl.Code, false)
+		r.setFont(fBody)
+		msg := r.clampLines(r.wrap(clean(fl.Message, false), contentW-9), 20, contentW-9)
+		r.setFont(fLabel)
+		codeLines := r.clampLines(r.wrap(orDash(code), contentW-9), 2, contentW-9)
+		h := 2.2 + 3.6*float64(len(codeLines)) + 0.8 + lh*float64(len(msg)) + 2.2
+		r.ensure(h)
+		r.fill(colFlagBg)
+		r.f.Rect(marginL, r.y, contentW, h, "F")
+		r.fill(colFlag)
+		r.f.Rect(marginL, r.y, 1.5, h, "F")
+		yy := r.y + 2.2
+		r.setFont(fLabel)
+		r.setInk(rgb{150, 90, 0})
+		for _, l := range codeLines {
+			r.cell(marginL+5, yy, contentW-9, 3.6, l, "L")
+			yy += 3.6
+		}
+		yy += 0.8
+		r.setFont(fBody)
+		r.setInk(colInk)
+		for _, l := range msg {
+			r.cell(marginL+5, yy, contentW-9, lh, l, "L")
+			yy += lh
+		}
+		r.y += h + 2
+	}
+}
+
+// sourcesSection is the table of data sets behind the report.
+func (r *renderer) sourcesSection() {
+	r.y += 4
+	r.cont = ""
+	r.ensure(16 + 18)
+	r.f.Bookmark("Data sources", 0, r.y)
+	r.h1("Data sources")
+	srcs := r.a.Report.Sources
+	if len(srcs) == 0 {
+		r.setFont(fBody)
+		r.setInk(colMuted)
+		r.paragraph(marginL, contentW, 4.4, "No data sources are listed for this report.")
+		return
+	}
+	cols := []column{
+		{w: 62, head: "Data set", align: "L", font: fontSpec{"go", "", 8.5}},
+		{w: 46, head: "Publisher", align: "L", font: fontSpec{"go", "", 8.5}},
+		{w: 36, head: "Version", align: "L", font: fontSpec{"go", "", 8.5}},
+		{w: contentW - 144, head: "Resolution", align: "L", font: fontSpec{"go", "", 8.5}},
+	}
+	rows := make([][]tableCell, 0, len(srcs))
+	for _, s := range srcs {
+		name := clean(s.Name, false)
+		if id := clean(s.ID, false); id != "" {
+			name = joinNonEmpty("\n", name, "["+id+"]")
+		}
+		rows = append(rows, []tableCell{
+			{text: orDash(name)},
+			{text: orDash(clean(s.Publisher, false))},
+			{text: orDash(clean(s.Version, false))},
+			{text: orDash(clean(s.Resolution, false))},
+		})
+	}
+	r.table(cols, rows)
+}
+
+// limitations is the plain-language note every report carries.
+const limitations = "This report is a screening tool, not a site survey, engineering " +
+	"assessment, appraisal or insurance quote. Scores rank the location against the " +
+	"rest of the United States using public hazard data; they are not probabilities " +
+	"of loss. Several indicators are county-level data where stated (for example FEMA " +
+	"National Risk Index values), so they describe the whole county rather than this " +
+	"exact site. Data vintages differ by source and conditions may have changed since " +
+	"each data set was published (see Data sources for versions). A module shown as " +
+	"\"No data\" was not scored and must not be read as low risk. Boundaries and the " +
+	"locator map are approximate. Confirm material findings with a site inspection " +
+	"and the original data before making a decision."
+
+// methodologySection names the scoring method and its limits.
+func (r *renderer) methodologySection() {
+	r.y += 4
+	r.cont = ""
+	r.ensure(16 + 20)
+	r.f.Bookmark("Methodology and limitations", 0, r.y)
+	r.h1("Methodology and limitations")
+	meth := r.a.Report.Methodology
+	r.setFont(fBody)
+	r.setInk(colInk)
+	r.kv("Methodology version", orDash(clean(meth.Version, false)))
+	r.kv("Data version", orDash(clean(r.a.DataVersion, false)))
+	r.y += 1.5
+	if d := clean(meth.Description, true); d != "" {
+		r.setFont(fBody)
+		r.setInk(colInk)
+		r.paragraph(marginL, contentW, 4.4, d)
+		r.y += 3
+	}
+	r.setFont(fBody)
+	if h := 5.2 + 4.4*float64(len(r.wrap(limitations, contentW))); h < 80 {
+		r.ensure(h)
+	}
+	r.subheading("Limitations")
+	r.setFont(fBody)
+	r.setInk(colInk)
+	r.paragraph(marginL, contentW, 4.4, limitations)
+}
+
+// kv draws a bold label and its value on one line, wrapping the value.
+func (r *renderer) kv(label, value string) {
+	const lw, lh = 40.0, 4.6
+	r.setFont(fBold)
+	r.setInk(colMuted)
+	r.ensure(lh)
+	r.cell(marginL, r.y, lw, lh, label, "L")
+	r.setFont(fBody)
+	r.setInk(colInk)
+	lines := r.clampLines(r.wrap(value, contentW-lw), 4, contentW-lw)
+	for i, l := range lines {
+		if i > 0 {
+			r.ensure(lh)
+		}
+		r.cell(marginL+lw, r.y, contentW-lw, lh, l, "L")
+		r.y += lh
+	}
+}

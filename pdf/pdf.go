@@ -1,0 +1,291 @@
+// Package pdf renders a location-risk report (a risk.Assessment) as a
+// branded, printable US Letter PDF: a summary page with the locator map,
+// overall score gauge, top risks and module score chart, then one section
+// per hazard module, the review flags, the data sources, and the
+// methodology with its limitations.
+//
+// The output is a pure function of Input: catalog order is fixed and the
+// document dates are the report's generation time, so the same report gives
+// byte-identical files (the server can use a strong ETag). Fonts are the Go
+// fonts, embedded and subset, so any text in WGL4 (European accents, dashes,
+// degree signs) renders; other characters are replaced by a stand-in.
+//
+// Limits: the map is an equirectangular sketch for orientation, not a
+// survey-grade map, and the file makes no PDF/A claim.
+package pdf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"codeberg.org/go-pdf/fpdf"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/goregular"
+
+	"locrisk/risk"
+	"locrisk/risk/geo"
+)
+
+// Input is one report to render.
+type Input struct {
+	ReportID, JobID string
+	// Generated is the report's generatedUtc; it is the only time written
+	// into the file.
+	Generated  time.Time
+	Assessment *risk.Assessment
+	// StateOutline and CountyOutline are boundary rings (lon/lat) from the
+	// coverage layer. Either may be empty; the map then shows what it has,
+	// or just the point with a note.
+	StateOutline, CountyOutline [][]geo.Point
+}
+
+// Page geometry in millimetres (US Letter).
+const (
+	pageW      = 215.9
+	pageH      = 279.4
+	marginL    = 16.0
+	marginR    = 16.0
+	contentW   = pageW - marginL - marginR
+	contentTop = 26.0  // first content line on continuation pages
+	bodyBottom = 260.0 // nothing but the footer below this
+	footerRule = 264.5
+)
+
+// Render draws the report. It fails only on missing input or an internal
+// PDF error; every text field is drawn whatever it contains.
+func Render(in Input) ([]byte, error) {
+	if in.Assessment == nil {
+		return nil, errors.New("pdf: render report: no assessment")
+	}
+	if in.Generated.IsZero() {
+		// fpdf would fall back to the wall clock, breaking determinism.
+		return nil, errors.New("pdf: render report: generation time is zero")
+	}
+	r := newRenderer(in)
+	r.coverPage()
+	r.modulePages()
+	r.flagsSection()
+	r.sourcesSection()
+	r.methodologySection()
+	r.footers()
+	var buf bytes.Buffer
+	buf.Grow(96 << 10)
+	if err := r.f.Output(&buf); err != nil {
+		return nil, fmt.Errorf("pdf: render report %s: %w", in.ReportID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// fontSpec is a font face and size.
+type fontSpec struct {
+	family, style string
+	size          float64
+}
+
+var (
+	fBody     = fontSpec{"go", "", 9.5}
+	fSmall    = fontSpec{"go", "", 8}
+	fTiny     = fontSpec{"go", "", 7}
+	fBold     = fontSpec{"go", "B", 9.5}
+	fNote     = fontSpec{"go", "", 8.5}
+	fCode     = fontSpec{"go", "", 7.5} // ids and codes
+	fH1       = fontSpec{"go", "B", 15}
+	fH2       = fontSpec{"go", "B", 12.5}
+	fLabel    = fontSpec{"go", "B", 7.5}
+	fTitle    = fontSpec{"go", "B", 24}
+	fWordmark = fontSpec{"go", "B", 21}
+)
+
+type renderer struct {
+	f  *fpdf.Fpdf
+	in Input
+	a  *risk.Assessment
+	y  float64 // layout cursor; all drawing goes through it
+
+	font fontSpec
+	ink  rgb
+	// cont names the section in progress; a page break inside it repeats
+	// the name so a continued table or list is never anonymous.
+	cont string
+}
+
+func newRenderer(in Input) *renderer {
+	f := fpdf.NewCustom(&fpdf.InitType{
+		OrientationStr: "P",
+		UnitStr:        "mm",
+		Size:           fpdf.SizeType{Wd: pageW, Ht: pageH},
+	})
+	gen := in.Generated.UTC()
+	f.SetCatalogSort(true)
+	f.SetCreationDate(gen)
+	f.SetModificationDate(gen)
+	f.SetCompression(true)
+	// Layout is explicit (ensure before every line or box), so fpdf must
+	// never break a page by itself in the middle of a row.
+	f.SetAutoPageBreak(false, 0)
+	f.SetMargins(marginL, contentTop, marginR)
+	f.SetCellMargin(0)
+	// Two faces only: each embedded face costs 2 to 3 ms per document in
+	// fpdf (parsing and hashing its width table, subsetting, compressing),
+	// a real share of the 30 ms budget, so there is no italic or mono.
+	// fpdf writes into the font bytes it is given (seen with v0.12.0: one
+	// byte of Go Mono), which would corrupt the shared gofont variables and
+	// make the second rendering differ from the first. Each document gets
+	// its own copies.
+	f.AddUTF8FontFromBytes("go", "", bytes.Clone(goregular.TTF))
+	f.AddUTF8FontFromBytes("go", "B", bytes.Clone(gobold.TTF))
+
+	loc := in.Assessment.Location
+	place := joinNonEmpty(", ", clean(loc.CountyName, false), clean(loc.StateName, false))
+	title := "Location Risk Report"
+	if place != "" {
+		title += " – " + place
+	}
+	f.SetTitle(title, true)
+	f.SetSubject("Location risk screening report "+clean(in.ReportID, false), true)
+	f.SetAuthor("locrisk", true)
+	f.SetCreator("locrisk", true)
+	f.SetProducer("locrisk", true)
+	f.SetLang("en-US")
+	return &renderer{f: f, in: in, a: in.Assessment}
+}
+
+// setFont selects a font and remembers it so a page break can restore it.
+func (r *renderer) setFont(fs fontSpec) {
+	r.font = fs
+	r.f.SetFont(fs.family, fs.style, fs.size)
+}
+
+func (r *renderer) setInk(c rgb) {
+	r.ink = c
+	r.f.SetTextColor(c.r, c.g, c.b)
+}
+
+func (r *renderer) fill(c rgb)   { r.f.SetFillColor(c.r, c.g, c.b) }
+func (r *renderer) stroke(c rgb) { r.f.SetDrawColor(c.r, c.g, c.b) }
+
+// newPage starts a continuation page with the running header and restores
+// the caller's font and colour.
+func (r *renderer) newPage() {
+	font, ink := r.font, r.ink
+	r.f.AddPage()
+	r.y = contentTop
+	if r.f.PageNo() > 1 {
+		r.runningHeader()
+		if r.cont != "" {
+			r.setFont(fNote)
+			r.setInk(colMuted)
+			r.cell(marginL, r.y, contentW, 4, r.fitEllipsis(r.cont+" (continued)", contentW), "L")
+			r.y += 6
+		}
+	}
+	if font.family != "" {
+		r.setFont(font)
+	}
+	r.setInk(ink)
+}
+
+// ensure starts a new page unless h millimetres still fit above the footer.
+// It reports whether it broke the page.
+func (r *renderer) ensure(h float64) bool {
+	if r.y+h <= bodyBottom {
+		return false
+	}
+	r.newPage()
+	return true
+}
+
+// cell draws one line of text in a box of width w and height h at (x, y).
+func (r *renderer) cell(x, y, w, h float64, s, align string) {
+	r.f.SetXY(x, y)
+	r.f.CellFormat(w, h, s, "", 0, align, false, 0, "")
+}
+
+// wrap splits already-cleaned text into lines no wider than w in the
+// current font. Words longer than a line are broken.
+func (r *renderer) wrap(s string, w float64) []string {
+	if s == "" {
+		return nil
+	}
+	return r.f.SplitText(s, w)
+}
+
+// clampLines keeps at most n lines, ending the last kept one with an
+// ellipsis when text was dropped.
+func (r *renderer) clampLines(lines []string, n int, w float64) []string {
+	if len(lines) <= n {
+		return lines
+	}
+	lines = lines[:n]
+	lines[n-1] = r.fitEllipsis(lines[n-1]+" …", w)
+	return lines
+}
+
+// fitEllipsis shortens s from the end until it fits w, marking the cut.
+func (r *renderer) fitEllipsis(s string, w float64) string {
+	if r.f.GetStringWidth(s) <= w {
+		return s
+	}
+	rs := []rune(s)
+	for len(rs) > 0 && r.f.GetStringWidth(string(rs)+"…") > w {
+		rs = rs[:len(rs)-1]
+	}
+	return string(rs) + "…"
+}
+
+// paragraph draws wrapped text line by line from the cursor, breaking pages
+// as needed.
+func (r *renderer) paragraph(x, w, lh float64, s string) {
+	for _, line := range r.wrap(s, w) {
+		r.ensure(lh)
+		r.cell(x, r.y, w, lh, line, "L")
+		r.y += lh
+	}
+}
+
+// footers writes the footer on every page once the page count is known.
+func (r *renderer) footers() {
+	n := r.f.PageCount()
+	gen := r.in.Generated.UTC().Format("2006-01-02 15:04:05") + " UTC"
+	left := "Report " + orDash(clean(r.in.ReportID, false)) + "   ·   Job " + orDash(clean(r.in.JobID, false))
+	for p := 1; p <= n; p++ {
+		r.f.SetPage(p)
+		// Every state is set again: the page's content stream ends in
+		// whatever state its own drawing left, not the last page's.
+		r.f.SetLineWidth(0.2)
+		r.stroke(colRule)
+		r.f.Line(marginL, footerRule, pageW-marginR, footerRule)
+		r.setFont(fTiny)
+		r.setInk(colMuted)
+		right := fmt.Sprintf("Generated %s   ·   Page %d of %d", gen, p, n)
+		rw := r.f.GetStringWidth(right)
+		y := footerRule + 1.8
+		if r.f.GetStringWidth(left)+rw+8 <= contentW {
+			r.cell(marginL, y, contentW-rw-8, 4, left, "L")
+		} else {
+			// Long ids: give the ids the whole first line.
+			r.cell(marginL, y, contentW, 4, r.fitEllipsis(left, contentW), "L")
+			y += 3.6
+		}
+		r.cell(pageW-marginR-rw, y, rw, 4, right, "R")
+		r.setInk(colFaint)
+		r.cell(marginL, footerRule+5.6+(y-footerRule-1.8), contentW-rw-8, 4,
+			"Screening report – not a site survey. See Methodology and limitations.", "L")
+	}
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out string
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if out != "" {
+			out += sep
+		}
+		out += p
+	}
+	return out
+}

@@ -1,0 +1,305 @@
+package pdf
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"locrisk/risk"
+)
+
+// rgb is a colour in 0..255 components.
+type rgb struct{ r, g, b int }
+
+// The brand palette. Level colours run green to red like most risk scales
+// (ColorBrewer RdYlGn family), darkened where white text sits on them.
+var (
+	colInk      = rgb{31, 41, 55}    // body text
+	colMuted    = rgb{96, 107, 122}  // secondary text
+	colFaint    = rgb{150, 159, 171} // axis labels, rules
+	colRule     = rgb{214, 219, 226}
+	colPanel    = rgb{245, 247, 250}
+	colNavy     = rgb{27, 54, 93}
+	colTeal     = rgb{22, 138, 154}
+	colTealSoft = rgb{160, 214, 221}
+	colTealDark = rgb{14, 96, 108}
+	colLand     = rgb{228, 233, 239}
+	colLandEdge = rgb{128, 141, 158}
+	colWhite    = rgb{255, 255, 255}
+	colNoData   = rgb{154, 163, 174}
+	colNoDataBg = rgb{236, 239, 243}
+	colFlag     = rgb{217, 140, 20}
+	colFlagBg   = rgb{253, 246, 234}
+)
+
+// levels is the contract's level scale in order, with display names and
+// colours. textOn is the text colour that stays readable on the fill.
+var levels = []struct {
+	key, label, rng string
+	fill, textOn    rgb
+}{
+	{"very_low", "Very low", "0–19", rgb{26, 140, 80}, colWhite},
+	{"low", "Low", "20–39", rgb{134, 196, 84}, colInk},
+	{"moderate", "Moderate", "40–59", rgb{242, 190, 58}, colInk},
+	{"high", "High", "60–79", rgb{230, 110, 32}, colWhite},
+	{"very_high", "Very high", "80–100", rgb{200, 40, 32}, colWhite},
+}
+
+// levelStyle returns the label and colours of a level key; an unknown or
+// empty key is shown in the neutral no-data grey rather than guessed.
+func levelStyle(key string) (label string, fill, textOn rgb) {
+	for _, l := range levels {
+		if l.key == key {
+			return l.label, l.fill, l.textOn
+		}
+	}
+	if key == "" {
+		return "No data", colNoData, colWhite
+	}
+	return humanize(key), colNoData, colWhite
+}
+
+// moduleLevel is the level a module is shown with: its own riskLevel, else
+// the contract's banding of its score.
+func moduleLevel(score *int, level *string) string {
+	if level != nil && *level != "" {
+		return *level
+	}
+	if score != nil {
+		return risk.RiskLevel(*score)
+	}
+	return ""
+}
+
+var moduleTitles = map[string]string{
+	"hydrology":             "Hydrology",
+	"severeWeather":         "Severe weather",
+	"wildfire":              "Wildfire",
+	"earthquake":            "Earthquake",
+	"landslide":             "Landslide",
+	"environmentalExposure": "Environmental exposure",
+}
+
+// moduleTitle is the display name of a module key.
+func moduleTitle(key string) string {
+	if t, ok := moduleTitles[key]; ok {
+		return t
+	}
+	return humanize(key)
+}
+
+// moduleScoreList pairs the summary's module scores with their keys in
+// report order.
+func moduleScoreList(s *risk.ModuleScores) []struct {
+	key   string
+	score *int
+} {
+	return []struct {
+		key   string
+		score *int
+	}{
+		{"hydrology", s.Hydrology}, {"severeWeather", s.SevereWeather}, {"wildfire", s.Wildfire},
+		{"earthquake", s.Earthquake}, {"landslide", s.Landslide}, {"environmentalExposure", s.EnvironmentalExposure},
+	}
+}
+
+func basisLabel(b string) string {
+	switch b {
+	case "hazard_data":
+		return "Hazard data"
+	case "nri_fallback":
+		return "FEMA NRI county fallback"
+	case "no_data", "":
+		return "No data"
+	}
+	return humanize(b)
+}
+
+func priorityStyle(p string) (label string, fill, textOn rgb) {
+	switch p {
+	case "high":
+		return "High", rgb{200, 40, 32}, colWhite
+	case "medium":
+		return "Medium", rgb{242, 190, 58}, colInk
+	case "low":
+		return "Low", rgb{214, 226, 240}, colNavy
+	case "":
+		return "Action", colNoDataBg, colInk
+	}
+	return humanize(p), colNoDataBg, colInk
+}
+
+func confidenceText(c risk.Confidence) string {
+	lvl := humanize(c.Level)
+	if lvl == "" {
+		lvl = "Not stated"
+	}
+	if math.IsNaN(c.Score) || math.IsInf(c.Score, 0) {
+		return lvl
+	}
+	return lvl + " (" + strconv.FormatFloat(c.Score, 'f', 2, 64) + ")"
+}
+
+// humanize turns a machine key (very_high, severeWeather) into words.
+func humanize(key string) string {
+	if key == "" {
+		return ""
+	}
+	var b strings.Builder
+	for i, r := range key {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteByte(' ')
+		case r >= 'A' && r <= 'Z' && i > 0:
+			b.WriteByte(' ')
+			b.WriteRune(r + ('a' - 'A'))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if c := s[0]; c >= 'a' && c <= 'z' {
+		s = string(c-('a'-'A')) + s[1:]
+	}
+	return s
+}
+
+// formatCoord writes a coordinate as unsigned degrees with a hemisphere
+// letter; four decimals is about 10 m, finer than any layer we read.
+func formatCoord(lat, lon float64) string {
+	ns, ew := "N", "E"
+	if lat < 0 {
+		ns = "S"
+	}
+	if lon < 0 {
+		ew = "W"
+	}
+	return strconv.FormatFloat(math.Abs(lat), 'f', 4, 64) + "° " + ns + ", " +
+		strconv.FormatFloat(math.Abs(lon), 'f', 4, 64) + "° " + ew
+}
+
+// formatNumber shows about three significant digits, integers as integers
+// and large values with thousands separators.
+func formatNumber(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	a := math.Abs(v)
+	var s string
+	switch {
+	case v == math.Trunc(v) && a < 1e15:
+		return groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
+	case a >= 1000:
+		return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+	case a >= 100:
+		s = strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		s = strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 1e-4:
+		dec := 2 - int(math.Floor(math.Log10(a)))
+		s = strconv.FormatFloat(v, 'f', dec, 64)
+	default:
+		return strconv.FormatFloat(v, 'e', 2, 64)
+	}
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func groupThousands(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	if len(s) <= 3 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	head := len(s) % 3
+	if head > 0 {
+		b.WriteString(s[:head])
+	}
+	for i := head; i < len(s); i += 3 {
+		if b.Len() > 0 && !(neg && b.Len() == 1) {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// formatValue renders an indicator value with its unit. Values arrive as Go
+// numbers from the engine or as JSON-decoded numbers from storage.
+func formatValue(v any, unit string) string {
+	var s string
+	numeric := true
+	switch x := v.(type) {
+	case nil:
+		return "–"
+	case float64:
+		s = formatNumber(x)
+	case float32:
+		s = formatNumber(float64(x))
+	case int:
+		s = formatNumber(float64(x))
+	case int64:
+		s = formatNumber(float64(x))
+	case int32:
+		s = formatNumber(float64(x))
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			s = formatNumber(f)
+		} else {
+			s, numeric = x.String(), false
+		}
+	case string:
+		s, numeric = x, false
+	case bool:
+		s, numeric = "No", false
+		if x {
+			s = "Yes"
+		}
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return "–"
+		}
+		s, numeric = string(b), false
+	}
+	if !numeric || unit == "" {
+		return s
+	}
+	switch unit {
+	case "percent", "%":
+		return s + "%"
+	case "count", "score":
+		// The label already names what is counted or scored.
+		return s
+	}
+	return s + " " + unit
+}
+
+// ordinal writes a national percentile as "87th".
+func ordinal(p float64) string {
+	n := int(math.Round(p))
+	suf := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suf = "st"
+		case 2:
+			suf = "nd"
+		case 3:
+			suf = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suf
+}
