@@ -10,6 +10,7 @@ package geo
 
 import (
 	"math"
+	"sort"
 )
 
 // EarthRadiusKm is the IUGG mean Earth radius.
@@ -60,33 +61,37 @@ func lonSpanDeg(lat, km float64) float64 {
 	return d
 }
 
-// grid maps degree cells to item numbers.
+// grid maps degree cells to item numbers. It is built by add, then frozen
+// by freeze into one items array grouped by cell, with a map from each
+// occupied cell to its span: memory follows the data, not the globe, so fine
+// cells (0.05 degree) stay cheap.
 type grid struct {
-	cell  float64
-	ncols int
-	cells map[int64][]int32
+	cell        float64
+	ncols, nrow int
+	pairs       []cellItem // (cell, item) while building; nil after freeze
+	spans       map[int32]span
+	items       []int32
 }
+
+type span struct{ from, to int32 }
+
+type cellItem struct{ cell, item int32 }
 
 func newGrid(cellDeg float64) grid {
-	return grid{cell: cellDeg, ncols: int(math.Ceil(360 / cellDeg)), cells: make(map[int64][]int32)}
+	return grid{cell: cellDeg, ncols: int(math.Ceil(360 / cellDeg)), nrow: int(math.Ceil(180/cellDeg)) + 1}
 }
 
-func (g *grid) row(lat float64) int { return int(math.Floor((lat + 90) / g.cell)) }
-
-func (g *grid) col(lon float64) int {
-	c := int(math.Floor((NormalizeLon(lon) + 180) / g.cell))
-	if c >= g.ncols {
-		c = g.ncols - 1
-	}
-	return c
+func (g *grid) row(lat float64) int {
+	r := int(math.Floor((lat + 90) / g.cell))
+	return max(0, min(g.nrow-1, r))
 }
 
-func (g *grid) key(row, col int) int64 {
+func (g *grid) key(row, col int) int {
 	col %= g.ncols
 	if col < 0 {
 		col += g.ncols
 	}
-	return int64(row)*int64(g.ncols) + int64(col)
+	return row*g.ncols + col
 }
 
 // add puts item into every cell of the box lat0..lat1, lon0..lon1 (lon1 may
@@ -100,10 +105,27 @@ func (g *grid) add(item int32, lat0, lon0, lat1, lon1 float64) {
 	}
 	for r := r0; r <= r1; r++ {
 		for c := c0; c <= c1; c++ {
-			k := g.key(r, c)
-			g.cells[k] = append(g.cells[k], item)
+			g.pairs = append(g.pairs, cellItem{int32(g.key(r, c)), item})
 		}
 	}
+}
+
+// freeze turns the collected pairs into the compressed-row arrays. Items of
+// a cell keep their insertion order, so queries visit them deterministically.
+func (g *grid) freeze() {
+	sort.SliceStable(g.pairs, func(i, j int) bool { return g.pairs[i].cell < g.pairs[j].cell })
+	g.spans = make(map[int32]span)
+	g.items = make([]int32, len(g.pairs))
+	for i, p := range g.pairs {
+		g.items[i] = p.item
+		sp, ok := g.spans[p.cell]
+		if !ok {
+			sp.from = int32(i)
+		}
+		sp.to = int32(i + 1)
+		g.spans[p.cell] = sp
+	}
+	g.pairs = nil
 }
 
 // visit calls fn with the items of every cell within km of p. An item may be
@@ -124,8 +146,10 @@ func (g *grid) visit(p Point, km float64, fn func(int32)) {
 	}
 	for r := r0; r <= r1; r++ {
 		for c := c0; c <= c1; c++ {
-			for _, it := range g.cells[g.key(r, c)] {
-				fn(it)
+			if sp, ok := g.spans[int32(g.key(r, c))]; ok {
+				for _, it := range g.items[sp.from:sp.to] {
+					fn(it)
+				}
 			}
 		}
 	}
@@ -145,6 +169,7 @@ func NewPointIndex(pts []Point, cellDeg float64) *PointIndex {
 		lon := NormalizeLon(p.Lon)
 		ix.g.add(int32(i), p.Lat, lon, p.Lat, lon)
 	}
+	ix.g.freeze()
 	return ix
 }
 
@@ -198,6 +223,7 @@ func NewSegmentIndex(segs []Segment, tags []int32, cellDeg float64) *SegmentInde
 		}
 		ix.g.add(int32(i), math.Min(s.A.Lat, s.B.Lat), lo, math.Max(s.A.Lat, s.B.Lat), hi)
 	}
+	ix.g.freeze()
 	return ix
 }
 

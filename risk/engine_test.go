@@ -1,0 +1,330 @@
+package risk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"locrisk/risk/hazard"
+)
+
+// realDir returns the real data directory or skips the test.
+func realDir(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("LOCRISK_DATA_DIR")
+	if dir == "" {
+		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
+	}
+	return dir
+}
+
+var (
+	realOnce   sync.Once
+	realEngine *Engine
+	realErr    error
+)
+
+// loadReal loads the engine on the real data once per test binary.
+func loadReal(tb testing.TB) *Engine {
+	dir := realDir(tb)
+	realOnce.Do(func() { realEngine, realErr = Load(context.Background(), dir, nil) })
+	if realErr != nil {
+		tb.Fatalf("Load(%s): %v", dir, realErr)
+	}
+	return realEngine
+}
+
+const fixtureDir = "../testdata/data"
+
+func loadFixture(t *testing.T) *Engine {
+	t.Helper()
+	e, err := Load(context.Background(), fixtureDir, nil)
+	if err != nil {
+		t.Fatalf("Load(fixtures): %v", err)
+	}
+	return e
+}
+
+func scoreOf(ms ModuleScores, module string) *int {
+	switch module {
+	case hazard.Hydrology:
+		return ms.Hydrology
+	case hazard.SevereWeather:
+		return ms.SevereWeather
+	case hazard.Wildfire:
+		return ms.Wildfire
+	case hazard.Earthquake:
+		return ms.Earthquake
+	case hazard.Landslide:
+		return ms.Landslide
+	case hazard.EnvironmentalExposure:
+		return ms.EnvironmentalExposure
+	}
+	panic("unknown module " + module)
+}
+
+// checkInvariants asserts the contract rules every assessment must keep.
+func checkInvariants(t *testing.T, a *Assessment) {
+	t.Helper()
+	s := a.Summary
+	if s.OverallScore < 0 || s.OverallScore > 100 {
+		t.Errorf("overallScore %d out of range", s.OverallScore)
+	}
+	if s.RiskLevel != RiskLevel(s.OverallScore) {
+		t.Errorf("riskLevel %q does not match score %d", s.RiskLevel, s.OverallScore)
+	}
+	if s.Confidence.Score < 0 || s.Confidence.Score > 1 {
+		t.Errorf("confidence %v out of range", s.Confidence.Score)
+	}
+	switch s.Confidence.Level {
+	case "low", "medium", "high":
+	default:
+		t.Errorf("confidence level %q", s.Confidence.Level)
+	}
+	if len(s.TopRisks) > 3 {
+		t.Errorf("%d top risks", len(s.TopRisks))
+	}
+	for i := 1; i < len(s.TopRisks); i++ {
+		if s.TopRisks[i].Score > s.TopRisks[i-1].Score {
+			t.Errorf("top risks not highest first: %+v", s.TopRisks)
+		}
+	}
+	noData := map[string]bool{}
+	for _, f := range s.ReviewFlags {
+		if f.Code == "" || f.Message == "" {
+			t.Errorf("empty review flag %+v", f)
+		}
+		if f.Code == "module_no_data" {
+			for _, m := range hazard.Modules {
+				if strings.HasPrefix(f.Message, ModuleTitle(m)+":") {
+					noData[m] = true
+				}
+			}
+		}
+	}
+	for _, nm := range a.Report.Modules.ModuleList() {
+		sc := scoreOf(s.ModuleScores, nm.Name)
+		if !reflect.DeepEqual(sc, nm.Report.Score) {
+			t.Errorf("%s: summary score %v != module score %v", nm.Name, sc, nm.Report.Score)
+		}
+		if sc == nil {
+			if !noData[nm.Name] {
+				t.Errorf("%s has no score but no module_no_data flag names it", nm.Name)
+			}
+			if nm.Report.Basis != "no_data" {
+				t.Errorf("%s: null score with basis %q", nm.Name, nm.Report.Basis)
+			}
+			continue
+		}
+		if *sc < 0 || *sc > 100 {
+			t.Errorf("%s score %d out of range", nm.Name, *sc)
+		}
+		if nm.Report.RiskLevel == nil || *nm.Report.RiskLevel != RiskLevel(*sc) {
+			t.Errorf("%s risk level %v for score %d", nm.Name, nm.Report.RiskLevel, *sc)
+		}
+		if nm.Report.Narrative == "" {
+			t.Errorf("%s has no narrative", nm.Name)
+		}
+		for _, in := range nm.Report.Indicators {
+			if in.ID == "" || in.Label == "" || in.Source == "" {
+				t.Errorf("%s: incomplete indicator %+v", nm.Name, in)
+			}
+			if in.Percentile != nil && (*in.Percentile < 0 || *in.Percentile > 100) {
+				t.Errorf("%s: indicator %s percentile %v", nm.Name, in.ID, *in.Percentile)
+			}
+		}
+	}
+	for _, r := range s.Recommendations {
+		switch r.Priority {
+		case "high", "medium", "low":
+		default:
+			t.Errorf("recommendation priority %q", r.Priority)
+		}
+	}
+	if len(a.Report.Sources) == 0 || a.Report.Methodology.Version != MethodologyVersion {
+		t.Errorf("sources %v, methodology %+v", a.Report.Sources, a.Report.Methodology)
+	}
+	for _, src := range a.Report.Sources {
+		if src.Publisher == "" || src.Version == "" || src.Name == "" {
+			t.Errorf("incomplete source %+v", src)
+		}
+	}
+}
+
+func TestFixtureCoverage(t *testing.T) {
+	e := loadFixture(t)
+	tests := []struct {
+		name     string
+		lat, lon float64
+		fips     string // "" = unsupported
+	}{
+		{"San Francisco", 37.77, -122.42, "06075"},
+		{"Chicago", 41.88, -87.63, "17031"},
+		{"Oklahoma City", 35.47, -97.52, "40109"},
+		{"Miami", 25.76, -80.19, "12086"},
+		{"Aleutians west of the antimeridian", 52.0, 179.5, "02016"},
+		{"Aleutians east of the antimeridian", 52.0, -179.5, "02016"},
+		{"San Juan", 18.43, -66.06, "72127"},
+		{"Guam", 13.45, 144.78, "66010"},
+		{"American Samoa", -14.3, -170.7, "60010"},
+		{"Toronto", 43.65, -79.38, ""},
+		{"Monterrey", 25.67, -100.31, ""},
+		{"mid-Atlantic", 35, -40, ""},
+		{"null island", 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loc, err := e.Locate(tt.lat, tt.lon)
+			a, aerr := e.Assess(context.Background(), tt.lat, tt.lon)
+			if tt.fips == "" {
+				if !errors.Is(err, ErrUnsupportedLocation) || !errors.Is(aerr, ErrUnsupportedLocation) {
+					t.Fatalf("Locate err %v, Assess err %v; want ErrUnsupportedLocation", err, aerr)
+				}
+				return
+			}
+			if err != nil || aerr != nil {
+				t.Fatalf("Locate err %v, Assess err %v", err, aerr)
+			}
+			if loc.CountyFips != tt.fips || a.Location.CountyFips != tt.fips {
+				t.Fatalf("county %s / %s, want %s", loc.CountyFips, a.Location.CountyFips, tt.fips)
+			}
+			if loc.StateCode == "" || loc.StateName == "" || loc.CountyName == "" {
+				t.Fatalf("incomplete location %+v", loc)
+			}
+			checkInvariants(t, a)
+		})
+	}
+}
+
+func TestFixtureTerritoryFlags(t *testing.T) {
+	e := loadFixture(t)
+	a, err := e.Assess(context.Background(), 13.45, 144.78)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFlag(a, "territory_partial_data") {
+		t.Fatalf("Guam report lacks territory_partial_data: %+v", a.Summary.ReviewFlags)
+	}
+}
+
+func hasFlag(a *Assessment, code string) bool {
+	for _, f := range a.Summary.ReviewFlags {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAssessDeterministic(t *testing.T) {
+	e := loadFixture(t)
+	var first []byte
+	for i := 0; i < 5; i++ {
+		a, err := e.Assess(context.Background(), 37.77, -122.42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(a)
+		if first == nil {
+			first = b
+		} else if string(b) != string(first) {
+			t.Fatalf("assessment %d differs from the first", i)
+		}
+	}
+}
+
+func TestLoadMissingData(t *testing.T) {
+	_, err := Load(context.Background(), t.TempDir(), nil)
+	if err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "earthquake/usgs_nshm2018") {
+		t.Fatalf("Load(empty dir) error = %v; want one naming the missing files", err)
+	}
+	if _, err := Load(context.Background(), "", nil); err == nil || !strings.Contains(err.Error(), "LOCRISK_DATA_DIR") {
+		t.Fatalf("Load(\"\") error = %v", err)
+	}
+}
+
+func TestLoadMalformedNamesFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(fixtureDir)); err != nil {
+		t.Fatal(err)
+	}
+	// Break one row of the Superfund table.
+	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	lines = append(lines[:2], append([]string{strings.Replace(lines[1], ",NPL Site,", ",NPL Site,not-a-latitude,", 1)}, lines[2:]...)...)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(context.Background(), dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 3") {
+		t.Fatalf("Load(malformed) error = %v; want the file and line 3", err)
+	}
+}
+
+func TestCheckListsLayers(t *testing.T) {
+	var b strings.Builder
+	if err := Check(context.Background(), fixtureDir, &b); err != nil {
+		t.Fatalf("Check(fixtures): %v\n%s", err, b.String())
+	}
+	out := b.String()
+	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "all 24 layers loaded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Check output lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := Check(context.Background(), t.TempDir(), &b); err == nil || !strings.Contains(b.String(), "MISSING") {
+		t.Fatalf("Check(empty) err %v output:\n%s", err, b.String())
+	}
+}
+
+func TestOverallScore(t *testing.T) {
+	tests := []struct {
+		scores []int
+		want   int
+	}{
+		{nil, 0},
+		{[]int{80}, 80},
+		{[]int{100, 0, 0, 0, 0, 0}, 47}, // 40 + 0 + 0.4*16.67 = 46.67
+		{[]int{60, 60, 60, 60, 60, 60}, 60},
+		{[]int{10, 90}, 58}, // 36 + 2 + 20
+	}
+	for _, tt := range tests {
+		if got := overallScore(tt.scores); got != tt.want {
+			t.Errorf("overallScore(%v) = %d, want %d", tt.scores, got, tt.want)
+		}
+	}
+}
+
+func TestPercentileStrictlyBelow(t *testing.T) {
+	ref := []float64{0, 0, 0, 0, 1, 2, 3, 4, 5, 6}
+	for _, tt := range []struct{ v, want float64 }{{0, 0}, {0.5, 40}, {1, 40}, {6, 90}, {100, 100}} {
+		if got, _ := percentile(ref, tt.v); got != tt.want {
+			t.Errorf("percentile(%v) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+	if _, ok := percentile(nil, 1); ok {
+		t.Error("percentile of an empty reference reported ok")
+	}
+}
+
+func TestRiskLevelBands(t *testing.T) {
+	for _, tt := range []struct {
+		s    int
+		want string
+	}{{0, "very_low"}, {19, "very_low"}, {20, "low"}, {39, "low"}, {40, "moderate"}, {59, "moderate"}, {60, "high"}, {79, "high"}, {80, "very_high"}, {100, "very_high"}} {
+		if got := RiskLevel(tt.s); got != tt.want {
+			t.Errorf("RiskLevel(%d) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}

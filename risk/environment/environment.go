@@ -1,0 +1,288 @@
+// Package environment measures exposure to known hazardous-waste sites: the
+// Superfund National Priorities List (NPL) sites of the U.S. EPA (September
+// 2022 export) near a point.
+//
+// Limits: the NPL is the only facility list with coordinates available to
+// locrisk (no Toxics Release Inventory, RMP or brownfield lists), so the
+// module sees the most serious federal cleanup sites and nothing else. Sites
+// are centroid points, not boundaries: a large site can reach a point more
+// than its centroid distance suggests. Sites listed after September 2022
+// are missing. Proximity is not exposure: whether contamination reaches a
+// property depends on groundwater, soil and air pathways the data does not
+// describe. See docs/methodology/environmental-exposure.md.
+package environment
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"regexp"
+	"strings"
+
+	"locrisk/risk/data"
+	"locrisk/risk/geo"
+	"locrisk/risk/hazard"
+)
+
+// SrcNPL is the source id of the NPL site list.
+const SrcNPL = "epa-superfund-npl"
+
+// Radii, decay and weights; the methodology document explains them.
+const (
+	// indexKm is the radius of the proximity index, the 5 km EPA EJScreen
+	// uses for its Superfund proximity indicator. Beyond it the index is
+	// exactly 0, which the engine ranks at the 0th percentile.
+	indexKm      = 5.0
+	decayKm      = 2.0
+	nearestMaxKm = 100.0 // search radius for the nearest-site context
+	flagKm       = 1.0
+	// deletedWeight scales a deleted site's contribution to the index:
+	// EPA deleted it because cleanup is complete, but residual
+	// contamination and land-use controls can remain.
+	deletedWeight = 0.2
+	confidence    = 0.8
+)
+
+// status is a site's NPL status.
+type status uint8
+
+const (
+	final status = iota
+	proposed
+	deleted
+)
+
+func (s status) String() string {
+	switch s {
+	case final:
+		return "final"
+	case proposed:
+		return "proposed"
+	}
+	return "deleted"
+}
+
+func (s status) active() bool { return s != deleted }
+
+// site is what a report says about one NPL site.
+type site struct {
+	name, city, state string
+	status            status
+}
+
+// describe is "<Site Name> (final), <City>, <State>".
+func (s site) describe() string {
+	var b strings.Builder
+	b.WriteString(s.name)
+	b.WriteString(" (")
+	b.WriteString(s.status.String())
+	b.WriteString(")")
+	for _, part := range []string{s.city, s.state} {
+		if part != "" {
+			b.WriteString(", ")
+			b.WriteString(part)
+		}
+	}
+	return b.String()
+}
+
+// Module is the loaded environmental-exposure module. It is immutable and
+// safe for concurrent use.
+type Module struct {
+	near  *geo.PointIndex // fine cells for the 5 km sum
+	far   *geo.PointIndex // coarse cells for the 100 km nearest-site search
+	sites []site
+	rows  int
+}
+
+var _ hazard.Module = (*Module)(nil)
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// clean turns a field that may hold HTML (tags, entities such as
+// "Pe&ntilde;uelas") into plain text.
+func clean(s string) string {
+	if strings.ContainsAny(s, "<&") {
+		s = html.UnescapeString(tags.ReplaceAllString(s, ""))
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Load reads the NPL site list from the data directory dir.
+func Load(dir string) (*Module, error) {
+	t, err := data.OpenTable(dir, data.Path(SrcNPL), "Site Name", "State", "City", "Status", "Latitude", "Longitude")
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	m := &Module{}
+	var pts []geo.Point
+	for {
+		ok, err := t.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		var st status
+		switch s := t.String("Status"); s {
+		case "NPL Site":
+			st = final
+		case "Proposed NPL Site":
+			st = proposed
+		case "Deleted NPL Site":
+			st = deleted
+		default:
+			return nil, t.Errorf("column \"Status\": unknown NPL status %q", s)
+		}
+		lat, err := t.Float("Latitude")
+		if err != nil {
+			return nil, err
+		}
+		lon, err := t.Float("Longitude")
+		if err != nil {
+			return nil, err
+		}
+		if lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+			return nil, t.Errorf("coordinate (%g, %g) is out of range", lat, lon)
+		}
+		name := clean(t.String("Site Name"))
+		if name == "" {
+			return nil, t.Errorf("column \"Site Name\" is empty")
+		}
+		pts = append(pts, geo.Point{Lat: lat, Lon: lon})
+		m.sites = append(m.sites, site{name: name, city: clean(t.String("City")), state: clean(t.String("State")), status: st})
+	}
+	m.rows = t.Rows()
+	m.near = geo.NewPointIndex(pts, 0.05)
+	m.far = geo.NewPointIndex(pts, 1)
+	return m, nil
+}
+
+// Name implements hazard.Module.
+func (m *Module) Name() string { return hazard.EnvironmentalExposure }
+
+// Sources implements hazard.Module.
+func (m *Module) Sources() []string { return []string{SrcNPL} }
+
+// Rows implements hazard.Module.
+func (m *Module) Rows() map[string]int { return map[string]int{SrcNPL: m.rows} }
+
+// Measure implements hazard.Module.
+func (m *Module) Measure(s hazard.Site) hazard.Measurement {
+	p := geo.Point{Lat: s.Lat, Lon: s.Lon}
+	var (
+		index                      float64
+		active1, active3, active5  int
+		deleted5                   int
+		nearest, nearestActive     = -1, -1
+		nearestKm, nearestActiveKm = math.Inf(1), math.Inf(1)
+	)
+	m.near.Within(p, indexKm, func(i int, d float64) {
+		st := m.sites[i].status
+		w := 1.0
+		if !st.active() {
+			w = deletedWeight
+		}
+		index += w * math.Exp(-d/decayKm)
+		if st.active() {
+			switch {
+			case d <= 1:
+				active1++
+				fallthrough
+			case d <= 3:
+				active3++
+				fallthrough
+			case d <= 5:
+				active5++
+			}
+			if closer(d, i, nearestActiveKm, nearestActive) {
+				nearestActive, nearestActiveKm = i, d
+			}
+		} else if d <= 5 {
+			deleted5++
+		}
+		if closer(d, i, nearestKm, nearest) {
+			nearest, nearestKm = i, d
+		}
+	})
+	if nearest < 0 {
+		nearest, nearestKm = m.far.Nearest(p, nearestMaxKm)
+	}
+
+	ins := make([]hazard.Indicator, 0, 7)
+	ins = append(ins,
+		hazard.Indicator{ID: "npl_proximity_index", Label: "Superfund proximity index: sum over NPL sites within 5 km of exp(-distance / 2 km), deleted sites weighted 0.2",
+			Value: index, Unit: "index", Source: SrcNPL, Ranked: true, Weight: 1},
+		hazard.Indicator{ID: "npl_sites_1km", Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL},
+		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL},
+		hazard.Indicator{ID: "npl_sites_5km", Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL},
+		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted (cleaned-up) Superfund NPL sites within 5 km", Value: float64(deleted5), Unit: "count", Source: SrcNPL},
+	)
+	var notes []string
+	if nearest >= 0 {
+		ns := m.sites[nearest]
+		ins = append(ins,
+			hazard.Indicator{ID: "nearest_npl_site_km", Label: "Distance to the nearest Superfund NPL site (any status)", Value: nearestKm, Unit: "km", Source: SrcNPL},
+			hazard.Indicator{ID: "nearest_npl_site", Label: "Nearest Superfund NPL site", Unit: "name", Source: SrcNPL, Text: ns.describe()},
+		)
+		notes = append(notes, nearNote(ns, nearestKm, active5, deleted5))
+	} else {
+		ins = append(ins, hazard.Indicator{ID: "nearest_npl_site_km", Label: "Distance to the nearest Superfund NPL site (capped: none within 100 km)",
+			Value: nearestMaxKm, Unit: "km", Source: SrcNPL})
+		notes = append(notes, "No Superfund NPL site lies within 100 km.")
+	}
+
+	var flags []hazard.Flag
+	if nearestActive >= 0 && nearestActiveKm <= flagKm {
+		ns := m.sites[nearestActive]
+		msg := fmt.Sprintf("The Superfund NPL site %s is %s from this location", ns.describe(), kmText(nearestActiveKm))
+		switch active1 {
+		case 1:
+		case 2:
+			msg += "; one other final or proposed NPL site lies within 1 km"
+		default:
+			msg += fmt.Sprintf("; %d other final or proposed NPL sites lie within 1 km", active1-1)
+		}
+		msg += ". Review EPA's site profile for contamination pathways and land-use restrictions."
+		flags = append(flags, hazard.Flag{Code: "near_superfund_site", Message: msg})
+	}
+	return hazard.Measurement{Indicators: ins, Confidence: confidence, Notes: notes, Flags: flags}
+}
+
+// closer orders sites by distance, then by file order, so ties are
+// deterministic.
+func closer(d float64, i int, bestD float64, best int) bool {
+	return d < bestD || (d == bestD && i < best)
+}
+
+func nearNote(ns site, km float64, active5, deleted5 int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The nearest Superfund NPL site is %s, %s away", ns.describe(), kmText(km))
+	switch active5 {
+	case 0:
+		b.WriteString("; no final or proposed NPL site lies within 5 km")
+	case 1:
+		b.WriteString("; 1 final or proposed NPL site lies within 5 km")
+	default:
+		fmt.Fprintf(&b, "; %d final or proposed NPL sites lie within 5 km", active5)
+	}
+	switch deleted5 {
+	case 0:
+	case 1:
+		b.WriteString(", and 1 deleted site")
+	default:
+		fmt.Fprintf(&b, ", and %d deleted sites", deleted5)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// kmText writes a distance with one decimal below 10 km and none above.
+func kmText(km float64) string {
+	if km < 10 {
+		return fmt.Sprintf("%.1f km", km)
+	}
+	return fmt.Sprintf("%.0f km", km)
+}

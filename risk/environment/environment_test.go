@@ -1,0 +1,332 @@
+package environment
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"locrisk/risk/data"
+	"locrisk/risk/hazard"
+)
+
+const fixtureDir = "../../testdata/data"
+
+var (
+	fixOnce sync.Once
+	fixMod  *Module
+	fixErr  error
+)
+
+func fixture(t *testing.T) *Module {
+	t.Helper()
+	fixOnce.Do(func() { fixMod, fixErr = Load(fixtureDir) })
+	if fixErr != nil {
+		t.Fatalf("Load(fixtures): %v", fixErr)
+	}
+	return fixMod
+}
+
+var (
+	chicago  = hazard.Site{Lat: 41.8781, Lon: -87.6298, CountyFIPS: "17031", StateFIPS: "17", StateCode: "IL", Conus: true}
+	okc      = hazard.Site{Lat: 35.4676, Lon: -97.5164, CountyFIPS: "40109", StateFIPS: "40", StateCode: "OK", Conus: true}
+	denver   = hazard.Site{Lat: 39.7392, Lon: -104.9903, CountyFIPS: "08031", StateFIPS: "08", StateCode: "CO", Conus: true}
+	miami    = hazard.Site{Lat: 25.7617, Lon: -80.1918, CountyFIPS: "12086", StateFIPS: "12", StateCode: "FL", Conus: true}
+	honolulu = hazard.Site{Lat: 21.3069, Lon: -157.8583, CountyFIPS: "15003", StateFIPS: "15", StateCode: "HI"}
+)
+
+func indicator(t *testing.T, m hazard.Measurement, id string) hazard.Indicator {
+	t.Helper()
+	for _, in := range m.Indicators {
+		if in.ID == id {
+			return in
+		}
+	}
+	t.Fatalf("indicator %s missing", id)
+	return hazard.Indicator{}
+}
+
+func value(t *testing.T, m hazard.Measurement, id string) float64 {
+	t.Helper()
+	return indicator(t, m, id).Value
+}
+
+func has(m hazard.Measurement, id string) bool {
+	for _, in := range m.Indicators {
+		if in.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFixtureLoad(t *testing.T) {
+	m := fixture(t)
+	if got := m.Rows(); !reflect.DeepEqual(got, map[string]int{SrcNPL: 17}) {
+		t.Errorf("Rows() = %v", got)
+	}
+	if m.Name() != hazard.EnvironmentalExposure || !reflect.DeepEqual(m.Sources(), []string{SrcNPL}) {
+		t.Errorf("Name %q, Sources %v", m.Name(), m.Sources())
+	}
+	if _, ok := data.SourceByID(SrcNPL); !ok {
+		t.Errorf("%s is not in the data catalog", SrcNPL)
+	}
+	// The first column name carries the file's byte-order mark; HTML
+	// entities in names are decoded.
+	if got := m.sites[0].name; got != "Loop Plating Works" {
+		t.Errorf("first site %q", got)
+	}
+	var pr site
+	for _, s := range m.sites {
+		if s.state == "Puerto Rico" {
+			pr = s
+		}
+	}
+	if want := "Vertedero de Peñuelas (final), Peñuelas, Puerto Rico"; pr.describe() != want {
+		t.Errorf("describe = %q, want %q", pr.describe(), want)
+	}
+}
+
+func TestChicago(t *testing.T) {
+	m := fixture(t)
+	ms := m.Measure(chicago)
+	// Final 0.5 km, deleted 0.8 km, proposed 2.5 km, final 4.5 km, final 12 km.
+	want := map[string]float64{
+		"npl_sites_1km":         1,
+		"npl_sites_3km":         2,
+		"npl_sites_5km":         3,
+		"npl_deleted_sites_5km": 1,
+	}
+	for id, w := range want {
+		if got := value(t, ms, id); got != w {
+			t.Errorf("%s = %g, want %g", id, got, w)
+		}
+	}
+	wantIndex := math.Exp(-0.5/2) + deletedWeight*math.Exp(-0.8/2) + math.Exp(-2.5/2) + math.Exp(-4.5/2)
+	if got := value(t, ms, "npl_proximity_index"); math.Abs(got-wantIndex) > 1e-3 {
+		t.Errorf("proximity index %g, want %g", got, wantIndex)
+	}
+	if got := indicator(t, ms, "nearest_npl_site").Text; got != "Loop Plating Works (final), Chicago, Illinois" {
+		t.Errorf("nearest site %q", got)
+	}
+	if d := value(t, ms, "nearest_npl_site_km"); math.Abs(d-0.5) > 0.001 {
+		t.Errorf("nearest distance %g, want 0.5", d)
+	}
+	if len(ms.Flags) != 1 || ms.Flags[0].Code != "near_superfund_site" ||
+		!strings.Contains(ms.Flags[0].Message, "Loop Plating Works (final), Chicago, Illinois is 0.5 km") {
+		t.Errorf("flags %+v", ms.Flags)
+	}
+	wantNote := "The nearest Superfund NPL site is Loop Plating Works (final), Chicago, Illinois, 0.5 km away; 3 final or proposed NPL sites lie within 5 km, and 1 deleted site."
+	if len(ms.Notes) != 1 || ms.Notes[0] != wantNote {
+		t.Errorf("notes %q, want %q", ms.Notes, wantNote)
+	}
+	if ms.Confidence != confidence || ms.CountyLevelOnly {
+		t.Errorf("confidence %g, county-level %v", ms.Confidence, ms.CountyLevelOnly)
+	}
+}
+
+func TestRadiusEdges(t *testing.T) {
+	m := fixture(t)
+	// Final sites due north of OKC at 0.99, 1.01, 2.99, 3.01, 4.99, 5.01,
+	// 9.99 and 10.01 km.
+	ms := m.Measure(okc)
+	for id, w := range map[string]float64{"npl_sites_1km": 1, "npl_sites_3km": 3, "npl_sites_5km": 5, "npl_deleted_sites_5km": 0} {
+		if got := value(t, ms, id); got != w {
+			t.Errorf("%s = %g, want %g", id, got, w)
+		}
+	}
+	want := 0.0
+	for _, d := range []float64{0.99, 1.01, 2.99, 3.01, 4.99} {
+		want += math.Exp(-d / 2)
+	}
+	if got := value(t, ms, "npl_proximity_index"); math.Abs(got-want) > 1e-4 {
+		t.Errorf("proximity index %g, want %g (the sites beyond 5 km must not count)", got, want)
+	}
+	if len(ms.Flags) != 1 || !strings.Contains(ms.Flags[0].Message, "1.0 km") {
+		t.Errorf("flags %+v, want one for the site 0.99 km away", ms.Flags)
+	}
+	// Half a kilometre north, the first two sites are both within 1 km.
+	mid := okc
+	mid.Lat += 0.5 / (6371.0088 * math.Pi / 180)
+	if fl := m.Measure(mid).Flags; len(fl) != 1 || !strings.Contains(fl[0].Message, "Radius Test Site 0.99 km (final), Oklahoma City, Oklahoma is 0.5 km") ||
+		!strings.Contains(fl[0].Message, "one other final or proposed NPL site lies within 1 km") {
+		t.Errorf("two sites within 1 km: flags %+v", fl)
+	}
+	// 30 m further south, the closest site is 1.02 km away: no flag.
+	south := okc
+	south.Lat -= 0.03 / (6371.0088 * math.Pi / 180)
+	if fl := m.Measure(south).Flags; len(fl) != 0 {
+		t.Errorf("1.02 km from the nearest site: flags %+v", fl)
+	}
+}
+
+func TestDeletedSiteAlone(t *testing.T) {
+	m := fixture(t)
+	// Right on the deleted Lakefront Foundry, 0.8 km east of the Loop: the
+	// final Loop Plating site is ~0.94 km away and flags; the deleted
+	// site is the nearest but does not flag on its own.
+	lake := chicago
+	lake.Lon += 0.8 / (math.Cos(lake.Lat*math.Pi/180) * 6371.0088 * math.Pi / 180)
+	ms := m.Measure(lake)
+	if got := indicator(t, ms, "nearest_npl_site").Text; !strings.HasPrefix(got, "Lakefront Foundry (deleted)") {
+		t.Errorf("nearest %q, want the deleted Lakefront Foundry", got)
+	}
+	if len(ms.Flags) != 1 || !strings.Contains(ms.Flags[0].Message, "Loop Plating Works") {
+		t.Errorf("flags %+v, want the final site only", ms.Flags)
+	}
+}
+
+func TestFarAndNoSites(t *testing.T) {
+	m := fixture(t)
+	cases := []struct {
+		name    string
+		site    hazard.Site
+		nearest string  // "" for none within 100 km
+		km      float64 // approximate distance
+	}{
+		{"Denver: a site 60 km away, found beyond the 5 km index radius", denver, "Front Range Test Site (final), Golden, Colorado", 59.3},
+		{"Honolulu", honolulu, "Pearl Harbor Test Complex (final), Pearl Harbor, Hawaii", 11.9},
+		{"Miami: nothing within 100 km", miami, "", 0},
+	}
+	for _, c := range cases {
+		ms := m.Measure(c.site)
+		if idx := value(t, ms, "npl_proximity_index"); idx != 0 {
+			t.Errorf("%s: proximity index %g, want exactly 0 (no site within 5 km)", c.name, idx)
+		}
+		if len(ms.Flags) != 0 {
+			t.Errorf("%s: flags %+v", c.name, ms.Flags)
+		}
+		d := indicator(t, ms, "nearest_npl_site_km")
+		if c.nearest == "" {
+			if d.Value != nearestMaxKm || !strings.Contains(d.Label, "capped") || has(ms, "nearest_npl_site") {
+				t.Errorf("%s: nearest %g (%q), want the 100 km cap and no name", c.name, d.Value, d.Label)
+			}
+			if ms.Notes[0] != "No Superfund NPL site lies within 100 km." {
+				t.Errorf("%s: notes %q", c.name, ms.Notes)
+			}
+			continue
+		}
+		if got := indicator(t, ms, "nearest_npl_site").Text; got != c.nearest {
+			t.Errorf("%s: nearest %q, want %q", c.name, got, c.nearest)
+		}
+		if math.Abs(d.Value-c.km) > 0.5 {
+			t.Errorf("%s: nearest distance %g, want about %g", c.name, d.Value, c.km)
+		}
+	}
+}
+
+func TestAntimeridian(t *testing.T) {
+	m := fixture(t)
+	// The test dump sits at 179.95 E; this point is 0.06 degrees of
+	// longitude away on the other side of the antimeridian.
+	ms := m.Measure(hazard.Site{Lat: 51.80, Lon: -179.99, CountyFIPS: "02016", StateCode: "AK"})
+	if n := value(t, ms, "npl_sites_5km"); n != 1 {
+		t.Errorf("sites within 5 km: %g, want 1", n)
+	}
+	want := 0.06 * math.Cos(51.8*math.Pi/180) * 6371.0088 * math.Pi / 180
+	if d := value(t, ms, "nearest_npl_site_km"); math.Abs(d-want) > 0.01 {
+		t.Errorf("distance across the antimeridian %g, want %g", d, want)
+	}
+	if idx := value(t, ms, "npl_proximity_index"); math.Abs(idx-math.Exp(-want/decayKm)) > 1e-3 {
+		t.Errorf("proximity index %g, want %g", idx, math.Exp(-want/decayKm))
+	}
+}
+
+func TestIndicatorContract(t *testing.T) {
+	m := fixture(t)
+	for _, s := range []hazard.Site{chicago, okc, denver, miami, honolulu} {
+		ms := m.Measure(s)
+		if !ms.HasHazardData() {
+			t.Errorf("%s: no weighted indicator", s.CountyFIPS)
+		}
+		for _, in := range ms.Indicators {
+			if (in.ID == "npl_proximity_index") != in.Ranked || (in.Weight > 0) != in.Ranked {
+				t.Errorf("%s: %s ranked=%v weight=%g", s.CountyFIPS, in.ID, in.Ranked, in.Weight)
+			}
+			if in.Label == "" || in.Unit == "" || in.Source != SrcNPL || in.Value < 0 || math.IsNaN(in.Value) {
+				t.Errorf("%s: %+v", s.CountyFIPS, in)
+			}
+		}
+	}
+	// The index orders places as the lead asked: nothing nearby is 0, a
+	// final site 500 m away is far above a deleted site at the same distance.
+	if a, b := value(t, m.Measure(chicago), "npl_proximity_index"), value(t, m.Measure(miami), "npl_proximity_index"); !(a > 0.75 && b == 0) {
+		t.Errorf("index Chicago %g, Miami %g", a, b)
+	}
+}
+
+func TestDeterministicAndConcurrent(t *testing.T) {
+	m := fixture(t)
+	sites := []hazard.Site{chicago, okc, denver, miami, honolulu}
+	want := make([]hazard.Measurement, len(sites))
+	for i, s := range sites {
+		want[i] = m.Measure(s)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, s := range sites {
+				if got := m.Measure(s); !reflect.DeepEqual(got, want[i]) {
+					t.Errorf("%s: Measure differs between calls", s.CountyFIPS)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestMalformedFile(t *testing.T) {
+	rel := data.Path(SrcNPL)
+	orig, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(orig), "\r\n")
+	with := func(n int, f func(string) string) string {
+		c := append([]string(nil), lines...)
+		c[n-1] = f(c[n-1])
+		return strings.Join(c, "\r\n")
+	}
+	cases := []struct {
+		name, content string
+		want          []string
+	}{
+		{"unknown status", with(3, func(s string) string { return strings.Replace(s, "Deleted NPL Site", "Archived Site", 1) }), []string{"line 3", `"Status"`, "Archived Site"}},
+		{"latitude", with(4, func(s string) string { return strings.Replace(s, "41.85", "41,85", 1) }), []string{"line 4"}},
+		{"missing longitude", with(2, func(s string) string { return strings.Replace(s, ",-87.6298,", ",,", 1) }), []string{"line 2", `"Longitude" is empty`}},
+		{"latitude out of range", with(5, func(s string) string { return strings.Replace(s, ",41.8781,", ",141.8781,", 1) }), []string{"line 5", "out of range"}},
+		{"missing column", "Site Name,State,City,Latitude,Longitude\r\nA,B,C,1,2\r\n", []string{"line 1", `"Status"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			for _, w := range append(c.want, rel) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		if _, err := Load(t.TempDir()); !errors.Is(err, data.ErrMissing) {
+			t.Errorf("error %v, want data.ErrMissing", err)
+		}
+	})
+}

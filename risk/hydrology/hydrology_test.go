@@ -1,0 +1,574 @@
+package hydrology
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"locrisk/risk/data"
+	"locrisk/risk/geo"
+	"locrisk/risk/hazard"
+)
+
+// fixtureDir is the hand-written fixture world shared by the module tests.
+const fixtureDir = "../../testdata/data"
+
+var (
+	fixOnce sync.Once
+	fixMod  *Module
+	fixErr  error
+)
+
+func fixture(t *testing.T) *Module {
+	t.Helper()
+	fixOnce.Do(func() { fixMod, fixErr = Load(fixtureDir) })
+	if fixErr != nil {
+		t.Fatalf("Load(fixtures): %v", fixErr)
+	}
+	return fixMod
+}
+
+// Fixture sites, at the real places.
+var (
+	miami    = hazard.Site{Lat: 25.7617, Lon: -80.1918, CountyFIPS: "12086", StateFIPS: "12", StateCode: "FL", Conus: true}
+	denver   = hazard.Site{Lat: 39.7392, Lon: -104.9903, CountyFIPS: "08031", StateFIPS: "08", StateCode: "CO", Conus: true}
+	chicago  = hazard.Site{Lat: 41.8781, Lon: -87.6298, CountyFIPS: "17031", StateFIPS: "17", StateCode: "IL", Conus: true}
+	okc      = hazard.Site{Lat: 35.4676, Lon: -97.5164, CountyFIPS: "40109", StateFIPS: "40", StateCode: "OK", Conus: true}
+	seattle  = hazard.Site{Lat: 47.6062, Lon: -122.3321, CountyFIPS: "53033", StateFIPS: "53", StateCode: "WA", Conus: true}
+	sf       = hazard.Site{Lat: 37.7749, Lon: -122.4194, CountyFIPS: "06075", StateFIPS: "06", StateCode: "CA", Conus: true}
+	boston   = hazard.Site{Lat: 42.3601, Lon: -71.0589, CountyFIPS: "25025", StateFIPS: "25", StateCode: "MA", Conus: true}
+	honolulu = hazard.Site{Lat: 21.3069, Lon: -157.8583, CountyFIPS: "15003", StateFIPS: "15", StateCode: "HI"}
+	sanJuan  = hazard.Site{Lat: 18.4655, Lon: -66.1057, CountyFIPS: "72127", StateFIPS: "72", StateCode: "PR"}
+	guam     = hazard.Site{Lat: 13.4443, Lon: 144.7937, CountyFIPS: "66010", StateFIPS: "66", StateCode: "GU"}
+	adak     = hazard.Site{Lat: 51.82, Lon: -179.99, CountyFIPS: "02016", StateFIPS: "02", StateCode: "AK"}
+)
+
+// eastOf is the point km east of p along its parallel, in the local
+// projection the segment index measures in.
+func eastOf(p geo.Point, km float64) geo.Point {
+	return geo.Point{Lat: p.Lat, Lon: p.Lon + km/(math.Cos(p.Lat*math.Pi/180)*geo.KmPerDegLat)}
+}
+
+func TestFixtureRows(t *testing.T) {
+	m := fixture(t)
+	want := map[string]int{SrcShorelines: 9, SrcRivers: 3, SrcGauges: 13, SrcNFIP: 11, SrcDeclarations: 23}
+	if got := m.Rows(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Rows() = %v, want %v", got, want)
+	}
+	if got, want := m.Sources(), []string{SrcShorelines, SrcRivers, SrcGauges, SrcNFIP, SrcDeclarations}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Sources() = %v, want %v", got, want)
+	}
+	for _, id := range m.Sources() {
+		if _, ok := data.SourceByID(id); !ok {
+			t.Errorf("source %s is not in the data catalog", id)
+		}
+	}
+	if m.Name() != hazard.Hydrology {
+		t.Errorf("Name() = %q", m.Name())
+	}
+}
+
+func TestCoastDistanceRadii(t *testing.T) {
+	m := fixture(t)
+	// The fixture shoreline off Miami runs north-south at 80.13 W.
+	line := geo.Point{Lat: 25.75, Lon: -80.13}
+	cases := []struct {
+		km        float64 // west of the shoreline
+		wantKm    float64
+		wantIndex float64
+		capped    bool
+	}{
+		{0.3, 0.3, math.Exp(-0.03), false},
+		{4.9, 4.9, math.Exp(-0.49), false}, // fine grid
+		{5.1, 5.1, math.Exp(-0.51), false}, // coarser grid
+		{19.9, 19.9, math.Exp(-1.99), false},
+		{20.1, 20.1, math.Exp(-2.01), false},
+		{29.9, 29.9, math.Exp(-2.99), false}, // last distance with an index
+		{30.1, 30.1, 0, false},               // reported, but no longer exposure
+		{49.9, 49.9, 0, false},
+		{50.1, 50.1, 0, false},
+		{99.9, 99.9, 0, false},
+		{100.1, coastMaxKm, 0, true}, // beyond the search radius: capped
+		{1500, coastMaxKm, 0, true},
+	}
+	for _, c := range cases {
+		p := eastOf(line, -c.km)
+		ms := m.Measure(hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: "12086", StateCode: "FL", Conus: true})
+		d := indicator(t, ms, "distance_to_coast_km")
+		if math.Abs(d.Value-c.wantKm) > 1e-6 {
+			t.Errorf("%g km west of the shoreline: distance %g, want %g", c.km, d.Value, c.wantKm)
+		}
+		if got := contains(d.Label, "capped"); got != c.capped {
+			t.Errorf("%g km: label %q, capped mention = %v, want %v", c.km, d.Label, got, c.capped)
+		}
+		if idx := value(t, ms, "coastal_exposure_index"); math.Abs(idx-c.wantIndex) > 1e-9 {
+			t.Errorf("%g km: coastal exposure index %g, want %g", c.km, idx, c.wantIndex)
+		}
+	}
+}
+
+func TestCoastPlaces(t *testing.T) {
+	m := fixture(t)
+	cases := []struct {
+		name   string
+		site   hazard.Site
+		maxKm  float64 // distance_to_coast_km must be at most this
+		capped bool
+	}{
+		{"Miami", miami, 6.3, false},
+		{"San Francisco", sf, 8.5, false},
+		{"Honolulu", honolulu, 3.2, false},
+		{"Guam", guam, 6, false},
+		{"Adak, east of the antimeridian", adak, 2.23, false},
+		{"Adak, west of the antimeridian", hazard.Site{Lat: 51.82, Lon: 179.99, CountyFIPS: "02016", StateCode: "AK"}, 2.23, false},
+		{"Denver", denver, coastMaxKm, true},
+		{"Chicago (Lake Michigan is a lake, not ocean)", chicago, coastMaxKm, true},
+	}
+	for _, c := range cases {
+		ms := m.Measure(c.site)
+		d := value(t, ms, "distance_to_coast_km")
+		if d > c.maxKm {
+			t.Errorf("%s: coast distance %g km, want at most %g", c.name, d, c.maxKm)
+		}
+		if idx := value(t, ms, "coastal_exposure_index"); (idx == 0) != (d > coastIndexKm) {
+			t.Errorf("%s: coastal exposure %g at %g km", c.name, idx, d)
+		}
+		if c.capped && d != coastMaxKm {
+			t.Errorf("%s: coast distance %g, want the %g km cap", c.name, d, coastMaxKm)
+		}
+	}
+	// Miami's distance is the exact perpendicular distance to the line.
+	want := 0.0618 * math.Cos(miami.Lat*math.Pi/180) * geo.KmPerDegLat
+	if d := value(t, m.Measure(miami), "distance_to_coast_km"); math.Abs(d-want) > 1e-6 {
+		t.Errorf("Miami coast distance %g, want %g", d, want)
+	}
+	if mi, de := value(t, m.Measure(miami), "coastal_exposure_index"), value(t, m.Measure(denver), "coastal_exposure_index"); !(mi > de) {
+		t.Errorf("coastal exposure Miami %g not above Denver %g", mi, de)
+	}
+}
+
+func TestLakeShore(t *testing.T) {
+	m := fixture(t)
+	// Lake Michigan (level 2) at 87.60 W.
+	want := 0.0298 * math.Cos(chicago.Lat*math.Pi/180) * geo.KmPerDegLat
+	if d := value(t, m.Measure(chicago), "distance_to_lake_shore_km"); math.Abs(d-want) > 1e-6 {
+		t.Errorf("Chicago lake distance %g, want %g", d, want)
+	}
+	// A level-3 shore (island in a lake) counts; a level-4 pond does not.
+	if d := value(t, m.Measure(okc), "distance_to_lake_shore_km"); d >= lakeMaxKm {
+		t.Errorf("OKC lake distance %g: the level-3 shore 14 km away was not used", d)
+	}
+	ms := m.Measure(denver)
+	if d := indicator(t, ms, "distance_to_lake_shore_km"); d.Value != lakeMaxKm || !contains(d.Label, "capped") {
+		t.Errorf("Denver lake distance %g (%q): the level-4 pond must be ignored and the value capped", d.Value, d.Label)
+	}
+	for _, in := range ms.Indicators {
+		if in.ID == "distance_to_lake_shore_km" && (in.Ranked || in.Weight != 0) {
+			t.Errorf("lake distance is context only, got ranked=%v weight=%g", in.Ranked, in.Weight)
+		}
+	}
+}
+
+func TestRivers(t *testing.T) {
+	m := fixture(t)
+	// The fixture river runs east-west along 35.45 N.
+	onRiver := geo.Point{Lat: 35.45, Lon: -97.5164}
+	north := func(km float64) hazard.Site {
+		return hazard.Site{Lat: onRiver.Lat + km/geo.KmPerDegLat, Lon: onRiver.Lon, CountyFIPS: "40109", StateCode: "OK", Conus: true}
+	}
+	cases := []struct {
+		name      string
+		site      hazard.Site
+		wantKm    float64
+		wantIndex float64
+		capped    bool
+	}{
+		{"OKC", okc, 0.0176 * geo.KmPerDegLat, math.Exp(-0.0176 * geo.KmPerDegLat / riverDecayKm), false},
+		{"9.9 km", north(9.9), 9.9, math.Exp(-9.9 / riverDecayKm), false},
+		{"10.1 km: reported, no exposure", north(10.1), 10.1, 0, false},
+		{"49.9 km", north(49.9), 49.9, 0, false},
+		{"50.1 km: capped", north(50.1), riverMaxKm, 0, true},
+	}
+	for _, c := range cases {
+		ms := m.Measure(c.site)
+		d := indicator(t, ms, "distance_to_major_river_km")
+		if math.Abs(d.Value-c.wantKm) > 1e-6 {
+			t.Errorf("%s: river distance %g, want %g", c.name, d.Value, c.wantKm)
+		}
+		if contains(d.Label, "capped") != c.capped {
+			t.Errorf("%s: label %q", c.name, d.Label)
+		}
+		if idx := value(t, ms, "river_exposure_index"); math.Abs(idx-c.wantIndex) > 1e-9 {
+			t.Errorf("%s: river exposure %g, want %g", c.name, idx, c.wantIndex)
+		}
+	}
+	// All three WDBII levels count: Denver's river is level 3, Seattle's 2.
+	for _, s := range []hazard.Site{denver, seattle} {
+		if d := value(t, m.Measure(s), "distance_to_major_river_km"); d > 7 {
+			t.Errorf("%s: river distance %g, want under 7 km", s.CountyFIPS, d)
+		}
+	}
+	// No river layer for Hawaii and the Pacific territories: no indicator,
+	// rather than a made-up distance, and lower confidence.
+	for _, s := range []hazard.Site{honolulu, guam} {
+		ms := m.Measure(s)
+		if has(ms, "river_exposure_index") || has(ms, "distance_to_major_river_km") {
+			t.Errorf("%s: river indicators present, but the layer does not cover it", s.StateCode)
+		}
+		if ms.Confidence != partialConfidence {
+			t.Errorf("%s: confidence %g, want %g", s.StateCode, ms.Confidence, partialConfidence)
+		}
+	}
+	if c := m.Measure(miami).Confidence; c != baseConfidence {
+		t.Errorf("Miami confidence %g, want %g", c, baseConfidence)
+	}
+}
+
+func TestGauges(t *testing.T) {
+	m := fixture(t)
+	cases := []struct {
+		name       string
+		site       hazard.Site
+		count      float64
+		nearest    string // "" when none lies within 25 km
+		nearestKm  float64
+		tolerance  float64
+		notCovered bool
+	}{
+		// OKCO2 (1.4 km) and the gauge 9.9 km east count; the one 10.1 km
+		// west does not; the gauge without a flood stage and the one out of
+		// service are ignored although they are closer.
+		{"OKC", okc, 2, "North Canadian River at Oklahoma City (OKCO2)", 1.4385, 1e-3, false},
+		{"Denver", denver, 1, "Cherry Creek at Denver (CHDC2)", 0.99, 0.01, false},
+		// The Canadian point (LID ending Q2) sits downtown and is dropped.
+		{"Seattle", seattle, 0, "Green River near Auburn (AUBW1)", 18.7, 0.05, false},
+		{"Aleutians", adak, 0, "", 0, 0, false},
+		{"Guam has no NWPS gauges", guam, 0, "", 0, 0, true},
+	}
+	for _, c := range cases {
+		ms := m.Measure(c.site)
+		if c.notCovered {
+			if has(ms, "gauges_with_flood_stage_10km") || has(ms, "nearest_flood_gauge_km") {
+				t.Errorf("%s: gauge indicators present", c.name)
+			}
+			continue
+		}
+		if n := value(t, ms, "gauges_with_flood_stage_10km"); n != c.count {
+			t.Errorf("%s: %g gauges within 10 km, want %g", c.name, n, c.count)
+		}
+		d := indicator(t, ms, "nearest_flood_gauge_km")
+		if c.nearest == "" {
+			if d.Value != gaugeMaxKm || !contains(d.Label, "capped") || has(ms, "nearest_flood_gauge") {
+				t.Errorf("%s: nearest gauge %g km (%q), want the 25 km cap and no name", c.name, d.Value, d.Label)
+			}
+			continue
+		}
+		if g := indicator(t, ms, "nearest_flood_gauge"); g.Text != c.nearest {
+			t.Errorf("%s: nearest gauge %q, want %q", c.name, g.Text, c.nearest)
+		}
+		if math.Abs(d.Value-c.nearestKm) > c.tolerance {
+			t.Errorf("%s: nearest gauge %g km, want %g", c.name, d.Value, c.nearestKm)
+		}
+	}
+	for _, g := range m.gauge {
+		for _, dropped := range []string{"HMSA2", "SROM5", "BCRQ2", "DFAO2", "CRMO2"} {
+			if contains(g.label, dropped) {
+				t.Errorf("gauge %q should have been dropped", g.label)
+			}
+		}
+	}
+}
+
+func TestCountyIndicators(t *testing.T) {
+	m := fixture(t)
+	const absent = -1.0
+	cases := []struct {
+		fips       string
+		nfipPct    float64
+		nfipCount  float64
+		floodDecls float64
+	}{
+		// Hurricane, flood, "severe storms and flooding" and a hurricane EM
+		// count; the duplicate row, the plain severe storm, the Katrina
+		// evacuation, the 1965 flood and the fire declaration do not.
+		{"12086", 36.5, 180000, 4},
+		{"08031", 0.51, 1040, 0}, // only a snow declaration: a known zero
+		{"40109", 0.8, 2400, 2},
+		{"17031", 0.6, 7400, 1},
+		{"51810", absent, absent, 1}, // Virginia Beach, by place code
+		{"46102", absent, absent, 1}, // declared as Shannon County, 46113
+		{"46113", absent, absent, absent},
+		{"09001", absent, absent, 1},
+		{"09110", absent, absent, absent}, // CT planning region: unknown, not zero
+		{"06075", 0.14, 270, absent},      // not in the declarations file
+		{"53033", absent, absent, absent}, // NFIP row without structures
+		{"25025", absent, absent, absent}, // in neither table
+		{"02016", 0, 0, 0},                // listed with no policies in force
+		{"15003", 4.4, 7500, 1},
+		{"72127", absent, absent, 1}, // NFIP table covers states and DC only
+		{"66010", absent, absent, 1}, // typhoon
+	}
+	for _, c := range cases {
+		ms := m.Measure(hazard.Site{Lat: 40, Lon: -100, CountyFIPS: c.fips, StateCode: "XX"})
+		check := func(id string, want float64) {
+			t.Helper()
+			if want == absent {
+				if has(ms, id) {
+					t.Errorf("%s: %s = %g, want it omitted", c.fips, id, value(t, ms, id))
+				}
+				return
+			}
+			if !has(ms, id) {
+				t.Errorf("%s: %s missing, want %g", c.fips, id, want)
+				return
+			}
+			if got := value(t, ms, id); math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s: %s = %g, want %g", c.fips, id, got, want)
+			}
+		}
+		check("nfip_penetration_rate", c.nfipPct)
+		check("nfip_policies_in_force", c.nfipCount)
+		check("flood_disaster_declarations", c.floodDecls)
+	}
+}
+
+func TestIndicatorContract(t *testing.T) {
+	m := fixture(t)
+	ranked := map[string]float64{
+		"coastal_exposure_index": wCoast, "river_exposure_index": wRiver, "gauges_with_flood_stage_10km": wGauges,
+		"nfip_penetration_rate": wNFIP, "flood_disaster_declarations": wDeclarations,
+	}
+	sum := 0.0
+	for _, w := range ranked {
+		sum += w
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("weights sum to %g, want 1", sum)
+	}
+	for _, s := range []hazard.Site{miami, denver, chicago, okc, seattle, sf, boston, honolulu, sanJuan, guam, adak} {
+		ms := m.Measure(s)
+		if !ms.HasHazardData() {
+			t.Errorf("%s: no weighted indicator", s.CountyFIPS)
+		}
+		if ms.CountyLevelOnly {
+			t.Errorf("%s: CountyLevelOnly set, but distances are site-level", s.CountyFIPS)
+		}
+		seen := map[string]bool{}
+		for _, in := range ms.Indicators {
+			if seen[in.ID] {
+				t.Errorf("%s: indicator %s twice", s.CountyFIPS, in.ID)
+			}
+			seen[in.ID] = true
+			if w, ok := ranked[in.ID]; ok != in.Ranked || (ok && w != in.Weight) || (!ok && in.Weight != 0) {
+				t.Errorf("%s: %s ranked=%v weight=%g", s.CountyFIPS, in.ID, in.Ranked, in.Weight)
+			}
+			if in.Label == "" || in.Unit == "" || in.Source == "" {
+				t.Errorf("%s: %s lacks label, unit or source", s.CountyFIPS, in.ID)
+			}
+			if math.IsNaN(in.Value) || math.IsInf(in.Value, 0) || in.Value < 0 {
+				t.Errorf("%s: %s = %g", s.CountyFIPS, in.ID, in.Value)
+			}
+			if in.Percentile != nil {
+				t.Errorf("%s: %s sets its own percentile", s.CountyFIPS, in.ID)
+			}
+		}
+	}
+}
+
+func TestFlagsAndNotes(t *testing.T) {
+	m := fixture(t)
+	line := geo.Point{Lat: 25.75, Lon: -80.13}
+	near, far := eastOf(line, -0.6), eastOf(line, -1.4)
+	msNear := m.Measure(hazard.Site{Lat: near.Lat, Lon: near.Lon, CountyFIPS: "12086", StateCode: "FL"})
+	if len(msNear.Flags) != 1 || msNear.Flags[0].Code != "coastal_site" || !contains(msNear.Flags[0].Message, "0.6 km") {
+		t.Errorf("0.6 km from the shoreline: flags %+v, want one coastal_site naming 0.6 km", msNear.Flags)
+	}
+	if fl := m.Measure(hazard.Site{Lat: far.Lat, Lon: far.Lon, CountyFIPS: "12086", StateCode: "FL"}).Flags; len(fl) != 0 {
+		t.Errorf("1.4 km from the shoreline: flags %+v, want none", fl)
+	}
+
+	cases := []struct {
+		site hazard.Site
+		want []string
+	}{
+		{miami, []string{
+			"The nearest ocean shoreline is 6.2 km away; no major river lies within 50 km.",
+			"One NWS gauge with a defined flood stage lies within 10 km: Atlantic Ocean at Virginia Key (VKYF1), 4.5 km away.",
+			"County NFIP residential take-up: 36% of structures (180,000 policies in force); 4 federal flood-related disaster declarations since 1980.",
+		}},
+		{okc, []string{
+			"No ocean shoreline lies within 100 km; the nearest major river 2.0 km.",
+			"2 NWS gauges with a defined flood stage lie within 10 km; the nearest is North Canadian River at Oklahoma City (OKCO2), 1.4 km away.",
+			"County NFIP residential take-up: 0.8% of structures (2,400 policies in force); 2 federal flood-related disaster declarations since 1980.",
+		}},
+		{honolulu, []string{
+			"The nearest ocean shoreline is 3.1 km away; the major-river layer does not cover this area.",
+		}},
+		{adak, []string{
+			"No NWS river or tide gauge with a defined flood stage lies within 25 km.",
+			"County NFIP residential take-up: 0% of structures (0 policies in force); no federal flood-related disaster declarations since 1980.",
+		}},
+		{sanJuan, []string{"1 federal flood-related disaster declaration since 1980."}},
+	}
+	for _, c := range cases {
+		notes := m.Measure(c.site).Notes
+		for _, w := range c.want {
+			found := false
+			for _, n := range notes {
+				found = found || n == w
+			}
+			if !found {
+				t.Errorf("%s: notes %q lack %q", c.site.CountyFIPS, notes, w)
+			}
+		}
+	}
+	if notes := m.Measure(boston).Notes; len(notes) != 2 {
+		t.Errorf("Boston (no county rows): notes %q, want only the water and gauge notes", notes)
+	}
+}
+
+func TestMeasureDeterministicAndConcurrent(t *testing.T) {
+	m := fixture(t)
+	sites := []hazard.Site{miami, denver, chicago, okc, seattle, honolulu, guam, adak}
+	want := make([]hazard.Measurement, len(sites))
+	for i, s := range sites {
+		want[i] = m.Measure(s)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, s := range sites {
+				if got := m.Measure(s); !reflect.DeepEqual(got, want[i]) {
+					t.Errorf("%s: Measure differs between calls", s.CountyFIPS)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// copyFixtures copies the fixture files this module reads into a temporary
+// data directory, so a test can break one of them.
+func copyFixtures(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, id := range []string{SrcShorelines, SrcRivers, SrcGauges, SrcNFIP, SrcDeclarations} {
+		rel := strings.TrimSuffix(data.Path(id), ".gz")
+		b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, rel, string(b))
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	path := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceLine returns content with line n (1-based) replaced.
+func replaceLine(t *testing.T, content string, n int, line string) string {
+	t.Helper()
+	lines := strings.Split(content, "\n")
+	if n < 1 || n > len(lines) {
+		t.Fatalf("no line %d", n)
+	}
+	lines[n-1] = line
+	return strings.Join(lines, "\n")
+}
+
+func TestMalformedFiles(t *testing.T) {
+	shore := strings.TrimSuffix(data.Path(SrcShorelines), ".gz")
+	gauges := strings.TrimSuffix(data.Path(SrcGauges), ".gz")
+	nfip := data.Path(SrcNFIP)
+	decl := strings.TrimSuffix(data.Path(SrcDeclarations), ".gz")
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cases := []struct {
+		name, rel, content string
+		want               []string
+	}{
+		{"truncated GeoJSON", shore, read(shore)[:300], []string{shore, "line 3", "feature 2"}},
+		{"polygon feature", shore, replaceLine(t, read(shore), 4,
+			`{"type":"Feature","properties":{"level":1},"geometry":{"type":"Polygon","coordinates":[[[-80,25],[-80,26],[-79,26],[-80,25]]]}},`),
+			[]string{shore, "line 4", "feature 3", "geometry is Polygon"}},
+		{"missing level", shore, replaceLine(t, read(shore), 2,
+			`{"type":"Feature","properties":{"region":"CONUS"},"geometry":{"type":"LineString","coordinates":[[-80.13,25.6],[-80.13,25.9]]}},`),
+			[]string{shore, "line 2", "feature 1", `"level" is missing`}},
+		{"latitude out of range", shore, replaceLine(t, read(shore), 2,
+			`{"type":"Feature","properties":{"level":1},"geometry":{"type":"LineString","coordinates":[[-80.13,95.6],[-80.13,25.9]]}},`),
+			[]string{shore, "line 2", "not a longitude/latitude pair"}},
+		{"one-point line", shore, replaceLine(t, read(shore), 3,
+			`{"type":"Feature","properties":{"level":1},"geometry":{"type":"LineString","coordinates":[[-122.51,37.7]]}},`),
+			[]string{shore, "line 3", "at least 2"}},
+		{"not a FeatureCollection", shore, `{"type":"Feature","features":[]}`, []string{shore, "FeatureCollection"}},
+		{"gauge latitude", gauges, replaceLine(t, read(gauges), 3,
+			"Deep Fork near Arcadia,DFAO2,,north,-97.53,OUN,ABRFC,OK,Oklahoma,,,FALSE,,-9999,-9999,-9999,-9999,ft,,,HGIRG,TRUE"),
+			[]string{gauges, "line 3", `"latitude"`}},
+		{"gauge in service", gauges, replaceLine(t, read(gauges), 2,
+			"North Canadian River at Oklahoma City,OKCO2,7241000,35.455,-97.52,OUN,ABRFC,OK,Oklahoma,,,FALSE,,-9999,12,-9999,-9999,ft,,,HGIRG,MAYBE"),
+			[]string{gauges, "line 2", "in service"}},
+		{"gauge missing column", gauges, "location name,latitude,longitude\nA,1,2\n", []string{gauges, "line 1", `"nws shef id"`}},
+		{"NFIP FIPS", nfip, replaceLine(t, read(nfip), 7,
+			"Florida,Miami-Dade,0.3650,180000,493150,12O86,2025-05-15T00:00:00.000Z,x"), []string{nfip, "line 7", "fipsCode"}},
+		{"NFIP rate", nfip, replaceLine(t, read(nfip), 7,
+			"Florida,Miami-Dade,1.3650,180000,493150,12086,2025-05-15T00:00:00.000Z,x"), []string{nfip, "line 7", "outside 0..1"}},
+		{"NFIP duplicate", nfip, read(nfip) + "Florida,Miami-Dade,0.3650,180000,493150,12086,2025-05-15T00:00:00.000Z,x\n",
+			[]string{nfip, "line 13", "twice"}},
+		{"declaration date", decl, replaceLine(t, read(decl), 2,
+			"9001,Yes,No,Yes,Yes,FL,24/08/1992,DR,Hurricane,HURRICANE ONE,,,,99086,Miami-Dade (County),92001,12086"),
+			[]string{decl, "line 2", "Declaration Date"}},
+		{"declaration county", decl, replaceLine(t, read(decl), 3,
+			"9002,Yes,No,Yes,Yes,FL,2000/10/04,DR,Flood,FLOODING,,,,99086,Miami-Dade (County),00001,1208"),
+			[]string{decl, "line 3", "county_fips"}},
+		{"declaration number", decl, replaceLine(t, read(decl), 3,
+			"DR-9002,Yes,No,Yes,Yes,FL,2000/10/04,DR,Flood,FLOODING,,,,99086,Miami-Dade (County),00001,12086"),
+			[]string{decl, "line 3", "Disaster Number"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyFixtures(t)
+			writeFile(t, dir, c.rel, c.content)
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+
+	t.Run("missing file", func(t *testing.T) {
+		dir := copyFixtures(t)
+		if err := os.Remove(filepath.Join(dir, nfip)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), nfip) {
+			t.Errorf("error %v, want data.ErrMissing naming %s", err, nfip)
+		}
+	})
+}
