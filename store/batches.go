@@ -1,0 +1,411 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"locrisk/ids"
+)
+
+// Batch statuses, and the item status of an item refused at creation (the
+// other item statuses are its job's).
+const (
+	BatchProcessing = "processing"
+	BatchCompleted  = "completed"
+	ItemRejected    = "rejected"
+)
+
+// ModuleNames are the six report modules in report order: the keys of
+// summary.moduleScores in a stored report body, and the order of
+// BatchItem.ModuleScores.
+var ModuleNames = [6]string{"hydrology", "severeWeather", "wildfire", "earthquake", "landslide", "environmentalExposure"}
+
+// NewBatch describes a batch to create. The caller (the API) has already
+// decided which items are valid: an item with ErrorCode set is stored as
+// rejected and gets no job; every other item becomes a report job in
+// BucketBulk.
+type NewBatch struct {
+	AccountID      string
+	Name           string
+	Items          []NewBatchItem // at least one, in request order
+	IdempotencyKey string         // "" = none
+	RequestHash    string         // hex SHA-256 of the canonical request; compared on replay
+}
+
+// NewBatchItem is one item of a new batch.
+type NewBatchItem struct {
+	ExternalID string
+	// The coordinate as sent; nil when the item carried no usable number
+	// (a rejected item only).
+	Latitude, Longitude *float64
+	// ErrorCode and ErrorMessage are set for a rejected item and empty for
+	// a valid one.
+	ErrorCode, ErrorMessage string
+}
+
+// BatchCounts is how many items of a batch are in each state.
+type BatchCounts struct {
+	Queued, Processing, Completed, Failed, Rejected int
+}
+
+// Batch is a batch with its state derived from its items and their jobs at
+// the moment it was read.
+type Batch struct {
+	ID           string
+	AccountID    string
+	Name         string
+	TotalItems   int
+	Status       string // BatchProcessing or BatchCompleted
+	Counts       BatchCounts
+	CreatedUTC   time.Time
+	CompletedUTC *time.Time // set once Status is BatchCompleted
+}
+
+// ProgressPercent is the share of items in a final state (completed,
+// failed, rejected), rounded down, so 100 means exactly "all done".
+func (b Batch) ProgressPercent() int {
+	if b.TotalItems <= 0 {
+		return 0
+	}
+	done := b.Counts.Completed + b.Counts.Failed + b.Counts.Rejected
+	return done * 100 / b.TotalItems
+}
+
+// BatchItem is one item of a batch as it stands: its own fields, its job's
+// status and error, and the scores of its report once completed.
+type BatchItem struct {
+	RowNumber           int
+	ExternalID          string
+	Latitude, Longitude *float64
+	Status              string // a job status, or ItemRejected
+	JobID               *string
+	ReportID            *string
+	Score               *int    // summary.overallScore of the report
+	RiskLevel           *string // summary.riskLevel of the report
+	ModuleScores        [6]*int // summary.moduleScores, in ModuleNames order; nil where the module has no data
+	// ErrorCode and ErrorMessage are set for a rejected item and for an
+	// item whose job failed, and nil otherwise.
+	ErrorCode, ErrorMessage *string
+}
+
+// CreateBatch creates a batch, its items and one queued report job per
+// valid item, in one immediate transaction with the idempotency and quota
+// checks, so it is all or nothing: concurrent requests with one key create
+// one batch, and a batch never overshoots the quota.
+//
+// Same key and same RequestHash within IdempotencyTTL: the original batch as
+// it stands now, replayed=true, nothing created. Same key, other hash:
+// ErrIdempotencyConflict. Fewer jobs left in the period than valid items:
+// *QuotaError and nothing is created. A batch whose items are all rejected
+// uses no quota and is completed at once.
+func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b Batch, replayed bool, err error) {
+	if len(nb.Items) == 0 {
+		return Batch{}, false, fmt.Errorf("%w: a batch needs at least one item", ErrInvalid)
+	}
+	if nb.IdempotencyKey != "" && nb.RequestHash == "" {
+		return Batch{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", ErrInvalid)
+	}
+	valid := 0
+	for i, it := range nb.Items {
+		switch {
+		case it.ErrorCode != "":
+		case it.Latitude == nil || it.Longitude == nil:
+			return Batch{}, false, fmt.Errorf("%w: item %d is valid but lacks a coordinate", ErrInvalid, i+1)
+		default:
+			valid++
+		}
+	}
+	now = truncMs(now)
+	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		if nb.IdempotencyKey != "" {
+			id, found, err := lookupIdempotency(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, now)
+			if err != nil {
+				return err
+			}
+			if found {
+				b, err = getBatch(ctx, tx, nb.AccountID, id)
+				replayed = true
+				return err
+			}
+		}
+		if valid > 0 {
+			if err := checkQuota(ctx, tx, nb.AccountID, valid, now); err != nil {
+				return err
+			}
+		} else if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
+			return err
+		}
+		b = Batch{
+			ID: ids.New(ids.Batch), AccountID: nb.AccountID, Name: nb.Name, TotalItems: len(nb.Items),
+			Status: BatchProcessing, Counts: BatchCounts{Queued: valid, Rejected: len(nb.Items) - valid},
+			CreatedUTC: now,
+		}
+		var completed sql.NullString
+		if valid == 0 {
+			b.Status, b.CompletedUTC = BatchCompleted, &now
+			completed = sql.NullString{String: FormatTime(now), Valid: true}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, FormatTime(now), completed); err != nil {
+			return fmt.Errorf("insert batch: %w", err)
+		}
+		ins, err := tx.PreparexContext(ctx, `INSERT INTO batch_items
+			(batch_id, row_number, external_id, latitude, longitude, job_id, error_code, error_message)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("prepare item insert: %w", err)
+		}
+		defer ins.Close()
+		for i, it := range nb.Items {
+			var jobID, code, msg sql.NullString
+			if it.ErrorCode == "" {
+				j := Job{
+					ID: ids.New(ids.Job), AccountID: nb.AccountID, BatchID: &b.ID, Bucket: BucketBulk,
+					Latitude: *it.Latitude, Longitude: *it.Longitude, Status: StatusQueued,
+					RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
+				}
+				if err := insertJob(ctx, tx, j); err != nil {
+					return err
+				}
+				jobID = sql.NullString{String: j.ID, Valid: true}
+			} else {
+				code = sql.NullString{String: it.ErrorCode, Valid: true}
+				msg = sql.NullString{String: it.ErrorMessage, Valid: true}
+			}
+			if _, err := ins.ExecContext(ctx, b.ID, i+1, it.ExternalID, nullFloat(it.Latitude), nullFloat(it.Longitude),
+				jobID, code, msg); err != nil {
+				return fmt.Errorf("insert batch item %d: %w", i+1, err)
+			}
+		}
+		if nb.IdempotencyKey != "" {
+			return rememberIdempotency(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, b.ID, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("create batch: %w", err)
+	}
+	return b, replayed, nil
+}
+
+// GetBatch returns the account's batch with its state derived from its
+// items; an unknown batch or another account's is ErrNotFound.
+func (s *Store) GetBatch(ctx context.Context, accountID, batchID string) (Batch, error) {
+	return getBatch(ctx, s.db, accountID, batchID)
+}
+
+// batchRow is the batch with its item counts, aggregated in one query.
+type batchRow struct {
+	ID           string         `db:"id"`
+	AccountID    string         `db:"account_id"`
+	Name         string         `db:"name"`
+	TotalItems   int            `db:"total_items"`
+	CreatedUTC   string         `db:"created_utc"`
+	Queued       int            `db:"queued"`
+	Processing   int            `db:"processing"`
+	Completed    int            `db:"completed"`
+	Failed       int            `db:"failed"`
+	Rejected     int            `db:"rejected"`
+	LastFinalUTC sql.NullString `db:"last_final_utc"`
+}
+
+// getBatch derives the batch's counts, status and completion time from its
+// items and their jobs in one statement, so they are always consistent with
+// what the items endpoint shows; nothing is kept as a running counter that
+// could drift. The batch is completed when no item is queued or
+// processing; its completion time is the latest end of its jobs, or its
+// creation when every item was rejected.
+func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch, error) {
+	var r batchRow
+	err := q.GetContext(ctx, &r, `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
+			COUNT(CASE WHEN j.status = 'queued' THEN 1 END) AS queued,
+			COUNT(CASE WHEN j.status = 'processing' THEN 1 END) AS processing,
+			COUNT(CASE WHEN j.status = 'completed' THEN 1 END) AS completed,
+			COUNT(CASE WHEN j.status = 'failed' THEN 1 END) AS failed,
+			COUNT(CASE WHEN i.row_number IS NOT NULL AND i.job_id IS NULL THEN 1 END) AS rejected,
+			MAX(j.completed_utc) AS last_final_utc
+		FROM batches b
+		LEFT JOIN batch_items i ON i.batch_id = b.id
+		LEFT JOIN report_jobs j ON j.id = i.job_id
+		WHERE b.id = ? AND b.account_id = ?
+		GROUP BY b.id`, batchID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Batch{}, fmt.Errorf("batch %s: %w", batchID, ErrNotFound)
+	}
+	if err != nil {
+		return Batch{}, fmt.Errorf("get batch %s: %w", batchID, err)
+	}
+	b := Batch{
+		ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: BatchProcessing,
+		Counts: BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
+	}
+	if b.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
+		return Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
+	}
+	if r.Queued+r.Processing == 0 {
+		b.Status = BatchCompleted
+		done := b.CreatedUTC
+		if r.LastFinalUTC.Valid {
+			if done, err = ParseTime(r.LastFinalUTC.String); err != nil {
+				return Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
+			}
+		}
+		b.CompletedUTC = &done
+	}
+	return b, nil
+}
+
+// syncBatchStatus brings batches.status and completed_utc in line with the
+// batch's jobs. It runs inside every transaction that moves a batch job
+// into or out of a final state (afterJobFinal, RetryJob), so the stored
+// columns, which the operations summary counts, agree with what getBatch
+// derives; the API itself always derives.
+func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE batches SET
+			status = CASE WHEN open.n > 0 THEN 'processing' ELSE 'completed' END,
+			completed_utc = CASE WHEN open.n > 0 THEN NULL
+				ELSE COALESCE((SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = ?1), batches.created_utc) END
+		FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE batch_id = ?1 AND status IN ('queued', 'processing')) AS open
+		WHERE batches.id = ?1`, batchID)
+	if err != nil {
+		return fmt.Errorf("update status of batch %s: %w", batchID, err)
+	}
+	return nil
+}
+
+// itemRow is one row of the items query.
+type itemRow struct {
+	RowNumber        int             `db:"row_number"`
+	ExternalID       string          `db:"external_id"`
+	Latitude         sql.NullFloat64 `db:"latitude"`
+	Longitude        sql.NullFloat64 `db:"longitude"`
+	JobID            sql.NullString  `db:"job_id"`
+	ItemErrorCode    sql.NullString  `db:"item_error_code"`
+	ItemErrorMessage sql.NullString  `db:"item_error_message"`
+	JobStatus        sql.NullString  `db:"job_status"`
+	ReportID         sql.NullString  `db:"report_id"`
+	JobErrorCode     sql.NullString  `db:"job_error_code"`
+	JobErrorMessage  sql.NullString  `db:"job_error_message"`
+	Score            sql.NullInt64   `db:"score"`
+	RiskLevel        sql.NullString  `db:"risk_level"`
+	M0               sql.NullInt64   `db:"m0"`
+	M1               sql.NullInt64   `db:"m1"`
+	M2               sql.NullInt64   `db:"m2"`
+	M3               sql.NullInt64   `db:"m3"`
+	M4               sql.NullInt64   `db:"m4"`
+	M5               sql.NullInt64   `db:"m5"`
+}
+
+// itemsQuery lists a batch's items in row order with their job's state and
+// the scores picked out of the stored report by json_extract, so a whole
+// report body is never decoded per row. Scores are read only from the
+// report of a job that is completed now.
+var itemsQuery = func() string {
+	q := `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
+		i.error_code AS item_error_code, i.error_message AS item_error_message,
+		j.status AS job_status, j.report_id, j.error_code AS job_error_code, j.error_message AS job_error_message,
+		json_extract(r.body, '$.summary.overallScore') AS score,
+		json_extract(r.body, '$.summary.riskLevel') AS risk_level`
+	for i, m := range ModuleNames {
+		q += fmt.Sprintf(",\n\t\tjson_extract(r.body, '$.summary.moduleScores.%s') AS m%d", m, i)
+	}
+	return q + `
+	FROM batch_items i
+	JOIN batches b ON b.id = i.batch_id
+	LEFT JOIN report_jobs j ON j.id = i.job_id
+	LEFT JOIN reports r ON r.id = j.report_id AND j.status = 'completed'
+	WHERE i.batch_id = ? AND b.account_id = ?
+	ORDER BY i.row_number`
+}()
+
+func (r itemRow) item() BatchItem {
+	it := BatchItem{
+		RowNumber: r.RowNumber, ExternalID: r.ExternalID,
+		Latitude: floatPtr(r.Latitude), Longitude: floatPtr(r.Longitude),
+		JobID: strPtr(r.JobID),
+	}
+	if !r.JobID.Valid {
+		it.Status = ItemRejected
+		it.ErrorCode, it.ErrorMessage = strPtr(r.ItemErrorCode), strPtr(r.ItemErrorMessage)
+		return it
+	}
+	it.Status = r.JobStatus.String
+	switch it.Status {
+	case StatusCompleted:
+		it.ReportID = strPtr(r.ReportID)
+		it.Score = intPtr(r.Score)
+		it.RiskLevel = strPtr(r.RiskLevel)
+		for i, m := range []sql.NullInt64{r.M0, r.M1, r.M2, r.M3, r.M4, r.M5} {
+			it.ModuleScores[i] = intPtr(m)
+		}
+	case StatusFailed:
+		// A queued job may still carry the error of an attempt that is
+		// being retried automatically; only a failed job shows it.
+		it.ErrorCode, it.ErrorMessage = strPtr(r.JobErrorCode), strPtr(r.JobErrorMessage)
+	}
+	return it
+}
+
+// BatchItems calls fn for each item of the account's batch in rowNumber
+// order, reading them from one cursor, so a caller can stream them out
+// without holding the whole batch. An unknown batch or another account's is
+// ErrNotFound, returned before fn is called. An error from fn stops the
+// iteration and is returned unchanged.
+//
+// The cursor holds a pooled connection (and a WAL read snapshot) until the
+// iteration ends, so fn should not block for long.
+func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn func(BatchItem) error) error {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM batches WHERE id = ? AND account_id = ?`, batchID, accountID); err != nil {
+		return fmt.Errorf("find batch %s: %w", batchID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("batch %s: %w", batchID, ErrNotFound)
+	}
+	rows, err := s.db.QueryxContext(ctx, itemsQuery, batchID, accountID)
+	if err != nil {
+		return fmt.Errorf("list items of batch %s: %w", batchID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r itemRow
+		if err := rows.StructScan(&r); err != nil {
+			return fmt.Errorf("read item of batch %s: %w", batchID, err)
+		}
+		if err := fn(r.item()); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list items of batch %s: %w", batchID, err)
+	}
+	return nil
+}
+
+func nullFloat(p *float64) sql.NullFloat64 {
+	if p == nil {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: *p, Valid: true}
+}
+
+func floatPtr(n sql.NullFloat64) *float64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Float64
+	return &v
+}
+
+func intPtr(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	v := int(n.Int64)
+	return &v
+}

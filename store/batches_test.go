@@ -1,0 +1,537 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func fptr(v float64) *float64 { return &v }
+
+func fstr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+func validItem(ext string, lat, lon float64) NewBatchItem {
+	return NewBatchItem{ExternalID: ext, Latitude: fptr(lat), Longitude: fptr(lon)}
+}
+
+func rejectedItem(ext, code string, lat, lon *float64) NewBatchItem {
+	return NewBatchItem{ExternalID: ext, Latitude: lat, Longitude: lon, ErrorCode: code, ErrorMessage: code + " message"}
+}
+
+// claimBatchJob claims queued jobs until it holds jobID, then releases the
+// others, so a test can move one chosen job.
+func claimBatchJob(t *testing.T, s *Store, jobID string, now time.Time) Job {
+	t.Helper()
+	ctx := context.Background()
+	var others []string
+	defer func() {
+		for _, id := range others {
+			if err := s.ReleaseJob(ctx, id, "tw", now); err != nil {
+				t.Fatalf("release %s: %v", id, err)
+			}
+		}
+	}()
+	for {
+		j, ok, err := s.ClaimJob(ctx, "tw", time.Hour, now)
+		if err != nil || !ok {
+			t.Fatalf("claim %s: ok=%v err=%v", jobID, ok, err)
+		}
+		if j.ID == jobID {
+			return j
+		}
+		others = append(others, j.ID)
+	}
+}
+
+// summaryBody is a stored report body with only the summary fields the
+// batch queries read.
+func summaryBody(t *testing.T, score int, level string, modules [6]*int) []byte {
+	t.Helper()
+	ms := map[string]*int{}
+	for i, m := range ModuleNames {
+		ms[m] = modules[i]
+	}
+	b, err := json.Marshal(map[string]any{"summary": map[string]any{
+		"overallScore": score, "riskLevel": level, "moduleScores": ms,
+		"topRisks": []any{}, "confidence": map[string]any{"level": "high", "score": 0.9},
+	}, "report": map[string]any{"modules": map[string]any{"hydrology": map[string]any{"score": 99}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func completeBatchJob(t *testing.T, s *Store, jobID string, body []byte, now time.Time) Job {
+	t.Helper()
+	claimBatchJob(t, s, jobID, now)
+	j, err := s.CompleteJob(context.Background(), jobID, "tw", Report{DataVersion: "dv", Body: body}, now)
+	if err != nil {
+		t.Fatalf("complete %s: %v", jobID, err)
+	}
+	return j
+}
+
+func failBatchJob(t *testing.T, s *Store, jobID string, transient bool, now time.Time) {
+	t.Helper()
+	claimBatchJob(t, s, jobID, now)
+	if _, err := s.FailJob(context.Background(), jobID, "tw", "generation_failed", "boom", transient, now); err != nil {
+		t.Fatalf("fail %s: %v", jobID, err)
+	}
+}
+
+// batchItems collects every item of a batch.
+func batchItems(t *testing.T, s *Store, acct, id string) []BatchItem {
+	t.Helper()
+	var out []BatchItem
+	if err := s.BatchItems(context.Background(), acct, id, func(it BatchItem) error {
+		out = append(out, it)
+		return nil
+	}); err != nil {
+		t.Fatalf("BatchItems: %v", err)
+	}
+	return out
+}
+
+// wantBatch checks the derived state of a batch, and that the stored
+// status columns (kept for the operations summary) agree with it.
+func wantBatch(t *testing.T, s *Store, acct, id, status string, c BatchCounts, progress int, completed *time.Time) Batch {
+	t.Helper()
+	b, err := s.GetBatch(context.Background(), acct, id)
+	if err != nil {
+		t.Fatalf("GetBatch: %v", err)
+	}
+	if b.Status != status || b.Counts != c || b.ProgressPercent() != progress {
+		t.Errorf("batch status %s counts %+v progress %d; want %s %+v %d", b.Status, b.Counts, b.ProgressPercent(), status, c, progress)
+	}
+	switch {
+	case completed == nil && b.CompletedUTC != nil:
+		t.Errorf("completedUtc = %v, want none", b.CompletedUTC)
+	case completed != nil && (b.CompletedUTC == nil || !b.CompletedUTC.Equal(*completed)):
+		t.Errorf("completedUtc = %v, want %v", b.CompletedUTC, *completed)
+	}
+	var stored struct {
+		Status    string  `db:"status"`
+		Completed *string `db:"completed_utc"`
+	}
+	if err := s.DB().Get(&stored, `SELECT status, completed_utc FROM batches WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	wantStored := "<nil>"
+	if b.CompletedUTC != nil {
+		wantStored = FormatTime(*b.CompletedUTC)
+	}
+	gotStored := "<nil>"
+	if stored.Completed != nil {
+		gotStored = *stored.Completed
+	}
+	if stored.Status != b.Status || gotStored != wantStored {
+		t.Errorf("stored batch status %s/%s disagrees with derived %s/%s", stored.Status, gotStored, b.Status, wantStored)
+	}
+	return b
+}
+
+func TestCreateBatch(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a, other := newAccount(t, s, 10), newAccount(t, s, 10)
+	now := t0.Add(1500 * time.Microsecond)
+	nb := NewBatch{AccountID: a.ID, Name: "Portfolio Q4", Items: []NewBatchItem{
+		validItem("A-1", 41.88, -87.63),
+		rejectedItem("bad-lat", "invalid_latitude", fptr(95), fptr(-87)),
+		validItem("", 37.77, -122.42),
+		rejectedItem("no-coords", "invalid_latitude", nil, nil),
+		rejectedItem("abroad", "unsupported_location", fptr(48.85), fptr(2.35)),
+	}}
+	b, replayed, err := s.CreateBatch(ctx, nb, now)
+	if err != nil || replayed {
+		t.Fatalf("CreateBatch = %v, %v", replayed, err)
+	}
+	created := t0.Add(time.Millisecond)
+	want := Batch{ID: b.ID, AccountID: a.ID, Name: "Portfolio Q4", TotalItems: 5, Status: BatchProcessing,
+		Counts: BatchCounts{Queued: 2, Rejected: 3}, CreatedUTC: created}
+	if fmt.Sprint(b) != fmt.Sprint(want) {
+		t.Errorf("created %+v\nwant    %+v", b, want)
+	}
+	if got := wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Rejected: 3}, 60, nil); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("GetBatch %+v\nwant     %+v", got, want)
+	}
+	if _, err := s.GetBatch(ctx, other.ID, b.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetBatch by another account: %v, want ErrNotFound", err)
+	}
+	if err := s.BatchItems(ctx, other.ID, b.ID, func(BatchItem) error { t.Error("item of another account's batch"); return nil }); !errors.Is(err, ErrNotFound) {
+		t.Errorf("BatchItems by another account: %v, want ErrNotFound", err)
+	}
+
+	items := batchItems(t, s, a.ID, b.ID)
+	if len(items) != 5 {
+		t.Fatalf("%d items, want 5", len(items))
+	}
+	for i, it := range items {
+		if it.RowNumber != i+1 || it.ExternalID != nb.Items[i].ExternalID {
+			t.Errorf("item %d: row %d externalId %q", i, it.RowNumber, it.ExternalID)
+		}
+		if got, want := fstr(it.Latitude)+","+fstr(it.Longitude), fstr(nb.Items[i].Latitude)+","+fstr(nb.Items[i].Longitude); got != want {
+			t.Errorf("item %d: coordinates %s, want %s", i, got, want)
+		}
+		if nb.Items[i].ErrorCode != "" {
+			if it.Status != ItemRejected || it.JobID != nil || it.ErrorCode == nil || *it.ErrorCode != nb.Items[i].ErrorCode ||
+				*it.ErrorMessage != nb.Items[i].ErrorMessage {
+				t.Errorf("item %d: %+v, want rejected with %s", i, it, nb.Items[i].ErrorCode)
+			}
+			continue
+		}
+		if it.Status != StatusQueued || it.JobID == nil || it.ErrorCode != nil || it.ReportID != nil || it.Score != nil {
+			t.Fatalf("item %d: %+v, want a queued job", i, it)
+		}
+		j, err := s.GetJob(ctx, a.ID, *it.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Bucket != BucketBulk || j.BatchID == nil || *j.BatchID != b.ID || j.Status != StatusQueued ||
+			j.Latitude != *nb.Items[i].Latitude || j.Longitude != *nb.Items[i].Longitude || !j.CreatedUTC.Equal(created) {
+			t.Errorf("item %d job %+v", i, j)
+		}
+	}
+	if got := *items[1].Latitude; got != 95 {
+		t.Errorf("rejected item kept latitude %v, want 95 as sent", got)
+	}
+	if items[3].Latitude != nil || items[3].Longitude != nil {
+		t.Errorf("item without numbers has coordinates %v %v", items[3].Latitude, items[3].Longitude)
+	}
+	if _, used, _ := s.QuotaUsage(ctx, a.ID, now); used != 2 {
+		t.Errorf("quota used %d, want 2 (valid items only)", used)
+	}
+	if _, err := s.GetBatch(ctx, a.ID, "bat_doesnotexist000000000000"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown batch: %v", err)
+	}
+}
+
+func TestCreateBatchInvalid(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 10)
+	for name, nb := range map[string]NewBatch{
+		"no items":           {AccountID: a.ID},
+		"valid without lat":  {AccountID: a.ID, Items: []NewBatchItem{{Longitude: fptr(-80)}}},
+		"valid without lon":  {AccountID: a.ID, Items: []NewBatchItem{{Latitude: fptr(30)}}},
+		"key without a hash": {AccountID: a.ID, Items: []NewBatchItem{validItem("", 30, -80)}, IdempotencyKey: "k"},
+	} {
+		if _, _, err := s.CreateBatch(ctx, nb, t0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	for name, nb := range map[string]NewBatch{
+		"unknown account, valid items": {AccountID: "acct_nope", Items: []NewBatchItem{validItem("", 30, -80)}},
+		"unknown account, all rejected": {AccountID: "acct_nope", Items: []NewBatchItem{
+			rejectedItem("", "invalid_latitude", nil, nil)}},
+	} {
+		if _, _, err := s.CreateBatch(ctx, nb, t0); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", name, err)
+		}
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM batches`); n != 0 {
+		t.Errorf("%d batches after refused creates", n)
+	}
+}
+
+func TestCreateBatchAllRejected(t *testing.T) {
+	s := newStore(t, Options{})
+	a := newAccount(t, s, 0) // no quota at all: rejected items use none
+	b, _, err := s.CreateBatch(context.Background(), NewBatch{AccountID: a.ID, Items: []NewBatchItem{
+		rejectedItem("x", "invalid_longitude", fptr(10), fptr(200)),
+		rejectedItem("y", "unsupported_location", fptr(-33.9), fptr(151.2)),
+	}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Status != BatchCompleted || b.CompletedUTC == nil || !b.CompletedUTC.Equal(t0) || b.ProgressPercent() != 100 {
+		t.Errorf("all-rejected batch %+v", b)
+	}
+	wantBatch(t, s, a.ID, b.ID, BatchCompleted, BatchCounts{Rejected: 2}, 100, &t0)
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 0 {
+		t.Errorf("%d jobs for an all-rejected batch", n)
+	}
+}
+
+func TestCreateBatchQuotaAllOrNothing(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 5)
+	six := make([]NewBatchItem, 6)
+	for i := range six {
+		six[i] = validItem(fmt.Sprint(i), 30+float64(i), -90)
+	}
+	_, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: six, IdempotencyKey: "k6", RequestHash: "h6"}, t0)
+	var qe *QuotaError
+	if !errors.As(err, &qe) || qe.Limit != 5 || qe.Used != 0 || !qe.ResetsAt.Equal(NextMonthStart(t0)) {
+		t.Fatalf("6 valid items on a quota of 5: %v, want *QuotaError{5, 0}", err)
+	}
+	for _, table := range []string{"batches", "batch_items", "report_jobs", "idempotency_keys"} {
+		if n := countRows(t, s, `SELECT COUNT(*) FROM `+table); n != 0 {
+			t.Errorf("%d rows in %s after a refused batch", n, table)
+		}
+	}
+	// Five valid items and three rejected ones fit exactly.
+	fits := append(append([]NewBatchItem{}, six[:5]...), rejectedItem("", "invalid_latitude", nil, nil),
+		rejectedItem("", "invalid_longitude", fptr(1), nil), rejectedItem("", "unsupported_location", fptr(1), fptr(1)))
+	b, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: fits}, t0)
+	if err != nil {
+		t.Fatalf("5 valid + 3 rejected on a quota of 5: %v", err)
+	}
+	if b.Counts.Queued != 5 || b.Counts.Rejected != 3 {
+		t.Errorf("counts %+v", b.Counts)
+	}
+	if _, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: six[:1]}, t0); !errors.As(err, &qe) || qe.Used != 5 {
+		t.Errorf("one more valid item: %v, want *QuotaError with 5 used", err)
+	}
+	if _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); !errors.As(err, &qe) {
+		t.Errorf("a single job after the batch used the quota: %v", err)
+	}
+	// The quota period rolls over: the same batch fits again.
+	if _, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: six[:5]}, NextMonthStart(t0)); err != nil {
+		t.Errorf("next month: %v", err)
+	}
+}
+
+func TestCreateBatchIdempotency(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
+	nb := NewBatch{AccountID: a.ID, Name: "n", Items: []NewBatchItem{validItem("1", 30, -90), rejectedItem("2", "invalid_latitude", nil, nil)},
+		IdempotencyKey: "key-1", RequestHash: "hash-1"}
+	b1, replayed, err := s.CreateBatch(ctx, nb, t0)
+	if err != nil || replayed {
+		t.Fatalf("first: %v %v", replayed, err)
+	}
+	// The replay shows the batch as it stands now.
+	items := batchItems(t, s, a.ID, b1.ID)
+	completeBatchJob(t, s, *items[0].JobID, summaryBody(t, 50, "moderate", [6]*int{}), t0.Add(time.Second))
+
+	b2, replayed, err := s.CreateBatch(ctx, nb, t0.Add(time.Hour))
+	if err != nil || !replayed || b2.ID != b1.ID || b2.Status != BatchCompleted || b2.Counts.Completed != 1 {
+		t.Fatalf("replay = %+v %v %v, want the original batch, completed", b2, replayed, err)
+	}
+	conflict := nb
+	conflict.RequestHash = "hash-2"
+	if _, _, err := s.CreateBatch(ctx, conflict, t0.Add(time.Hour)); !errors.Is(err, ErrIdempotencyConflict) {
+		t.Errorf("other payload: %v, want ErrIdempotencyConflict", err)
+	}
+	// Keys are per account and per kind: the same key makes a new batch for
+	// another account, and a single job with the same key is independent.
+	ob := nb
+	ob.AccountID = other.ID
+	if b3, replayed, err := s.CreateBatch(ctx, ob, t0); err != nil || replayed || b3.ID == b1.ID {
+		t.Errorf("same key, other account: %+v %v %v", b3, replayed, err)
+	}
+	if _, replayed, err := s.CreateJob(ctx, NewJob{AccountID: a.ID, Latitude: 30, Longitude: -90, IdempotencyKey: "key-1", RequestHash: "hash-1"}, t0); err != nil || replayed {
+		t.Errorf("same key for a single job: replayed=%v err=%v, want a new job", replayed, err)
+	}
+	// After 24 hours the key is forgotten.
+	b4, replayed, err := s.CreateBatch(ctx, conflict, t0.Add(IdempotencyTTL))
+	if err != nil || replayed || b4.ID == b1.ID {
+		t.Errorf("expired key: %+v %v %v, want a new batch", b4, replayed, err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM batches WHERE account_id = ?`, a.ID); n != 2 {
+		t.Errorf("%d batches, want 2", n)
+	}
+}
+
+func TestConcurrentBatchSameKey(t *testing.T) {
+	s := newStore(t, Options{})
+	a := newAccount(t, s, 1000)
+	items := make([]NewBatchItem, 20)
+	for i := range items {
+		items[i] = validItem(fmt.Sprint(i), 30, -90)
+	}
+	const n = 8
+	ids := make([]string, n)
+	replays := 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			b, replayed, err := s.CreateBatch(context.Background(), NewBatch{AccountID: a.ID, Items: items, IdempotencyKey: "same", RequestHash: "h"}, t0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			ids[i] = b.ID
+			if replayed {
+				replays++
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("concurrent requests with one key made different batches: %v", ids)
+		}
+	}
+	if replays != n-1 {
+		t.Errorf("%d replays, want %d", replays, n-1)
+	}
+	if b, j := countRows(t, s, `SELECT COUNT(*) FROM batches`), countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); b != 1 || j != 20 {
+		t.Errorf("%d batches and %d jobs, want 1 and 20", b, j)
+	}
+}
+
+// TestBatchLifecycle walks a batch through every state change a job can
+// make, including a failed job retried by hand, and checks after each one
+// that status, counts, progress and completion time follow, and that the
+// stored status columns agree with the derived ones.
+func TestBatchLifecycle(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	b, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: []NewBatchItem{
+		validItem("a", 30, -90), validItem("b", 31, -91), validItem("c", 32, -92),
+		rejectedItem("d", "invalid_latitude", nil, nil),
+	}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := batchItems(t, s, a.ID, b.ID)
+	ja, jb, jc := *items[0].JobID, *items[1].JobID, *items[2].JobID
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 3, Rejected: 1}, 25, nil)
+
+	claimBatchJob(t, s, ja, at(1))
+	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Processing: 1, Rejected: 1}, 25, nil)
+
+	if _, err := s.CompleteJob(ctx, ja, "tw", Report{DataVersion: "dv", Body: summaryBody(t, 10, "very_low", [6]*int{})}, at(2)); err != nil {
+		t.Fatal(err)
+	}
+	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, nil)
+
+	// A transient failure being retried automatically keeps the item queued.
+	claimBatchJob(t, s, jb, at(3))
+	if err := s.RetryLater(ctx, jb, "tw", at(4), "generation_failed", "try again", at(3)); err != nil {
+		t.Fatal(err)
+	}
+	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, nil)
+	if it := batchItems(t, s, a.ID, b.ID)[1]; it.Status != StatusQueued || it.ErrorCode != nil {
+		t.Errorf("item being retried automatically: %+v, want queued without error", it)
+	}
+
+	failBatchJob(t, s, jb, true, at(5))
+	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 1, Completed: 1, Failed: 1, Rejected: 1}, 75, nil)
+
+	completeBatchJob(t, s, jc, summaryBody(t, 20, "low", [6]*int{}), at(6))
+	done := at(6)
+	wantBatch(t, s, a.ID, b.ID, BatchCompleted, BatchCounts{Completed: 2, Failed: 1, Rejected: 1}, 100, &done)
+	if it := batchItems(t, s, a.ID, b.ID)[1]; it.Status != StatusFailed || it.ErrorCode == nil || *it.ErrorCode != "generation_failed" || *it.ErrorMessage != "boom" {
+		t.Errorf("failed item %+v", it)
+	}
+
+	// Retried by hand: processing again until the job ends again.
+	if _, err := s.RetryJob(ctx, a.ID, jb, at(7)); err != nil {
+		t.Fatal(err)
+	}
+	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 1, Completed: 2, Rejected: 1}, 75, nil)
+	completeBatchJob(t, s, jb, summaryBody(t, 30, "low", [6]*int{}), at(9))
+	done = at(9)
+	wantBatch(t, s, a.ID, b.ID, BatchCompleted, BatchCounts{Completed: 3, Rejected: 1}, 100, &done)
+}
+
+// A job that fails for good as the last one completes the batch too.
+func TestBatchCompletedByFailure(t *testing.T) {
+	s := newStore(t, Options{})
+	a := newAccount(t, s, 100)
+	b, _, err := s.CreateBatch(context.Background(), NewBatch{AccountID: a.ID, Items: []NewBatchItem{validItem("", 30, -90)}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failBatchJob(t, s, *batchItems(t, s, a.ID, b.ID)[0].JobID, false, t0.Add(time.Minute))
+	done := t0.Add(time.Minute)
+	wantBatch(t, s, a.ID, b.ID, BatchCompleted, BatchCounts{Failed: 1}, 100, &done)
+	if _, err := s.RetryJob(context.Background(), a.ID, *batchItems(t, s, a.ID, b.ID)[0].JobID, t0); !errors.Is(err, ErrNotRetryable) {
+		t.Errorf("retrying a permanent failure: %v", err)
+	}
+	wantBatch(t, s, a.ID, b.ID, BatchCompleted, BatchCounts{Failed: 1}, 100, &done)
+}
+
+func TestBatchItemScores(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	b, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: []NewBatchItem{
+		validItem("x", 30, -90), validItem("y", 31, -91),
+	}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := batchItems(t, s, a.ID, b.ID)
+	v := func(n int) *int { return &n }
+	modules := [6]*int{v(1), v(0), nil, v(100), v(55), nil}
+	done := completeBatchJob(t, s, *items[0].JobID, summaryBody(t, 77, "high", modules), t0)
+
+	items = batchItems(t, s, a.ID, b.ID)
+	it := items[0]
+	if it.Status != StatusCompleted || it.ReportID == nil || *it.ReportID != *done.ReportID ||
+		it.Score == nil || *it.Score != 77 || it.RiskLevel == nil || *it.RiskLevel != "high" || it.ErrorCode != nil {
+		t.Fatalf("completed item %+v", it)
+	}
+	if got, want := fmt.Sprint(derefAll(it.ModuleScores)), fmt.Sprint(derefAll(modules)); got != want {
+		t.Errorf("module scores %s, want %s", got, want)
+	}
+	if it := items[1]; it.Status != StatusQueued || it.Score != nil || it.RiskLevel != nil || it.ReportID != nil || it.ModuleScores != [6]*int{} {
+		t.Errorf("queued item %+v", it)
+	}
+	// An error from the callback stops the iteration and comes back as is.
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.BatchItems(ctx, a.ID, b.ID, func(BatchItem) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("callback error: %v after %d calls", err, calls)
+	}
+}
+
+func derefAll(ps [6]*int) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = "null"
+		if p != nil {
+			out[i] = fmt.Sprint(*p)
+		}
+	}
+	return out
+}
+
+// The batch queries use indexes, not scans of every job or item.
+func TestBatchQueryPlans(t *testing.T) {
+	s := newStore(t, Options{})
+	for name, q := range map[string]string{
+		"items":  itemsQuery,
+		"status": `SELECT COUNT(*) FROM report_jobs WHERE batch_id = 'x' AND status IN ('queued', 'processing')`,
+	} {
+		var plan []struct {
+			ID     int    `db:"id"`
+			Parent int    `db:"parent"`
+			NotUse int    `db:"notused"`
+			Detail string `db:"detail"`
+		}
+		args := []any{}
+		if name == "items" {
+			args = []any{"bat_x", "acct_x"}
+		}
+		if err := s.DB().Select(&plan, "EXPLAIN QUERY PLAN "+q, args...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, p := range plan {
+			if len(p.Detail) >= 4 && p.Detail[:4] == "SCAN" {
+				t.Errorf("%s query scans: %q", name, p.Detail)
+			}
+		}
+	}
+}

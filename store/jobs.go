@@ -1,0 +1,626 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"locrisk/ids"
+)
+
+// Job statuses (CONTRACT section 2).
+const (
+	StatusQueued     = "queued"
+	StatusProcessing = "processing"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+)
+
+// ValidStatus reports whether s is one of the four job statuses.
+func ValidStatus(s string) bool {
+	switch s {
+	case StatusQueued, StatusProcessing, StatusCompleted, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// Usage buckets: single API jobs, batch children, operator-made jobs.
+const (
+	BucketAPI    = "api"
+	BucketBulk   = "bulk"
+	BucketManual = "manual"
+)
+
+// IdempotencyTTL is how long an idempotency key is remembered.
+const IdempotencyTTL = 24 * time.Hour
+
+// Idempotency kinds (idempotency_keys.kind).
+const (
+	kindReportJob = "report_job"
+	kindBatch     = "batch"
+)
+
+// Job is a report job. The error fields are set while a failed job waits
+// for its automatic retry (status queued, last error kept for operators) and
+// on a failed job; the API shows them only for status failed.
+type Job struct {
+	ID             string
+	AccountID      string
+	BatchID        *string
+	Bucket         string
+	Latitude       float64
+	Longitude      float64
+	Status         string
+	Attempts       int // generation attempts started, across retries
+	ErrorCode      *string
+	ErrorMessage   *string
+	ErrorTransient *bool
+	ReportID       *string
+	RunAfterUTC    time.Time
+	CreatedUTC     time.Time
+	UpdatedUTC     time.Time
+	CompletedUTC   *time.Time // completed or failed
+}
+
+// Terminal reports whether the job is completed or failed.
+func (j Job) Terminal() bool { return j.Status == StatusCompleted || j.Status == StatusFailed }
+
+// NewJob describes a job to create.
+type NewJob struct {
+	AccountID      string
+	Bucket         string // BucketAPI, BucketBulk or BucketManual; "" means BucketAPI
+	Latitude       float64
+	Longitude      float64
+	IdempotencyKey string // "" = none
+	RequestHash    string // hex SHA-256 of the canonical request; compared on replay
+}
+
+type jobRow struct {
+	ID              string         `db:"id"`
+	AccountID       string         `db:"account_id"`
+	BatchID         sql.NullString `db:"batch_id"`
+	Bucket          string         `db:"bucket"`
+	Latitude        float64        `db:"latitude"`
+	Longitude       float64        `db:"longitude"`
+	Status          string         `db:"status"`
+	Attempts        int            `db:"attempts"`
+	ErrorCode       sql.NullString `db:"error_code"`
+	ErrorMessage    sql.NullString `db:"error_message"`
+	ErrorTransient  sql.NullBool   `db:"error_transient"`
+	ReportID        sql.NullString `db:"report_id"`
+	RunAfterUTC     string         `db:"run_after_utc"`
+	LeaseOwner      sql.NullString `db:"lease_owner"`
+	LeaseExpiresUTC sql.NullString `db:"lease_expires_utc"`
+	CreatedUTC      string         `db:"created_utc"`
+	UpdatedUTC      string         `db:"updated_utc"`
+	CompletedUTC    sql.NullString `db:"completed_utc"`
+}
+
+const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, status, attempts,
+	error_code, error_message, error_transient, report_id, run_after_utc, lease_owner,
+	lease_expires_utc, created_utc, updated_utc, completed_utc`
+
+func (r jobRow) job() (Job, error) {
+	j := Job{
+		ID: r.ID, AccountID: r.AccountID, BatchID: strPtr(r.BatchID), Bucket: r.Bucket,
+		Latitude: r.Latitude, Longitude: r.Longitude, Status: r.Status, Attempts: r.Attempts,
+		ErrorCode: strPtr(r.ErrorCode), ErrorMessage: strPtr(r.ErrorMessage), ReportID: strPtr(r.ReportID),
+	}
+	if r.ErrorTransient.Valid {
+		b := r.ErrorTransient.Bool
+		j.ErrorTransient = &b
+	}
+	var err error
+	if j.RunAfterUTC, err = ParseTime(r.RunAfterUTC); err != nil {
+		return Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if j.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
+		return Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if j.UpdatedUTC, err = ParseTime(r.UpdatedUTC); err != nil {
+		return Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if j.CompletedUTC, err = parseNullTime(r.CompletedUTC); err != nil {
+		return Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	return j, nil
+}
+
+// scanJobs turns rows into jobs.
+func scanJobs(rows []jobRow) ([]Job, error) {
+	out := make([]Job, 0, len(rows))
+	for _, r := range rows {
+		j, err := r.job()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// getJobTx reads one job by id (any account) with q.
+func getJobByID(ctx context.Context, q queryer, jobID string) (Job, error) {
+	var r jobRow
+	err := q.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = ?`, jobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, fmt.Errorf("job %s: %w", jobID, ErrNotFound)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("get job %s: %w", jobID, err)
+	}
+	return r.job()
+}
+
+// CreateJob checks the idempotency key, then the monthly quota, then inserts
+// the job (queued, runnable at now) and remembers the key, all in one
+// immediate transaction: concurrent requests with one key create one job,
+// and concurrent creates can never overshoot the quota.
+//
+// Same key and same RequestHash within IdempotencyTTL: the original job as
+// it stands now, replayed=true, no quota used. Same key, other hash:
+// ErrIdempotencyConflict. A key older than IdempotencyTTL is forgotten (its
+// row replaced). Over quota: *QuotaError (errors.Is ErrQuotaExceeded).
+// Unknown account: ErrNotFound.
+func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job, replayed bool, err error) {
+	if j.Bucket == "" {
+		j.Bucket = BucketAPI
+	}
+	if j.Bucket != BucketAPI && j.Bucket != BucketBulk && j.Bucket != BucketManual {
+		return Job{}, false, fmt.Errorf("%w: unknown bucket %q", ErrInvalid, j.Bucket)
+	}
+	if j.IdempotencyKey != "" && j.RequestHash == "" {
+		return Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", ErrInvalid)
+	}
+	now = truncMs(now)
+	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		if j.IdempotencyKey != "" {
+			id, found, err := lookupIdempotency(ctx, tx, j.AccountID, kindReportJob, j.IdempotencyKey, j.RequestHash, now)
+			if err != nil {
+				return err
+			}
+			if found {
+				job, err = getJobByID(ctx, tx, id)
+				replayed = true
+				return err
+			}
+		}
+		if err := checkQuota(ctx, tx, j.AccountID, 1, now); err != nil {
+			return err
+		}
+		job = Job{
+			ID: ids.New(ids.Job), AccountID: j.AccountID, Bucket: j.Bucket,
+			Latitude: j.Latitude, Longitude: j.Longitude, Status: StatusQueued,
+			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
+		}
+		if err := insertJob(ctx, tx, job); err != nil {
+			return err
+		}
+		if j.IdempotencyKey != "" {
+			return rememberIdempotency(ctx, tx, j.AccountID, kindReportJob, j.IdempotencyKey, j.RequestHash, job.ID, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return Job{}, false, fmt.Errorf("create job: %w", err)
+	}
+	return job, replayed, nil
+}
+
+// insertJob writes a new job row (queued, no attempts).
+func insertJob(ctx context.Context, tx *sqlx.Tx, j Job) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
+		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+		j.ID, j.AccountID, nullString(j.BatchID), j.Bucket, j.Latitude, j.Longitude, j.Status,
+		FormatTime(j.RunAfterUTC), FormatTime(j.CreatedUTC), FormatTime(j.UpdatedUTC))
+	if err != nil {
+		return fmt.Errorf("insert job: %w", err)
+	}
+	return nil
+}
+
+// lookupIdempotency finds a live idempotency key. found with the resource id
+// when key and hash match; ErrIdempotencyConflict when the hash differs. An
+// expired key is deleted so the caller can remember the key afresh.
+// Must run inside the write transaction that will also remember the key.
+func lookupIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash string, now time.Time) (string, bool, error) {
+	var row struct {
+		Hash       string `db:"request_hash"`
+		ResourceID string `db:"resource_id"`
+		CreatedUTC string `db:"created_utc"`
+	}
+	err := tx.GetContext(ctx, &row, `SELECT request_hash, resource_id, created_utc FROM idempotency_keys
+		WHERE account_id = ? AND kind = ? AND key = ?`, accountID, kind, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("idempotency lookup: %w", err)
+	}
+	created, err := ParseTime(row.CreatedUTC)
+	if err != nil {
+		return "", false, err
+	}
+	if !created.After(now.Add(-IdempotencyTTL)) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND kind = ? AND key = ?`, accountID, kind, key); err != nil {
+			return "", false, fmt.Errorf("forget expired idempotency key: %w", err)
+		}
+		return "", false, nil
+	}
+	if row.Hash != hash {
+		return "", false, ErrIdempotencyConflict
+	}
+	return row.ResourceID, true, nil
+}
+
+func rememberIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc)
+		VALUES (?, ?, ?, ?, ?, ?)`, accountID, kind, key, hash, resourceID, FormatTime(now))
+	if err != nil {
+		return fmt.Errorf("remember idempotency key: %w", err)
+	}
+	return nil
+}
+
+// PurgeIdempotencyKeys deletes keys older than IdempotencyTTL. Expired keys
+// are already ignored; this only keeps the table small.
+func (s *Store) PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := s.withWriteLock(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_utc <= ?`, FormatTime(now.Add(-IdempotencyTTL)))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge idempotency keys: %w", err)
+	}
+	return n, nil
+}
+
+// QuotaUsage returns the account's monthly quota and the jobs it created in
+// now's calendar month (UTC), every bucket included.
+func (s *Store) QuotaUsage(ctx context.Context, accountID string, now time.Time) (limit, used int, err error) {
+	return quotaUsage(ctx, s.db, accountID, now)
+}
+
+func quotaUsage(ctx context.Context, q queryer, accountID string, now time.Time) (limit, used int, err error) {
+	a, err := getAccount(ctx, q, accountID)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = q.GetContext(ctx, &used, `SELECT COUNT(*) FROM report_jobs
+		WHERE account_id = ? AND created_utc >= ? AND created_utc < ?`,
+		accountID, FormatTime(MonthStart(now)), FormatTime(NextMonthStart(now)))
+	if err != nil {
+		return 0, 0, fmt.Errorf("count jobs this month: %w", err)
+	}
+	return a.MonthlyQuota, used, nil
+}
+
+// checkQuota fails with *QuotaError unless n more jobs fit in the account's
+// quota for now's month. Run it inside the write transaction that inserts
+// the jobs, so the count cannot change in between.
+func checkQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now time.Time) error {
+	limit, used, err := quotaUsage(ctx, tx, accountID, now)
+	if err != nil {
+		return err
+	}
+	if used+n > limit {
+		return &QuotaError{Limit: limit, Used: used, ResetsAt: NextMonthStart(now)}
+	}
+	return nil
+}
+
+// GetJob returns the account's job; another account's job is ErrNotFound.
+func (s *Store) GetJob(ctx context.Context, accountID, jobID string) (Job, error) {
+	var r jobRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = ? AND account_id = ?`, jobID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, fmt.Errorf("job %s: %w", jobID, ErrNotFound)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("get job %s: %w", jobID, err)
+	}
+	return r.job()
+}
+
+// ListJobs returns up to limit of the account's jobs, newest first
+// (created_utc DESC, id DESC), starting after cursor ("" = from the newest),
+// optionally only those with one status ("" = all). nextCursor is "" on the
+// last page. The cursor is opaque to callers: a malformed one is
+// ErrBadCursor. limit <= 0 means 20; it is capped at 1000.
+func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]Job, string, error) {
+	if status != "" && !ValidStatus(status) {
+		return nil, "", fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
+	}
+	if limit <= 0 {
+		limit = 20
+	}
+	limit = min(limit, 1000)
+	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = ?`
+	args := []any{accountID}
+	if status != "" {
+		q += ` AND status = ?`
+		args = append(args, status)
+	}
+	if cursor != "" {
+		created, id, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		q += ` AND (created_utc < ? OR (created_utc = ? AND id < ?))`
+		args = append(args, created, created, id)
+	}
+	q += ` ORDER BY created_utc DESC, id DESC LIMIT ?`
+	args = append(args, limit+1) // one more tells whether a next page exists
+	var rows []jobRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
+		next = encodeCursor(last.CreatedUTC, last.ID)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, "", err
+	}
+	return jobs, next, nil
+}
+
+// A cursor is base64url("v1" NUL created_utc NUL id) of the last row shown.
+const cursorVersion = "v1"
+
+func encodeCursor(created, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + "\x00" + created + "\x00" + id))
+}
+
+func decodeCursor(c string) (created, id string, err error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return "", "", ErrBadCursor
+	}
+	parts := strings.Split(string(b), "\x00")
+	if len(parts) != 3 || parts[0] != cursorVersion {
+		return "", "", ErrBadCursor
+	}
+	if _, err := ParseTime(parts[1]); err != nil || len(parts[1]) != len(TimeLayout) {
+		return "", "", ErrBadCursor
+	}
+	if !ids.HasPrefix(parts[2], ids.Job) {
+		return "", "", ErrBadCursor
+	}
+	return parts[1], parts[2], nil
+}
+
+// RetryJob puts the account's failed job back in the queue when its error
+// was transient; anything else is ErrNotRetryable (ErrNotFound for an
+// unknown or foreign job). No quota is used; attempts keep counting.
+func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (Job, error) {
+	now = truncMs(now)
+	var job Job
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var r jobRow
+		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = ?, updated_utc = ?,
+			error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
+			lease_owner = NULL, lease_expires_utc = NULL
+			WHERE id = ? AND account_id = ? AND status = 'failed' AND error_transient = 1
+			RETURNING `+jobColumns, FormatTime(now), FormatTime(now), jobID, accountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			var exists int
+			if err := tx.GetContext(ctx, &exists, `SELECT COUNT(*) FROM report_jobs WHERE id = ? AND account_id = ?`, jobID, accountID); err != nil {
+				return err
+			}
+			if exists == 0 {
+				return ErrNotFound
+			}
+			return ErrNotRetryable
+		}
+		if err != nil {
+			return err
+		}
+		if job, err = r.job(); err != nil {
+			return err
+		}
+		if job.BatchID != nil {
+			// The batch is processing again until this job ends again.
+			return syncBatchStatus(ctx, tx, *job.BatchID)
+		}
+		return nil
+	})
+	if err != nil {
+		return Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
+	}
+	return job, nil
+}
+
+// ClaimJob takes the next runnable job for owner: a queued job whose
+// run_after has come, or a processing job whose lease has expired (its
+// worker died). It becomes processing with owner's lease until now+lease,
+// and its attempts count goes up by one. ok is false when nothing is
+// runnable. One UPDATE picks and takes the job, so two workers never claim
+// the same one.
+func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (Job, bool, error) {
+	if owner == "" || lease <= 0 {
+		return Job{}, false, fmt.Errorf("%w: claim needs an owner and a positive lease", ErrInvalid)
+	}
+	now = truncMs(now)
+	nowS := FormatTime(now)
+	// Look before taking the write lock: idle workers poll often, and a
+	// read runs beside the writers where an empty UPDATE would queue
+	// behind them and hold them up.
+	var runnable int
+	err := s.db.GetContext(ctx, &runnable, `SELECT EXISTS (SELECT 1 FROM report_jobs
+		WHERE (status = 'queued' AND run_after_utc <= ?) OR (status = 'processing' AND lease_expires_utc < ?))`, nowS, nowS)
+	if err != nil {
+		return Job{}, false, fmt.Errorf("claim job: %w", err)
+	}
+	if runnable == 0 {
+		return Job{}, false, nil
+	}
+	var r jobRow
+	err = s.withWriteLock(ctx, func() error {
+		return s.db.GetContext(ctx, &r, `UPDATE report_jobs
+			SET status = 'processing', lease_owner = ?, lease_expires_utc = ?, attempts = attempts + 1, updated_utc = ?
+			WHERE id = (
+				SELECT id FROM report_jobs
+				WHERE (status = 'queued' AND run_after_utc <= ?)
+				   OR (status = 'processing' AND lease_expires_utc < ?)
+				ORDER BY run_after_utc, created_utc
+				LIMIT 1)
+			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, nowS, nowS)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, false, nil
+	}
+	if err != nil {
+		return Job{}, false, fmt.Errorf("claim job: %w", err)
+	}
+	j, err := r.job()
+	if err != nil {
+		return Job{}, false, err
+	}
+	return j, true, nil
+}
+
+// CompleteJob stores the job's report and marks the job completed, in one
+// transaction, if owner still holds the job; otherwise ErrLeaseLost and
+// nothing is written. r.ID defaults to a new UUID, r.GeneratedUTC to now;
+// r.JobID and r.AccountID are taken from the job. reports.job_id is unique,
+// so a job can never get two reports. The OnJobFinal hooks run inside the
+// transaction.
+func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r Report, now time.Time) (Job, error) {
+	now = truncMs(now)
+	if r.ID == "" {
+		r.ID = ids.NewReportID()
+	}
+	if r.GeneratedUTC.IsZero() {
+		r.GeneratedUTC = now
+	}
+	var job Job
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var row jobRow
+		err := tx.GetContext(ctx, &row, `UPDATE report_jobs SET status = 'completed', report_id = ?,
+			completed_utc = ?, updated_utc = ?, lease_owner = NULL, lease_expires_utc = NULL,
+			error_code = NULL, error_message = NULL, error_transient = NULL
+			WHERE id = ? AND status = 'processing' AND lease_owner = ?
+			RETURNING `+jobColumns, r.ID, FormatTime(now), FormatTime(now), jobID, owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		if job, err = row.job(); err != nil {
+			return err
+		}
+		r.JobID, r.AccountID = job.ID, job.AccountID
+		if err := insertReport(ctx, tx, r); err != nil {
+			return err
+		}
+		return s.afterJobFinal(ctx, tx, job)
+	})
+	if err != nil {
+		return Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
+	}
+	return job, nil
+}
+
+// FailJob marks the job failed with an error, if owner still holds it
+// (else ErrLeaseLost). The OnJobFinal hooks run inside the transaction.
+func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (Job, error) {
+	now = truncMs(now)
+	var job Job
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var row jobRow
+		err := tx.GetContext(ctx, &row, `UPDATE report_jobs SET status = 'failed',
+			error_code = ?, error_message = ?, error_transient = ?,
+			completed_utc = ?, updated_utc = ?, lease_owner = NULL, lease_expires_utc = NULL
+			WHERE id = ? AND status = 'processing' AND lease_owner = ?
+			RETURNING `+jobColumns, code, msg, transient, FormatTime(now), FormatTime(now), jobID, owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		if job, err = row.job(); err != nil {
+			return err
+		}
+		return s.afterJobFinal(ctx, tx, job)
+	})
+	if err != nil {
+		return Job{}, fmt.Errorf("fail job %s: %w", jobID, err)
+	}
+	return job, nil
+}
+
+// afterJobFinal is the one place a job's final transition reaches beyond
+// the job row: it brings a batch job's batch status up to date and runs
+// the OnJobFinal hooks (webhook outbox) inside the transition's transaction.
+func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job Job) error {
+	if job.BatchID != nil {
+		if err := syncBatchStatus(ctx, tx, *job.BatchID); err != nil {
+			return fmt.Errorf("job %s: %w", job.ID, err)
+		}
+	}
+	for _, h := range s.onFinal {
+		if err := h(ctx, tx, job); err != nil {
+			return fmt.Errorf("job %s final hook: %w", job.ID, err)
+		}
+	}
+	return nil
+}
+
+// RetryLater puts a job owner holds back in the queue after a transient
+// error, runnable from runAfter, keeping the error for operators; the
+// attempt stays counted. ErrLeaseLost if owner no longer holds the job.
+func (s *Store) RetryLater(ctx context.Context, jobID, owner string, runAfter time.Time, code, msg string, now time.Time) error {
+	return s.requeue(ctx, jobID, owner, `run_after_utc = ?, error_code = ?, error_message = ?, error_transient = 1`,
+		[]any{FormatTime(runAfter), code, msg}, now)
+}
+
+// ReleaseJob hands a job owner holds back to the queue without counting the
+// attempt (graceful shutdown before the work finished). ErrLeaseLost if
+// owner no longer holds it.
+func (s *Store) ReleaseJob(ctx context.Context, jobID, owner string, now time.Time) error {
+	return s.requeue(ctx, jobID, owner, `run_after_utc = ?, attempts = MAX(attempts - 1, 0)`,
+		[]any{FormatTime(now)}, now)
+}
+
+func (s *Store) requeue(ctx context.Context, jobID, owner, set string, args []any, now time.Time) error {
+	args = append(args, FormatTime(now), jobID, owner)
+	err := s.withWriteLock(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, `UPDATE report_jobs SET status = 'queued', lease_owner = NULL,
+			lease_expires_utc = NULL, `+set+`, updated_utc = ?
+			WHERE id = ? AND status = 'processing' AND lease_owner = ?`, args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrLeaseLost
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("requeue job %s: %w", jobID, err)
+	}
+	return nil
+}

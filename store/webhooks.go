@@ -1,0 +1,557 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"locrisk/ids"
+)
+
+// Webhooks (CONTRACT section 7): endpoints an account registers, the outbox
+// of events written inside a job's final transaction, and one delivery per
+// event and subscribed endpoint, which the delivery worker claims with a
+// lease, attempts and records.
+//
+// Claim tokens: a claim sets lease_expires_utc, and the same value must be
+// presented to record or release the attempt. A delivery can only be claimed
+// again after that lease has passed, so a later claim always carries a later
+// lease: the value identifies one claim without a separate owner column.
+
+// Delivery statuses (webhook_deliveries.status).
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+)
+
+// MaxActiveEndpoints is the number of active endpoints an account may have.
+const MaxActiveEndpoints = 20
+
+// ErrEndpointLimit is returned by CreateWebhookEndpoint when the account
+// already has MaxActiveEndpoints active endpoints.
+var ErrEndpointLimit = errors.New("webhook endpoint limit reached")
+
+// ErrorEndpointDisabled is the error recorded on deliveries that stop
+// because their endpoint was disabled.
+const ErrorEndpointDisabled = "endpoint disabled"
+
+// WebhookEndpoint is an endpoint as the API shows it: never the secret.
+type WebhookEndpoint struct {
+	ID          string
+	AccountID   string
+	Name        string
+	URL         string
+	Events      []string
+	Active      bool
+	CreatedUTC  time.Time
+	DisabledUTC *time.Time
+}
+
+// NewWebhookEndpoint describes an endpoint to create. The caller has
+// validated every field; the store only enforces the active-endpoint limit.
+type NewWebhookEndpoint struct {
+	AccountID string
+	Name      string
+	URL       string
+	Events    []string
+}
+
+type endpointRow struct {
+	ID          string         `db:"id"`
+	AccountID   string         `db:"account_id"`
+	Name        string         `db:"name"`
+	URL         string         `db:"url"`
+	Events      string         `db:"events"`
+	Active      bool           `db:"is_active"`
+	CreatedUTC  string         `db:"created_utc"`
+	DisabledUTC sql.NullString `db:"disabled_utc"`
+}
+
+const endpointColumns = `id, account_id, name, url, events, is_active, created_utc, disabled_utc`
+
+func (r endpointRow) endpoint() (WebhookEndpoint, error) {
+	e := WebhookEndpoint{ID: r.ID, AccountID: r.AccountID, Name: r.Name, URL: r.URL,
+		Events: strings.Fields(r.Events), Active: r.Active}
+	var err error
+	if e.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
+	}
+	if e.DisabledUTC, err = parseNullTime(r.DisabledUTC); err != nil {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
+	}
+	return e, nil
+}
+
+// CreateWebhookEndpoint stores a new active endpoint with a fresh signing
+// secret (whsec_..., returned here and never again through the API). The
+// count of active endpoints and the insert share one immediate transaction,
+// so concurrent creates cannot pass MaxActiveEndpoints (ErrEndpointLimit).
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint, now time.Time) (WebhookEndpoint, string, error) {
+	if ne.AccountID == "" || ne.Name == "" || ne.URL == "" || len(ne.Events) == 0 {
+		return WebhookEndpoint{}, "", fmt.Errorf("%w: endpoint needs an account, name, url and events", ErrInvalid)
+	}
+	for _, ev := range ne.Events {
+		if ev == "" || strings.ContainsAny(ev, " \t\r\n") {
+			return WebhookEndpoint{}, "", fmt.Errorf("%w: event name %q", ErrInvalid, ev)
+		}
+	}
+	e := WebhookEndpoint{
+		ID: ids.New(ids.WebhookEndpoint), AccountID: ne.AccountID, Name: ne.Name, URL: ne.URL,
+		Events: append([]string(nil), ne.Events...), Active: true, CreatedUTC: truncMs(now),
+	}
+	secret := ids.NewSecret(ids.SigningSecret)
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var active int
+		if err := tx.GetContext(ctx, &active, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`,
+			ne.AccountID); err != nil {
+			return fmt.Errorf("count active endpoints: %w", err)
+		}
+		if active >= MaxActiveEndpoints {
+			return ErrEndpointLimit
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints
+			(id, account_id, name, url, events, signing_secret, is_active, created_utc)
+			VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
+			e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), secret, FormatTime(e.CreatedUTC))
+		if err != nil {
+			if strings.Contains(err.Error(), "FOREIGN KEY") {
+				return fmt.Errorf("account %s: %w", ne.AccountID, ErrNotFound)
+			}
+			return fmt.Errorf("insert webhook endpoint: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return e, secret, nil
+}
+
+// ListWebhookEndpoints returns every endpoint of the account, disabled ones
+// included, newest first.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, error) {
+	var rows []endpointRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE account_id = ? ORDER BY created_utc DESC, id DESC`, accountID); err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	out := make([]WebhookEndpoint, 0, len(rows))
+	for _, r := range rows {
+		e, err := r.endpoint()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// GetWebhookEndpoint returns the account's endpoint, active or not; another
+// account's is ErrNotFound.
+func (s *Store) GetWebhookEndpoint(ctx context.Context, accountID, id string) (WebhookEndpoint, error) {
+	var r endpointRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE id = ? AND account_id = ?`, id, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return WebhookEndpoint{}, fmt.Errorf("get webhook endpoint %s: %w", id, err)
+	}
+	return r.endpoint()
+}
+
+// DisableWebhookEndpoint marks the account's endpoint inactive and, in the
+// same transaction, fails its pending deliveries that are not in flight
+// (error ErrorEndpointDisabled). Once it returns, no attempt to the endpoint
+// is claimed any more; an attempt already in flight may still complete and
+// is then recorded (a failure ends the delivery instead of scheduling a
+// retry). Disabling a disabled endpoint changes nothing and succeeds.
+// Another account's endpoint is ErrNotFound.
+func (s *Store) DisableWebhookEndpoint(ctx context.Context, accountID, id string, now time.Time) error {
+	now = truncMs(now)
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var active bool
+		err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ? AND account_id = ?`, id, accountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if !active {
+			return nil
+		}
+		nowS := FormatTime(now)
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET is_active = 0, disabled_utc = ? WHERE id = ?`, nowS, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries
+			SET status = 'failed', error = ?, next_attempt_utc = NULL, lease_expires_utc = NULL
+			WHERE endpoint_id = ? AND status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < ?)`,
+			ErrorEndpointDisabled, id, nowS)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("disable webhook endpoint %s: %w", id, err)
+	}
+	return nil
+}
+
+// WebhookSubscribers returns the ids of the account's active endpoints
+// subscribed to eventType, oldest first. q may be the transaction of a job's
+// final transition (the outbox) or the database.
+func WebhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, eventType string) ([]string, error) {
+	var rows []struct {
+		ID     string `db:"id"`
+		Events string `db:"events"`
+	}
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, events FROM webhook_endpoints
+		WHERE account_id = ? AND is_active = 1 ORDER BY created_utc, id`, accountID); err != nil {
+		return nil, fmt.Errorf("find webhook subscribers: %w", err)
+	}
+	var out []string
+	for _, r := range rows {
+		for _, ev := range strings.Fields(r.Events) {
+			if ev == eventType {
+				out = append(out, r.ID)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// WebhookEvent is an event to put in the outbox. Body is the exact JSON that
+// will be sent on every attempt.
+type WebhookEvent struct {
+	ID         string // evt_...
+	AccountID  string
+	Type       string
+	JobID      string
+	Body       []byte
+	CreatedUTC time.Time
+}
+
+// InsertWebhookEvent writes the event and one pending delivery per endpoint
+// id, due at once (at ev.CreatedUTC), inside tx: the outbox half of a job's
+// final transition. It returns the delivery ids in endpoint order.
+func InsertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev WebhookEvent, endpointIDs []string) ([]string, error) {
+	if !ids.HasPrefix(ev.ID, ids.Event) || ev.Type == "" || ev.JobID == "" || len(ev.Body) == 0 {
+		return nil, fmt.Errorf("%w: incomplete webhook event %q", ErrInvalid, ev.ID)
+	}
+	created := FormatTime(ev.CreatedUTC)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
+		VALUES (?, ?, ?, ?, ?, ?)`, ev.ID, ev.AccountID, ev.Type, ev.JobID, string(ev.Body), created); err != nil {
+		return nil, fmt.Errorf("insert webhook event: %w", err)
+	}
+	out := make([]string, 0, len(endpointIDs))
+	for _, ep := range endpointIDs {
+		id := ids.New(ids.Delivery)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+			(id, event_id, endpoint_id, account_id, status, attempts, next_attempt_utc, created_utc)
+			VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`, id, ev.ID, ep, ev.AccountID, created, created); err != nil {
+			return nil, fmt.Errorf("insert webhook delivery: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// WebhookDelivery is a delivery as the API lists it.
+type WebhookDelivery struct {
+	ID             string
+	EndpointID     string
+	EventID        string
+	Event          string // event type
+	JobID          string
+	Status         string
+	Attempts       int
+	ResponseStatus *int
+	Error          *string
+	CreatedUTC     time.Time
+	LastAttemptUTC *time.Time
+	NextAttemptUTC *time.Time
+	DeliveredUTC   *time.Time
+}
+
+type deliveryRow struct {
+	ID             string         `db:"id"`
+	EndpointID     string         `db:"endpoint_id"`
+	EventID        string         `db:"event_id"`
+	Event          string         `db:"type"`
+	JobID          string         `db:"job_id"`
+	Status         string         `db:"status"`
+	Attempts       int            `db:"attempts"`
+	ResponseStatus sql.NullInt64  `db:"response_status"`
+	Error          sql.NullString `db:"error"`
+	CreatedUTC     string         `db:"created_utc"`
+	LastAttemptUTC sql.NullString `db:"last_attempt_utc"`
+	NextAttemptUTC sql.NullString `db:"next_attempt_utc"`
+	DeliveredUTC   sql.NullString `db:"delivered_utc"`
+}
+
+func (r deliveryRow) delivery() (WebhookDelivery, error) {
+	d := WebhookDelivery{ID: r.ID, EndpointID: r.EndpointID, EventID: r.EventID, Event: r.Event, JobID: r.JobID,
+		Status: r.Status, Attempts: r.Attempts, Error: strPtr(r.Error)}
+	if r.ResponseStatus.Valid {
+		v := int(r.ResponseStatus.Int64)
+		d.ResponseStatus = &v
+	}
+	var err error
+	if d.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
+		return WebhookDelivery{}, fmt.Errorf("webhook delivery %s: %w", r.ID, err)
+	}
+	for _, f := range []struct {
+		dst **time.Time
+		src sql.NullString
+	}{{&d.LastAttemptUTC, r.LastAttemptUTC}, {&d.NextAttemptUTC, r.NextAttemptUTC}, {&d.DeliveredUTC, r.DeliveredUTC}} {
+		if *f.dst, err = parseNullTime(f.src); err != nil {
+			return WebhookDelivery{}, fmt.Errorf("webhook delivery %s: %w", r.ID, err)
+		}
+	}
+	return d, nil
+}
+
+// ListWebhookDeliveries returns up to limit of the account's deliveries,
+// newest first (created_utc DESC, id DESC), only those to endpointID when it
+// is not "". The caller checks that endpointID belongs to the account.
+func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID string, limit int) ([]WebhookDelivery, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 1000)
+	q := `SELECT d.id, d.endpoint_id, d.event_id, e.type, e.job_id, d.status, d.attempts, d.response_status,
+			d.error, d.created_utc, d.last_attempt_utc, d.next_attempt_utc, d.delivered_utc
+		FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+		WHERE d.account_id = ?`
+	args := []any{accountID}
+	if endpointID != "" {
+		q += ` AND d.endpoint_id = ?`
+		args = append(args, endpointID)
+	}
+	q += ` ORDER BY d.created_utc DESC, d.id DESC LIMIT ?`
+	args = append(args, limit)
+	var rows []deliveryRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	out := make([]WebhookDelivery, 0, len(rows))
+	for _, r := range rows {
+		d, err := r.delivery()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// DeliveryTask is a claimed delivery: everything one attempt needs. Lease
+// is the claim token (see the comment at the top of this file).
+type DeliveryTask struct {
+	ID         string
+	EndpointID string
+	AccountID  string
+	EventID    string
+	EventType  string
+	JobID      string
+	URL        string
+	Secret     string
+	Body       []byte
+	Attempts   int // attempts recorded before this one
+	Lease      time.Time
+}
+
+// ClaimWebhookDelivery takes the next due delivery: pending, next attempt
+// at or before now, not leased (or its lease expired: the worker that held
+// it died), to an active endpoint. It leases it until now+lease and returns
+// it; ok is false when nothing is due.
+//
+// In the same transaction it fails the pending deliveries of disabled
+// endpoints whose lease has expired (an attempt that was in flight when the
+// endpoint was disabled and never reported back).
+//
+// Like every write it waits for the store's write slot, so a claim issued
+// while a job's final transaction is open runs after that transaction has
+// committed and sees the deliveries it wrote: the outbox hook may wake the
+// delivery worker from inside the transaction.
+func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, now time.Time) (DeliveryTask, bool, error) {
+	if lease <= 0 {
+		return DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive lease", ErrInvalid)
+	}
+	now = truncMs(now)
+	nowS := FormatTime(now)
+	leaseUntil := now.Add(lease)
+	var t DeliveryTask
+	found := false
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
+			SET status = 'failed', error = ?, next_attempt_utc = NULL, lease_expires_utc = NULL
+			WHERE status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < ?)
+			  AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE is_active = 0)`,
+			ErrorEndpointDisabled, nowS); err != nil {
+			return fmt.Errorf("fail deliveries of disabled endpoints: %w", err)
+		}
+		var row struct {
+			ID       string `db:"id"`
+			Attempts int    `db:"attempts"`
+		}
+		err := tx.GetContext(ctx, &row, `UPDATE webhook_deliveries SET lease_expires_utc = ?
+			WHERE id = (
+				SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+				WHERE d.status = 'pending' AND d.next_attempt_utc <= ?
+				  AND (d.lease_expires_utc IS NULL OR d.lease_expires_utc < ?)
+				  AND w.is_active = 1
+				ORDER BY d.next_attempt_utc, d.created_utc
+				LIMIT 1)
+			RETURNING id, attempts`, FormatTime(leaseUntil), nowS, nowS)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var d struct {
+			EndpointID string `db:"endpoint_id"`
+			AccountID  string `db:"account_id"`
+			EventID    string `db:"event_id"`
+			EventType  string `db:"type"`
+			JobID      string `db:"job_id"`
+			Body       string `db:"body"`
+			URL        string `db:"url"`
+			Secret     string `db:"signing_secret"`
+		}
+		if err := tx.GetContext(ctx, &d, `SELECT d.endpoint_id, d.account_id, d.event_id, e.type, e.job_id, e.body,
+				w.url, w.signing_secret
+			FROM webhook_deliveries d
+			JOIN webhook_events e ON e.id = d.event_id
+			JOIN webhook_endpoints w ON w.id = d.endpoint_id
+			WHERE d.id = ?`, row.ID); err != nil {
+			return fmt.Errorf("read claimed delivery %s: %w", row.ID, err)
+		}
+		t = DeliveryTask{ID: row.ID, EndpointID: d.EndpointID, AccountID: d.AccountID, EventID: d.EventID,
+			EventType: d.EventType, JobID: d.JobID, URL: d.URL, Secret: d.Secret, Body: []byte(d.Body),
+			Attempts: row.Attempts, Lease: truncMs(leaseUntil)}
+		found = true
+		return nil
+	})
+	if err != nil {
+		return DeliveryTask{}, false, fmt.Errorf("claim webhook delivery: %w", err)
+	}
+	return t, found, nil
+}
+
+// NextWebhookDue returns when the earliest pending delivery becomes
+// claimable (its next attempt, or the end of its lease if later); ok is
+// false when nothing is pending. The delivery worker sleeps until then.
+func (s *Store) NextWebhookDue(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullString
+	err := s.db.GetContext(ctx, &next, `SELECT MIN(CASE WHEN lease_expires_utc IS NULL THEN next_attempt_utc
+			ELSE MAX(next_attempt_utc, lease_expires_utc) END)
+		FROM webhook_deliveries WHERE status = 'pending'`)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next webhook delivery due: %w", err)
+	}
+	if !next.Valid {
+		return time.Time{}, false, nil
+	}
+	t, err := ParseTime(next.String)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return t, true, nil
+}
+
+// DeliveryAttempt is the outcome of one attempt, to record.
+type DeliveryAttempt struct {
+	Success        bool
+	ResponseStatus int    // 0: no response arrived
+	Error          string // "" on success; short and sanitised
+	Started        time.Time
+	// NextAttempt is when to try again after a failure; nil when the
+	// schedule is exhausted and a failure is final.
+	NextAttempt *time.Time
+}
+
+// RecordWebhookAttempt records an attempt of the claimed task t and ends
+// the claim: a success makes the delivery succeeded; a failure leaves it
+// pending until a.NextAttempt, or makes it failed when there is none or the
+// endpoint has been disabled meanwhile. It returns the delivery's new
+// status. ErrLeaseLost when the claim is no longer t's (its lease expired
+// and another worker took over).
+func (s *Store) RecordWebhookAttempt(ctx context.Context, t DeliveryTask, a DeliveryAttempt, now time.Time) (string, error) {
+	now = truncMs(now)
+	status := DeliveryPending
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var active bool
+		if err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ?`, t.EndpointID); err != nil {
+			return fmt.Errorf("read endpoint %s: %w", t.EndpointID, err)
+		}
+		var next, delivered, errText sql.NullString
+		var respStatus sql.NullInt64
+		if a.ResponseStatus > 0 {
+			respStatus = sql.NullInt64{Int64: int64(a.ResponseStatus), Valid: true}
+		}
+		switch {
+		case a.Success:
+			status = DeliverySucceeded
+			delivered = sql.NullString{String: FormatTime(now), Valid: true}
+		case !active:
+			status = DeliveryFailed
+			errText = sql.NullString{String: a.Error + " (" + ErrorEndpointDisabled + ": no further attempts)", Valid: true}
+		case a.NextAttempt == nil:
+			status = DeliveryFailed
+			errText = sql.NullString{String: a.Error, Valid: true}
+		default:
+			next = sql.NullString{String: FormatTime(*a.NextAttempt), Valid: true}
+			errText = sql.NullString{String: a.Error, Valid: true}
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
+			SET status = ?, attempts = attempts + 1, response_status = ?, error = ?, next_attempt_utc = ?,
+				lease_expires_utc = NULL, last_attempt_utc = ?, delivered_utc = ?
+			WHERE id = ? AND status = 'pending' AND lease_expires_utc = ?`,
+			status, respStatus, errText, next, FormatTime(a.Started), delivered, t.ID, FormatTime(t.Lease))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrLeaseLost
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("record webhook attempt %s: %w", t.ID, err)
+	}
+	return status, nil
+}
+
+// ReleaseWebhookDelivery hands a claimed delivery back without counting an
+// attempt (graceful shutdown cut the attempt short), due again at once.
+// ErrLeaseLost when the claim is no longer t's.
+func (s *Store) ReleaseWebhookDelivery(ctx context.Context, t DeliveryTask) error {
+	err := s.withWriteLock(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_expires_utc = NULL
+			WHERE id = ? AND status = 'pending' AND lease_expires_utc = ?`, t.ID, FormatTime(t.Lease))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrLeaseLost
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("release webhook delivery %s: %w", t.ID, err)
+	}
+	return nil
+}
