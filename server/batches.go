@@ -1,0 +1,382 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"locrisk/ids"
+	"locrisk/risk"
+	"locrisk/store"
+)
+
+// Operations 7 to 10: coordinate batches (CONTRACT section 4). A batch is a
+// list of items; each valid item becomes an ordinary report job (bucket
+// bulk) run by the same scheduler as single jobs, and an item with a bad
+// coordinate is kept as a rejected item instead of failing the request.
+// The batch's status, counts and progress are derived from its items and
+// their jobs whenever it is read (store.GetBatch).
+
+// Limits of operation 7 (CONTRACT section 4).
+const (
+	maxBatchItems       = 100
+	maxBatchNameLen     = 200 // characters (Unicode code points)
+	maxExternalIDLen    = 128 // characters (Unicode code points)
+	msgLatitudeInvalid  = "latitude is required and must be a JSON number from -90 to 90"
+	msgLongitudeInvalid = "longitude is required and must be a JSON number from -180 to 180"
+)
+
+func batchPath(id string) string { return apiPrefix + "/location-risk/batches/" + id }
+
+// BatchView is a batch as the API shows it.
+type BatchView struct {
+	BatchID         string          `json:"batchId"`
+	Name            *string         `json:"name"` // null when none was given
+	Status          string          `json:"status"`
+	TotalItems      int             `json:"totalItems"`
+	ProgressPercent int             `json:"progressPercent"`
+	Counts          BatchCountsView `json:"counts"`
+	CreatedUTC      string          `json:"createdUtc"`
+	CompletedUTC    *string         `json:"completedUtc"` // null until completed
+	StatusURL       string          `json:"statusUrl"`
+	ItemsURL        string          `json:"itemsUrl"`
+	CSVURL          string          `json:"csvUrl"`
+}
+
+// BatchCountsView is how many items are in each state.
+type BatchCountsView struct {
+	Queued     int `json:"queued"`
+	Processing int `json:"processing"`
+	Completed  int `json:"completed"`
+	Failed     int `json:"failed"`
+	Rejected   int `json:"rejected"`
+}
+
+// NewBatchView renders b.
+func NewBatchView(b store.Batch) BatchView {
+	p := batchPath(b.ID)
+	return BatchView{
+		BatchID:         b.ID,
+		Name:            optString(b.Name),
+		Status:          b.Status,
+		TotalItems:      b.TotalItems,
+		ProgressPercent: b.ProgressPercent(),
+		Counts: BatchCountsView{
+			Queued: b.Counts.Queued, Processing: b.Counts.Processing, Completed: b.Counts.Completed,
+			Failed: b.Counts.Failed, Rejected: b.Counts.Rejected,
+		},
+		CreatedUTC:   apiTime(b.CreatedUTC),
+		CompletedUTC: apiTimePtr(b.CompletedUTC),
+		StatusURL:    p,
+		ItemsURL:     p + "/items",
+		CSVURL:       p + "/results.csv",
+	}
+}
+
+// BatchItemsView is the response of operation 9.
+type BatchItemsView struct {
+	BatchID string          `json:"batchId"`
+	Items   []BatchItemView `json:"items"`
+}
+
+// BatchItemView is one item. Every field is always present; those that do
+// not apply (yet) are null.
+type BatchItemView struct {
+	RowNumber   int             `json:"rowNumber"`
+	ExternalID  *string         `json:"externalId"`
+	Latitude    *float64        `json:"latitude"`
+	Longitude   *float64        `json:"longitude"`
+	Status      string          `json:"status"`
+	ReportJobID *string         `json:"reportJobId"`
+	ReportID    *string         `json:"reportId"`
+	Score       *int            `json:"score"`
+	RiskLevel   *string         `json:"riskLevel"`
+	Error       *BatchItemError `json:"error"`
+}
+
+// BatchItemError is why an item was rejected or its job failed.
+type BatchItemError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// NewBatchItemView renders it.
+func NewBatchItemView(it store.BatchItem) BatchItemView {
+	v := BatchItemView{
+		RowNumber:   it.RowNumber,
+		ExternalID:  optString(it.ExternalID),
+		Latitude:    it.Latitude,
+		Longitude:   it.Longitude,
+		Status:      it.Status,
+		ReportJobID: it.JobID,
+		ReportID:    it.ReportID,
+		Score:       it.Score,
+		RiskLevel:   it.RiskLevel,
+	}
+	if it.ErrorCode != nil {
+		v.Error = &BatchItemError{Code: *it.ErrorCode}
+		if it.ErrorMessage != nil {
+			v.Error.Message = *it.ErrorMessage
+		}
+	}
+	return v
+}
+
+// optString is nil for "" (an absent optional label), else &s.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// createBatch is operation 7, POST /location-risk/batches. Checks run in
+// the order of CONTRACT section 5: the 400s (Idempotency-Key header, then
+// the body and every item's structure), coverage per item (a rejected item,
+// never a request error), then the store's 409 idempotency and 429 quota.
+// Nothing is created unless everything is.
+func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, p *principal) error {
+	idemKey, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	req, err := decodeBatch(w, r)
+	if err != nil {
+		return err
+	}
+	if err := s.locateItems(req.items); err != nil {
+		return err
+	}
+	nb := store.NewBatch{AccountID: p.account.ID, Name: req.name, Items: req.items}
+	if idemKey != "" {
+		nb.IdempotencyKey = idemKey
+		nb.RequestHash = req.hash
+	}
+	now := s.now()
+	b, replayed, err := s.store.CreateBatch(r.Context(), nb, now)
+	if err != nil {
+		return storeError(err, codeBatchNotFound, now)
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	} else if b.Counts.Queued > 0 {
+		s.notify()
+	}
+	w.Header().Set("Location", batchPath(b.ID))
+	writeJSON(w, http.StatusAccepted, NewBatchView(b))
+	return nil
+}
+
+// batchRequest is a decoded operation 7 body. Items whose coordinate is
+// not a number in range are already marked rejected; coverage is decided
+// later by locateItems.
+type batchRequest struct {
+	name  string
+	items []store.NewBatchItem
+	hash  string // hex SHA-256 of the canonical request, for idempotency
+}
+
+// decodeBatch reads and validates the body of operation 7. Request-level
+// errors (400 invalid_request, invalid_name, invalid_items,
+// too_many_items, 413) refuse the whole request; a bad coordinate only
+// rejects its item. A present but malformed externalId is a request-level
+// invalid_items, naming the row: it is a defect of the calling program,
+// not of one coordinate, and a silently dropped label would make the
+// results impossible to match up.
+func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
+	fields, err := decodeObject(w, r)
+	if err != nil {
+		return batchRequest{}, err
+	}
+	var req batchRequest
+	if raw, ok := fields["name"]; ok && !isJSONNull(raw) {
+		name, ok := jsonString(raw)
+		if !ok || utf8.RuneCountInString(name) > maxBatchNameLen {
+			return batchRequest{}, errorf(codeInvalidName, "name must be a string of at most %d characters", maxBatchNameLen)
+		}
+		req.name = name
+	}
+	var raws []json.RawMessage
+	rawItems := bytes.TrimSpace(fields["items"])
+	if len(rawItems) == 0 || rawItems[0] != '[' || json.Unmarshal(rawItems, &raws) != nil || len(raws) == 0 {
+		return batchRequest{}, errorf(codeInvalidItems, "items is required and must be a non-empty array of objects with latitude and longitude")
+	}
+	if len(raws) > maxBatchItems {
+		return batchRequest{}, errorf(codeTooManyItems, "a batch holds at most %d items; this one has %d", maxBatchItems, len(raws))
+	}
+
+	canon := &strings.Builder{}
+	canon.WriteString("batch\nname=" + strconv.Quote(req.name))
+	req.items = make([]store.NewBatchItem, len(raws))
+	for i, raw := range raws {
+		it, err := decodeItem(raw, i+1, canon)
+		if err != nil {
+			return batchRequest{}, err
+		}
+		req.items[i] = it
+	}
+	sum := sha256.Sum256([]byte(canon.String()))
+	req.hash = hex.EncodeToString(sum[:])
+	return req, nil
+}
+
+// decodeItem decodes item row (1-based) and appends its canonical form to
+// canon. Members other than externalId, latitude and longitude are ignored,
+// as in operation 1. An item that is not a JSON object is rejected with
+// invalid_latitude: it carries no coordinate, which is what that code says.
+func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.NewBatchItem, error) {
+	raw = bytes.TrimSpace(raw)
+	var it store.NewBatchItem
+	var fields map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
+		canon.WriteString("\nnot-an-object " + compactJSON(raw))
+		it.ErrorCode = codeInvalidLatitude
+		it.ErrorMessage = "the item is not a JSON object with latitude and longitude"
+		return it, nil
+	}
+	if rawID, ok := fields["externalId"]; ok && !isJSONNull(rawID) {
+		id, ok := jsonString(rawID)
+		if !ok || utf8.RuneCountInString(id) > maxExternalIDLen {
+			return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
+				row-1, row, maxExternalIDLen)
+		}
+		it.ExternalID = id
+	}
+	latRaw, lonRaw := fields["latitude"], fields["longitude"]
+	canon.WriteString("\nitem " + strconv.Quote(it.ExternalID) + " " + canonicalNumber(latRaw) + " " + canonicalNumber(lonRaw))
+	it.Latitude, it.Longitude = jsonNumber(latRaw), jsonNumber(lonRaw)
+	lat, latOK := coordinate(latRaw, 90)
+	lon, lonOK := coordinate(lonRaw, 180)
+	switch {
+	case !latOK:
+		it.ErrorCode, it.ErrorMessage = codeInvalidLatitude, msgLatitudeInvalid
+	case !lonOK:
+		it.ErrorCode, it.ErrorMessage = codeInvalidLongitude, msgLongitudeInvalid
+	default:
+		it.Latitude, it.Longitude = &lat, &lon
+	}
+	return it, nil
+}
+
+// locateItems rejects the items outside coverage. A failure of the
+// locator other than "not covered" fails the request (500): it says
+// nothing about the item.
+func (s *Server) locateItems(items []store.NewBatchItem) error {
+	for i := range items {
+		it := &items[i]
+		if it.ErrorCode != "" {
+			continue
+		}
+		if _, err := s.loc.Locate(*it.Latitude, *it.Longitude); err != nil {
+			if !errors.Is(err, risk.ErrUnsupportedLocation) {
+				return fmt.Errorf("locate item %d (%v,%v): %w", i+1, *it.Latitude, *it.Longitude, err)
+			}
+			it.ErrorCode = codeUnsupportedLocation
+			it.ErrorMessage = fmt.Sprintf("the coordinate %s, %s is outside the supported United States coverage",
+				formatCoord(*it.Latitude), formatCoord(*it.Longitude))
+		}
+	}
+	return nil
+}
+
+func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// jsonString decodes raw if it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// jsonNumber is the value of raw if it is a finite JSON number (in range
+// or not), kept on a rejected item so the caller sees what was sent; nil
+// for anything else.
+func jsonNumber(raw json.RawMessage) *float64 {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return nil
+	}
+	if v == 0 {
+		v = 0 // no -0
+	}
+	return &v
+}
+
+// canonicalNumber is the canonical text of a coordinate member for the
+// request hash: numbers by value (so 10, 10.0 and 1e1 are one payload),
+// anything else as its compact JSON, and "-" when absent.
+func canonicalNumber(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "-"
+	}
+	if v := jsonNumber(raw); v != nil {
+		return formatCoord(*v)
+	}
+	return compactJSON(raw)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// batchIDParam is the {batchId} of the path, or a 404 when it cannot be one
+// of our ids.
+func batchIDParam(r *http.Request) (string, error) {
+	id := r.PathValue("batchId")
+	if !ids.HasPrefix(id, ids.Batch) {
+		return "", &Error{Code: codeBatchNotFound, Message: notFoundMessage(codeBatchNotFound)}
+	}
+	return id, nil
+}
+
+// getBatch is operation 8, GET /location-risk/batches/{batchId}. Another
+// account's batch is 404, exactly like an unknown one.
+func (s *Server) getBatch(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := batchIDParam(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.store.GetBatch(r.Context(), p.account.ID, id)
+	if err != nil {
+		return storeError(err, codeBatchNotFound, s.now())
+	}
+	writeJSON(w, http.StatusOK, NewBatchView(b))
+	return nil
+}
+
+// getBatchItems is operation 9, GET /location-risk/batches/{batchId}/items:
+// every item in rowNumber order (at most maxBatchItems, so no paging).
+func (s *Server) getBatchItems(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := batchIDParam(r)
+	if err != nil {
+		return err
+	}
+	out := BatchItemsView{BatchID: id, Items: make([]BatchItemView, 0, maxBatchItems)}
+	err = s.store.BatchItems(r.Context(), p.account.ID, id, func(it store.BatchItem) error {
+		out.Items = append(out.Items, NewBatchItemView(it))
+		return nil
+	})
+	if err != nil {
+		return storeError(err, codeBatchNotFound, s.now())
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,339 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"locrisk/ids"
+	"locrisk/risk"
+	"locrisk/risk/geo"
+	"locrisk/store"
+)
+
+// t0 is ten seconds into a UTC minute, so a fresh rate-limit window has 50
+// seconds left.
+var t0 = time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)
+
+// fakeClock is a settable clock shared by the server and the store.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// Coordinates the fake locator treats specially.
+const (
+	latLocatorFails = 12.5 // Locate returns a non-coverage error
+	latPanics       = 13.5 // Locate panics
+)
+
+var errLocatorBroken = errors.New("coverage layer unavailable")
+
+// fakeLocator covers the northern-western quarter of the globe (so every
+// coordinate with latitude > 0 and longitude < 0 is "in the US"), except for
+// the special latitudes above. It is a test double for *risk.Engine.
+type fakeLocator struct{}
+
+func (fakeLocator) Locate(lat, lon float64) (risk.Location, error) {
+	switch {
+	case lat == latLocatorFails:
+		return risk.Location{}, errLocatorBroken
+	case lat == latPanics:
+		panic("fake locator: deliberate panic")
+	case lat > 0 && lat < 90 && lon < 0 && lon > -180:
+		return risk.Location{Latitude: lat, Longitude: lon, StateCode: "XX"}, nil
+	}
+	return risk.Location{}, risk.ErrUnsupportedLocation
+}
+
+// Outlines has no boundaries to offer; the PDF then draws its map box with
+// the point only.
+func (fakeLocator) Outlines(string) (state, county [][]geo.Point) { return nil, nil }
+
+// syncBuffer collects log output from concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is one server over a fresh database file.
+type env struct {
+	t        testing.TB
+	clock    *fakeClock
+	st       *store.Store
+	srv      *Server
+	h        http.Handler
+	logs     *syncBuffer
+	notified atomic.Int64
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	schema, err := os.ReadFile("../schema.sql")
+	if err != nil {
+		t.Fatalf("read schema: %v", err)
+	}
+	clock := &fakeClock{t: t0}
+	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), string(schema),
+		store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := &env{t: t, clock: clock, st: st, logs: &syncBuffer{}}
+	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
+	e.srv = New(Config{Logger: logger, Now: clock.Now}, st, fakeLocator{}, func() { e.notified.Add(1) })
+	e.h = e.srv.Handler()
+	return e
+}
+
+// account makes an account with the given monthly quota and rate limit.
+func (e *env) account(quota, ratePerMinute int) store.Account {
+	e.t.Helper()
+	a, err := e.st.CreateAccount(context.Background(), "acct", quota, ratePerMinute)
+	if err != nil {
+		e.t.Fatalf("create account: %v", err)
+	}
+	return a
+}
+
+// key makes a key for acct and returns its secret and id.
+func (e *env) key(acct store.Account, nk store.NewKey) (secret, id string) {
+	e.t.Helper()
+	nk.AccountID = acct.ID
+	k, secret, err := e.st.CreateKey(context.Background(), nk)
+	if err != nil {
+		e.t.Fatalf("create key: %v", err)
+	}
+	return secret, k.ID
+}
+
+// allScopesKey is a current-version key with every scope.
+func (e *env) allScopesKey(acct store.Account) string {
+	s, _ := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+	return s
+}
+
+// reqOpt adjusts a request before it is served.
+type reqOpt func(*http.Request)
+
+func withHeader(k, v string) reqOpt { return func(r *http.Request) { r.Header.Add(k, v) } }
+func fromAddr(addr string) reqOpt   { return func(r *http.Request) { r.RemoteAddr = addr } }
+func noAuth() reqOpt                { return func(r *http.Request) { r.Header.Del("Authorization") } }
+
+// do serves one request; a non-empty key is sent as a Bearer token.
+func (e *env) do(method, path, key, body string, opts ...reqOpt) *httptest.ResponseRecorder {
+	e.t.Helper()
+	var r *http.Request
+	if body == "" {
+		r = httptest.NewRequest(method, path, nil)
+	} else {
+		r = httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		r.Header.Set("Authorization", "Bearer "+key)
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, r)
+	if id := rec.Header().Get("X-Request-Id"); !ids.HasPrefix(id, ids.Request) {
+		e.t.Errorf("%s %s: X-Request-Id = %q, want req_ id", method, path, id)
+	}
+	return rec
+}
+
+const jobsPath = "/api/v1/location-risk/report-jobs"
+
+// createJob posts a job and insists on 202.
+func (e *env) createJob(key string, lat, lon float64, opts ...reqOpt) JobView {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]float64{"latitude": lat, "longitude": lon})
+	rec := e.do("POST", jobsPath, key, string(body), opts...)
+	if rec.Code != http.StatusAccepted {
+		e.t.Fatalf("create job: status %d, body %s", rec.Code, rec.Body)
+	}
+	return decode[JobView](e.t, rec)
+}
+
+// complete runs the scheduler's side for a queued job: claim it and store
+// a report, returning the report id.
+func (e *env) complete(jobID string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	j := e.claim(jobID)
+	body, err := json.Marshal(sampleAssessment(j.Latitude, j.Longitude))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	done, err := e.st.CompleteJob(ctx, jobID, "test-worker", store.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
+	if err != nil {
+		e.t.Fatalf("complete job: %v", err)
+	}
+	return *done.ReportID
+}
+
+// fail claims a job and marks it failed.
+func (e *env) fail(jobID string, transient bool) {
+	e.t.Helper()
+	e.claim(jobID)
+	if _, err := e.st.FailJob(context.Background(), jobID, "test-worker", "report_generation_failed", "the engine failed", transient, e.clock.Now()); err != nil {
+		e.t.Fatalf("fail job: %v", err)
+	}
+}
+
+// claim claims queued jobs until it gets jobID, then puts the others back.
+func (e *env) claim(jobID string) store.Job {
+	e.t.Helper()
+	ctx := context.Background()
+	var others []string
+	defer func() {
+		for _, id := range others {
+			if err := e.st.ReleaseJob(ctx, id, "test-worker", e.clock.Now()); err != nil {
+				e.t.Fatalf("release %s: %v", id, err)
+			}
+		}
+	}()
+	for {
+		j, ok, err := e.st.ClaimJob(ctx, "test-worker", time.Hour, e.clock.Now())
+		if err != nil || !ok {
+			e.t.Fatalf("claim job %s: ok=%v err=%v", jobID, ok, err)
+		}
+		if j.ID == jobID {
+			return j
+		}
+		others = append(others, j.ID)
+	}
+}
+
+func intp(v int) *int { return &v }
+
+// sampleAssessment is a plausible engine output, with the links empty as the
+// engine leaves them.
+func sampleAssessment(lat, lon float64) risk.Assessment {
+	lvl := "high"
+	return risk.Assessment{
+		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "CA", StateName: "California", CountyFips: "06075", CountyName: "San Francisco"},
+		DataVersion: "dv-test",
+		Summary: risk.Summary{
+			OverallScore: 64, RiskLevel: "high", Confidence: risk.Confidence{Level: "medium", Score: 0.6},
+			ModuleScores: risk.ModuleScores{Hydrology: intp(20), SevereWeather: intp(30), Wildfire: intp(40),
+				Earthquake: intp(95), Landslide: intp(50), EnvironmentalExposure: nil},
+			TopRisks:        []risk.TopRisk{{Module: "earthquake", Score: 95, RiskLevel: "very_high", Reason: "strong shaking"}},
+			Recommendations: []risk.Recommendation{{Module: "earthquake", Priority: "high", Text: "retrofit"}},
+			ReviewFlags:     []risk.ReviewFlag{{Code: "module_no_data", Message: "environmentalExposure has no data"}},
+		},
+		Report: risk.Full{
+			Modules:     risk.Modules{Earthquake: risk.ModuleReport{Score: intp(95), RiskLevel: &lvl, Basis: "hazard_data"}},
+			Sources:     []risk.SourceRef{{ID: "usgs_nshm", Name: "NSHM"}},
+			Methodology: risk.Methodology{Version: "test-1"},
+		},
+	}
+}
+
+// decode parses a JSON response body.
+func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatalf("decode %T: %v; body %s", v, err, rec.Body)
+	}
+	return v
+}
+
+// keysOf returns the sorted keys of a JSON object.
+func keysOf(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// wantError checks status, code and the exact error shape, including that
+// error.requestId equals the X-Request-Id header.
+func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) {
+	t.Helper()
+	if rec.Code != status {
+		t.Errorf("status = %d, want %d; body %s", rec.Code, status, rec.Body)
+		return
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	var body map[string]map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("error body is not {error:{...}}: %v; %s", err, rec.Body)
+	}
+	if len(body) != 1 || body["error"] == nil {
+		t.Fatalf("error body has top-level keys other than error: %s", rec.Body)
+	}
+	e := body["error"]
+	if got := keysOf(e); !slices.Equal(got, []string{"code", "message", "requestId"}) {
+		t.Errorf("error keys = %v, want code, message, requestId", got)
+	}
+	if e["code"] != code {
+		t.Errorf("error.code = %v, want %s; body %s", e["code"], code, rec.Body)
+	}
+	if m, _ := e["message"].(string); m == "" {
+		t.Errorf("error.message is empty")
+	}
+	if e["requestId"] != rec.Header().Get("X-Request-Id") {
+		t.Errorf("error.requestId = %v, X-Request-Id = %q", e["requestId"], rec.Header().Get("X-Request-Id"))
+	}
+}
+
+func mustPrefixes(t *testing.T, s string) []netip.Prefix {
+	t.Helper()
+	ps, err := store.ParseCIDRs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}

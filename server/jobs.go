@@ -1,0 +1,358 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"locrisk/ids"
+	"locrisk/risk"
+	"locrisk/store"
+)
+
+// maxBodyBytes is the largest request body accepted (CONTRACT section 2).
+const maxBodyBytes = 1 << 20
+
+// Paging of operation 2 (CONTRACT section 2).
+const (
+	defaultJobPageSize = 20
+	maxJobPageSize     = 100
+)
+
+// maxIdempotencyKeyLen is the longest Idempotency-Key accepted.
+const maxIdempotencyKeyLen = 255
+
+// pollAfterActive is the suggested poll interval while a job is queued or
+// processing; a report takes milliseconds to generate once a worker is free.
+const pollAfterActive = 1
+
+func jobPath(id string) string    { return apiPrefix + "/location-risk/report-jobs/" + id }
+func reportPath(id string) string { return apiPrefix + "/location-risk/reports/" + id }
+
+// JobView is a report job as the API shows it (CONTRACT section 2). It is
+// exported because a webhook event's data.job must be exactly this.
+type JobView struct {
+	JobID            string     `json:"jobId"`
+	Status           string     `json:"status"`
+	StatusURL        string     `json:"statusUrl"`
+	Result           *JobResult `json:"result,omitempty"`
+	PollAfterSeconds int        `json:"pollAfterSeconds"`
+	Latitude         float64    `json:"latitude"`
+	Longitude        float64    `json:"longitude"`
+	BatchID          *string    `json:"batchId"`
+	Attempts         int        `json:"attempts"`
+	CreatedUTC       string     `json:"createdUtc"`
+	UpdatedUTC       string     `json:"updatedUtc"`
+	CompletedUTC     *string    `json:"completedUtc,omitempty"`
+	Error            *JobError  `json:"error,omitempty"`
+}
+
+// JobResult points at a completed job's report.
+type JobResult struct {
+	ReportID  string `json:"reportId"`
+	ReportURL string `json:"reportUrl"`
+	PDFURL    string `json:"pdfUrl"`
+}
+
+// JobError is why a job failed.
+type JobError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Transient bool   `json:"transient"`
+}
+
+// NewJobView renders j. Fields that belong to one state only (result,
+// completedUtc, error) are left out in the others rather than sent as null.
+func NewJobView(j store.Job) JobView {
+	v := JobView{
+		JobID:            j.ID,
+		Status:           j.Status,
+		StatusURL:        jobPath(j.ID),
+		PollAfterSeconds: pollAfterActive,
+		Latitude:         j.Latitude,
+		Longitude:        j.Longitude,
+		BatchID:          j.BatchID,
+		Attempts:         j.Attempts,
+		CreatedUTC:       apiTime(j.CreatedUTC),
+		UpdatedUTC:       apiTime(j.UpdatedUTC),
+	}
+	if j.Terminal() {
+		v.PollAfterSeconds = 0
+		v.CompletedUTC = apiTimePtr(j.CompletedUTC)
+	}
+	if j.Status == store.StatusCompleted && j.ReportID != nil {
+		rp := reportPath(*j.ReportID)
+		v.Result = &JobResult{ReportID: *j.ReportID, ReportURL: rp, PDFURL: rp + "/pdf"}
+	}
+	if j.Status == store.StatusFailed {
+		e := &JobError{}
+		if j.ErrorCode != nil {
+			e.Code = *j.ErrorCode
+		}
+		if j.ErrorMessage != nil {
+			e.Message = *j.ErrorMessage
+		}
+		if j.ErrorTransient != nil {
+			e.Transient = *j.ErrorTransient
+		}
+		v.Error = e
+	}
+	return v
+}
+
+// createJob is operation 1, POST /location-risk/report-jobs. Checks run in
+// the order of CONTRACT section 5: the 400s (Idempotency-Key header, then
+// the body), 422 coverage, then the store's 409 idempotency and 429 quota.
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request, p *principal) error {
+	idemKey, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	lat, lon, err := decodeCoordinates(w, r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.loc.Locate(lat, lon); err != nil {
+		if errors.Is(err, risk.ErrUnsupportedLocation) {
+			return errorf(codeUnsupportedLocation, "the coordinate %s, %s is outside the supported United States coverage",
+				formatCoord(lat), formatCoord(lon))
+		}
+		return fmt.Errorf("locate %v,%v: %w", lat, lon, err)
+	}
+	nj := store.NewJob{AccountID: p.account.ID, Bucket: store.BucketAPI, Latitude: lat, Longitude: lon}
+	if idemKey != "" {
+		nj.IdempotencyKey = idemKey
+		nj.RequestHash = jobRequestHash(lat, lon)
+	}
+	now := s.now()
+	job, replayed, err := s.store.CreateJob(r.Context(), nj, now)
+	if err != nil {
+		return storeError(err, codeReportJobNotFound, now)
+	}
+	if replayed {
+		// Stripe's convention: tell the client it got the original answer.
+		w.Header().Set("Idempotent-Replayed", "true")
+	} else {
+		s.notify()
+	}
+	w.Header().Set("Location", jobPath(job.ID))
+	writeJSON(w, http.StatusAccepted, NewJobView(job))
+	return nil
+}
+
+// idempotencyKey validates the optional Idempotency-Key header: one value
+// of 1..255 printable ASCII characters.
+func idempotencyKey(r *http.Request) (string, error) {
+	vals, present := r.Header["Idempotency-Key"]
+	if !present {
+		return "", nil
+	}
+	bad := errorf(codeInvalidIdempotencyKey, "Idempotency-Key must be one value of 1 to %d printable ASCII characters", maxIdempotencyKeyLen)
+	if len(vals) != 1 || len(vals[0]) == 0 || len(vals[0]) > maxIdempotencyKeyLen {
+		return "", bad
+	}
+	for i := 0; i < len(vals[0]); i++ {
+		if c := vals[0][i]; c < 0x20 || c > 0x7e {
+			return "", bad
+		}
+	}
+	return vals[0], nil
+}
+
+// decodeCoordinates reads the body of operation 1: a JSON object of at most
+// maxBodyBytes whose latitude and longitude are JSON numbers in range.
+// Unknown fields are ignored; latitude is checked before longitude.
+func decodeCoordinates(w http.ResponseWriter, r *http.Request) (lat, lon float64, err error) {
+	fields, err := decodeObject(w, r)
+	if err != nil {
+		return 0, 0, err
+	}
+	lat, ok := coordinate(fields["latitude"], 90)
+	if !ok {
+		return 0, 0, errorf(codeInvalidLatitude, "latitude is required and must be a JSON number from -90 to 90")
+	}
+	lon, ok = coordinate(fields["longitude"], 180)
+	if !ok {
+		return 0, 0, errorf(codeInvalidLongitude, "longitude is required and must be a JSON number from -180 to 180")
+	}
+	return lat, lon, nil
+}
+
+// decodeObject reads a request body that must be one JSON object, keeping
+// each member's raw JSON so callers can tell a number from a string.
+func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, errorf(codePayloadTooLarge, "the request body is larger than %d bytes", maxBodyBytes)
+		}
+		return nil, errorf(codeInvalidRequest, "the request body could not be read")
+	}
+	// json.Unmarshal accepts null into a map, so insist on an object first.
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errorf(codeInvalidRequest, "the request body must be a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, errorf(codeInvalidRequest, "the request body is not valid JSON: %v", err)
+	}
+	return fields, nil
+}
+
+// coordinate parses a raw JSON value that must be a number within
+// [-bound, bound]. Strings, booleans, null and absent values are refused.
+func coordinate(raw json.RawMessage, bound float64) (float64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	// json.Unmarshal has already checked the JSON number grammar, a subset
+	// of what ParseFloat takes; overflow (1e400) is an error here.
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || v < -bound || v > bound {
+		return 0, false
+	}
+	if v == 0 {
+		v = 0 // -0 and 0 are the same place and must hash the same
+	}
+	return v, true
+}
+
+// jobRequestHash is the hex SHA-256 of a canonical form of a create
+// request, so "10", "10.0" and "1e1" are the same payload to idempotency.
+func jobRequestHash(lat, lon float64) string {
+	sum := sha256.Sum256([]byte("report_job\nlatitude=" + formatCoord(lat) + "\nlongitude=" + formatCoord(lon)))
+	return hex.EncodeToString(sum[:])
+}
+
+func formatCoord(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// JobList is the response of operation 2.
+type JobList struct {
+	Jobs       []JobView `json:"jobs"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"nextCursor"`
+}
+
+// listJobs is operation 2, GET /location-risk/report-jobs: the account's
+// jobs, newest first, limit (default 20, 1..100), opaque cursor, optional
+// status. A parameter that is present must be valid, empty included.
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) error {
+	q, err := parseQuery(r)
+	if err != nil {
+		return err
+	}
+	limit := defaultJobPageSize
+	if vs, ok := q["limit"]; ok {
+		n, ok := parseBoundedInt(vs[0], 1, maxJobPageSize)
+		if !ok {
+			return errorf(codeInvalidLimit, "limit must be an integer from 1 to %d", maxJobPageSize)
+		}
+		limit = n
+	}
+	status := ""
+	if vs, ok := q["status"]; ok {
+		status = vs[0]
+		if !store.ValidStatus(status) {
+			return errorf(codeInvalidStatus, "status must be one of queued, processing, completed, failed")
+		}
+	}
+	cursor := ""
+	if vs, ok := q["cursor"]; ok {
+		if vs[0] == "" {
+			return errorf(codeInvalidCursor, "cursor is not a cursor this API returned")
+		}
+		cursor = vs[0]
+	}
+	jobs, next, err := s.store.ListJobs(r.Context(), p.account.ID, status, limit, cursor)
+	if err != nil {
+		return storeError(err, codeReportJobNotFound, s.now())
+	}
+	out := JobList{Jobs: make([]JobView, 0, len(jobs)), Limit: limit}
+	for _, j := range jobs {
+		out.Jobs = append(out.Jobs, NewJobView(j))
+	}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// parseQuery parses the query string strictly: a malformed one (bad
+// percent-encoding, a semicolon) is 400 invalid_request rather than
+// silently half-read.
+func parseQuery(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, errorf(codeInvalidRequest, "the query string is malformed")
+	}
+	return q, nil
+}
+
+// parseBoundedInt accepts only plain decimal digits (no sign, no spaces)
+// whose value is in [lo, hi].
+func parseBoundedInt(s string, lo, hi int) (int, bool) {
+	if len(s) == 0 || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, n >= lo && n <= hi
+}
+
+// jobIDParam is the {jobId} of the path, or a 404 when it cannot be one of
+// our ids (no lookup needed to know it is unknown).
+func jobIDParam(r *http.Request) (string, error) {
+	id := r.PathValue("jobId")
+	if !ids.HasPrefix(id, ids.Job) {
+		return "", &Error{Code: codeReportJobNotFound, Message: notFoundMessage(codeReportJobNotFound)}
+	}
+	return id, nil
+}
+
+// getJob is operation 3, GET /location-risk/report-jobs/{jobId}. Another
+// account's job is 404, exactly like an unknown one.
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := jobIDParam(r)
+	if err != nil {
+		return err
+	}
+	job, err := s.store.GetJob(r.Context(), p.account.ID, id)
+	if err != nil {
+		return storeError(err, codeReportJobNotFound, s.now())
+	}
+	writeJSON(w, http.StatusOK, NewJobView(job))
+	return nil
+}
+
+// retryJob is operation 4, POST /location-risk/report-jobs/{jobId}/retry:
+// a failed job with a transient error goes back to queued (202); anything
+// else is 409 job_not_retryable. Retries use no quota.
+func (s *Server) retryJob(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := jobIDParam(r)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	job, err := s.store.RetryJob(r.Context(), p.account.ID, id, now)
+	if err != nil {
+		return storeError(err, codeReportJobNotFound, now)
+	}
+	s.notify()
+	w.Header().Set("Location", jobPath(job.ID))
+	writeJSON(w, http.StatusAccepted, NewJobView(job))
+	return nil
+}

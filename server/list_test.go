@@ -1,0 +1,243 @@
+package server
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"locrisk/ids"
+)
+
+func TestListJobsPaging(t *testing.T) {
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(1000, 100000))
+	other := e.allScopesKey(e.account(1000, 100000))
+	type made struct {
+		at time.Time
+		id string
+	}
+	var created []made
+	for i := range 25 {
+		created = append(created, made{e.clock.Now(), e.createJob(key, 30+float64(i)/10, -100).JobID})
+		e.createJob(other, 30, -100) // interleaved jobs of another account
+		if i%3 == 0 {
+			// Some jobs share a creation time, so the id tie-break and a
+			// cursor inside a group of equal times are exercised.
+			e.clock.Advance(time.Second)
+		}
+	}
+	// Newest first; equal times by id, descending (the store's order).
+	slices.SortFunc(created, func(a, b made) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	var newestFirst []string
+	for _, m := range created {
+		newestFirst = append(newestFirst, m.id)
+	}
+
+	// Default page size is 20.
+	first := decode[JobList](t, e.do("GET", jobsPath, key, ""))
+	if first.Limit != 20 || len(first.Jobs) != 20 || first.NextCursor == nil {
+		t.Fatalf("default page: limit %d, %d jobs, nextCursor %v", first.Limit, len(first.Jobs), first.NextCursor)
+	}
+
+	// Walk every page of 7 and compare with the creation order.
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		path := jobsPath + "?limit=7"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		rec := e.do("GET", path, key, "")
+		if rec.Code != 200 {
+			t.Fatalf("page %d: status %d %s", pages, rec.Code, rec.Body)
+		}
+		page := decode[JobList](t, rec)
+		if page.Limit != 7 || len(page.Jobs) > 7 {
+			t.Fatalf("page %d: limit %d with %d jobs", pages, page.Limit, len(page.Jobs))
+		}
+		for _, j := range page.Jobs {
+			got = append(got, j.JobID)
+		}
+		if page.NextCursor == nil {
+			if len(page.Jobs) != 25%7 {
+				t.Errorf("last page has %d jobs, want %d", len(page.Jobs), 25%7)
+			}
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	if !slices.Equal(got, newestFirst) {
+		t.Errorf("paged listing differs from newest-first creation order:\n got %v\nwant %v", got, newestFirst)
+	}
+
+	// The last page's nextCursor is JSON null, not absent or "".
+	rec := e.do("GET", jobsPath+"?limit=100", key, "")
+	if m := decode[map[string]any](t, rec); m["nextCursor"] != nil || len(m["jobs"].([]any)) != 25 {
+		t.Errorf("limit=100: nextCursor %v, %d jobs", m["nextCursor"], len(m["jobs"].([]any)))
+	} else if _, present := m["nextCursor"]; !present {
+		t.Errorf("nextCursor absent, want null")
+	}
+}
+
+func TestListJobsFilterAndEmpty(t *testing.T) {
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(1000, 100000))
+	empty := e.do("GET", jobsPath, key, "")
+	if m := decode[map[string]any](t, empty); m["jobs"] == nil || len(m["jobs"].([]any)) != 0 || m["limit"] != float64(20) {
+		t.Errorf("empty list = %s, want jobs [] and limit 20", empty.Body)
+	}
+	a := e.createJob(key, 40, -100)
+	b := e.createJob(key, 41, -100)
+	c := e.createJob(key, 42, -100)
+	e.complete(b.JobID)
+	e.fail(c.JobID, true)
+	tests := []struct {
+		status string
+		want   []string
+	}{
+		{"queued", []string{a.JobID}},
+		{"completed", []string{b.JobID}},
+		{"failed", []string{c.JobID}},
+		{"processing", nil},
+	}
+	for _, tc := range tests {
+		page := decode[JobList](t, e.do("GET", jobsPath+"?status="+tc.status, key, ""))
+		var got []string
+		for _, j := range page.Jobs {
+			if j.Status != tc.status {
+				t.Errorf("status=%s listed a %s job", tc.status, j.Status)
+			}
+			got = append(got, j.JobID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("status=%s: %v, want %v", tc.status, got, tc.want)
+		}
+	}
+}
+
+func TestListJobsValidation(t *testing.T) {
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(1000, 100000))
+	tests := []struct {
+		query string
+		code  string
+	}{
+		{"limit=1", ""},
+		{"limit=100", ""},
+		{"limit=0", "invalid_limit"},
+		{"limit=101", "invalid_limit"},
+		{"limit=-1", "invalid_limit"},
+		{"limit=%2B5", "invalid_limit"},
+		{"limit=1.5", "invalid_limit"},
+		{"limit=abc", "invalid_limit"},
+		{"limit=", "invalid_limit"},
+		{"limit=99999999999999999999", "invalid_limit"},
+		{"status=queued", ""},
+		{"status=done", "invalid_status"},
+		{"status=QUEUED", "invalid_status"},
+		{"status=", "invalid_status"},
+		{"cursor=garbage", "invalid_cursor"},
+		{"cursor=", "invalid_cursor"},
+		{"cursor=" + url.QueryEscape(ids.New(ids.Job)), "invalid_cursor"},
+		{"limit=0&status=bogus", "invalid_limit"},
+		{"unknown=1", ""},
+		{"limit=%zz", "invalid_request"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			rec := e.do("GET", jobsPath+"?"+tc.query, key, "")
+			if tc.code == "" {
+				if rec.Code != 200 {
+					t.Fatalf("status %d %s", rec.Code, rec.Body)
+				}
+				return
+			}
+			wantError(t, rec, 400, tc.code)
+		})
+	}
+}
+
+func TestGetAndRetryJob(t *testing.T) {
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(1000, 100000))
+	queued := e.createJob(key, 40, -100)
+	completed := e.createJob(key, 41, -100)
+	permanent := e.createJob(key, 42, -100)
+	transient := e.createJob(key, 43, -100)
+	e.complete(completed.JobID)
+	e.fail(permanent.JobID, false)
+	e.fail(transient.JobID, true)
+
+	for _, id := range []string{ids.New(ids.Job), "job_short", "bat_" + ids.New("")[:24], "nonsense", "job_" + ids.New("")[:24] + "!"} {
+		wantError(t, e.do("GET", jobsPath+"/"+url.PathEscape(id), key, ""), 404, "report_job_not_found")
+		wantError(t, e.do("POST", jobsPath+"/"+url.PathEscape(id)+"/retry", key, ""), 404, "report_job_not_found")
+	}
+	for _, id := range []string{queued.JobID, completed.JobID, permanent.JobID} {
+		wantError(t, e.do("POST", jobsPath+"/"+id+"/retry", key, ""), 409, "job_not_retryable")
+	}
+
+	before := e.notified.Load()
+	e.clock.Advance(5 * time.Second)
+	rec := e.do("POST", jobsPath+"/"+transient.JobID+"/retry", key, "")
+	if rec.Code != 202 {
+		t.Fatalf("retry: status %d %s", rec.Code, rec.Body)
+	}
+	v := decode[JobView](t, rec)
+	if v.JobID != transient.JobID || v.Status != "queued" || v.Error != nil || v.CompletedUTC != nil || v.PollAfterSeconds < 1 || v.Attempts != 1 {
+		t.Errorf("retried job = %+v", v)
+	}
+	if v.UpdatedUTC != "2026-11-22T12:00:15Z" {
+		t.Errorf("updatedUtc = %s", v.UpdatedUTC)
+	}
+	if rec.Header().Get("Location") != v.StatusURL {
+		t.Errorf("Location = %q", rec.Header().Get("Location"))
+	}
+	if e.notified.Load() != before+1 {
+		t.Errorf("retry did not notify the workers")
+	}
+	// Now queued: a second retry is refused.
+	wantError(t, e.do("POST", jobsPath+"/"+transient.JobID+"/retry", key, ""), 409, "job_not_retryable")
+}
+
+// TestIsolation: another account's jobs and reports are 404, never 403, on
+// every operation, and never listed.
+func TestIsolation(t *testing.T) {
+	e := newEnv(t)
+	keyA := e.allScopesKey(e.account(1000, 100000))
+	keyB := e.allScopesKey(e.account(1000, 100000))
+	jobA := e.createJob(keyA, 40, -100)
+	failedA := e.createJob(keyA, 41, -100)
+	reportJobA := e.createJob(keyA, 42, -100)
+	e.fail(failedA.JobID, true)
+	reportA := e.complete(reportJobA.JobID)
+	e.createJob(keyB, 43, -100)
+
+	for _, id := range []string{jobA.JobID, failedA.JobID, reportJobA.JobID} {
+		wantError(t, e.do("GET", jobsPath+"/"+id, keyB, ""), 404, "report_job_not_found")
+		wantError(t, e.do("POST", jobsPath+"/"+id+"/retry", keyB, ""), 404, "report_job_not_found")
+	}
+	for _, q := range []string{"", "?detail=summary", "?detail=full"} {
+		wantError(t, e.do("GET", "/api/v1/location-risk/reports/"+reportA+q, keyB, ""), 404, "report_not_found")
+	}
+	listB := decode[JobList](t, e.do("GET", jobsPath+"?limit=100", keyB, ""))
+	if len(listB.Jobs) != 1 {
+		t.Errorf("B lists %d jobs, want only its own 1", len(listB.Jobs))
+	}
+	// The failed job was not retried by B's attempt.
+	if v := decode[JobView](t, e.do("GET", jobsPath+"/"+failedA.JobID, keyA, "")); v.Status != "failed" {
+		t.Errorf("A's job changed to %s after B's retry", v.Status)
+	}
+	if rec := e.do("GET", "/api/v1/location-risk/reports/"+reportA, keyA, ""); rec.Code != 200 {
+		t.Errorf("owner reading its report: %d", rec.Code)
+	}
+}

@@ -1,0 +1,126 @@
+// Package server is the HTTP API of locrisk: the seventeen operations of the
+// specification under /api/v1, with authentication by API key, scopes, a
+// per-account rate limit, the JSON error shape and one log line per request.
+//
+// What it does not do: it does not generate reports (the scheduler in
+// package jobs does, from the queue in package store) and it does not trust
+// proxy headers: the client address used for IP allowlists is the host part
+// of the connection's remote address, so a deployment behind a reverse proxy
+// must not use allowlists unless the proxy connects from the allowed range.
+// The rate limiter keeps its counters in memory, so they are per process and
+// start from zero after a restart.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"locrisk/risk"
+	"locrisk/risk/geo"
+	"locrisk/store"
+)
+
+// Locator decides whether a coordinate is inside the supported coverage; it
+// returns risk.ErrUnsupportedLocation when it is not. Outlines gives the
+// state and county boundary rings the PDF locator map draws (nil when the
+// county is unknown). *risk.Engine implements it.
+type Locator interface {
+	Locate(lat, lon float64) (risk.Location, error)
+	Outlines(countyFIPS string) (state, county [][]geo.Point)
+}
+
+// Config holds the server's dependencies that are not the store or the
+// engine.
+type Config struct {
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for key expiry, the key cache, rate-limit windows,
+	// quota periods and job timestamps; nil means time.Now.
+	Now func() time.Time
+	// KeyCacheTTL is how long a key lookup (found or not) is reused. The
+	// contract promises that a new or revoked key takes effect within one
+	// second, so 0 means one second, larger values are clamped to one
+	// second, and a negative value disables the cache.
+	KeyCacheTTL time.Duration
+	// RateLimiter counts requests per account; nil means an in-memory
+	// fixed-window limiter (NewMemoryRateLimiter).
+	RateLimiter RateLimiter
+	// StatsFlushInterval is how often the request statistics of the
+	// operations summary go from memory to the database (observability.go);
+	// 0 means one second, negative means only on FlushStats and Close.
+	StatsFlushInterval time.Duration
+	// Webhooks holds the endpoint URL rules of operation 15 (webhooks.go).
+	Webhooks WebhookConfig
+}
+
+// maxKeyCacheTTL is the contract's bound on how long a changed key may be
+// served from a stale cache entry.
+const maxKeyCacheTTL = time.Second
+
+// Server serves the API. It is safe for concurrent use.
+type Server struct {
+	log     *slog.Logger
+	now     func() time.Time
+	store   *store.Store
+	loc     Locator
+	notify  func()
+	keys    *keyCache
+	limiter RateLimiter
+	stats   *requestRecorder
+	handler http.Handler
+
+	webhooks WebhookConfig
+}
+
+// New builds a server over the store st. loc decides coverage for new jobs;
+// notify (may be nil) is called after jobs are queued so an idle worker
+// picks them up at once.
+func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
+	s := &Server{
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		store:   st,
+		loc:     loc,
+		notify:  notify,
+		limiter: cfg.RateLimiter,
+
+		webhooks: cfg.Webhooks,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.notify == nil {
+		s.notify = func() {}
+	}
+	if s.limiter == nil {
+		s.limiter = NewMemoryRateLimiter()
+	}
+	flush := cfg.StatsFlushInterval
+	if flush == 0 {
+		flush = time.Second
+	}
+	s.stats = newRequestRecorder(flush)
+	ttl := cfg.KeyCacheTTL
+	switch {
+	case ttl == 0 || ttl > maxKeyCacheTTL:
+		ttl = maxKeyCacheTTL
+	case ttl < 0:
+		ttl = 0
+	}
+	s.keys = newKeyCache(ttl, s.lookupKey)
+	s.handler = s.routes()
+	return s
+}
+
+// Handler returns the http.Handler serving every route.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// lookupKey is the key cache's source: the store, by secret.
+func (s *Server) lookupKey(ctx context.Context, secret string) (store.APIKey, store.Account, error) {
+	return s.store.KeyBySecret(ctx, secret)
+}

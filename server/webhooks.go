@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"locrisk/ids"
+	"locrisk/store"
+	"locrisk/webhook"
+)
+
+// Operations 14 to 17: webhook endpoints and their deliveries (CONTRACT
+// section 7). Events are written by the outbox hook (outbox.go) and sent by
+// package delivery; these handlers manage endpoints and show the log.
+
+// WebhookConfig is the server's part of the webhook settings.
+type WebhookConfig struct {
+	// AllowPrivate accepts http URLs and hosts on loopback, private and
+	// other non-public addresses (--webhook-allow-private; for tests and
+	// closed networks). The delivery worker must be given the same value.
+	AllowPrivate bool
+	// Resolver looks endpoint hosts up at creation; nil means the system
+	// resolver. Tests substitute a fake.
+	Resolver webhook.Resolver
+}
+
+// Error codes of operations 14 to 17 (their statuses are in codeStatus).
+const (
+	codeInvalidURL           = "invalid_url"
+	codeInvalidEvents        = "invalid_events"
+	codeEndpointLimitReached = "endpoint_limit_reached"
+)
+
+// Limits of operations 15 and 17.
+const (
+	maxEndpointNameLen       = 100 // characters (Unicode code points)
+	defaultDeliveryPageSize  = 50
+	maxDeliveryPageSize      = 100
+	endpointURLLookupTimeout = 5 * time.Second
+)
+
+// WebhookEndpointView is an endpoint as the API shows it: never the secret.
+type WebhookEndpointView struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	IsActive    bool     `json:"isActive"`
+	CreatedUTC  string   `json:"createdUtc"`
+	DisabledUTC *string  `json:"disabledUtc"`
+}
+
+func newEndpointView(e store.WebhookEndpoint) WebhookEndpointView {
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	return WebhookEndpointView{ID: e.ID, Name: e.Name, URL: e.URL, Events: events, IsActive: e.Active,
+		CreatedUTC: apiTime(e.CreatedUTC), DisabledUTC: apiTimePtr(e.DisabledUTC)}
+}
+
+// CreatedWebhookEndpoint is the response of operation 15, the one time the
+// signing secret is shown.
+type CreatedWebhookEndpoint struct {
+	Endpoint      WebhookEndpointView `json:"endpoint"`
+	SigningSecret string              `json:"signingSecret"`
+}
+
+// WebhookEndpointList is the response of operation 14.
+type WebhookEndpointList struct {
+	Endpoints []WebhookEndpointView `json:"endpoints"`
+}
+
+// WebhookDeliveryView is one delivery (one event to one endpoint) in the
+// delivery log. Fields that do not apply yet, or any more, are null.
+type WebhookDeliveryView struct {
+	ID             string  `json:"id"`
+	EndpointID     string  `json:"endpointId"`
+	EventID        string  `json:"eventId"`
+	Event          string  `json:"event"`
+	JobID          string  `json:"jobId"`
+	Status         string  `json:"status"`
+	Attempts       int     `json:"attempts"`
+	ResponseStatus *int    `json:"responseStatus"`
+	Error          *string `json:"error"`
+	CreatedUTC     string  `json:"createdUtc"`
+	LastAttemptUTC *string `json:"lastAttemptUtc"`
+	NextAttemptUTC *string `json:"nextAttemptUtc"`
+	DeliveredUTC   *string `json:"deliveredUtc"`
+}
+
+// WebhookDeliveryList is the response of operation 17.
+type WebhookDeliveryList struct {
+	Deliveries []WebhookDeliveryView `json:"deliveries"`
+}
+
+func newDeliveryView(d store.WebhookDelivery) WebhookDeliveryView {
+	return WebhookDeliveryView{
+		ID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Event: d.Event, JobID: d.JobID,
+		Status: d.Status, Attempts: d.Attempts, ResponseStatus: d.ResponseStatus, Error: d.Error,
+		CreatedUTC: apiTime(d.CreatedUTC), LastAttemptUTC: apiTimePtr(d.LastAttemptUTC),
+		NextAttemptUTC: apiTimePtr(d.NextAttemptUTC), DeliveredUTC: apiTimePtr(d.DeliveredUTC),
+	}
+}
+
+// listWebhooks is operation 14, GET /webhooks: every endpoint of the
+// account, disabled ones included, newest first. An account has at most 20
+// active endpoints, so the list is not paged.
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *principal) error {
+	eps, err := s.store.ListWebhookEndpoints(r.Context(), p.account.ID)
+	if err != nil {
+		return err
+	}
+	out := WebhookEndpointList{Endpoints: make([]WebhookEndpointView, 0, len(eps))}
+	for _, e := range eps {
+		out.Endpoints = append(out.Endpoints, newEndpointView(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// createWebhook is operation 15, POST /webhooks. Checks run in this order:
+// body (413, 400 invalid_request), name, url (syntax, then the addresses
+// the host resolves to), events, then the active-endpoint limit. 201 with
+// the endpoint and its signing secret; no Location header, since no
+// operation reads a single endpoint.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
+	fields, err := decodeObject(w, r)
+	if err != nil {
+		return err
+	}
+	name, err := endpointName(fields["name"])
+	if err != nil {
+		return err
+	}
+	rawURL, err := s.endpointURL(r.Context(), fields["url"])
+	if err != nil {
+		return err
+	}
+	events, err := endpointEvents(fields["events"])
+	if err != nil {
+		return err
+	}
+	ep, secret, err := s.store.CreateWebhookEndpoint(r.Context(), store.NewWebhookEndpoint{
+		AccountID: p.account.ID, Name: name, URL: rawURL, Events: events,
+	}, s.now())
+	if errors.Is(err, store.ErrEndpointLimit) {
+		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", store.MaxActiveEndpoints)
+	}
+	if err != nil {
+		return storeError(err, codeWebhookEndpointMissing, s.now())
+	}
+	writeJSON(w, http.StatusCreated, CreatedWebhookEndpoint{Endpoint: newEndpointView(ep), SigningSecret: secret})
+	return nil
+}
+
+// endpointName: a JSON string of 1 to 100 characters, not blank, without
+// control characters (it ends up in logs and dashboards). Kept as given.
+func endpointName(raw json.RawMessage) (string, error) {
+	bad := errorf(codeInvalidName, "name is required: a string of 1 to %d characters, not blank, without control characters", maxEndpointNameLen)
+	var name string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+		return "", bad
+	}
+	if strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > maxEndpointNameLen {
+		return "", bad
+	}
+	for _, c := range name {
+		if unicode.IsControl(c) {
+			return "", bad
+		}
+	}
+	return name, nil
+}
+
+// endpointURL: a JSON string that webhook.CheckURL accepts (absolute https
+// URL of at most 2048 characters, no credentials, no fragment, a host whose
+// every address is public unless private destinations are allowed).
+func (s *Server) endpointURL(ctx context.Context, raw json.RawMessage) (string, error) {
+	var u string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &u) != nil {
+		return "", errorf(codeInvalidURL, "url is required: an absolute https URL of at most %d characters", webhook.MaxURLLength)
+	}
+	ctx, cancel := context.WithTimeout(ctx, endpointURLLookupTimeout)
+	defer cancel()
+	err := webhook.CheckURL(ctx, u, s.webhooks.AllowPrivate, s.webhooks.Resolver)
+	var ue *webhook.URLError
+	switch {
+	case err == nil:
+		return u, nil
+	case errors.As(err, &ue):
+		// The reason names the address class, never a resolved address.
+		return "", errorf(codeInvalidURL, "%s", ue.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return "", errorf(codeInvalidURL, "url host could not be resolved in time")
+	}
+	return "", fmt.Errorf("check webhook url: %w", err)
+}
+
+// endpointEvents: a non-empty JSON array of known event names. A name given
+// twice is kept once, in the position of its first occurrence.
+func endpointEvents(raw json.RawMessage) ([]string, error) {
+	bad := errorf(codeInvalidEvents, "events is required: a non-empty array of event names from %s",
+		strings.Join(webhook.EventTypes(), ", "))
+	var items []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil || len(items) == 0 {
+		return nil, bad
+	}
+	var out []string
+	for _, it := range items {
+		var name string
+		if len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &name) != nil {
+			return nil, bad
+		}
+		if !webhook.KnownEvent(name) {
+			return nil, errorf(codeInvalidEvents, "unknown event %q: events must be among %s", name, strings.Join(webhook.EventTypes(), ", "))
+		}
+		if !containsString(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointNotFound is the answer for an endpoint that is unknown, malformed
+// or another account's.
+func endpointNotFound() error {
+	return &Error{Code: codeWebhookEndpointMissing, Message: notFoundMessage(codeWebhookEndpointMissing)}
+}
+
+// deleteWebhook is operation 16, DELETE /webhooks/{endpointId}: the
+// endpoint becomes inactive (it stays in the list with isActive false) and
+// its pending deliveries stop. 204 with no body, also for an endpoint that
+// is already disabled, so a repeated DELETE is harmless.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id := r.PathValue("endpointId")
+	if !ids.HasPrefix(id, ids.WebhookEndpoint) {
+		return endpointNotFound()
+	}
+	if err := s.store.DisableWebhookEndpoint(r.Context(), p.account.ID, id, s.now()); err != nil {
+		return storeError(err, codeWebhookEndpointMissing, s.now())
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// listDeliveries is operation 17, GET /webhooks/deliveries: the account's
+// most recent deliveries, newest first; limit default 50, 1..100; optional
+// endpointId (an endpoint of the account, active or not).
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *principal) error {
+	q, err := parseQuery(r)
+	if err != nil {
+		return err
+	}
+	limit := defaultDeliveryPageSize
+	if vs, ok := q["limit"]; ok {
+		n, ok := parseBoundedInt(vs[0], 1, maxDeliveryPageSize)
+		if !ok {
+			return errorf(codeInvalidLimit, "limit must be an integer from 1 to %d", maxDeliveryPageSize)
+		}
+		limit = n
+	}
+	endpointID := ""
+	if vs, ok := q["endpointId"]; ok {
+		endpointID = vs[0]
+		if !ids.HasPrefix(endpointID, ids.WebhookEndpoint) {
+			return endpointNotFound()
+		}
+		if _, err := s.store.GetWebhookEndpoint(r.Context(), p.account.ID, endpointID); err != nil {
+			return storeError(err, codeWebhookEndpointMissing, s.now())
+		}
+	}
+	ds, err := s.store.ListWebhookDeliveries(r.Context(), p.account.ID, endpointID, limit)
+	if err != nil {
+		return err
+	}
+	out := WebhookDeliveryList{Deliveries: make([]WebhookDeliveryView, 0, len(ds))}
+	for _, d := range ds {
+		out.Deliveries = append(out.Deliveries, newDeliveryView(d))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
