@@ -22,7 +22,7 @@ const (
 	countyLevelFactor    = 0.85 // confidence multiplier when a module rests on county aggregates only
 	nriFallbackScore     = 0.35 // confidence of a module scored from the NRI benchmark alone
 	topRiskMinimum       = 20   // modules below this (very_low) are not listed as top risks
-	overallWeightTop     = 0.4 // overall = 0.4*highest + 0.2*second highest + 0.4*mean of all
+	overallWeightTop     = 0.4  // overall = 0.4*highest + 0.2*second highest + 0.4*mean of all
 	overallWeightSecond  = 0.2
 	overallWeightAverage = 0.4
 )
@@ -416,7 +416,7 @@ func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64)
 func formatValue(v float64, unit string) string {
 	s := formatNumber(roundValue(v))
 	switch unit {
-	case "", "count", "score 0-100":
+	case "", "count", "index", "score 0-100":
 		return s
 	case "probability":
 		return formatNumber(roundValue(v*100)) + "%"

@@ -32,8 +32,8 @@ var recommendationText = map[string][3]string{
 		"Landslide hazard could not be assessed here; check state geological survey landslide maps.",
 	},
 	hazard.EnvironmentalExposure: {
-		"Order a Phase I environmental site assessment; a Superfund site is close enough to affect the property's value, lending and liability.",
-		"Review the nearby Superfund site's status and any groundwater advisories before closing.",
+		"Order a Phase I environmental site assessment; an active Superfund site within 1 km can affect the property's value, lending and liability.",
+		"Review the nearby Superfund sites' status and any groundwater or vapour advisories before closing.",
 		"Environmental exposure could not be assessed here; search EPA's site records for the area.",
 	},
 }
@@ -45,6 +45,11 @@ func recommendations(results []moduleResult) []Recommendation {
 		switch {
 		case r.score == nil:
 			out = append(out, Recommendation{Module: r.name, Priority: "medium", Text: texts[2]})
+		case *r.score >= 60 && r.name == hazard.EnvironmentalExposure && !hasModuleFlag(r, "near_superfund_site"):
+			// The proximity score saturates for any site within 5 km, since
+			// most places have none; a Phase I assessment is asked for only
+			// when an active site is within 1 km.
+			out = append(out, Recommendation{Module: r.name, Priority: "medium", Text: texts[1]})
 		case *r.score >= 60:
 			out = append(out, Recommendation{Module: r.name, Priority: "high", Text: texts[0]})
 		case *r.score >= 40:
@@ -59,4 +64,13 @@ func recommendations(results []moduleResult) []Recommendation {
 		}
 	}
 	return out
+}
+
+func hasModuleFlag(r moduleResult, code string) bool {
+	for _, f := range r.flags {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
 }
