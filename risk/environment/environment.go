@@ -9,7 +9,7 @@
 // than its centroid distance suggests. Sites listed after September 2022
 // are missing. Proximity is not exposure: whether contamination reaches a
 // property depends on groundwater, soil and air pathways the data does not
-// describe. See docs/methodology/environmental-exposure.md.
+// describe. See docs/methodology.md (Environmental exposure module).
 package environment
 
 import (

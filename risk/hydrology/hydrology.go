@@ -12,7 +12,7 @@
 // it. Distances are searched out to fixed radii (100 km for the coast,
 // 50 km for rivers, 25 km for lakes and gauges) and reported as capped
 // beyond them. NFIP take-up exists only for the 50 states and DC. See
-// docs/methodology/hydrology.md.
+// docs/methodology.md (Hydrology module).
 package hydrology
 
 import (

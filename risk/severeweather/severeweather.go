@@ -18,7 +18,7 @@
 // and wind tallies in 2015. Neither SPC nor the NHC files cover Guam, the
 // Northern Mariana Islands or American Samoa, where the module measures
 // nothing, nor the western Pacific basin (no hurricane indicator west of the
-// antimeridian). See docs/methodology/severe-weather.md.
+// antimeridian). See docs/methodology.md (Severe weather module).
 package severeweather
 
 import (
