@@ -38,6 +38,10 @@ var recommendationText = map[string][3]string{
 	},
 }
 
+// lowConfidence is the module confidence below which a recommendation is
+// never high priority.
+const lowConfidence = 0.4
+
 func recommendations(results []moduleResult) []Recommendation {
 	out := []Recommendation{}
 	for _, r := range results {
@@ -50,6 +54,10 @@ func recommendations(results []moduleResult) []Recommendation {
 			// most places have none; a Phase I assessment is asked for only
 			// when an active site is within 1 km.
 			out = append(out, Recommendation{Module: r.name, Priority: "medium", Text: texts[1]})
+		case *r.score >= 60 && r.confidence < lowConfidence:
+			// Weak evidence (reported events only, a county benchmark)
+			// earns the strong action at medium priority, not high.
+			out = append(out, Recommendation{Module: r.name, Priority: "medium", Text: texts[0]})
 		case *r.score >= 60:
 			out = append(out, Recommendation{Module: r.name, Priority: "high", Text: texts[0]})
 		case *r.score >= 40:

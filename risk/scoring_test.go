@@ -163,15 +163,16 @@ func TestRecommendationsByLevel(t *testing.T) {
 	got := recommendations([]moduleResult{
 		{name: hazard.Hydrology, score: score(10)},
 		{name: hazard.SevereWeather, score: score(45)},
-		{name: hazard.Wildfire, score: score(85)},
+		{name: hazard.Wildfire, score: score(85), confidence: 0.6},
 		{name: hazard.Earthquake, score: nil},
-		{name: hazard.Landslide, score: score(39)},
+		{name: hazard.Landslide, score: score(90), confidence: 0.3},
 		{name: hazard.EnvironmentalExposure, score: score(97)},
 	})
 	want := []struct{ module, priority string }{
 		{hazard.Wildfire, "high"},
 		{hazard.SevereWeather, "medium"},
 		{hazard.Earthquake, "medium"},
+		{hazard.Landslide, "medium"},             // low confidence
 		{hazard.EnvironmentalExposure, "medium"}, // no active site within 1 km
 	}
 	if len(got) != len(want) {
@@ -182,7 +183,7 @@ func TestRecommendationsByLevel(t *testing.T) {
 			t.Errorf("recommendation %d = %+v, want %s/%s", i, got[i], w.module, w.priority)
 		}
 	}
-	near := recommendations([]moduleResult{{name: hazard.EnvironmentalExposure, score: score(97), flags: []hazard.Flag{{Code: "near_superfund_site"}}}})
+	near := recommendations([]moduleResult{{name: hazard.EnvironmentalExposure, score: score(97), confidence: 0.8, flags: []hazard.Flag{{Code: "near_superfund_site"}}}})
 	if len(near) != 1 || near[0].Priority != "high" {
 		t.Errorf("active site within 1 km: %+v", near)
 	}
