@@ -1,0 +1,394 @@
+package delivery_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"locrisk/delivery"
+	"locrisk/server"
+	"locrisk/store"
+	"locrisk/webhook"
+)
+
+func readSchema(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../schema.sql")
+	if err != nil {
+		t.Fatalf("read schema: %v", err)
+	}
+	return string(b)
+}
+
+// openStore opens path with the webhook outbox registered, waking sig.
+func openStore(t testing.TB, path string, sig delivery.Signal) *store.Store {
+	t.Helper()
+	st, err := store.OpenWith(context.Background(), path, readSchema(t),
+		store.Options{OnJobFinal: []store.JobFinalHook{server.WebhookOutbox(sig.Notify)}})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	return st
+}
+
+// fixture is an account with one endpoint subscribed to both events.
+type fixture struct {
+	account  store.Account
+	endpoint store.WebhookEndpoint
+	secret   string
+}
+
+func newFixture(t testing.TB, st *store.Store, url string) fixture {
+	t.Helper()
+	ctx := context.Background()
+	a, err := st.CreateAccount(ctx, "acct", 1<<30, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, secret, err := st.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{AccountID: a.ID, Name: "test", URL: url,
+		Events: []string{webhook.EventJobCompleted, webhook.EventJobFailed}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{a, ep, secret}
+}
+
+// completeJob creates, claims and completes a job of the fixture's account,
+// which writes one event and one delivery.
+func completeJob(t testing.TB, st *store.Store, f fixture) store.Job {
+	t.Helper()
+	ctx := context.Background()
+	j, _, err := st.CreateJob(ctx, store.NewJob{AccountID: f.account.ID, Latitude: 37.77, Longitude: -122.42}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := st.ClaimJob(ctx, "test", time.Minute, time.Now())
+	if err != nil || !ok || c.ID != j.ID {
+		t.Fatalf("claim job: %v %v %v", c.ID, ok, err)
+	}
+	done, err := st.CompleteJob(ctx, j.ID, "test", store.Report{DataVersion: "dv", Body: []byte(`{}`)}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
+// hit is a request the receiver got.
+type hit struct {
+	header http.Header
+	body   []byte
+	at     time.Time
+}
+
+// receiver answers with respond(n) for the n-th request (1-based); respond
+// may block, on the request's context for instance.
+type receiver struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	hits    []hit
+	arrived chan int
+	respond func(r *http.Request, n int) int
+}
+
+func newReceiver(t testing.TB, respond func(r *http.Request, n int) int) *receiver {
+	rc := &receiver{respond: respond, arrived: make(chan int, 1000)}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.hits = append(rc.hits, hit{r.Header.Clone(), b, time.Now()})
+		n := len(rc.hits)
+		rc.mu.Unlock()
+		rc.arrived <- n
+		w.WriteHeader(rc.respond(r, n))
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) all() []hit {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.hits)
+}
+
+func (rc *receiver) wait(t testing.TB, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-rc.arrived:
+			if got >= n {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("receiver did not get request %d", n)
+		}
+	}
+}
+
+func ok204(*http.Request, int) int { return http.StatusNoContent }
+
+// startWorker runs a worker until the test ends (or stop is called).
+func startWorker(t testing.TB, st *store.Store, cfg delivery.Config) (stop func()) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.AllowPrivate = true
+	w := delivery.New(st, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+func onlyDelivery(t testing.TB, st *store.Store, f fixture) store.WebhookDelivery {
+	t.Helper()
+	ds, err := st.ListWebhookDeliveries(context.Background(), f.account.ID, "", 10)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("deliveries: %v %v", ds, err)
+	}
+	return ds[0]
+}
+
+// TestPendingAcrossRestart: deliveries written while no worker runs (the
+// process stopped right after the job completed) are sent by the next one.
+func TestPendingAcrossRestart(t *testing.T) {
+	rc := newReceiver(t, ok204)
+	path := filepath.Join(t.TempDir(), "r.db")
+	st := openStore(t, path, delivery.NewSignal())
+	f := newFixture(t, st, rc.srv.URL)
+	completeJob(t, st, f)
+	completeJob(t, st, f)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	sig := delivery.NewSignal()
+	st = openStore(t, path, sig)
+	defer st.Close()
+	startWorker(t, st, delivery.Config{Wake: sig})
+	rc.wait(t, 2)
+	waitStatus(t, st, f, store.DeliverySucceeded, 2)
+	if got := len(rc.all()); got != 2 {
+		t.Errorf("receiver got %d requests, want 2", got)
+	}
+}
+
+func waitStatus(t testing.TB, st *store.Store, f fixture, status string, n int) []store.WebhookDelivery {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ds, err := st.ListWebhookDeliveries(context.Background(), f.account.ID, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for _, d := range ds {
+			if d.Status == status {
+				k++
+			}
+		}
+		if k >= n {
+			return ds
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %d deliveries %s: %+v", n, status, ds)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLeaseExpiryTakesOver: an attempt whose worker vanished (claimed,
+// never recorded) is sent again by another worker once the lease ends.
+func TestLeaseExpiryTakesOver(t *testing.T) {
+	rc := newReceiver(t, ok204)
+	sig := delivery.NewSignal()
+	st := openStore(t, filepath.Join(t.TempDir(), "l.db"), sig)
+	defer st.Close()
+	f := newFixture(t, st, rc.srv.URL)
+	completeJob(t, st, f)
+	const lease = 300 * time.Millisecond
+	claimed := time.Now()
+	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, claimed); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	startWorker(t, st, delivery.Config{Wake: sig, Lease: lease})
+	rc.wait(t, 1)
+	if at := rc.all()[0].at; at.Sub(claimed) < lease {
+		t.Errorf("resent %v after the dead claim, before its %v lease ended", at.Sub(claimed), lease)
+	}
+	d := waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
+	if d.Attempts != 1 {
+		t.Errorf("attempts %d, want 1 (the lost attempt left no outcome)", d.Attempts)
+	}
+}
+
+// TestShutdownReleasesInFlight: an attempt cut off by shutdown is handed
+// back uncounted and sent by the next worker.
+func TestShutdownReleasesInFlight(t *testing.T) {
+	rc := newReceiver(t, func(r *http.Request, n int) int {
+		if n == 1 {
+			<-r.Context().Done() // hang until the sender gives up
+		}
+		return http.StatusOK
+	})
+	sig := delivery.NewSignal()
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"), sig)
+	defer st.Close()
+	f := newFixture(t, st, rc.srv.URL)
+	completeJob(t, st, f)
+	stop := startWorker(t, st, delivery.Config{Wake: sig, DrainTimeout: 100 * time.Millisecond})
+	rc.wait(t, 1)
+	start := time.Now()
+	stop()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("shutdown took %v with a 100ms drain timeout", d)
+	}
+	d := onlyDelivery(t, st, f)
+	if d.Status != store.DeliveryPending || d.Attempts != 0 || d.LastAttemptUTC != nil {
+		t.Fatalf("after shutdown: %+v", d)
+	}
+	// Released: claimable at once, not after the 30 s lease.
+	startWorker(t, st, delivery.Config{Wake: sig})
+	rc.wait(t, 2)
+	d = waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
+	hits := rc.all()
+	if d.Attempts != 1 || hits[0].header.Get(webhook.HeaderDelivery) != hits[1].header.Get(webhook.HeaderDelivery) {
+		t.Errorf("delivery %+v; ids %s %s", d, hits[0].header.Get(webhook.HeaderDelivery), hits[1].header.Get(webhook.HeaderDelivery))
+	}
+}
+
+// helperDBEnv names the database a re-executed test binary delivers from.
+const helperDBEnv = "LOCRISK_DELIVERY_HELPER_DB"
+
+// TestHelperWorkerProcess is not a test: run by TestSIGKILLRestart in a
+// child process, it delivers from the named database until killed.
+func TestHelperWorkerProcess(t *testing.T) {
+	path := os.Getenv(helperDBEnv)
+	if path == "" {
+		t.Skip("helper process for TestSIGKILLRestart")
+	}
+	sig := delivery.NewSignal()
+	st := openStore(t, path, sig)
+	w := delivery.New(st, delivery.Config{Wake: sig, AllowPrivate: true, Lease: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	w.Run(context.Background()) // until SIGKILL
+}
+
+// TestSIGKILLRestart: a worker process is killed with SIGKILL in the middle
+// of an attempt; after its lease ends, a new worker sends the delivery
+// again, with the same delivery id.
+func TestSIGKILLRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	release := make(chan struct{})
+	rc := newReceiver(t, func(r *http.Request, n int) int {
+		if n == 1 {
+			select { // the child dies while this request is open
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return http.StatusOK
+		}
+		return http.StatusOK
+	})
+	defer close(release)
+	path := filepath.Join(t.TempDir(), "k.db")
+	st := openStore(t, path, delivery.NewSignal())
+	f := newFixture(t, st, rc.srv.URL)
+	completeJob(t, st, f)
+	st.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWorkerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperDBEnv+"="+path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rc.wait(t, 1)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	_ = cmd.Wait()
+
+	sig := delivery.NewSignal()
+	st = openStore(t, path, sig)
+	defer st.Close()
+	d := onlyDelivery(t, st, f)
+	if d.Status != store.DeliveryPending || d.Attempts != 0 {
+		t.Fatalf("after SIGKILL: %+v", d)
+	}
+	startWorker(t, st, delivery.Config{Wake: sig, Lease: time.Second})
+	rc.wait(t, 2)
+	d = waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
+	hits := rc.all()
+	if len(hits) != 2 || hits[0].header.Get(webhook.HeaderDelivery) != d.ID || hits[1].header.Get(webhook.HeaderDelivery) != d.ID {
+		t.Errorf("%d requests; delivery ids %q %q, want %s twice", len(hits), hits[0].header.Get(webhook.HeaderDelivery),
+			hits[len(hits)-1].header.Get(webhook.HeaderDelivery), d.ID)
+	}
+	if err := webhook.Verify(f.secret, hits[1].header, hits[1].body, hits[1].at); err != nil {
+		t.Errorf("resent delivery does not verify: %v", err)
+	}
+	if gap := hits[1].at.Sub(killed); gap > 5*time.Second {
+		t.Errorf("resent %v after the kill; the lease was 1s", gap)
+	}
+}
+
+// completionToReceiver completes n jobs one at a time and returns, for each,
+// the time from CompleteJob returning to the receiver getting the event.
+func completionToReceiver(t testing.TB, n int) []time.Duration {
+	rc := newReceiver(t, ok204)
+	sig := delivery.NewSignal()
+	st := openStore(t, filepath.Join(t.TempDir(), "b.db"), sig)
+	t.Cleanup(func() { st.Close() })
+	f := newFixture(t, st, rc.srv.URL)
+	startWorker(t, st, delivery.Config{Wake: sig})
+	out := make([]time.Duration, 0, n)
+	for i := range n {
+		completeJob(t, st, f)
+		done := time.Now()
+		rc.wait(t, i+1)
+		out = append(out, rc.all()[i].at.Sub(done))
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// TestCompletionToReceiverLatency: the worker is woken by the outbox, not
+// by its poll (1 s), so an event reaches the receiver within 100 ms at the
+// median.
+func TestCompletionToReceiverLatency(t *testing.T) {
+	ds := completionToReceiver(t, 15)
+	if m := median(ds); m > 100*time.Millisecond {
+		t.Errorf("median completion-to-receiver delay %v, want <= 100ms (all: %v)", m, ds)
+	}
+}
+
+// BenchmarkCompletionToReceiver reports the median delay from a job's final
+// transaction committing to the receiver getting the event.
+func BenchmarkCompletionToReceiver(b *testing.B) {
+	ds := completionToReceiver(b, b.N)
+	b.ReportMetric(float64(median(ds).Microseconds())/1000, "median-ms")
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds())/1000, "p95-ms")
+}
