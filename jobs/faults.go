@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // OpGenerate is the fault point around report generation (the engine call).
@@ -19,6 +20,7 @@ const OpGenerate = "report.generate"
 //	report.generate=transient:first=1   attempts 1..N of every job fail (transient)
 //	report.generate=permanent:rate=0.5  each attempt fails with probability P
 //	report.generate=transient           every attempt fails
+//	report.generate=delay:ms=300        every attempt takes 300 ms longer (no failure)
 //
 // A job's attempt count keeps growing across retries, so after a manual
 // retry of a job that failed attempts 1..3, its next attempt is 4.
@@ -31,6 +33,7 @@ type Faults struct {
 type faultRule struct {
 	text      string
 	op        string
+	delay     time.Duration // > 0: a delay rule, which slows attempts and never fails them
 	transient bool
 	first     int     // > 0: attempts 1..first fail
 	rate      float64 // used when first == 0; 1 means always
@@ -46,7 +49,7 @@ func ParseFaults(spec string) (Faults, error) {
 		}
 		r, err := parseRule(text)
 		if err != nil {
-			return Faults{}, fmt.Errorf("faults: rule %q: %w (want OP=transient|permanent[:first=N|:rate=P], e.g. %s=transient:first=1)", text, err, OpGenerate)
+			return Faults{}, fmt.Errorf("faults: rule %q: %w (want OP=transient|permanent[:first=N|:rate=P] or OP=delay:ms=N, e.g. %s=transient:first=1)", text, err, OpGenerate)
 		}
 		f.rules = append(f.rules, r)
 	}
@@ -67,6 +70,17 @@ func parseRule(text string) (faultRule, error) {
 	case "transient":
 		r.transient = true
 	case "permanent":
+	case "delay":
+		if len(parts) != 2 {
+			return faultRule{}, fmt.Errorf("delay needs ms=N")
+		}
+		k, v, _ := strings.Cut(strings.TrimSpace(parts[1]), "=")
+		ms, err := strconv.Atoi(v)
+		if k != "ms" || err != nil || ms < 1 || ms > 600000 {
+			return faultRule{}, fmt.Errorf("delay: want ms=N with N from 1 to 600000")
+		}
+		r.delay = time.Duration(ms) * time.Millisecond
+		return r, nil
 	default:
 		return faultRule{}, fmt.Errorf("unknown fault kind %q", parts[0])
 	}
@@ -114,7 +128,7 @@ func (f Faults) String() string {
 // this job at op, else nil.
 func (f Faults) Check(op, jobID string, attempt int) error {
 	for i, r := range f.rules {
-		if r.op != op || !r.fires(i, jobID, attempt) {
+		if r.op != op || r.delay > 0 || !r.fires(i, jobID, attempt) {
 			continue
 		}
 		kind := "permanent"
@@ -126,6 +140,17 @@ func (f Faults) Check(op, jobID string, attempt int) error {
 		return e
 	}
 	return nil
+}
+
+// Delay is the total injected delay for every attempt at op.
+func (f Faults) Delay(op string) time.Duration {
+	var d time.Duration
+	for _, r := range f.rules {
+		if r.op == op {
+			d += r.delay
+		}
+	}
+	return d
 }
 
 func (r faultRule) fires(index int, jobID string, attempt int) bool {

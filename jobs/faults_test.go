@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -32,6 +33,12 @@ func TestParseFaults(t *testing.T) {
 		{"report.generate=transient:every=2", "unknown parameter", 0},
 		{"report.generate=transient:first=1:rate=0.5", "at most one", 0},
 		{"report.generate=transient:first=1,bogus", "bogus", 0},
+		{"report.generate=delay:ms=300", "", 1},
+		{"report.generate=delay:ms=300,report.generate=transient:first=1", "", 2},
+		{"report.generate=delay", "delay needs ms=N", 0},
+		{"report.generate=delay:ms=0", "ms=N", 0},
+		{"report.generate=delay:seconds=3", "ms=N", 0},
+		{"report.generate=delay:ms=x", "ms=N", 0},
 	}
 	for _, tt := range tests {
 		f, err := ParseFaults(tt.spec)
@@ -130,5 +137,25 @@ func TestFaultRateDeterministic(t *testing.T) {
 		if got < p-0.03 || got > p+0.03 {
 			t.Errorf("rate %g fired for %.3f of attempts", p, got)
 		}
+	}
+}
+
+func TestDelayFault(t *testing.T) {
+	f, err := ParseFaults("report.generate=delay:ms=250,report.generate=transient:first=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := f.Delay(OpGenerate); d != 250*time.Millisecond {
+		t.Fatalf("Delay = %v, want 250ms", d)
+	}
+	// The delay rule never fails an attempt; the transient rule still does.
+	if err := f.Check(OpGenerate, "job_x", 1); err == nil {
+		t.Fatal("attempt 1 should fail by the transient rule")
+	}
+	if err := f.Check(OpGenerate, "job_x", 2); err != nil {
+		t.Fatalf("attempt 2 failed: %v", err)
+	}
+	if d := (Faults{}).Delay(OpGenerate); d != 0 {
+		t.Fatalf("zero Faults delay %v", d)
 	}
 }

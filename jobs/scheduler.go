@@ -286,6 +286,13 @@ func (s *Scheduler) storeFailed(ctx context.Context, owner string, job store.Job
 // generate runs the fault injector, then the engine, turning a panic into
 // a permanent error so one bad job cannot take the worker down.
 func (s *Scheduler) generate(ctx context.Context, job store.Job) (a *risk.Assessment, err error) {
+	if d := s.cfg.Faults.Delay(OpGenerate); d > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(d):
+		}
+	}
 	if err := s.cfg.Faults.Check(OpGenerate, job.ID, job.Attempts); err != nil {
 		return nil, err
 	}
