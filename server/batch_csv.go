@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"net/http"
 	"strconv"
+	"time"
 
 	"locrisk/store"
 )
@@ -18,6 +19,12 @@ var csvHeader = append(append([]string{
 // client, so a large file starts arriving before it is complete without a
 // write per row.
 const csvFlushRows = 32
+
+// csvWriteTimeout bounds how long one CSV response may take to send. The
+// rows stream from an open database cursor, which holds one of the store's
+// few pooled connections until the last row is written, so a client that
+// stops reading must not keep it for the server's whole write timeout.
+const csvWriteTimeout = 10 * time.Second
 
 // getBatchCSV is operation 10, GET /location-risk/batches/{batchId}/results.csv:
 // one RFC 4180 row per item in rowNumber order, CRLF line ends, streamed
@@ -36,6 +43,9 @@ func (s *Server) getBatchCSV(w http.ResponseWriter, r *http.Request, p *principa
 	}
 	var cw *csv.Writer
 	rc := http.NewResponseController(w)
+	// A network deadline, so real time rather than the server's clock; a
+	// writer that has no deadlines (a test recorder) is fine without one.
+	_ = rc.SetWriteDeadline(time.Now().Add(csvWriteTimeout))
 	start := func() error {
 		h := w.Header()
 		h.Set("Content-Type", "text/csv; charset=utf-8")
