@@ -30,6 +30,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"locrisk/delivery"
 	"locrisk/jobs"
 	"locrisk/risk"
 	"locrisk/server"
@@ -91,6 +92,7 @@ func commands() []command {
 		{"keys list", "list API keys (never their secrets)", (*cli).keysList},
 		{"keys revoke", "revoke an API key", (*cli).keysRevoke},
 		{"data check", "check the public data sets the engine reads", (*cli).dataCheck},
+		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
 	}
 }
 
@@ -266,11 +268,18 @@ func noArgs(pos []string) error {
 	return nil
 }
 
-func (c *cli) openStore(path string) (*store.Store, error) {
+func (c *cli) openStore(path string) (*store.Store, error) { return c.openStoreNotify(path, nil) }
+
+// openStoreNotify opens the database with the webhook outbox registered, so
+// that every process that can finish a job (serve, and report with its own
+// worker) records the job's webhook events. wake rouses this process's
+// delivery worker; without one (nil), a running server's worker finds the
+// events at its next poll.
+func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
-	return store.Open(c.ctx, path, schema)
+	return store.OpenWith(c.ctx, path, schema, store.Options{OnJobFinal: []store.JobFinalHook{server.WebhookOutbox(wake)}})
 }
 
 // ---- serve ----
@@ -357,22 +366,25 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
 	}
 
-	st, err := c.openStore(cfg.db)
+	// The outbox hook wakes the delivery worker, which needs the store, so
+	// the signal between them comes first.
+	wake := delivery.NewSignal()
+	st, err := c.openStoreNotify(cfg.db, wake.Notify)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 
-	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease, Faults: faults, Logger: log})
+	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
+		Faults: faults, Logger: log, DrainTimeout: cfg.shutdownTimeout})
 	if faults.Enabled() {
 		log.Warn("fault injection is on", "faults", faults.String())
 	}
-	// Webhook delivery arrives with its own issue; the settings are
-	// validated now so a bad value fails at start-up, not later.
+	deliveries := delivery.New(st, delivery.Config{Schedule: schedule, AllowPrivate: cfg.webhookAllowPrivate, Wake: wake, Logger: log})
 	log.Info("webhook settings", "retry_schedule", cfg.webhookSchedule, "attempts", webhook.MaxAttempts(schedule),
 		"allow_private", cfg.webhookAllowPrivate)
 
-	api := server.New(server.Config{Logger: log}, st, eng, sched.Notify)
+	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate}}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
@@ -391,6 +403,8 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	defer stopSched()
 	schedDone := make(chan struct{})
 	go func() { sched.Run(schedCtx); close(schedDone) }()
+	deliveriesDone := make(chan struct{})
+	go func() { deliveries.Run(schedCtx); close(deliveriesDone) }()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
@@ -406,11 +420,18 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), cfg.shutdownTimeout)
 	defer cancel()
+	// Requests and jobs in hand drain side by side, so the whole stop stays
+	// within --shutdown-timeout (plus a moment to release cut-off jobs).
+	stopSched()
 	if err := httpSrv.Shutdown(shutCtx); err != nil {
 		log.Warn("http shutdown incomplete", "err", err)
 	}
-	stopSched()
 	<-schedDone
+	// Attempts in flight finish or are released (due again at the next start).
+	<-deliveriesDone
+	if err := api.Close(shutCtx); err != nil { // saves the request statistics still in memory
+		log.Warn("saving request statistics", "err", err)
+	}
 	if err := st.Close(); err != nil {
 		log.Warn("closing database", "err", err)
 	}

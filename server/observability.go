@@ -174,7 +174,7 @@ func (s *Server) flushLoop(done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		err := s.FlushStats(ctx)
 		cancel()
 		if err != nil {
@@ -239,6 +239,10 @@ func (s *Server) FlushStats(ctx context.Context) error {
 // Close stops the background flusher and flushes what is left. Call it
 // after the HTTP server has stopped taking requests and before the store is
 // closed; requests observed after Close stay in memory and are lost.
+//
+// The final flush is worth more than the caller's deadline: when ctx has
+// already expired (a slow shutdown), it still gets a few seconds of its own.
+// Waiting for a running flush is bounded by that flush's own timeout.
 func (s *Server) Close(ctx context.Context) error {
 	r := s.stats
 	r.mu.Lock()
@@ -250,14 +254,22 @@ func (s *Server) Close(ctx context.Context) error {
 	running := r.running
 	r.mu.Unlock()
 	if running {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		<-done
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), finalFlushTimeout)
+		defer cancel()
 	}
 	return s.FlushStats(ctx)
 }
+
+// Time limits of flushes: a periodic one, and Close's last one when the
+// caller's context has already run out.
+const (
+	flushTimeout      = 10 * time.Second
+	finalFlushTimeout = 5 * time.Second
+)
 
 // requestCounts returns the account's request aggregates for the hours
 // starting in [fromHour, toHour): stored plus still in memory.

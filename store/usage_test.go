@@ -13,7 +13,7 @@ import (
 // endJob creates a job of bucket at created and takes it to its final
 // state (completed, or failed when fail) at ended. No other job may be
 // runnable at ended, or the claim would take that one.
-func endJob(t *testing.T, s *Store, acct, bucket string, created, ended time.Time, fail bool) Job {
+func usageEndJob(t *testing.T, s *Store, acct, bucket string, created, ended time.Time, fail bool) Job {
 	t.Helper()
 	ctx := context.Background()
 	j, _, err := s.CreateJob(ctx, NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
@@ -36,7 +36,7 @@ func endJob(t *testing.T, s *Store, acct, bucket string, created, ended time.Tim
 }
 
 // createJobAt queues a job of bucket at created.
-func createJobAt(t *testing.T, s *Store, acct, bucket string, created time.Time) Job {
+func usageQueueJob(t *testing.T, s *Store, acct, bucket string, created time.Time) Job {
 	t.Helper()
 	j, _, err := s.CreateJob(context.Background(), NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
 	if err != nil {
@@ -51,17 +51,17 @@ func TestPeriodUsage(t *testing.T) {
 	a, other := newAccount(t, s, 7), newAccount(t, s, 100)
 	oct := time.Date(2026, 10, 31, 23, 59, 59, 999e6, time.UTC)
 	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	endJob(t, s, a.ID, BucketAPI, oct, oct, false)                   // last month
-	endJob(t, s, a.ID, BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
-	endJob(t, s, a.ID, BucketBulk, nov, nov.Add(time.Hour), false)   // completed
-	endJob(t, s, a.ID, BucketManual, nov.Add(time.Hour), t0, true)   // failed
-	endJob(t, s, other.ID, BucketAPI, nov.Add(time.Hour), t0, false) // another account
-	createJobAt(t, s, a.ID, BucketAPI, t0)                           // processing, below
-	createJobAt(t, s, a.ID, BucketAPI, t0)                           // queued
+	usageEndJob(t, s, a.ID, BucketAPI, oct, oct, false)                   // last month
+	usageEndJob(t, s, a.ID, BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
+	usageEndJob(t, s, a.ID, BucketBulk, nov, nov.Add(time.Hour), false)   // completed
+	usageEndJob(t, s, a.ID, BucketManual, nov.Add(time.Hour), t0, true)   // failed
+	usageEndJob(t, s, other.ID, BucketAPI, nov.Add(time.Hour), t0, false) // another account
+	usageQueueJob(t, s, a.ID, BucketAPI, t0)                              // processing, below
+	usageQueueJob(t, s, a.ID, BucketAPI, t0)                              // queued
 	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, t0); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	createJobAt(t, s, a.ID, BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
+	usageQueueJob(t, s, a.ID, BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
 
 	u, err := s.PeriodUsage(ctx, a.ID, t0)
 	if err != nil {
@@ -92,14 +92,14 @@ func TestUsageHistory(t *testing.T) {
 	ctx := context.Background()
 	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
 	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
-	endJob(t, s, a.ID, BucketAPI, day(18, 12), day(18, 13), false)     // before the range
-	endJob(t, s, a.ID, BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
-	endJob(t, s, a.ID, BucketAPI, day(20, 1), day(20, 2), false)       // day 1
-	endJob(t, s, a.ID, BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
-	endJob(t, s, a.ID, BucketManual, day(22, 0), day(22, 0), false)    // day 3
-	endJob(t, s, other.ID, BucketManual, day(21, 3), day(21, 4), true) // another account
-	createJobAt(t, s, a.ID, BucketAPI, day(22, 9))                     // queued, day 3
-	createJobAt(t, s, a.ID, BucketAPI, day(23, 0))                     // after the range
+	usageEndJob(t, s, a.ID, BucketAPI, day(18, 12), day(18, 13), false)     // before the range
+	usageEndJob(t, s, a.ID, BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
+	usageEndJob(t, s, a.ID, BucketAPI, day(20, 1), day(20, 2), false)       // day 1
+	usageEndJob(t, s, a.ID, BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
+	usageEndJob(t, s, a.ID, BucketManual, day(22, 0), day(22, 0), false)    // day 3
+	usageEndJob(t, s, other.ID, BucketManual, day(21, 3), day(21, 4), true) // another account
+	usageQueueJob(t, s, a.ID, BucketAPI, day(22, 9))                        // queued, day 3
+	usageQueueJob(t, s, a.ID, BucketAPI, day(23, 0))                        // after the range
 
 	got, err := s.UsageHistory(ctx, a.ID, day(20, 17), 3, nil)
 	if err != nil {
@@ -178,7 +178,7 @@ func TestNearestRank(t *testing.T) {
 
 // insertDelivery writes a webhook delivery row directly (with its endpoint
 // and event), so these tests depend only on the schema.
-func insertDelivery(t *testing.T, s *Store, acct, jobID, status string, created time.Time, lastAttempt, delivered *time.Time, errText string) string {
+func usageInsertDelivery(t *testing.T, s *Store, acct, jobID, status string, created time.Time, lastAttempt, delivered *time.Time, errText string) string {
 	t.Helper()
 	ctx := context.Background()
 	n := countRows(t, s, `SELECT COUNT(*) FROM webhook_deliveries`)
@@ -209,7 +209,7 @@ func insertDelivery(t *testing.T, s *Store, acct, jobID, status string, created 
 	return id
 }
 
-func insertBatch(t *testing.T, s *Store, acct, status string, created time.Time, completed *time.Time) {
+func usageInsertBatch(t *testing.T, s *Store, acct, status string, created time.Time, completed *time.Time) {
 	t.Helper()
 	n := countRows(t, s, `SELECT COUNT(*) FROM batches`)
 	var c any
@@ -235,25 +235,25 @@ func TestOpsSummary(t *testing.T) {
 	// Completed in the window with completion times 1..10 s; one created
 	// before the window (counts as completed, not created).
 	for i := 1; i <= 9; i++ {
-		endJob(t, s, a.ID, BucketAPI, at(float64(i)), at(float64(i)).Add(time.Duration(i)*sec), false)
+		usageEndJob(t, s, a.ID, BucketAPI, at(float64(i)), at(float64(i)).Add(time.Duration(i)*sec), false)
 	}
-	endJob(t, s, a.ID, BucketAPI, at(-1), at(-1).Add(3601*sec), false) // completion 3601 s, ends at 1.0003 h
+	usageEndJob(t, s, a.ID, BucketAPI, at(-1), at(-1).Add(3601*sec), false) // completion 3601 s, ends at 1.0003 h
 	// Completed before the window, created before: not counted anywhere.
-	endJob(t, s, a.ID, BucketAPI, at(-3), at(-2), false)
+	usageEndJob(t, s, a.ID, BucketAPI, at(-3), at(-2), false)
 	// Ends exactly at `to`: outside [from, to).
-	endJob(t, s, a.ID, BucketAPI, at(23), to, false)
+	usageEndJob(t, s, a.ID, BucketAPI, at(23), to, false)
 	// 25 failures in the window, one second apart, and one before it.
-	endJob(t, s, a.ID, BucketAPI, at(-5), at(-4), true)
+	usageEndJob(t, s, a.ID, BucketAPI, at(-5), at(-4), true)
 	var failed []Job
 	for i := range 25 {
-		failed = append(failed, endJob(t, s, a.ID, BucketBulk, at(12), at(12).Add(time.Duration(i)*sec), true))
+		failed = append(failed, usageEndJob(t, s, a.ID, BucketBulk, at(12), at(12).Add(time.Duration(i)*sec), true))
 	}
 	// Another account's failure, in the window.
-	endJob(t, s, other.ID, BucketAPI, at(10), at(11), true)
+	usageEndJob(t, s, other.ID, BucketAPI, at(10), at(11), true)
 	// Backlog: queued now and processing now, one created before the window.
-	createJobAt(t, s, a.ID, BucketAPI, at(-10))
-	createJobAt(t, s, a.ID, BucketAPI, at(20))
-	createJobAt(t, s, a.ID, BucketAPI, at(21))
+	usageQueueJob(t, s, a.ID, BucketAPI, at(-10))
+	usageQueueJob(t, s, a.ID, BucketAPI, at(20))
+	usageQueueJob(t, s, a.ID, BucketAPI, at(21))
 	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, to); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -261,24 +261,24 @@ func TestOpsSummary(t *testing.T) {
 	// Batches: two created in the window (one still processing, one
 	// completed in it), one older and completed in the window, one older
 	// and still processing, one completed before the window.
-	insertBatch(t, s, a.ID, "processing", at(2), nil)
-	insertBatch(t, s, a.ID, "completed", at(3), ptr(at(4)))
-	insertBatch(t, s, a.ID, "completed", at(-30), ptr(at(5)))
-	insertBatch(t, s, a.ID, "processing", at(-30), nil)
-	insertBatch(t, s, a.ID, "completed", at(-30), ptr(at(-20)))
-	insertBatch(t, s, other.ID, "processing", at(2), nil)
+	usageInsertBatch(t, s, a.ID, "processing", at(2), nil)
+	usageInsertBatch(t, s, a.ID, "completed", at(3), usagePtr(at(4)))
+	usageInsertBatch(t, s, a.ID, "completed", at(-30), usagePtr(at(5)))
+	usageInsertBatch(t, s, a.ID, "processing", at(-30), nil)
+	usageInsertBatch(t, s, a.ID, "completed", at(-30), usagePtr(at(-20)))
+	usageInsertBatch(t, s, other.ID, "processing", at(2), nil)
 
 	// Deliveries: in the window one succeeded, one pending, two failed (one
 	// after an attempt, one never attempted); before it a failed one and a
 	// pending one (pending counts: it is a snapshot).
 	job := failed[0].ID
-	insertDelivery(t, s, a.ID, job, "succeeded", at(1), ptr(at(1)), ptr(at(1)), "")
-	insertDelivery(t, s, a.ID, job, "pending", at(2), ptr(at(2)), nil, "HTTP 500")
-	newestWebhookFailure := insertDelivery(t, s, a.ID, job, "failed", at(-30), ptr(at(12).Add(100*sec)), nil, "HTTP 500 after 8 attempts")
-	insertDelivery(t, s, a.ID, job, "failed", at(3), nil, nil, "")
-	insertDelivery(t, s, a.ID, job, "failed", at(-30), ptr(at(-29)), nil, "old")
-	insertDelivery(t, s, a.ID, job, "pending", at(-30), nil, nil, "")
-	insertDelivery(t, s, other.ID, job, "failed", at(3), ptr(at(3)), nil, "other account")
+	usageInsertDelivery(t, s, a.ID, job, "succeeded", at(1), usagePtr(at(1)), usagePtr(at(1)), "")
+	usageInsertDelivery(t, s, a.ID, job, "pending", at(2), usagePtr(at(2)), nil, "HTTP 500")
+	newestWebhookFailure := usageInsertDelivery(t, s, a.ID, job, "failed", at(-30), usagePtr(at(12).Add(100*sec)), nil, "HTTP 500 after 8 attempts")
+	usageInsertDelivery(t, s, a.ID, job, "failed", at(3), nil, nil, "")
+	usageInsertDelivery(t, s, a.ID, job, "failed", at(-30), usagePtr(at(-29)), nil, "old")
+	usageInsertDelivery(t, s, a.ID, job, "pending", at(-30), nil, nil, "")
+	usageInsertDelivery(t, s, other.ID, job, "failed", at(3), usagePtr(at(3)), nil, "other account")
 
 	o, err := s.OpsSummary(ctx, a.ID, from, to, 20)
 	if err != nil {
@@ -346,4 +346,4 @@ func TestOpsSummary(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func usagePtr[T any](v T) *T { return &v }

@@ -1,0 +1,301 @@
+package main
+
+// `locrisk report`: an operator's report from the command line. The job is
+// an ordinary report job in the usage bucket "manual" (so the account's
+// monthly quota applies and usage history shows it apart from API and
+// batch jobs); the command then waits for it and prints the result.
+//
+// Waiting: a server running on the same database would take the job with
+// its own workers, but the command does not rely on one. It loads the
+// engine and runs a one-worker scheduler of its own while it waits;
+// whichever worker claims the job first holds its lease, and the store lets
+// only the lease holder complete it, so the job completes exactly once.
+// Like any worker, the command's one may also run other queued jobs while
+// it waits; it stops when its own job is done.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"locrisk/jobs"
+	"locrisk/pdf"
+	"locrisk/risk"
+	"locrisk/server"
+	"locrisk/store"
+)
+
+// reportPollInterval is how often the command looks at its job.
+const reportPollInterval = 25 * time.Millisecond
+
+func (c *cli) report(args []string) error {
+	var account, db, dataDir, pdfPath string
+	var asJSON bool
+	var timeout time.Duration
+	f := c.newFlags("report", "--account ACCOUNT_ID [flags] LATITUDE LONGITUDE", `
+Queues a report job for the coordinate in the account's "manual" usage
+bucket (the monthly quota applies), waits for it, and prints the report's
+summary: as text, or with --json as the API's summary JSON (GET
+.../reports/{id}?detail=summary). --pdf FILE also writes the PDF report.
+
+The command loads the engine from --data-dir and runs a worker of its own
+while it waits, so it needs no running server; if a server shares the
+database, whichever worker claims the job first runs it, once.
+Negative coordinates need no quoting: "report ... 41.88 -87.63" works.
+Exit status 1 when the location is not covered, the quota is used up, the
+job fails or the wait times out.`, `
+  locrisk report --account acct_... --data-dir ../shared/data 41.8781 -87.6298
+  locrisk report --account acct_... --json 37.7749 -122.4194 > summary.json
+  locrisk report --account acct_... --pdf chicago.pdf 41.8781 -87.6298`)
+	f.StringVar(&account, "account", "", "account `id` the job is made for (required)")
+	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.StringVar(&pdfPath, "pdf", "", "also write the PDF report to `file`")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the job")
+	pos, err := f.parse(positionalsLast(f.FlagSet, args))
+	if err != nil {
+		return err
+	}
+	if account == "" {
+		return usagef("--account is required")
+	}
+	if len(pos) != 2 {
+		return usagef("want LATITUDE LONGITUDE, got %d arguments", len(pos))
+	}
+	lat, err := strconv.ParseFloat(pos[0], 64)
+	if err != nil || !(lat >= -90 && lat <= 90) { // NaN fails too
+		return usagef("latitude %q must be a number from -90 to 90", pos[0])
+	}
+	lon, err := strconv.ParseFloat(pos[1], 64)
+	if err != nil || !(lon >= -180 && lon <= 180) {
+		return usagef("longitude %q must be a number from -180 to 180", pos[1])
+	}
+	if timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	if dataDir == "" {
+		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required: the command runs the engine itself")
+	}
+
+	// Only warnings and errors: stdout is the result, stderr stays quiet.
+	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	eng, err := risk.Load(c.ctx, dataDir, log)
+	if err != nil {
+		return fmt.Errorf("loading data from %s: %w", dataDir, err)
+	}
+	st, err := c.openStore(db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.GetAccount(c.ctx, account); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("account %s not found (create one with 'locrisk accounts create --name NAME')", account)
+	} else if err != nil {
+		return err
+	}
+	if _, err := eng.Locate(lat, lon); errors.Is(err, risk.ErrUnsupportedLocation) {
+		return fmt.Errorf("unsupported_location: %v, %v is outside the supported United States coverage", lat, lon)
+	} else if err != nil {
+		return fmt.Errorf("locate %v, %v: %w", lat, lon, err)
+	}
+
+	job, _, err := st.CreateJob(c.ctx, store.NewJob{AccountID: account, Bucket: store.BucketManual, Latitude: lat, Longitude: lon}, time.Now())
+	var qe *store.QuotaError
+	if errors.As(err, &qe) {
+		return fmt.Errorf("quota_exceeded: account %s has used its %d report jobs of this month; the quota resets at %s",
+			account, qe.Limit, apiTime(qe.ResetsAt))
+	}
+	if err != nil {
+		return err
+	}
+
+	job, err = c.waitForJob(st, eng, log, job, timeout)
+	if err != nil {
+		return err
+	}
+	if job.Status == store.StatusFailed {
+		code, msg := "", ""
+		if job.ErrorCode != nil {
+			code = *job.ErrorCode
+		}
+		if job.ErrorMessage != nil {
+			msg = *job.ErrorMessage
+		}
+		return fmt.Errorf("job %s failed: %s: %s", job.ID, code, msg)
+	}
+	rep, err := st.GetReport(c.ctx, account, *job.ReportID)
+	if err != nil {
+		return fmt.Errorf("job %s completed but its report cannot be read: %w", job.ID, err)
+	}
+	var a risk.Assessment
+	if err := json.Unmarshal(rep.Body, &a); err != nil {
+		return fmt.Errorf("report %s: stored body: %w", rep.ID, err)
+	}
+
+	if pdfPath != "" {
+		state, county := eng.Outlines(a.Location.CountyFips)
+		doc, err := pdf.Render(pdf.Input{ReportID: rep.ID, JobID: rep.JobID, Generated: rep.GeneratedUTC,
+			Assessment: &a, StateOutline: state, CountyOutline: county})
+		if err != nil {
+			return fmt.Errorf("report %s: rendering PDF: %w", rep.ID, err)
+		}
+		if err := os.WriteFile(pdfPath, doc, 0o644); err != nil {
+			return fmt.Errorf("writing the PDF: %w", err)
+		}
+		fmt.Fprintf(c.stderr, "wrote %s (%d bytes)\n", pdfPath, len(doc))
+	}
+	view := summaryView(rep, a)
+	if asJSON {
+		return writeJSON(c.stdout, view)
+	}
+	return printSummary(c.stdout, view)
+}
+
+// waitForJob runs a one-worker scheduler until job is final, the timeout
+// passes or the command is interrupted.
+func (c *cli) waitForJob(st *store.Store, eng *risk.Engine, log *slog.Logger, job store.Job, timeout time.Duration) (store.Job, error) {
+	ctx, stop := context.WithCancel(c.ctx)
+	sched := jobs.New(st, eng, jobs.Config{Workers: 1, Logger: log})
+	stopped := make(chan struct{})
+	go func() { sched.Run(ctx); close(stopped) }()
+	defer func() { stop(); <-stopped }()
+	sched.Notify()
+
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(reportPollInterval)
+	defer tick.Stop()
+	for {
+		j, err := st.GetJob(ctx, job.AccountID, job.ID)
+		if err != nil && c.ctx.Err() == nil {
+			return store.Job{}, fmt.Errorf("reading job %s: %w", job.ID, err)
+		}
+		if err == nil && j.Terminal() {
+			return j, nil
+		}
+		select {
+		case <-c.ctx.Done():
+			return store.Job{}, fmt.Errorf("interrupted: job %s stays in the queue; a running server will finish it", job.ID)
+		case <-deadline.C:
+			return store.Job{}, fmt.Errorf("job %s not finished after %s; it stays in the queue", job.ID, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// summaryView is the report as the API shows it with detail=summary.
+func summaryView(rep store.Report, a risk.Assessment) server.ReportView {
+	self := "/api/v1/location-risk/reports/" + rep.ID
+	a.Summary.Links = risk.Links{Self: self, Full: self + "?detail=full", PDF: self + "/pdf", Job: "/api/v1/location-risk/report-jobs/" + rep.JobID}
+	if a.Summary.TopRisks == nil {
+		a.Summary.TopRisks = []risk.TopRisk{}
+	}
+	if a.Summary.Recommendations == nil {
+		a.Summary.Recommendations = []risk.Recommendation{}
+	}
+	if a.Summary.ReviewFlags == nil {
+		a.Summary.ReviewFlags = []risk.ReviewFlag{}
+	}
+	v := server.ReportView{
+		APIVersion: "v1", Detail: "summary", ReportID: rep.ID, JobID: rep.JobID,
+		GeneratedUTC: apiTime(rep.GeneratedUTC), Location: a.Location, DataVersion: rep.DataVersion, Summary: a.Summary,
+	}
+	if v.DataVersion == "" {
+		v.DataVersion = a.DataVersion
+	}
+	return v
+}
+
+// printSummary writes the summary for a person.
+func printSummary(w io.Writer, v server.ReportView) error {
+	s, l := v.Summary, v.Location
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Report\t%s (job %s, generated %s)\n", v.ReportID, v.JobID, v.GeneratedUTC)
+	fmt.Fprintf(tw, "Location\t%v, %v: %s, %s (county %s)\n", l.Latitude, l.Longitude, l.CountyName, l.StateName, l.CountyFips)
+	fmt.Fprintf(tw, "Overall\t%d/100 %s (confidence %s, %.2f)\n", s.OverallScore, s.RiskLevel, s.Confidence.Level, s.Confidence.Score)
+	mods := []struct {
+		name  string
+		score *int
+	}{
+		{"hydrology", s.ModuleScores.Hydrology}, {"severeWeather", s.ModuleScores.SevereWeather},
+		{"wildfire", s.ModuleScores.Wildfire}, {"earthquake", s.ModuleScores.Earthquake},
+		{"landslide", s.ModuleScores.Landslide}, {"environmentalExposure", s.ModuleScores.EnvironmentalExposure},
+	}
+	parts := make([]string, 0, len(mods))
+	for _, m := range mods {
+		if m.score == nil {
+			parts = append(parts, m.name+" no data")
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %d", m.name, *m.score))
+		}
+	}
+	fmt.Fprintf(tw, "Modules\t%s\n", strings.Join(parts, ", "))
+	for i, r := range s.TopRisks {
+		label := ""
+		if i == 0 {
+			label = "Top risks"
+		}
+		fmt.Fprintf(tw, "%s\t%d. %s %d (%s): %s\n", label, i+1, r.Module, r.Score, r.RiskLevel, r.Reason)
+	}
+	for i, r := range s.Recommendations {
+		label := ""
+		if i == 0 {
+			label = "Recommendations"
+		}
+		fmt.Fprintf(tw, "%s\t[%s] %s: %s\n", label, r.Priority, r.Module, r.Text)
+	}
+	for i, f := range s.ReviewFlags {
+		label := ""
+		if i == 0 {
+			label = "Review flags"
+		}
+		fmt.Fprintf(tw, "%s\t%s: %s\n", label, f.Code, f.Message)
+	}
+	fmt.Fprintf(tw, "Data version\t%s\n", v.DataVersion)
+	return tw.Flush()
+}
+
+// positionalsLast moves the positional arguments behind a "--", so that a
+// negative coordinate ("-87.63") is not taken for a flag. Flags that take
+// a value keep it; an unknown flag is left for the parser to report.
+func positionalsLast(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if _, err := strconv.ParseFloat(a, 64); err == nil || !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		fl := fs.Lookup(name)
+		if fl == nil {
+			continue
+		}
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return append(append(flags, "--"), pos...)
+}
