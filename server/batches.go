@@ -340,11 +340,7 @@ func compactJSON(raw json.RawMessage) string {
 // batchIDParam is the {batchId} of the path, or a 404 when it cannot be one
 // of our ids.
 func batchIDParam(r *http.Request) (string, error) {
-	id := r.PathValue("batchId")
-	if !ids.HasPrefix(id, ids.Batch) {
-		return "", &Error{Code: codeBatchNotFound, Message: notFoundMessage(codeBatchNotFound)}
-	}
-	return id, nil
+	return pathID(r, "batchId", ids.Batch, codeBatchNotFound)
 }
 
 // getBatch is operation 8, GET /location-risk/batches/{batchId}. Another

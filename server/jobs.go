@@ -313,14 +313,20 @@ func parseBoundedInt(s string, lo, hi int) (int, bool) {
 	return n, n >= lo && n <= hi
 }
 
-// jobIDParam is the {jobId} of the path, or a 404 when it cannot be one of
-// our ids (no lookup needed to know it is unknown).
-func jobIDParam(r *http.Request) (string, error) {
-	id := r.PathValue("jobId")
-	if !ids.HasPrefix(id, ids.Job) {
-		return "", &Error{Code: codeReportJobNotFound, Message: notFoundMessage(codeReportJobNotFound)}
+// pathID is the path wildcard named wildcard when it is one of our ids with
+// prefix; anything else is the 404 notFound at once, since no lookup is
+// needed to know it is unknown.
+func pathID(r *http.Request, wildcard, prefix, notFound string) (string, error) {
+	id := r.PathValue(wildcard)
+	if !ids.HasPrefix(id, prefix) {
+		return "", &Error{Code: notFound, Message: notFoundMessage(notFound)}
 	}
 	return id, nil
+}
+
+// jobIDParam is the {jobId} of the path, or a 404 report_job_not_found.
+func jobIDParam(r *http.Request) (string, error) {
+	return pathID(r, "jobId", ids.Job, codeReportJobNotFound)
 }
 
 // getJob is operation 3, GET /location-risk/report-jobs/{jobId}. Another

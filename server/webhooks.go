@@ -249,9 +249,9 @@ func endpointNotFound() error {
 // its pending deliveries stop. 204 with no body, also for an endpoint that
 // is already disabled, so a repeated DELETE is harmless.
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
-	id := r.PathValue("endpointId")
-	if !ids.HasPrefix(id, ids.WebhookEndpoint) {
-		return endpointNotFound()
+	id, err := pathID(r, "endpointId", ids.WebhookEndpoint, codeWebhookEndpointMissing)
+	if err != nil {
+		return err
 	}
 	if err := s.store.DisableWebhookEndpoint(r.Context(), p.account.ID, id, s.now()); err != nil {
 		return storeError(err, codeWebhookEndpointMissing, s.now())
