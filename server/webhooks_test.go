@@ -313,7 +313,7 @@ func TestCreateWebhookValidation(t *testing.T) {
 		{"IPv4-mapped IPv6 loopback", false, body("n", "https://[::ffff:127.0.0.1]/h", good), 400, "invalid_url", "loopback"},
 		{"host resolving to a private address", false, body("n", "https://internal.example.com/h", good), 400, "invalid_url", "private"},
 		{"host resolving to the metadata address", false, body("n", "https://meta.example.com/h", good), 400, "invalid_url", "link-local"},
-		{"host that does not resolve", false, body("n", "https://nowhere.example.com/h", good), 400, "invalid_url", "resolved"},
+		{"host that does not resolve (checked when dialled)", false, body("n", "https://nowhere.example.com/h", good), 201, "", ""},
 		{"loopback with allow-private", true, body("n", "http://127.0.0.1:9/h", good), 201, "", ""},
 		{"private name with allow-private", true, body("n", "https://internal.example.com/h", good), 201, "", ""},
 

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Address classes returned by AddressClass. They name why a destination is
@@ -196,8 +197,9 @@ type Resolver interface {
 // to the receiver, so one is almost certainly a mistake). Any port is
 // accepted. Unless allowPrivate, it resolves the host (resolver nil means
 // net.DefaultResolver) and refuses the URL if ANY address is disallowed:
-// the dialer may pick any of them. A host that does not resolve is refused
-// too (this includes a temporary DNS failure; the caller can simply retry).
+// the dialer may pick any of them. A host that does not resolve (within resolveTimeout) is accepted:
+// it resolves to nothing refused, and the dial-time check of NewClient still
+// guards every delivery.
 //
 // Refusals are *URLError wrapping ErrInvalidURL; a done ctx returns the
 // context's error instead.
@@ -250,15 +252,18 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 		if resolver == nil {
 			resolver = net.DefaultResolver
 		}
-		addrs, err = resolver.LookupNetIP(ctx, "ip", host)
+		lookupCtx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		defer cancel()
+		addrs, err = resolver.LookupNetIP(lookupCtx, "ip", host)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("webhook: resolving url host: %w", ctxErr)
 		}
-		if err != nil {
-			return &URLError{Reason: "host could not be resolved", Err: err}
-		}
-		if len(addrs) == 0 {
-			return &URLError{Reason: "host could not be resolved"}
+		if err != nil || len(addrs) == 0 {
+			// A name that does not resolve now (no DNS here, a record
+			// published later) is not one that resolves to a refused
+			// address. It is accepted: every delivery dials through
+			// NewClient, which refuses the address actually connected to.
+			return nil
 		}
 	}
 	for _, a := range addrs {
@@ -271,6 +276,10 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 	}
 	return nil
 }
+
+// resolveTimeout bounds the DNS lookup of CheckURL, so endpoint creation
+// never hangs on a slow resolver.
+const resolveTimeout = 3 * time.Second
 
 func parsePort(s string) (int, bool) {
 	if len(s) > 5 {
