@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"locrisk/risk/data/datatest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,8 +21,8 @@ import (
 //	go test -run '^$' -bench CreateToCompleted ./e2e
 func BenchmarkCreateToCompleted(b *testing.B) {
 	dataDir, data := fixtureData, "fixtures"
-	if d := os.Getenv("LOCRISK_DATA_DIR"); d != "" {
-		dataDir, data = d, "real data"
+	if os.Getenv("LOCRISK_DATA_DIR") != "" {
+		dataDir, data = datatest.RealDir(b), "real data"
 	}
 	db := filepath.Join(b.TempDir(), "bench.db")
 	_, key := newAccountKey(b, db, "reports:create,reports:read")

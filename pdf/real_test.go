@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"locrisk/risk/coverage"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 )
 
@@ -15,10 +16,7 @@ import (
 // hold for the most detailed states (Alaska's coast and islands, across the
 // antimeridian) and the file must stay valid.
 func TestRealOutlines(t *testing.T) {
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		t.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
+	dir := datatest.RealDir(t)
 	needTools(t)
 	layer, err := coverage.Load(dir)
 	if err != nil {

@@ -8,43 +8,20 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
-// realDir returns the real data directory or skips the test.
-func realDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	return dir
-}
-
-var (
-	realOnce   sync.Once
-	realEngine *Engine
-	realErr    error
-)
-
 // loadReal loads the engine on the real data once per test binary.
-func loadReal(tb testing.TB) *Engine {
-	dir := realDir(tb)
-	realOnce.Do(func() { realEngine, realErr = Load(context.Background(), dir, nil) })
-	if realErr != nil {
-		tb.Fatalf("Load(%s): %v", dir, realErr)
-	}
-	return realEngine
-}
-
-const fixtureDir = "../testdata/data"
+var loadReal = datatest.Once(datatest.RealDir, func(dir string) (*Engine, error) {
+	return Load(context.Background(), dir, nil)
+})
 
 func loadFixture(t *testing.T) *Engine {
 	t.Helper()
-	e, err := Load(context.Background(), fixtureDir, nil)
+	e, err := Load(context.Background(), datatest.FixtureDir(t), nil)
 	if err != nil {
 		t.Fatalf("Load(fixtures): %v", err)
 	}
@@ -251,7 +228,7 @@ func TestLoadMissingData(t *testing.T) {
 
 func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(fixtureDir)); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
 		t.Fatal(err)
 	}
 	// Break one row of the Superfund table.
@@ -273,7 +250,7 @@ func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 
 func TestCheckListsLayers(t *testing.T) {
 	var b strings.Builder
-	if err := Check(context.Background(), fixtureDir, &b); err != nil {
+	if err := Check(context.Background(), datatest.FixtureDir(t), &b); err != nil {
 		t.Fatalf("Check(fixtures): %v\n%s", err, b.String())
 	}
 	out := b.String()

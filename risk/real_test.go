@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
@@ -157,7 +158,7 @@ func BenchmarkAssess(b *testing.B) {
 // BenchmarkLoad loads every layer and reports the process's resident memory
 // afterwards ("rss-MB"), the figure the 150 MB budget is about.
 func BenchmarkLoad(b *testing.B) {
-	dir := realDir(b)
+	dir := datatest.RealDir(b)
 	var e *Engine
 	for b.Loop() {
 		var err error

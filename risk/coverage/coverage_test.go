@@ -11,25 +11,11 @@ import (
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 )
 
-const fixtureDir = "../../testdata/data"
-
-var (
-	fixOnce  sync.Once
-	fixLayer *Layer
-	fixErr   error
-)
-
-func fixture(tb testing.TB) *Layer {
-	tb.Helper()
-	fixOnce.Do(func() { fixLayer, fixErr = Load(fixtureDir) })
-	if fixErr != nil {
-		tb.Fatalf("Load(fixtures): %v", fixErr)
-	}
-	return fixLayer
-}
+var fixture = datatest.Once(datatest.FixtureDir, Load)
 
 // north/east move p by km along a meridian / parallel.
 func north(p geo.Point, km float64) geo.Point {
@@ -294,7 +280,7 @@ func writeDir(t *testing.T, files map[string]string) string {
 		rel := data.Path(id)
 		text, ok := files[id]
 		if !ok {
-			b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+			b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +400,7 @@ func TestAreaWithHole(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	fixText := func(id string) string {
-		b, err := os.ReadFile(filepath.Join(fixtureDir, data.Path(id)))
+		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), data.Path(id)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,7 +501,7 @@ func BenchmarkLocate(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	dir := os.Getenv("LOCRISK_DATA_DIR")
 	if dir == "" {
-		dir = fixtureDir
+		dir = datatest.FixtureDir(b)
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

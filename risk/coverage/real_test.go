@@ -2,32 +2,14 @@ package coverage
 
 import (
 	"math"
-	"os"
-	"sync"
 	"testing"
 
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 )
 
-var (
-	realOnce  sync.Once
-	realLayer *Layer
-	realErr   error
-)
-
 // realData loads the layer from LOCRISK_DATA_DIR once, or skips the test.
-func realData(tb testing.TB) *Layer {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	realOnce.Do(func() { realLayer, realErr = Load(dir) })
-	if realErr != nil {
-		tb.Fatalf("Load: %v", realErr)
-	}
-	return realLayer
-}
+var realData = datatest.Once(datatest.RealDir, Load)
 
 func TestRealPlaces(t *testing.T) {
 	l := realData(t)

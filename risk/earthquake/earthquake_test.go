@@ -5,29 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
-const fixtureDir = "../../testdata/data"
-
-var (
-	fixOnce sync.Once
-	fixMod  *Module
-	fixErr  error
-)
-
-func fixture(t *testing.T) *Module {
-	t.Helper()
-	fixOnce.Do(func() { fixMod, fixErr = Load(fixtureDir) })
-	if fixErr != nil {
-		t.Fatalf("Load(fixtures): %v", fixErr)
-	}
-	return fixMod
-}
+var fixture = datatest.Once(datatest.FixtureDir, Load)
 
 // Hand-computed from the completeness tables:
 // WUS (b=0.8): 50*(10^0.8-1) + 83*(1-10^-0.8) + 163*10^-0.8 = 361.157818
@@ -357,7 +342,7 @@ func copyFixtures(t *testing.T, id, content string) string {
 	}
 	for _, src := range []string{"usgs-nshm-2018-pga", "usgs-nshm-2014-wus-catalog", "usgs-nshm-2014-ceus-catalog", "usgs-comcat-m4-1996-2018"} {
 		rel := strings.TrimSuffix(data.Path(src), ".gz")
-		b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,33 +1,15 @@
 package earthquake
 
 import (
-	"os"
-	"sync"
 	"testing"
 
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
-)
-
-var (
-	realOnce sync.Once
-	realMod  *Module
-	realErr  error
 )
 
 // realModule loads the module from LOCRISK_DATA_DIR once for all real-data
 // tests, or skips.
-func realModule(tb testing.TB) *Module {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	realOnce.Do(func() { realMod, realErr = Load(dir) })
-	if realErr != nil {
-		tb.Fatalf("Load: %v", realErr)
-	}
-	return realMod
-}
+var realModule = datatest.Once(datatest.RealDir, Load)
 
 var (
 	sanFrancisco = hazard.Site{Lat: 37.7749, Lon: -122.4194, StateCode: "CA", Conus: true}
@@ -120,10 +102,7 @@ func TestRealTerritory(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		b.Skip("LOCRISK_DATA_DIR not set: skipping benchmark on the real data sets")
-	}
+	dir := datatest.RealDir(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)

@@ -11,25 +11,11 @@ import (
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
-const fixtureDir = "../../testdata/data"
-
-var (
-	fixOnce sync.Once
-	fixMod  *Module
-	fixErr  error
-)
-
-func fixture(t *testing.T) *Module {
-	t.Helper()
-	fixOnce.Do(func() { fixMod, fixErr = Load(fixtureDir) })
-	if fixErr != nil {
-		t.Fatalf("Load(fixtures): %v", fixErr)
-	}
-	return fixMod
-}
+var fixture = datatest.Once(datatest.FixtureDir, Load)
 
 var (
 	chicago  = hazard.Site{Lat: 41.8781, Lon: -87.6298, CountyFIPS: "17031", StateFIPS: "17", StateCode: "IL", Conus: true}
@@ -283,7 +269,7 @@ func TestDeterministicAndConcurrent(t *testing.T) {
 
 func TestMalformedFile(t *testing.T) {
 	rel := data.Path(SrcNPL)
-	orig, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+	orig, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,71 +1,18 @@
 package environment
 
 import (
-	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
 // The tests in this file run against the real data sets named by
 // LOCRISK_DATA_DIR and are skipped without it.
 
-func realDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	return dir
-}
-
-var (
-	realOnce sync.Once
-	realMod  *Module
-	realErr  error
-)
-
-func realModule(tb testing.TB) *Module {
-	tb.Helper()
-	dir := realDir(tb)
-	realOnce.Do(func() { realMod, realErr = Load(dir) })
-	if realErr != nil {
-		tb.Fatalf("Load: %v", realErr)
-	}
-	return realMod
-}
-
-// gazetteerSites are the county interior points, the engine's reference set.
-func gazetteerSites(tb testing.TB) []hazard.Site {
-	tb.Helper()
-	t, err := data.OpenTableSep(realDir(tb), data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "INTPTLAT", "INTPTLONG")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer t.Close()
-	var out []hazard.Site
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		lat, err1 := t.Float("INTPTLAT")
-		lon, err2 := t.Float("INTPTLONG")
-		if err1 != nil || err2 != nil {
-			tb.Fatal(err1, err2)
-		}
-		out = append(out, hazard.Site{Lat: lat, Lon: lon, CountyFIPS: t.String("GEOID"), StateCode: t.String("USPS")})
-	}
-	return out
-}
+var realModule = datatest.Once(datatest.RealDir, Load)
 
 func TestRealLoad(t *testing.T) {
 	m := realModule(t)
@@ -120,7 +67,7 @@ func TestRealKnownSite(t *testing.T) {
 func TestRealReferenceDistribution(t *testing.T) {
 	m := realModule(t)
 	var vals []float64
-	for _, s := range gazetteerSites(t) {
+	for _, s := range datatest.GazetteerSites(t, datatest.RealDir(t)) {
 		vals = append(vals, value(t, m.Measure(s), "npl_proximity_index"))
 	}
 	sort.Float64s(vals)
@@ -140,7 +87,7 @@ func TestRealReferenceDistribution(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := realDir(b)
+	dir := datatest.RealDir(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
@@ -150,24 +97,11 @@ func BenchmarkLoad(b *testing.B) {
 
 func BenchmarkMeasure(b *testing.B) {
 	m := realModule(b)
-	sites := gazetteerSites(b)
+	sites := datatest.GazetteerSites(b, datatest.RealDir(b))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		m.Measure(sites[i%len(sites)])
 		i++
 	}
-}
-
-func TestRealMeasureTiming(t *testing.T) {
-	m := realModule(t)
-	sites := gazetteerSites(t)
-	d := make([]time.Duration, len(sites))
-	for i, s := range sites {
-		start := time.Now()
-		m.Measure(s)
-		d[i] = time.Since(start)
-	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	t.Logf("Measure over %d reference points: median %v, p90 %v, p99 %v, max %v", len(d), d[len(d)/2], d[len(d)*9/10], d[len(d)*99/100], d[len(d)-1])
 }

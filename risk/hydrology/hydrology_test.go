@@ -11,27 +11,13 @@ import (
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
 
-// fixtureDir is the hand-written fixture world shared by the module tests.
-const fixtureDir = "../../testdata/data"
-
-var (
-	fixOnce sync.Once
-	fixMod  *Module
-	fixErr  error
-)
-
-func fixture(t *testing.T) *Module {
-	t.Helper()
-	fixOnce.Do(func() { fixMod, fixErr = Load(fixtureDir) })
-	if fixErr != nil {
-		t.Fatalf("Load(fixtures): %v", fixErr)
-	}
-	return fixMod
-}
+// fixture is the module loaded once on the hand-written fixture world.
+var fixture = datatest.Once(datatest.FixtureDir, Load)
 
 // Fixture sites, at the real places.
 var (
@@ -461,7 +447,7 @@ func copyFixtures(t *testing.T) string {
 	dir := t.TempDir()
 	for _, id := range []string{SrcShorelines, SrcRivers, SrcGauges, SrcNFIP, SrcDeclarations} {
 		rel := strings.TrimSuffix(data.Path(id), ".gz")
-		b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -498,7 +484,7 @@ func TestMalformedFiles(t *testing.T) {
 	nfip := data.Path(SrcNFIP)
 	decl := strings.TrimSuffix(data.Path(SrcDeclarations), ".gz")
 	read := func(rel string) string {
-		b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
 			t.Fatal(err)
 		}

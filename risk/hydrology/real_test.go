@@ -1,15 +1,13 @@
 package hydrology
 
 import (
-	"os"
 	"reflect"
 	"runtime"
 	"sort"
-	"sync"
 	"testing"
-	"time"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
@@ -17,59 +15,7 @@ import (
 // The tests in this file run against the real data sets named by
 // LOCRISK_DATA_DIR and are skipped without it.
 
-func realDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	return dir
-}
-
-var (
-	realOnce sync.Once
-	realMod  *Module
-	realErr  error
-)
-
-func realModule(tb testing.TB) *Module {
-	tb.Helper()
-	dir := realDir(tb)
-	realOnce.Do(func() { realMod, realErr = Load(dir) })
-	if realErr != nil {
-		tb.Fatalf("Load: %v", realErr)
-	}
-	return realMod
-}
-
-// gazetteerSites are the county interior points, the engine's reference set.
-func gazetteerSites(tb testing.TB) []hazard.Site {
-	tb.Helper()
-	dir := realDir(tb)
-	t, err := data.OpenTableSep(dir, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "INTPTLAT", "INTPTLONG")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer t.Close()
-	var out []hazard.Site
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		lat, err1 := t.Float("INTPTLAT")
-		lon, err2 := t.Float("INTPTLONG")
-		if err1 != nil || err2 != nil {
-			tb.Fatal(err1, err2)
-		}
-		fips := t.String("GEOID")
-		out = append(out, hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips, StateFIPS: fips[:2], StateCode: t.String("USPS")})
-	}
-	return out
-}
+var realModule = datatest.Once(datatest.RealDir, Load)
 
 func TestRealRows(t *testing.T) {
 	m := realModule(t)
@@ -140,7 +86,7 @@ func TestRealPlaces(t *testing.T) {
 // reference points instead of piling them on one value.
 func TestRealReferenceSpread(t *testing.T) {
 	m := realModule(t)
-	sites := gazetteerSites(t)
+	sites := datatest.GazetteerSites(t, datatest.RealDir(t))
 	vals := map[string][]float64{}
 	for _, s := range sites {
 		for _, in := range m.Measure(s).Indicators {
@@ -165,7 +111,7 @@ func TestRealReferenceSpread(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := realDir(b)
+	dir := datatest.RealDir(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
@@ -175,7 +121,7 @@ func BenchmarkLoad(b *testing.B) {
 
 func BenchmarkMeasure(b *testing.B) {
 	m := realModule(b)
-	sites := gazetteerSites(b)
+	sites := datatest.GazetteerSites(b, datatest.RealDir(b))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -184,23 +130,8 @@ func BenchmarkMeasure(b *testing.B) {
 	}
 }
 
-// TestRealMeasureTiming reports the median and the slowest Measure over the
-// reference points, the figure the engine's budget is about.
-func TestRealMeasureTiming(t *testing.T) {
-	m := realModule(t)
-	sites := gazetteerSites(t)
-	d := make([]time.Duration, len(sites))
-	for i, s := range sites {
-		start := time.Now()
-		m.Measure(s)
-		d[i] = time.Since(start)
-	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	t.Logf("Measure over %d reference points: median %v, p90 %v, p99 %v, max %v", len(d), d[len(d)/2], d[len(d)*9/10], d[len(d)*99/100], d[len(d)-1])
-}
-
 func TestRealParserMatchesEncodingJSON(t *testing.T) {
-	dir := realDir(t)
+	dir := datatest.RealDir(t)
 	for _, id := range []string{SrcShorelines, SrcRivers} {
 		raw, err := data.ReadAll(dir, data.Path(id))
 		if err != nil {
@@ -225,7 +156,7 @@ func TestRealParserMatchesEncodingJSON(t *testing.T) {
 func TestRealReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	m := realModule(t)
 	var pts []geo.Point
-	for _, s := range gazetteerSites(t) {
+	for _, s := range datatest.GazetteerSites(t, datatest.RealDir(t)) {
 		pts = append(pts, geo.Point{Lat: s.Lat, Lon: s.Lon})
 		for _, d := range []float64{-0.37, 0.21, 0.6} {
 			pts = append(pts, geo.Point{Lat: s.Lat + d, Lon: geo.NormalizeLon(s.Lon - d*1.3)})
@@ -238,7 +169,7 @@ func TestRealReachMapSkipsOnlyEmptyRings(t *testing.T) {
 
 // TestRealMemory reports the heap the loaded module keeps.
 func TestRealMemory(t *testing.T) {
-	dir := realDir(t)
+	dir := datatest.RealDir(t)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

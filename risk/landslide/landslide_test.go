@@ -4,18 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
-const fixtureDir = "../../testdata/data"
-
 func fixture(t *testing.T) *Module {
 	t.Helper()
-	m, err := Load(fixtureDir)
+	m, err := Load(datatest.FixtureDir(t))
 	if err != nil {
 		t.Fatalf("Load(fixtures): %v", err)
 	}
@@ -151,24 +149,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-var (
-	realOnce sync.Once
-	realMod  *Module
-	realErr  error
-)
-
-func realModule(tb testing.TB) *Module {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	realOnce.Do(func() { realMod, realErr = Load(dir) })
-	if realErr != nil {
-		tb.Fatalf("Load: %v", realErr)
-	}
-	return realMod
-}
+var realModule = datatest.Once(datatest.RealDir, Load)
 
 func TestReal(t *testing.T) {
 	m := realModule(t)
@@ -193,10 +174,7 @@ func TestReal(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		b.Skip("LOCRISK_DATA_DIR not set: skipping benchmark on the real data sets")
-	}
+	dir := datatest.RealDir(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)

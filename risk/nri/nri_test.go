@@ -8,26 +8,16 @@ import (
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 )
-
-const fixtureDir = "../../testdata/data"
 
 func loadFixture(t testing.TB) *Table {
 	t.Helper()
-	tab, err := Load(fixtureDir)
+	tab, err := Load(datatest.FixtureDir(t))
 	if err != nil {
 		t.Fatalf("Load(fixture): %v", err)
 	}
 	return tab
-}
-
-func realDataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		t.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	return dir
 }
 
 func TestFixtureLookups(t *testing.T) {
@@ -122,7 +112,7 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 func writeVariant(t *testing.T, edit func(lines []string) []string) string {
 	t.Helper()
 	rel := data.Path(SourceID)
-	b, err := os.ReadFile(filepath.Join(fixtureDir, rel))
+	b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +176,7 @@ func TestMissingFile(t *testing.T) {
 }
 
 func TestRealData(t *testing.T) {
-	tab, err := Load(realDataDir(t))
+	tab, err := Load(datatest.RealDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +215,7 @@ func TestRealData(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := realDataDir(b)
+	dir := datatest.RealDir(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
@@ -234,7 +224,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func BenchmarkHazard(b *testing.B) {
-	tab, err := Load(realDataDir(b))
+	tab, err := Load(datatest.RealDir(b))
 	if err != nil {
 		b.Fatal(err)
 	}

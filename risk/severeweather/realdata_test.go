@@ -1,23 +1,14 @@
 package severeweather
 
 import (
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
-
-func realDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	return dir
-}
 
 // gazetteer is the Census county table the coverage layer also reads; the
 // tests take land areas and interior points from it.
@@ -72,7 +63,7 @@ var (
 
 func loadReal(tb testing.TB) *Module {
 	tb.Helper()
-	dir := realDir(tb)
+	dir := datatest.RealDir(tb)
 	realOnce.Do(func() {
 		realAreas, realPts = readGazetteer(tb, dir)
 		realMod, realErr = Load(dir, realAreas)
@@ -81,16 +72,6 @@ func loadReal(tb testing.TB) *Module {
 		tb.Fatal(realErr)
 	}
 	return realMod
-}
-
-// site builds a Site as the coverage layer would; fips must be 5 digits.
-func site(lat, lon float64, fips, st string) hazard.Site {
-	conus := true
-	switch st {
-	case "AK", "HI", "PR", "VI", "GU", "MP", "AS":
-		conus = false
-	}
-	return hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips, StateFIPS: fips[:2], StateCode: st, Conus: conus}
 }
 
 func indicator(tb testing.TB, m hazard.Measurement, id string) hazard.Indicator {
@@ -106,11 +87,11 @@ func indicator(tb testing.TB, m hazard.Measurement, id string) hazard.Indicator 
 
 func TestRealData(t *testing.T) {
 	m := loadReal(t)
-	okc := m.Measure(site(35.47, -97.52, "40109", "OK"))
-	sea := m.Measure(site(47.61, -122.33, "53033", "WA"))
-	mia := m.Measure(site(25.76, -80.19, "12086", "FL"))
-	den := m.Measure(site(39.74, -104.99, "08031", "CO"))
-	chi := m.Measure(site(41.88, -87.63, "17031", "IL"))
+	okc := m.Measure(datatest.Site(35.47, -97.52, "40109", "OK"))
+	sea := m.Measure(datatest.Site(47.61, -122.33, "53033", "WA"))
+	mia := m.Measure(datatest.Site(25.76, -80.19, "12086", "FL"))
+	den := m.Measure(datatest.Site(39.74, -104.99, "08031", "CO"))
+	chi := m.Measure(datatest.Site(41.88, -87.63, "17031", "IL"))
 	for i, ms := range []hazard.Measurement{okc, sea, mia, den, chi} {
 		t.Logf("%s: %v", []string{"Oklahoma City", "Seattle", "Miami", "Denver", "Chicago"}[i], ms.Notes)
 	}
@@ -146,18 +127,18 @@ func TestRealDataTerritories(t *testing.T) {
 	m := loadReal(t)
 	// Iniki (1992) crossed Kauai; Honolulu, about 170 km from its track,
 	// has had no hurricane centre within 100 km in the record.
-	lih := m.Measure(site(21.98, -159.37, "15007", "HI"))
+	lih := m.Measure(datatest.Site(21.98, -159.37, "15007", "HI"))
 	if lih.Confidence != confidenceOther || !lih.HasHazardData() {
 		t.Errorf("Lihue: %+v", lih)
 	}
 	if indicator(t, lih, IndHurricanes).Value < 1 {
 		t.Errorf("Lihue: want at least one hurricane within 100 km: %v", lih.Notes)
 	}
-	hnl := m.Measure(site(21.31, -157.86, "15003", "HI"))
+	hnl := m.Measure(datatest.Site(21.31, -157.86, "15003", "HI"))
 	if indicator(t, hnl, IndHurricaneRate).Value >= indicator(t, lih, IndHurricaneRate).Value {
 		t.Errorf("Honolulu hurricane rate should be below Lihue's: %v / %v", hnl.Notes, lih.Notes)
 	}
-	sju := m.Measure(site(18.47, -66.11, "72127", "PR"))
+	sju := m.Measure(datatest.Site(18.47, -66.11, "72127", "PR"))
 	if indicator(t, sju, IndHurricanes).Value < 3 {
 		t.Errorf("San Juan: want several hurricanes within 100 km: %v", sju.Notes)
 	}
@@ -212,7 +193,7 @@ func BenchmarkMeasureReal(b *testing.B) {
 
 func BenchmarkMeasureRealOklahoma(b *testing.B) {
 	m := loadReal(b)
-	s := site(35.47, -97.52, "40109", "OK")
+	s := datatest.Site(35.47, -97.52, "40109", "OK")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -221,7 +202,7 @@ func BenchmarkMeasureRealOklahoma(b *testing.B) {
 }
 
 func BenchmarkLoadReal(b *testing.B) {
-	dir := realDir(b)
+	dir := datatest.RealDir(b)
 	areas, _ := readGazetteer(b, dir)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

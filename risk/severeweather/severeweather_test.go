@@ -12,11 +12,10 @@ import (
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
-
-const fixtureDir = "../../testdata/data"
 
 // fixtureAreas are invented land areas (km²) for some fixture counties.
 // 02016 and 66010 are here so the territory cases reach the coverage rules
@@ -29,7 +28,7 @@ var fixtureAreas = map[string]float64{
 
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(fixtureDir, fixtureAreas)
+	m, err := Load(datatest.FixtureDir(t), fixtureAreas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +265,14 @@ func TestMeasure(t *testing.T) {
 		confidence float64
 		notes      int
 	}{
-		{"Oklahoma County", site(35.47, -97.52, "40109", "OK"), all, 0.75, 3},
-		{"Honolulu", site(21.31, -157.86, "15003", "HI"), all, 0.5, 3},
-		{"San Juan (no reports)", site(18.47, -66.11, "72127", "PR"), all, 0.5, 3},
-		{"county without area", site(40, -89, "17999", "IL"), all[:5], 0.75, 2},
+		{"Oklahoma County", datatest.Site(35.47, -97.52, "40109", "OK"), all, 0.75, 3},
+		{"Honolulu", datatest.Site(21.31, -157.86, "15003", "HI"), all, 0.5, 3},
+		{"San Juan (no reports)", datatest.Site(18.47, -66.11, "72127", "PR"), all, 0.5, 3},
+		{"county without area", datatest.Site(40, -89, "17999", "IL"), all[:5], 0.75, 2},
 		// West of the date line only the western Pacific typhoon record,
 		// which we lack, could speak to hurricanes.
-		{"western Aleutians", site(52.9, 173.2, "02016", "AK"), []string{IndTornadoProb, IndSigTornadoes, IndHailDensity, IndWindDensity}, 0.5, 3},
-		{"Guam", site(13.47, 144.75, "66010", "GU"), nil, 0, 1},
+		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), []string{IndTornadoProb, IndSigTornadoes, IndHailDensity, IndWindDensity}, 0.5, 3},
+		{"Guam", datatest.Site(13.47, 144.75, "66010", "GU"), nil, 0, 1},
 		{"Saipan by state FIPS only", hazard.Site{Lat: 15.18, Lon: 145.75, CountyFIPS: "69110", StateFIPS: "69"}, nil, 0, 1},
 	} {
 		got := m.Measure(c.site)
@@ -305,7 +304,7 @@ func TestMeasure(t *testing.T) {
 
 func TestMeasureValuesAndNotes(t *testing.T) {
 	m := loadFixture(t)
-	okc := m.Measure(site(35.47, -97.52, "40109", "OK"))
+	okc := m.Measure(datatest.Site(35.47, -97.52, "40109", "OK"))
 	var wsum float64
 	for _, in := range okc.Indicators {
 		wsum += in.Weight
@@ -331,14 +330,14 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 		t.Errorf("notes:\n%q\nwant\n%q", okc.Notes, wantNotes)
 	}
 
-	mia := m.Measure(site(25.76, -80.19, "12086", "FL"))
+	mia := m.Measure(datatest.Site(25.76, -80.19, "12086", "FL"))
 	if h := indicator(t, mia, IndHurricaneRate); !near(h.Value, 3.0/120) || h.Source != srcHurdatAtlantic {
 		t.Errorf("Miami hurricane rate %+v", h)
 	}
 	if !strings.Contains(mia.Notes[1], "1 hurricane has passed within 100 km since 1900 (through 2019), strongest Category 3.") {
 		t.Errorf("Miami hurricane note %q", mia.Notes[1])
 	}
-	hnl := m.Measure(site(21.31, -157.86, "15003", "HI"))
+	hnl := m.Measure(datatest.Site(21.31, -157.86, "15003", "HI"))
 	if h := indicator(t, hnl, IndHurricaneRate); h.Source != srcHurdatPacific {
 		t.Errorf("Honolulu hurricane source %q", h.Source)
 	}
@@ -347,7 +346,7 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 	}
 
 	// Same input, same output.
-	if again := m.Measure(site(35.47, -97.52, "40109", "OK")); !reflect.DeepEqual(again, okc) {
+	if again := m.Measure(datatest.Site(35.47, -97.52, "40109", "OK")); !reflect.DeepEqual(again, okc) {
 		t.Error("Measure is not deterministic")
 	}
 }
@@ -381,7 +380,7 @@ func copyFixtures(t *testing.T, name string, line int, text string) string {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(fixtureDir, "severe_weather")
+	src := filepath.Join(datatest.FixtureDir(t), "severe_weather")
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
@@ -449,7 +448,7 @@ func TestMalformedFiles(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	if _, err := Load(fixtureDir, nil); err == nil {
+	if _, err := Load(datatest.FixtureDir(t), nil); err == nil {
 		t.Error("Load without county areas should fail")
 	}
 	dir := t.TempDir()
@@ -502,7 +501,7 @@ func TestPadIndexMatchesBruteForce(t *testing.T) {
 
 func BenchmarkMeasureFixture(b *testing.B) {
 	m := loadFixture(b)
-	s := site(35.47, -97.52, "40109", "OK")
+	s := datatest.Site(35.47, -97.52, "40109", "OK")
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Measure(s)
@@ -510,8 +509,9 @@ func BenchmarkMeasureFixture(b *testing.B) {
 }
 
 func BenchmarkLoadFixture(b *testing.B) {
+	dir := datatest.FixtureDir(b)
 	for b.Loop() {
-		if _, err := Load(fixtureDir, fixtureAreas); err != nil {
+		if _, err := Load(dir, fixtureAreas); err != nil {
 			b.Fatal(err)
 		}
 	}

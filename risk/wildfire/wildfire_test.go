@@ -10,11 +10,10 @@ import (
 	"testing"
 
 	"locrisk/risk/data"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 	"locrisk/risk/nri"
 )
-
-const fixtureDir = "../../testdata/data"
 
 // Fixture file paths: the future datasheet is stored uncompressed.
 var (
@@ -25,20 +24,11 @@ var (
 
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(fixtureDir)
+	m, err := Load(datatest.FixtureDir(t))
 	if err != nil {
 		t.Fatalf("Load(fixture): %v", err)
 	}
 	return m
-}
-
-func realDataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		t.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
-	}
-	return dir
 }
 
 func site(fips string) hazard.Site {
@@ -253,7 +243,7 @@ func variant(t *testing.T, rel string, edit func(lines []string) []string) strin
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{wrcFile, whpFile, futureFile} {
-		b, err := os.ReadFile(filepath.Join(fixtureDir, f))
+		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +324,7 @@ func TestMissingFiles(t *testing.T) {
 }
 
 func TestRealData(t *testing.T) {
-	dir := realDataDir(t)
+	dir := datatest.RealDir(t)
 	m, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +429,7 @@ func threeDigits(n int) string {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := realDataDir(b)
+	dir := datatest.RealDir(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
@@ -449,7 +439,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func BenchmarkMeasure(b *testing.B) {
-	m, err := Load(realDataDir(b))
+	m, err := Load(datatest.RealDir(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,129 @@
+// Package datatest holds helpers for the risk packages' tests: finding the
+// real data directory (or skipping), finding the hand-written fixture world,
+// loading a data set once per test binary, and reading the Census Gazetteer's
+// county interior points as sites. It is for tests only; production code must
+// not import it.
+package datatest
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"locrisk/risk/data"
+	"locrisk/risk/hazard"
+)
+
+// RealDir returns the real data directory named by LOCRISK_DATA_DIR, or skips
+// the test or benchmark when it is unset, so that a plain `go test` needs no
+// data and no machine path is written into the repository. A relative path
+// is taken from the repository root, where the README's test command runs,
+// since `go test` runs each package in its own directory.
+func RealDir(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("LOCRISK_DATA_DIR")
+	if dir == "" {
+		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(ModuleRoot(tb), dir)
+	}
+	return dir
+}
+
+// FixtureDir returns the repository's testdata/data, the hand-written fixture
+// world.
+func FixtureDir(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(ModuleRoot(tb), "testdata", "data")
+}
+
+// ModuleRoot is the directory holding go.mod, found by walking up from the
+// working directory (the package under test), so it does not depend on how
+// deep the calling package sits.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		tb.Fatalf("module root: %v", err)
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatalf("module root: no go.mod above %s", wd)
+		}
+		dir = parent
+	}
+}
+
+// Once returns a loader that calls load on the directory chosen by dir
+// (RealDir or FixtureDir) the first time it is asked and hands every later
+// caller the same value, so a test binary loads a large data set only once.
+// dir runs on every call, so a real-data loader still skips each test when
+// LOCRISK_DATA_DIR is unset. A failed load fails every caller.
+func Once[T any](dir func(testing.TB) string, load func(dir string) (T, error)) func(testing.TB) T {
+	var (
+		once sync.Once
+		v    T
+		err  error
+	)
+	return func(tb testing.TB) T {
+		tb.Helper()
+		d := dir(tb)
+		once.Do(func() { v, err = load(d) })
+		if err != nil {
+			tb.Fatalf("load %s: %v", d, err)
+		}
+		return v
+	}
+}
+
+// Site builds a Site for a county as the coverage layer would; fips must be
+// five digits and usps the state's USPS code.
+func Site(lat, lon float64, fips, usps string) hazard.Site {
+	conus := true
+	switch usps {
+	case "AK", "HI", "PR", "VI", "GU", "MP", "AS":
+		conus = false
+	}
+	return hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips, StateFIPS: fips[:2], StateCode: usps, Conus: conus}
+}
+
+// GazetteerSites returns the Census Gazetteer county interior points in dir,
+// the engine's national reference set, in file order.
+func GazetteerSites(tb testing.TB, dir string) []hazard.Site {
+	tb.Helper()
+	t, err := data.OpenTableSep(dir, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "INTPTLAT", "INTPTLONG")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer t.Close()
+	var out []hazard.Site
+	for {
+		ok, err := t.Next()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		lat, err := t.Float("INTPTLAT")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		lon, err := t.Float("INTPTLONG")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		fips := t.String("GEOID")
+		if len(fips) != 5 {
+			tb.Fatal(t.Errorf("GEOID %q is not a 5-digit county FIPS code", fips))
+		}
+		out = append(out, Site(lat, lon, fips, t.String("USPS")))
+	}
+	return out
+}
