@@ -1,7 +1,6 @@
 package pdf
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
