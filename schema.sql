@@ -6,7 +6,7 @@
 -- times are UTC text 'YYYY-MM-DDTHH:MM:SS.sssZ' (fixed width, so they sort
 -- as text); booleans are 0/1 integers.
 --
--- schema_version: 1
+-- schema_version: 2 (2 added quota_usage)
 
 CREATE TABLE IF NOT EXISTS accounts (
     id                    TEXT PRIMARY KEY,              -- acct_...
@@ -67,6 +67,21 @@ CREATE TABLE IF NOT EXISTS reports (
     data_version  TEXT NOT NULL,
     body          TEXT NOT NULL
 );
+
+-- Report jobs created per account and calendar month (UTC), the quota's
+-- "used". It is counted up in the transaction that creates the jobs, so the
+-- quota check reads one row instead of counting the month's jobs.
+CREATE TABLE IF NOT EXISTS quota_usage (
+    account_id       TEXT NOT NULL REFERENCES accounts(id),
+    period_start_utc TEXT NOT NULL,                     -- first instant of the month
+    report_jobs      INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, period_start_utc)
+);
+-- Version 2 backfills the counters from the jobs a version 1 file holds
+-- (a no-op on a new file).
+INSERT OR IGNORE INTO quota_usage (account_id, period_start_utc, report_jobs)
+    SELECT account_id, substr(created_utc, 1, 7) || '-01T00:00:00.000Z', COUNT(*)
+    FROM report_jobs GROUP BY account_id, substr(created_utc, 1, 7);
 
 -- Idempotency keys, remembered 24 hours per account and kind.
 CREATE TABLE IF NOT EXISTS idempotency_keys (

@@ -134,7 +134,7 @@ func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b 
 			}
 		}
 		if valid > 0 {
-			if err := checkQuota(ctx, tx, nb.AccountID, valid, now); err != nil {
+			if err := useQuota(ctx, tx, nb.AccountID, valid, now); err != nil {
 				return err
 			}
 		} else if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {

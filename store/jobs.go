@@ -192,7 +192,7 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 				return err
 			}
 		}
-		if err := checkQuota(ctx, tx, j.AccountID, 1, now); err != nil {
+		if err := useQuota(ctx, tx, j.AccountID, 1, now); err != nil {
 			return err
 		}
 		job = Job{
@@ -299,25 +299,39 @@ func quotaUsage(ctx context.Context, q queryer, accountID string, now time.Time)
 	if err != nil {
 		return 0, 0, err
 	}
-	err = q.GetContext(ctx, &used, `SELECT COUNT(*) FROM report_jobs
-		WHERE account_id = ? AND created_utc >= ? AND created_utc < ?`,
-		accountID, FormatTime(MonthStart(now)), FormatTime(NextMonthStart(now)))
+	err = q.GetContext(ctx, &used, `SELECT COALESCE(MAX(report_jobs), 0) FROM quota_usage
+		WHERE account_id = ? AND period_start_utc = ?`, accountID, FormatTime(MonthStart(now)))
 	if err != nil {
-		return 0, 0, fmt.Errorf("count jobs this month: %w", err)
+		return 0, 0, fmt.Errorf("read quota usage: %w", err)
 	}
 	return a.MonthlyQuota, used, nil
 }
 
-// checkQuota fails with *QuotaError unless n more jobs fit in the account's
-// quota for now's month. Run it inside the write transaction that inserts
-// the jobs, so the count cannot change in between.
-func checkQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now time.Time) error {
-	limit, used, err := quotaUsage(ctx, tx, accountID, now)
-	if err != nil {
-		return err
+// useQuota takes n jobs from the account's quota for now's month, or fails
+// with *QuotaError when they do not fit. Call it inside the write
+// transaction that inserts the n jobs: the counter and the jobs then commit
+// or roll back together, and concurrent requests cannot overshoot.
+func useQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now time.Time) error {
+	// One statement counts the jobs and reads the limit, since this runs
+	// while the write lock is held.
+	var r struct {
+		Used  int           `db:"report_jobs"`
+		Limit sql.NullInt64 `db:"monthly_quota"`
 	}
-	if used+n > limit {
-		return &QuotaError{Limit: limit, Used: used, ResetsAt: NextMonthStart(now)}
+	err := tx.GetContext(ctx, &r, `INSERT INTO quota_usage (account_id, period_start_utc, report_jobs) VALUES (?, ?, ?)
+		ON CONFLICT (account_id, period_start_utc) DO UPDATE SET report_jobs = report_jobs + excluded.report_jobs
+		RETURNING report_jobs, (SELECT monthly_quota FROM accounts WHERE accounts.id = quota_usage.account_id) AS monthly_quota`,
+		accountID, FormatTime(MonthStart(now)), n)
+	if err != nil || !r.Limit.Valid {
+		// An unknown account fails the foreign key: say so plainly.
+		if _, aerr := getAccount(ctx, tx, accountID); aerr != nil {
+			return aerr
+		}
+		return fmt.Errorf("count quota usage: %w", err)
+	}
+	if limit := int(r.Limit.Int64); r.Used > limit {
+		// The caller's transaction rolls back, taking the increment with it.
+		return &QuotaError{Limit: limit, Used: r.Used - n, ResetsAt: NextMonthStart(now)}
 	}
 	return nil
 }

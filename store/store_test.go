@@ -81,8 +81,8 @@ func TestOpenMigratesOnce(t *testing.T) {
 		if err := s.DB().GetContext(ctx, &tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`); err != nil {
 			t.Fatal(err)
 		}
-		if tables != 11 {
-			t.Errorf("open #%d: %d tables, want 11", i+1, tables)
+		if tables != 12 {
+			t.Errorf("open #%d: %d tables, want 12", i+1, tables)
 		}
 		if i == 0 {
 			if _, err := s.CreateAccount(ctx, "kept", 5, 5); err != nil {
@@ -112,6 +112,49 @@ func TestOpenMigratesOnce(t *testing.T) {
 	// An empty schema on a new file is an error, not an empty database.
 	if _, err := Open(ctx, filepath.Join(t.TempDir(), "e.db"), " "); err == nil {
 		t.Error("open with an empty schema succeeded")
+	}
+}
+
+// A version 1 file (before quota_usage) is upgraded in place, and its
+// quota counters are rebuilt from the jobs it holds.
+func TestMigrateV1BackfillsQuotaUsage(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	schema := readSchema(t)
+	s, err := Open(ctx, path, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAccount(t, s, 10)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for range 3 {
+		if _, _, err := s.CreateJob(ctx, NewJob{AccountID: a.ID, Bucket: BucketAPI, Latitude: 1, Longitude: 2}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Make it look like a version 1 file.
+	if _, err := s.DB().ExecContext(ctx, `DROP TABLE quota_usage`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path, schema)
+	if err != nil {
+		t.Fatalf("open v1 file: %v", err)
+	}
+	defer s.Close()
+	limit, used, err := s.QuotaUsage(ctx, a.ID, now)
+	if err != nil || limit != 10 || used != 3 {
+		t.Fatalf("after upgrade: limit %d used %d err %v; want 10, 3", limit, used, err)
+	}
+	if _, _, err := s.CreateJob(ctx, NewJob{AccountID: a.ID, Bucket: BucketAPI, Latitude: 1, Longitude: 2}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, used, _ := s.QuotaUsage(ctx, a.ID, now); used != 4 {
+		t.Fatalf("used %d after one more job, want 4", used)
 	}
 }
 
