@@ -57,7 +57,6 @@ const (
 	codePayloadTooLarge        = "payload_too_large"
 	codeUnsupportedLocation    = "unsupported_location"
 	codeInternal               = "internal_error"
-	codeNotImplemented         = "not_implemented"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -101,7 +100,6 @@ var codeStatus = map[string]int{
 	codePayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
 	codeInternal:            http.StatusInternalServerError,
-	codeNotImplemented:      http.StatusNotImplemented,
 }
 
 // storeError maps a store error to an API error. notFound is the code for

@@ -29,7 +29,6 @@ func TestCodeStatus(t *testing.T) {
 		422: {"unsupported_location"},
 		429: {"quota_exceeded", "rate_limit_exceeded"},
 		500: {"internal_error"},
-		501: {"not_implemented"},
 	}
 	n := 0
 	for status, codes := range want {
