@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/csv"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -51,8 +52,7 @@ func (s *Server) getBatchCSV(w http.ResponseWriter, r *http.Request, p *principa
 		h.Set("Content-Type", "text/csv; charset=utf-8")
 		h.Set("Content-Disposition", `attachment; filename="batch-`+id+`.csv"`)
 		w.WriteHeader(http.StatusOK)
-		cw = csv.NewWriter(w)
-		cw.UseCRLF = true
+		cw = csv.NewWriter(&crlfRecords{w: w})
 		return cw.Write(csvHeader)
 	}
 	rows := 0
@@ -90,6 +90,35 @@ func (s *Server) getBatchCSV(w http.ResponseWriter, r *http.Request, p *principa
 		panic(http.ErrAbortHandler)
 	}
 	return nil
+}
+
+// crlfRecords ends each record with the CRLF that RFC 4180 asks for. The
+// csv.Writer's own UseCRLF would also drop every CR inside a cell and turn
+// every LF in one into CRLF, changing the data; so the writer runs without
+// it and only the LF that ends a record, outside quotes, gains its CR here.
+// encoding/csv doubles quotes inside a quoted cell, so a pair toggles the
+// state twice and leaves it as it was.
+type crlfRecords struct {
+	w      io.Writer
+	quoted bool
+	buf    []byte
+}
+
+func (c *crlfRecords) Write(p []byte) (int, error) {
+	c.buf = c.buf[:0]
+	for _, b := range p {
+		switch {
+		case b == '"':
+			c.quoted = !c.quoted
+		case b == '\n' && !c.quoted:
+			c.buf = append(c.buf, '\r')
+		}
+		c.buf = append(c.buf, b)
+	}
+	if _, err := c.w.Write(c.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // csvRecord fills rec with the cells of one item. Text cells pass through

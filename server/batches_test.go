@@ -711,7 +711,7 @@ var csvItems = []struct {
 	{"-2", 38.1, -122.46, "'-2"},
 	{"@x", 38.2, -122.47, "'@x"},
 	{"\tx", 38.3, -122.48, "'\tx"},
-	{"\rx", 38.4, -122.49, "'x"}, // guarded; the RFC 4180 writer (CRLF mode) then drops the bare CR
+	{"\rx", 38.4, -122.49, "'\rx"}, // guarded, and the CR itself kept
 	{nil, 38.5, -0.000001, ""},
 	{"rejected", "north", -80, "rejected"},
 	{"-33.9", -33.9, 151.2, "'-33.9"},
@@ -765,8 +765,12 @@ func TestBatchCSV(t *testing.T) {
 	if !strings.HasPrefix(raw, wantCSVHeader+"\r\n") {
 		t.Errorf("header line is not exactly the contract's, CRLF-ended: %q", raw[:min(len(raw), 300)])
 	}
-	if strings.Count(raw, "\n") != strings.Count(raw, "\r\n") || !strings.HasSuffix(raw, "\r\n") {
-		t.Errorf("line ends are not all CRLF")
+	// Records end in CRLF; line breaks inside a cell are kept as sent.
+	if n := strings.Count(raw, "\r\n"); n != len(csvItems)+1 || !strings.HasSuffix(raw, "\r\n") {
+		t.Errorf("%d CRLF record ends, want %d", n, len(csvItems)+1)
+	}
+	if !strings.Contains(raw, "\"line1\nline2\"") || !strings.Contains(raw, "\"'\rx\"") {
+		t.Errorf("a line break inside a cell was changed: %q", raw)
 	}
 	if len(recs) != len(csvItems)+1 {
 		t.Fatalf("%d records, want header + %d", len(recs), len(csvItems))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -96,7 +97,10 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 			}
 		}()
 
-		if _, pattern := mux.Handler(r); pattern != "" {
+		// ServeMux answers an unclean path ("//", "/./", "/../") with its
+		// own HTML redirect; no client of this API sends one on purpose, so
+		// it is a JSON 404 like any other unknown path.
+		if _, pattern := mux.Handler(r); pattern != "" && !uncleanPath(r.URL.Path) {
 			// Patterns are "METHOD /path"; the method is logged on its own.
 			info.pattern = pattern
 			if _, path, ok := strings.Cut(pattern, " "); ok {
@@ -107,6 +111,19 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 		}
 		s.unmatched(sw, r, mux)
 	})
+}
+
+// uncleanPath reports whether ServeMux would redirect p to a cleaned form
+// (its own rule: path.Clean, keeping a trailing slash).
+func uncleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return true
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np != p
 }
 
 // unmatched answers a request that no route takes: 405 with Allow when the
