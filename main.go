@@ -122,7 +122,11 @@ func run(ctx context.Context, args []string, lookup env, stdout, stderr io.Write
 			c.topUsage(stdout)
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "locrisk: unknown command %q\n\n", strings.Join(args[:min(len(args), 2)], " "))
+		if c.isGroup(args[0]) && len(args) == 1 {
+			fmt.Fprintf(stderr, "locrisk: %q needs a subcommand\n\n", args[0])
+		} else {
+			fmt.Fprintf(stderr, "locrisk: unknown command %q\n\n", strings.Join(args[:min(len(args), 2)], " "))
+		}
 		c.topUsage(stderr)
 		return exitUsage
 	}
@@ -355,7 +359,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log := slog.New(handler)
 	if cfg.dataDir == "" {
-		return fmt.Errorf("no data directory: set --data-dir (or LOCRISK_DATA_DIR) to the directory holding the public data sets; " +
+		return usagef("no data directory: set --data-dir (or LOCRISK_DATA_DIR) to the directory holding the public data sets; " +
 			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
 	}
 
@@ -404,7 +408,11 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	schedDone := make(chan struct{})
 	go func() { sched.Run(schedCtx); close(schedDone) }()
 	deliveriesDone := make(chan struct{})
-	go func() { deliveries.Run(schedCtx); close(deliveriesDone) }()
+	// The delivery worker outlives the scheduler's drain, so events of jobs
+	// finished while draining go out now rather than at the next start.
+	delivCtx, stopDeliveries := context.WithCancel(context.WithoutCancel(c.ctx))
+	defer stopDeliveries()
+	go func() { deliveries.Run(delivCtx); close(deliveriesDone) }()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
@@ -428,6 +436,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	<-schedDone
 	// Attempts in flight finish or are released (due again at the next start).
+	stopDeliveries()
 	<-deliveriesDone
 	if err := api.Close(shutCtx); err != nil { // saves the request statistics still in memory
 		log.Warn("saving request statistics", "err", err)

@@ -210,7 +210,7 @@ func TestServeStartupErrors(t *testing.T) {
 		code    int
 		mention string
 	}{
-		{"no data dir", []string{"serve", "--db", db}, 1, "--data-dir"},
+		{"no data dir", []string{"serve", "--db", db}, 2, "--data-dir"},
 		{"missing data", []string{"serve", "--db", db, "--data-dir", filepath.Join(dir, "empty")}, 1, "empty"},
 		{"bad faults", []string{"serve", "--db", db, "--data-dir", fixtureData, "--faults", "report.generate=sometimes"}, 2, "--faults"},
 		{"bad schedule", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-retry-schedule", "10s,-1m"}, 2, "--webhook-retry-schedule"},

@@ -263,6 +263,13 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 			// published later) is not one that resolves to a refused
 			// address. It is accepted: every delivery dials through
 			// NewClient, which refuses the address actually connected to.
+			// Two kinds are refused all the same, since other resolvers
+			// read them as loopback or as an address: localhost names
+			// (RFC 6761) and numeric shorthands such as 127.1 or
+			// 2130706433 (inet_aton forms).
+			if localhostName(host) || numericHost(host) {
+				return &URLError{Reason: "host must be a public name or a full IP address"}
+			}
 			return nil
 		}
 	}
@@ -275,6 +282,34 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 		}
 	}
 	return nil
+}
+
+// localhostName reports names under "localhost", with or without the
+// root's trailing dot.
+func localhostName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// numericHost reports a host made only of numeric labels (decimal, octal
+// or 0x hex) that is not a plain address: the inet_aton shorthands.
+func numericHost(host string) bool {
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if len(labels) > 4 {
+		return false
+	}
+	for _, l := range labels {
+		digits := strings.TrimPrefix(strings.TrimPrefix(l, "0x"), "0X")
+		if digits == "" && l != "0" {
+			return false
+		}
+		for _, c := range strings.ToLower(digits) {
+			if !(c >= '0' && c <= '9' || (digits != l && c >= 'a' && c <= 'f')) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // resolveTimeout bounds the DNS lookup of CheckURL, so endpoint creation
