@@ -29,14 +29,7 @@ func readGazetteer(dir, rel string) ([]gazRow, error) {
 	defer t.Close()
 	var rows []gazRow
 	seen := make(map[string]bool)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		raw := t.String("GEOID")
 		geoid := data.FIPS5(raw)
 		if len(raw) != 5 || geoid == "" {
@@ -74,6 +67,9 @@ func readGazetteer(dir, rel string) ([]gazRow, error) {
 		}
 		rows = append(rows, gazRow{geoid: geoid, usps: usps, name: name, landKm2: sqmi * sqMiToKm2,
 			pt: geo.Point{Lat: lat, Lon: geo.NormalizeLon(lon)}})
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no rows", rel)

@@ -128,14 +128,7 @@ func readNSHM(dir, id string, src uint8, model rateModel) ([]event, int, error) 
 	}
 	defer t.Close()
 	var evs []event
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, 0, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		var f [7]float64
 		for i, col := range [...]string{"mw", "longitude", "latitude", "year", "month", "day", "nstar"} {
 			if f[i], err = t.Float(col); err != nil {
@@ -156,6 +149,9 @@ func readNSHM(dir, id string, src uint8, model rateModel) ([]event, int, error) 
 		e.Day = int32(time.Date(e.Year, time.Month(f[4]), int(f[5]), 0, 0, 0, 0, time.UTC).Unix() / 86400)
 		evs = append(evs, e)
 	}
+	if err := t.Err(); err != nil {
+		return nil, 0, err
+	}
 	return evs, t.Rows(), nil
 }
 
@@ -170,14 +166,7 @@ func readComCat(dir string) ([]event, int, error) {
 	}
 	defer t.Close()
 	var evs []event
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, 0, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		region := t.String("region")
 		switch region {
 		case "alaska", "hawaii":
@@ -219,6 +208,9 @@ func readComCat(dir string) ([]event, int, error) {
 		e.NStar = 1
 		e.Src = srcComCat
 		evs = append(evs, e)
+	}
+	if err := t.Err(); err != nil {
+		return nil, 0, err
 	}
 	return evs, t.Rows(), nil
 }

@@ -117,14 +117,7 @@ func Load(dir string) (*Module, error) {
 	defer t.Close()
 	m := &Module{}
 	var pts []geo.Point
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		var st status
 		switch s := t.String("Status"); s {
 		case "NPL Site":
@@ -153,6 +146,9 @@ func Load(dir string) (*Module, error) {
 		}
 		pts = append(pts, geo.Point{Lat: lat, Lon: lon})
 		m.sites = append(m.sites, site{name: name, city: clean(t.String("City")), state: clean(t.String("State")), status: st})
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
 	}
 	m.rows = t.Rows()
 	m.near = geo.NewPointIndex(pts, 0.05)

@@ -24,14 +24,7 @@ func (m *Module) loadGauges(dir string) error {
 	}
 	defer t.Close()
 	var pts []geo.Point
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		lat, err := t.Float("latitude")
 		if err != nil {
 			return err
@@ -65,6 +58,9 @@ func (m *Module) loadGauges(dir string) error {
 			label += " (" + id + ")"
 		}
 		m.gauge = append(m.gauge, gaugeInfo{label: label})
+	}
+	if err := t.Err(); err != nil {
+		return err
 	}
 	m.rows[SrcGauges] = t.Rows()
 	// 0.2 degree cells: the 10 km count visits about 6 cells and the 25 km
@@ -104,14 +100,7 @@ func (m *Module) loadNFIP(dir string) error {
 	}
 	defer t.Close()
 	m.nfip = make(map[string]nfipCounty, 3200)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		raw := t.String("fipsCode")
 		if raw == "" {
 			continue
@@ -158,6 +147,9 @@ func (m *Module) loadNFIP(dir string) error {
 			return t.Errorf("county %s appears twice", fips)
 		}
 		m.nfip[fips] = c
+	}
+	if err := t.Err(); err != nil {
+		return err
 	}
 	m.rows[SrcNFIP] = t.Rows()
 	return nil
@@ -239,14 +231,7 @@ func (m *Module) loadDeclarations(dir string) error {
 	defer t.Close()
 	m.decl = make(map[string]int, 3300)
 	seen := make(map[declKey]bool, 16000)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		num, err := strconv.Atoi(t.String("Disaster Number"))
 		if err != nil {
 			return t.Errorf("column \"Disaster Number\": %q is not a number", t.String("Disaster Number"))
@@ -270,6 +255,9 @@ func (m *Module) loadDeclarations(dir string) error {
 				m.decl[fips]++
 			}
 		}
+	}
+	if err := t.Err(); err != nil {
+		return err
 	}
 	m.rows[SrcDeclarations] = t.Rows()
 	return nil

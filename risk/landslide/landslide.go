@@ -59,14 +59,7 @@ func Load(dir string) (*Module, error) {
 	defer t.Close()
 	m := &Module{}
 	var pts []geo.Point
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		// Free-text exports carry the odd row with a blank or mangled
 		// coordinate; one such row is no reason to refuse the whole layer.
 		lat, err1 := strconv.ParseFloat(t.String("latitude"), 64)
@@ -79,6 +72,9 @@ func Load(dir string) (*Module, error) {
 			continue
 		}
 		pts = append(pts, geo.Point{Lat: lat, Lon: lon})
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
 	}
 	m.rows = t.Rows()
 	m.ix = geo.NewPointIndex(pts, 0.25)

@@ -159,14 +159,7 @@ func Load(dir string) (*Table, error) {
 	scoreCol[composite], ratingCol[composite] = "RISK_SCORE", "RISK_RATNG"
 
 	tab := &Table{index: make([]uint16, 100000), rows: make([]county, 0, 3300)}
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, fmt.Errorf("nri: %w", err)
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		raw := t.String("STCOFIPS")
 		fips := data.FIPS5(raw)
 		if fips == "" {
@@ -199,6 +192,9 @@ func Load(dir string) (*Table, error) {
 		}
 		tab.rows = append(tab.rows, c)
 		tab.index[n] = uint16(len(tab.rows))
+	}
+	if err := t.Err(); err != nil {
+		return nil, fmt.Errorf("nri: %w", err)
 	}
 	if len(tab.rows) == 0 {
 		return nil, fmt.Errorf("nri: %s has no county rows", rel)

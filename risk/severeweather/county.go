@@ -51,14 +51,7 @@ func loadCountyCounts(dir, id string) (map[string]int, int, error) {
 	defer t.Close()
 	counts := make(map[string]int, 3200)
 	seen := make(map[string]bool, 3200)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, 0, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		st, co := t.String("state_fips"), t.String("county_fips")
 		if len(st) != 2 || len(co) != 3 || !digits(st) || !digits(co) {
 			return nil, 0, t.Errorf("county %q/%q is not a 2+3 digit FIPS code", st, co)
@@ -76,6 +69,9 @@ func loadCountyCounts(dir, id string) (map[string]int, int, error) {
 			fips = to
 		}
 		counts[fips] += n
+	}
+	if err := t.Err(); err != nil {
+		return nil, 0, err
 	}
 	return counts, t.Rows(), nil
 }

@@ -141,14 +141,7 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 			add(fixes[i-1], fixes[i])
 		}
 	}
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		key := t.String("Key")
 		if !validKey(key) {
 			return nil, nil, t.Errorf("column \"Key\": %q is not a HURDAT2 storm id", key)
@@ -195,6 +188,9 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 		}
 		st.fixes++
 		fixes = append(fixes, fix{lat: lat, lon: geo.NormalizeLon(lon), wind: wind})
+	}
+	if err := t.Err(); err != nil {
+		return nil, nil, err
 	}
 	flush()
 	return storms, segs, nil

@@ -26,14 +26,7 @@ func readGazetteer(tb testing.TB, dir string) (map[string]float64, []gazCounty) 
 	defer t.Close()
 	areas := make(map[string]float64, 3300)
 	var pts []gazCounty
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		aland, err := t.Float("ALAND")
 		if err != nil {
 			tb.Fatal(err)
@@ -49,6 +42,9 @@ func readGazetteer(tb testing.TB, dir string) (map[string]float64, []gazCounty) 
 		fips := t.String("GEOID")
 		areas[fips] = aland / 1e6
 		pts = append(pts, gazCounty{fips: fips, usps: t.String("USPS"), lat: lat, lon: lon})
+	}
+	if err := t.Err(); err != nil {
+		tb.Fatal(err)
 	}
 	return areas, pts
 }

@@ -118,14 +118,7 @@ func loadTracks(dir string, st *tornadoStats) ([]track, error) {
 		slat, slon, elat, elon float32
 	}
 	seen := make(map[key]struct{}, 64000)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		yr, err := parseYear(t, "yr")
 		if err != nil {
 			return nil, err
@@ -181,6 +174,9 @@ func loadTracks(dir string, st *tornadoStats) ([]track, error) {
 		}
 		tracks = append(tracks, tr)
 	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
 	st.tracks = len(tracks)
 	return tracks, nil
 }
@@ -194,14 +190,7 @@ func loadStartPoints(dir string, tracks []track, st *tornadoStats) ([]track, err
 		return nil, err
 	}
 	defer t.Close()
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		yr, err := parseYear(t, "yr")
 		if err != nil {
 			return nil, err
@@ -241,6 +230,9 @@ func loadStartPoints(dir string, tracks []track, st *tornadoStats) ([]track, err
 		lon = geo.NormalizeLon(lon)
 		tracks = append(tracks, track{alat: float32(lat), alon: float32(lon), blat: float32(lat), blon: float32(lon), day: int32(day), weight: tornadoWeight(mag), sig: mag >= 2})
 		st.startPoints++
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
 	}
 	return tracks, nil
 }

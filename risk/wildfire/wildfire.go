@@ -261,14 +261,7 @@ func loadWRC(dir string) (map[int]wrcRow, int, error) {
 	}
 	defer t.Close()
 	out := make(map[int]wrcRow, 3200)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, 0, fmt.Errorf("wildfire: %w", err)
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		n, err := countyKey(t, wrcGEOID)
 		if err != nil {
 			return nil, 0, err
@@ -277,6 +270,7 @@ func loadWRC(dir string) (map[int]wrcRow, int, error) {
 			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("county %s appears twice", t.String(wrcGEOID)))
 		}
 		var r wrcRow
+		var ok bool
 		// BP is an annual probability; RPS = BP x cRPS with cRPS on 0-100,
 		// so it cannot exceed 100.
 		if r.bp, ok, err = rangedFloat(t, wrcBP, 0, 1); err != nil {
@@ -290,6 +284,9 @@ func loadWRC(dir string) (map[int]wrcRow, int, error) {
 			r.has |= hasRPS
 		}
 		out[n] = r
+	}
+	if err := t.Err(); err != nil {
+		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
 	if len(out) == 0 {
 		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWRC))
@@ -308,14 +305,7 @@ func loadWHP(dir string) (map[int]float64, int, error) {
 	}
 	defer t.Close()
 	out := make(map[int]float64, 3200)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, 0, fmt.Errorf("wildfire: %w", err)
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		n, err := countyKey(t, "GEOID")
 		if err != nil {
 			return nil, 0, err
@@ -349,6 +339,9 @@ func loadWHP(dir string) (map[int]float64, int, error) {
 		}
 		out[n] = share
 	}
+	if err := t.Err(); err != nil {
+		return nil, 0, fmt.Errorf("wildfire: %w", err)
+	}
 	if len(out) == 0 {
 		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWHP))
 	}
@@ -367,14 +360,7 @@ func loadFuture(dir string) (map[int]futureRow, int, error) {
 	}
 	defer t.Close()
 	out := make(map[int]futureRow, 3300)
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, 0, fmt.Errorf("wildfire: %w", err)
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		n, err := countyKey(t, "STCOFIPS")
 		if err != nil {
 			return nil, 0, err
@@ -396,6 +382,9 @@ func loadFuture(dir string) (map[int]futureRow, int, error) {
 		if r.has != 0 {
 			out[n] = r
 		}
+	}
+	if err := t.Err(); err != nil {
+		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
 	if t.Rows() == 0 {
 		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceFuture))

@@ -103,14 +103,7 @@ func GazetteerSites(tb testing.TB, dir string) []hazard.Site {
 	}
 	defer t.Close()
 	var out []hazard.Site
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if !ok {
-			break
-		}
+	for t.Scan() {
 		lat, err := t.Float("INTPTLAT")
 		if err != nil {
 			tb.Fatal(err)
@@ -124,6 +117,9 @@ func GazetteerSites(tb testing.TB, dir string) []hazard.Site {
 			tb.Fatal(t.Errorf("GEOID %q is not a 5-digit county FIPS code", fips))
 		}
 		out = append(out, Site(lat, lon, fips, t.String("USPS")))
+	}
+	if err := t.Err(); err != nil {
+		tb.Fatal(err)
 	}
 	return out
 }
