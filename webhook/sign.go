@@ -137,15 +137,14 @@ func parseTimestamp(s string) (int64, error) {
 }
 
 func checkTolerance(ts int64, now time.Time, tolerance time.Duration) error {
-	// Both sides are small non-negative second counts (ts has at most 18
-	// digits), so the subtraction cannot overflow.
-	diff := now.Unix() - ts
+	// time.Time.Sub saturates instead of overflowing, whatever the clock.
+	diff := now.Sub(time.Unix(ts, 0))
 	limit := int64(tolerance / time.Second)
 	switch {
-	case diff > limit:
-		return fmt.Errorf("%w: timestamp is %ds old, limit %ds", ErrTimestampOutsideTolerance, diff, limit)
-	case -diff > limit:
-		return fmt.Errorf("%w: timestamp is %ds in the future, limit %ds", ErrTimestampOutsideTolerance, -diff, limit)
+	case diff > tolerance:
+		return fmt.Errorf("%w: timestamp is %ds old, limit %ds", ErrTimestampOutsideTolerance, int64(diff/time.Second), limit)
+	case diff < -tolerance:
+		return fmt.Errorf("%w: timestamp is %ds in the future, limit %ds", ErrTimestampOutsideTolerance, int64(-diff/time.Second), limit)
 	}
 	return nil
 }

@@ -164,7 +164,10 @@ func parseArcs(b []byte, tr *topoTransform) ([][]xy, error) {
 				qy += coord[1]
 				p = xy{qx*tr.Scale[0] + tr.Translate[0], qy*tr.Scale[1] + tr.Translate[1]}
 			}
-			if math.IsInf(p.x, 0) || !(p.y >= -90 && p.y <= 90) {
+			// Rings may run past 180 to stay continuous across the
+			// antimeridian, but never a whole turn beyond it; anything else
+			// (NaN, infinities, a wrong quantization scale) is corrupt.
+			if !(p.x >= -540 && p.x <= 540) || !(p.y >= -90 && p.y <= 90) {
 				return nil, fmt.Errorf("arc %d position %d: (%g, %g) is not a longitude/latitude", len(out), len(pts), p.x, p.y)
 			}
 			pts = append(pts, p)

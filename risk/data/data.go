@@ -167,13 +167,6 @@ func (t *Table) Scan() bool {
 	return true
 }
 
-// Next is Scan returning its error too. (Kept only until the tests move to
-// Scan.)
-func (t *Table) Next() (bool, error) {
-	ok := t.Scan()
-	return ok, t.err
-}
-
 // Err is the read error that stopped Scan, or nil at a clean end.
 func (t *Table) Err() error { return t.err }
 
