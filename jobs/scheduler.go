@@ -221,6 +221,20 @@ func (s *Scheduler) run(ctx context.Context, owner string, job store.Job) {
 			"attempt", job.Attempts, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}, attrs...)...)
 	}
 
+	// A job taken over from a dead worker has already been charged the
+	// attempt that worker started. Once that leaves no attempts, fail it
+	// (transient, so it can be retried by hand) rather than run it again:
+	// a job that kills its process every time must not loop forever.
+	if job.Reclaimed && job.Attempts > s.cfg.MaxAttempts {
+		msg := fmt.Sprintf("the job's worker stopped during its attempts (%d started); retry the job to run it again", job.Attempts-1)
+		if _, err := s.st.FailJob(ctx, job.ID, owner, CodeTransient, msg, true, s.cfg.Now()); err != nil {
+			s.storeFailed(ctx, owner, job, err)
+			return
+		}
+		transition(store.StatusFailed, "error_code", CodeTransient, "reason", "worker lost")
+		return
+	}
+
 	a, err := s.generate(ctx, job)
 	if err == nil {
 		var body []byte

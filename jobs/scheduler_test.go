@@ -271,6 +271,41 @@ func TestExpiredLeaseIsReclaimed(t *testing.T) {
 	}
 }
 
+// A job whose workers keep dying mid-attempt is failed (transient, so it
+// can be retried by hand) once its attempts are used up, not run forever.
+func TestJobWhoseWorkersDieIsFailed(t *testing.T) {
+	h := start(t, &fakeEngine{}, Config{Workers: 1})
+	h.stop()
+	ctx := context.Background()
+	j, _, _ := h.st.CreateJob(ctx, store.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
+	// Two workers in a row die holding the job (attempts 1 and 2).
+	now := time.Now()
+	for i := range 2 {
+		c, ok, err := h.st.ClaimJob(ctx, fmt.Sprint("dead-", i), time.Millisecond, now.Add(time.Duration(i)*10*time.Millisecond))
+		if !ok || err != nil || c.ID != j.ID {
+			t.Fatalf("claim %d: %v %v", i, ok, err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	sched := New(h.st, &fakeEngine{}, Config{Workers: 1, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, Logger: quietLogger()})
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { sched.Run(runCtx); close(done) }()
+	defer func() { cancel(); <-done }()
+	got := h.waitTerminal(t, j.ID, 5*time.Second)
+	if got.Status != store.StatusFailed || got.ErrorTransient == nil || !*got.ErrorTransient || got.ErrorCode == nil || *got.ErrorCode != CodeTransient {
+		t.Fatalf("job after its workers died twice with MaxAttempts 2: %+v", got)
+	}
+	// A manual retry runs it again, and this time it completes.
+	if _, err := h.st.RetryJob(ctx, h.acct.ID, j.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sched.Notify()
+	if got := h.waitTerminal(t, j.ID, 5*time.Second); got.Status != store.StatusCompleted {
+		t.Fatalf("after a manual retry: %+v", got)
+	}
+}
+
 // Every job of a burst completes exactly once.
 func TestBurstCompletesOnce(t *testing.T) {
 	eng := &fakeEngine{}

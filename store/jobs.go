@@ -67,6 +67,9 @@ type Job struct {
 	CreatedUTC     time.Time
 	UpdatedUTC     time.Time
 	CompletedUTC   *time.Time // completed or failed
+	// Reclaimed is set by ClaimJob when the job was taken over from a
+	// worker whose lease ran out (it died or hung mid-attempt).
+	Reclaimed bool
 }
 
 // Terminal reports whether the job is completed or failed.
@@ -486,16 +489,24 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 		return Job{}, false, nil
 	}
 	var r jobRow
-	err = s.withWriteLock(ctx, func() error {
-		return s.db.GetContext(ctx, &r, `UPDATE report_jobs
+	var prev struct {
+		ID     string `db:"id"`
+		Status string `db:"status"`
+	}
+	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		// The previous status tells a fresh claim from a takeover after an
+		// expired lease, which the scheduler counts against the job.
+		if err := tx.GetContext(ctx, &prev, `SELECT id, status FROM report_jobs
+			WHERE (status = 'queued' AND run_after_utc <= ?)
+			   OR (status = 'processing' AND lease_expires_utc < ?)
+			ORDER BY run_after_utc, created_utc
+			LIMIT 1`, nowS, nowS); err != nil {
+			return err
+		}
+		return tx.GetContext(ctx, &r, `UPDATE report_jobs
 			SET status = 'processing', lease_owner = ?, lease_expires_utc = ?, attempts = attempts + 1, updated_utc = ?
-			WHERE id = (
-				SELECT id FROM report_jobs
-				WHERE (status = 'queued' AND run_after_utc <= ?)
-				   OR (status = 'processing' AND lease_expires_utc < ?)
-				ORDER BY run_after_utc, created_utc
-				LIMIT 1)
-			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, nowS, nowS)
+			WHERE id = ?
+			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, prev.ID)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, false, nil
@@ -507,6 +518,7 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	if err != nil {
 		return Job{}, false, err
 	}
+	j.Reclaimed = prev.Status == StatusProcessing
 	return j, true, nil
 }
 

@@ -478,7 +478,7 @@ func TestClaimCompleteAndLeaseExpiry(t *testing.T) {
 	}
 	j, _, _ := s.CreateJob(ctx, apiJob(a.ID), t0)
 	c, ok, err := s.ClaimJob(ctx, "w1", lease, t0)
-	if err != nil || !ok || c.ID != j.ID || c.Status != StatusProcessing || c.Attempts != 1 {
+	if err != nil || !ok || c.ID != j.ID || c.Status != StatusProcessing || c.Attempts != 1 || c.Reclaimed {
 		t.Fatalf("claim = %+v %v %v", c, ok, err)
 	}
 	if _, ok, _ := s.ClaimJob(ctx, "w2", lease, t0.Add(lease)); ok {
@@ -486,8 +486,8 @@ func TestClaimCompleteAndLeaseExpiry(t *testing.T) {
 	}
 	// The lease lapses (worker w1 died): w2 claims it again.
 	c2, ok, err := s.ClaimJob(ctx, "w2", lease, t0.Add(lease+time.Millisecond))
-	if err != nil || !ok || c2.ID != j.ID || c2.Attempts != 2 {
-		t.Fatalf("reclaim = %+v %v %v", c2, ok, err)
+	if err != nil || !ok || c2.ID != j.ID || c2.Attempts != 2 || !c2.Reclaimed {
+		t.Fatalf("reclaim = %+v %v %v; want attempt 2, Reclaimed", c2, ok, err)
 	}
 	// w1 comes back and tries to finish: lease lost, nothing written.
 	for name, call := range map[string]func() error{
