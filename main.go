@@ -265,6 +265,15 @@ func (f *flags) parse(args []string) ([]string, error) {
 }
 
 // noArgs rejects positional arguments for commands that take none.
+// parseNoArgs parses a command that takes flags only.
+func (f *flags) parseNoArgs(args []string) error {
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	return noArgs(pos)
+}
+
 func noArgs(pos []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
@@ -321,11 +330,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&cfg.logFormat, "log-format", "text", "log `format` on stderr: text or json")
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	if cfg.workers < 1 {
@@ -469,11 +474,7 @@ calendar month (UTC); the rate limit counts API requests per minute.`, `
 	f.IntVar(&rate, "rate-limit", store.DefaultRateLimit, "API requests per minute")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(name) == "" {
@@ -527,11 +528,7 @@ reports:read also opens the usage endpoints.`, `
 	f.IntVar(&version, "scope-version", store.ScopeVersionCurrent, "scope version: 2 (current) or 1 (legacy)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	if account == "" {
@@ -556,6 +553,7 @@ reports:read also opens the usage endpoints.`, `
 	}
 	var lifetime time.Duration
 	if expires != "" {
+		var err error
 		if lifetime, err = parseLifetime(expires); err != nil {
 			return usagef("--expires-in: %v", err)
 		}
@@ -644,11 +642,7 @@ revocation times (UTC). Secrets are never stored, so never shown.`, `
 	f.StringVar(&account, "account", "", "only this account's keys")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	st, err := c.openStore(db)
@@ -740,11 +734,7 @@ missing or malformed.`, `
   locrisk data check --data-dir ../shared/data
   LOCRISK_DATA_DIR=../shared/data locrisk data check`)
 	f.StringVar(&dir, "data-dir", "", "`directory` holding the public data sets (required)")
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	if dir == "" {

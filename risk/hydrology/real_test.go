@@ -120,14 +120,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func BenchmarkMeasure(b *testing.B) {
-	m := realModule(b)
-	sites := datatest.GazetteerSites(b, datatest.RealDir(b))
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		m.Measure(sites[i%len(sites)])
-		i++
-	}
+	datatest.BenchmarkReferenceMeasure(b, realModule(b))
 }
 
 func TestRealParserMatchesEncodingJSON(t *testing.T) {

@@ -123,3 +123,15 @@ func GazetteerSites(tb testing.TB, dir string) []hazard.Site {
 	}
 	return out
 }
+
+// BenchmarkReferenceMeasure runs m.Measure over the Gazetteer reference
+// points in turn, the work the engine does at start-up, on the real data.
+func BenchmarkReferenceMeasure(b *testing.B, m hazard.Module) {
+	sites := GazetteerSites(b, RealDir(b))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Measure(sites[i%len(sites)])
+		i++
+	}
+}
