@@ -92,6 +92,7 @@ func commands() []command {
 		{"keys list", "list API keys (never their secrets)", (*cli).keysList},
 		{"keys revoke", "revoke an API key", (*cli).keysRevoke},
 		{"data check", "check the public data sets the engine reads", (*cli).dataCheck},
+		{"data validate", "score the validation table of well-known places and check its orderings", (*cli).dataValidate},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
 	}
 }
@@ -368,10 +369,9 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
 	}
 
-	// The engine first: without data there is nothing to serve, and no
+	// The data files first: without them there is nothing to serve, and no
 	// database file should be created.
-	eng, err := risk.Load(c.ctx, cfg.dataDir, log)
-	if err != nil {
+	if err := risk.CheckFiles(cfg.dataDir); err != nil {
 		return fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
 	}
 
@@ -383,6 +383,13 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return err
 	}
 	defer st.Close()
+
+	// The engine keeps its reference distributions in the database, so only
+	// the first start after a data change builds them.
+	eng, err := risk.Load(c.ctx, cfg.dataDir, log, st)
+	if err != nil {
+		return fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
+	}
 
 	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
 		Faults: faults, Logger: log, DrainTimeout: cfg.shutdownTimeout})
@@ -741,6 +748,36 @@ missing or malformed.`, `
 		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
 	}
 	return risk.Check(c.ctx, dir, c.stdout)
+}
+
+func (c *cli) dataValidate(args []string) error {
+	var dir string
+	f := c.newFlags("data validate", "--data-dir DIR", `
+Scores the validation table of well-known US places (docs/methodology.md,
+"Validation") and prints each place's overall, module and peril scores,
+then every ordering or low that fails and every known gap of the data.
+Exits 1 if a check fails. It builds the population-weighted reference
+itself, which takes a few seconds.`, `
+  locrisk data validate --data-dir ../shared/data`)
+	f.StringVar(&dir, "data-dir", "", "`directory` holding the public data sets (required)")
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	if dir == "" {
+		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
+	}
+	eng, err := risk.Load(c.ctx, dir, nil, nil)
+	if err != nil {
+		return fmt.Errorf("loading data from %s: %w", dir, err)
+	}
+	res, err := eng.Validate(c.ctx, c.stdout)
+	if err != nil {
+		return err
+	}
+	if len(res.Failures) > 0 {
+		return fmt.Errorf("%d of %d validation checks fail", len(res.Failures), res.Checks)
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -89,8 +89,7 @@ job fails or the wait times out.`, `
 
 	// Only warnings and errors: stdout is the result, stderr stays quiet.
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	eng, err := risk.Load(c.ctx, dataDir, log)
-	if err != nil {
+	if err := risk.CheckFiles(dataDir); err != nil {
 		return fmt.Errorf("loading data from %s: %w", dataDir, err)
 	}
 	st, err := c.openStore(db)
@@ -98,6 +97,10 @@ job fails or the wait times out.`, `
 		return err
 	}
 	defer st.Close()
+	eng, err := risk.Load(c.ctx, dataDir, log, st)
+	if err != nil {
+		return fmt.Errorf("loading data from %s: %w", dataDir, err)
+	}
 	if _, err := st.GetAccount(c.ctx, account); errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("account %s not found (create one with 'locrisk accounts create --name NAME')", account)
 	} else if err != nil {
@@ -223,23 +226,22 @@ func printSummary(w io.Writer, v server.ReportView) error {
 	fmt.Fprintf(tw, "Report\t%s (job %s, generated %s)\n", v.ReportID, v.JobID, v.GeneratedUTC)
 	fmt.Fprintf(tw, "Location\t%v, %v: %s, %s (county %s)\n", l.Latitude, l.Longitude, l.CountyName, l.StateName, l.CountyFips)
 	fmt.Fprintf(tw, "Overall\t%d/100 %s (confidence %s, %.2f)\n", s.OverallScore, s.RiskLevel, s.Confidence.Level, s.Confidence.Score)
-	mods := []struct {
-		name  string
-		score *int
-	}{
-		{"hydrology", s.ModuleScores.Hydrology}, {"severeWeather", s.ModuleScores.SevereWeather},
-		{"wildfire", s.ModuleScores.Wildfire}, {"earthquake", s.ModuleScores.Earthquake},
-		{"landslide", s.ModuleScores.Landslide}, {"environmentalExposure", s.ModuleScores.EnvironmentalExposure},
-	}
-	parts := make([]string, 0, len(mods))
-	for _, m := range mods {
-		if m.score == nil {
-			parts = append(parts, m.name+" no data")
+	parts := make([]string, 0, len(s.ModuleScores))
+	for _, m := range s.ModuleScores {
+		if m.Value == nil {
+			parts = append(parts, m.Module+" no data")
 		} else {
-			parts = append(parts, fmt.Sprintf("%s %d", m.name, *m.score))
+			parts = append(parts, fmt.Sprintf("%s %d", m.Module, *m.Value))
 		}
 	}
 	fmt.Fprintf(tw, "Modules\t%s\n", strings.Join(parts, ", "))
+	for i, m := range s.Perils {
+		label := ""
+		if i == 0 {
+			label = "Perils"
+		}
+		fmt.Fprintf(tw, "%s\t%s: %s\n", label, m.Module, perilLine(m.Value))
+	}
 	for i, r := range s.TopRisks {
 		label := ""
 		if i == 0 {
@@ -298,4 +300,22 @@ func positionalsLast(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return append(append(flags, "--"), pos...)
+}
+
+// perilLine writes a module's perils for a person: score, resolution and,
+// where known, the return period of a damaging event.
+func perilLine(perils []risk.Peril) string {
+	parts := make([]string, 0, len(perils))
+	for _, p := range perils {
+		if p.Score == nil {
+			parts = append(parts, strings.ToLower(p.Title)+" no data")
+			continue
+		}
+		part := fmt.Sprintf("%s %d (%s", strings.ToLower(p.Title), *p.Score, strings.ReplaceAll(p.Resolution, "_", " "))
+		if p.ReturnPeriodYears != nil {
+			part += fmt.Sprintf(", about 1 in %s years", strconv.FormatFloat(*p.ReturnPeriodYears, 'f', -1, 64))
+		}
+		parts = append(parts, part+")")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -59,6 +59,13 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("job = %+v, %v; want a completed manual job with report %s", job, err, v.ReportID)
 	}
 
+	// The engine kept its reference distributions in the database, so the
+	// next run does not rebuild them.
+	var cached int
+	if err := st.DB().GetContext(context.Background(), &cached, `SELECT COUNT(*) FROM reference_cache`); err != nil || cached != 1 {
+		t.Errorf("%d cached references (err %v), want 1", cached, err)
+	}
+
 	// Text by default; --pdf also writes the PDF. Flags may follow the
 	// coordinates, and the negative longitude is not a flag.
 	pdfPath := filepath.Join(dir, "chicago.pdf")
@@ -66,7 +73,7 @@ func TestReportCommand(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("report --pdf: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"Report", "Overall", "/100", "Modules", "hydrology", "county 17031"} {
+	for _, want := range []string{"Report", "Overall", "/100", "Modules", "hydrology", "county 17031", "Perils", "riverine flooding"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("text summary lacks %q:\n%s", want, r.stdout)
 		}

@@ -6,7 +6,7 @@
 -- times are UTC text 'YYYY-MM-DDTHH:MM:SS.sssZ' (fixed width, so they sort
 -- as text); booleans are 0/1 integers.
 --
--- schema_version: 2 (2 added quota_usage)
+-- schema_version: 3 (2 added quota_usage, 3 added reference_cache)
 
 CREATE TABLE IF NOT EXISTS accounts (
     id                    TEXT PRIMARY KEY,              -- acct_...
@@ -177,3 +177,12 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 );
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries(status, next_attempt_utc);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_account ON webhook_deliveries(account_id, created_utc DESC, id DESC);
+
+-- The risk engine's population-weighted reference distributions, computed
+-- once per data version and methodology (docs/methodology.md,
+-- "Percentiles"); a gob-encoded body. Only the current key is kept.
+CREATE TABLE IF NOT EXISTS reference_cache (
+    cache_key   TEXT PRIMARY KEY,                        -- data version / methodology / format
+    body        BLOB NOT NULL,
+    created_utc TEXT NOT NULL
+);

@@ -148,6 +148,16 @@ func checkReportHead(t *testing.T, rep map[string]any, detail, reportID, jobID s
 	if !sameSet(keys(scores), moduleNames) {
 		t.Errorf("%s summary.moduleScores keys %v, want exactly %v", detail, keys(scores), moduleNames)
 	}
+	// The additive perils object is keyed like moduleScores.
+	perils, _ := sum["perils"].(map[string]any)
+	if !sameSet(keys(perils), moduleNames) {
+		t.Errorf("%s summary.perils keys %v, want exactly %v", detail, keys(perils), moduleNames)
+	}
+	for m, ps := range perils {
+		if list, ok := ps.([]any); !ok || len(list) == 0 {
+			t.Errorf("%s summary.perils.%s = %v, want a non-empty array", detail, m, ps)
+		}
+	}
 	for _, f := range []string{"overallScore", "riskLevel", "confidence", "topRisks", "recommendations", "reviewFlags", "links"} {
 		if _, ok := sum[f]; !ok {
 			t.Errorf("%s summary lacks %s", detail, f)

@@ -27,10 +27,16 @@ type fakeEngine struct {
 
 func fixedAssessment(lat, lon float64) *risk.Assessment {
 	score := 42
+	// Every module key, null except hydrology, as the engine writes it.
+	var ms risk.ModuleScores
+	for _, k := range risk.ModuleKeys() {
+		ms.Set(k, nil)
+	}
+	ms.Set("hydrology", &score)
 	return &risk.Assessment{
 		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "IL", StateName: "Illinois", CountyFips: "17031", CountyName: "Cook"},
 		DataVersion: "test-data-1",
-		Summary:     risk.Summary{OverallScore: 42, RiskLevel: "moderate", ModuleScores: risk.ModuleScores{Hydrology: &score}},
+		Summary:     risk.Summary{OverallScore: 42, RiskLevel: "moderate", ModuleScores: ms},
 	}
 }
 

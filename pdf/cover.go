@@ -289,18 +289,18 @@ func (r *renderer) pill(x, y float64, text string, fs fontSpec, fill, on rgb, h 
 	return w
 }
 
-// moduleChart is the horizontal bar chart of the six module scores. A
+// moduleChart is the horizontal bar chart of the module scores. A
 // module without data gets a hatched track and "No data", never a bar at 0.
 func (r *renderer) moduleChart() {
 	f := r.f
 	const rowH, barH, labelW, valueW = 7.6, 4.6, 46.0, 24.0
-	r.ensure(8 + 6*rowH + 14)
-	r.sectionTitle("Module scores", "Each module 0–100; higher means more hazard than most of the US")
+	mods := moduleScoreList(&r.a.Summary.ModuleScores)
+	r.ensure(8 + float64(len(mods))*rowH + 14)
+	r.sectionTitle("Module scores", "Percentile among US residents: a score of 80 is more hazardous than 80% of them")
 	trackX := marginL + labelW
 	trackW := contentW - labelW - valueW
 	top := r.y
 
-	mods := moduleScoreList(&r.a.Summary.ModuleScores)
 	for i, m := range mods {
 		yy := top + float64(i)*rowH
 		by := yy + (rowH-barH)/2
@@ -336,7 +336,7 @@ func (r *renderer) moduleChart() {
 		r.setInk(colMuted)
 		r.cell(trackX+trackW+3+nw+1.5, yy, valueW-nw-4.5, rowH, label, "L")
 	}
-	bottom := top + 6*rowH
+	bottom := top + float64(len(mods))*rowH
 	// Band boundaries over the tracks, then the axis.
 	f.SetLineWidth(0.25)
 	r.stroke(colWhite)

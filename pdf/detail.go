@@ -44,8 +44,13 @@ func (r *renderer) table(cols []column, rows [][]tableCell) {
 		}
 		r.y += 6.2
 	}
-	r.ensure(6.2 + 2*cellPadY + 2*lh)
-	header()
+	// Each row's wrapped lines and height, so the header is never left
+	// alone at the foot of a page.
+	type laidRow struct {
+		lines [][]string
+		h     float64
+	}
+	laid := make([]laidRow, len(rows))
 	for i, row := range rows {
 		lines := make([][]string, len(cols))
 		n := 1
@@ -55,7 +60,16 @@ func (r *renderer) table(cols []column, rows [][]tableCell) {
 			lines[j] = r.clampLines(r.wrap(row[j].text, w), maxLines, w)
 			n = max(n, len(lines[j]))
 		}
-		h := float64(n)*lh + 2*cellPadY
+		laid[i] = laidRow{lines, float64(n)*lh + 2*cellPadY}
+	}
+	first := 2*cellPadY + 2*lh
+	if len(laid) > 0 {
+		first = max(first, laid[0].h)
+	}
+	r.ensure(6.2 + first)
+	header()
+	for i, row := range rows {
+		lines, h := laid[i].lines, laid[i].h
 		if r.ensure(h) {
 			header()
 		}
@@ -101,16 +115,22 @@ func (r *renderer) modulePages() {
 	r.f.Bookmark("Module detail", 0, r.y)
 	r.h1("Module detail")
 	recs := r.a.Summary.Recommendations
-	mods := r.a.Report.Modules.ModuleList()
 	known := map[string]bool{}
-	for i, m := range mods {
+	// Every registry module gets its section, one the report lacks as no
+	// data, so a module is never silently left out.
+	for i, key := range moduleOrder(r.a.Report.Modules) {
 		if i > 0 {
 			r.y += 6
 		}
-		r.moduleSection(m.Name, m.Report, recs)
-		known[m.Name] = true
+		m, _ := r.a.Report.Modules.Get(key)
+		perils := m.Perils
+		if len(perils) == 0 {
+			perils, _ = r.a.Summary.Perils.Get(key)
+		}
+		r.moduleSection(key, &m, perils, recs)
+		known[key] = true
 	}
-	// A recommendation not tied to one of the six modules still belongs in
+	// A recommendation not tied to one of the modules still belongs in
 	// the report.
 	var other []risk.Recommendation
 	for _, rec := range recs {
@@ -121,7 +141,7 @@ func (r *renderer) modulePages() {
 	if len(other) > 0 {
 		r.y += 6
 		r.cont = ""
-		r.ensure(5.2 + 4.2)
+		r.ensure(5.2 + r.recommendationHeight(other[0]))
 		r.subheading("Other recommendations")
 		r.cont = "Other recommendations"
 		for _, rec := range other {
@@ -146,12 +166,17 @@ func (r *renderer) h1(title string) {
 	r.cont = title
 }
 
-func (r *renderer) moduleSection(key string, m *risk.ModuleReport, recs []risk.Recommendation) {
+func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk.Peril, recs []risk.Recommendation) {
 	f := r.f
 	title := moduleTitle(key)
 	r.cont = ""
-	// Keep the header with the start of its table.
-	r.ensure(12 + 7 + 6.2 + 2*3.9 + 3)
+	// Keep the header with its peril bars, or else with the start of its
+	// table.
+	if len(perils) > 0 {
+		r.ensure(13 + 6 + perilBarsHeight(len(perils)))
+	} else {
+		r.ensure(12 + 7 + 6.2 + 2*3.9 + 3)
+	}
 	f.Bookmark(title, 1, r.y)
 
 	lvl := moduleLevel(m.Score, m.RiskLevel)
@@ -196,6 +221,8 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, recs []risk.R
 		"     Indicators: " + strconv.Itoa(len(m.Indicators))
 	r.paragraph(marginL, contentW, 4, meta)
 	r.y += 2
+
+	r.perilBars(perils)
 
 	if len(m.Indicators) > 0 {
 		cols := []column{
@@ -246,12 +273,114 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, recs []risk.R
 		}
 	}
 	if len(mine) > 0 {
-		r.ensure(5 + 5)
+		// Keep the heading with its first recommendation.
+		r.ensure(5.2 + r.recommendationHeight(mine[0]))
 		r.subheading("Recommendations")
 		for _, rec := range mine {
 			r.recommendation(rec)
 		}
 	}
+}
+
+// Peril bar geometry (mm): one row per peril.
+const (
+	perilRowH   = 5.4
+	perilBarH   = 3.0
+	perilTitleW = 44.0
+	perilTrackW = 62.0
+	perilScoreW = 9.0
+)
+
+// perilBarsHeight is the height perilBars takes for n perils.
+func perilBarsHeight(n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return 5.2 + float64(n)*perilRowH + 3
+}
+
+// perilBars draws one small bar per peril of a module: its title, the score
+// on a 0–100 track in the level colour, the score, and in words where the
+// score was measured and, where the data give one, how often the damaging
+// event comes ("about 1 in 240 years"). A peril without data gets the
+// hatched track and "No data" like a module without data, never a bar at 0.
+// The block is kept on one page where it fits on one.
+func (r *renderer) perilBars(perils []risk.Peril) {
+	if len(perils) == 0 {
+		return
+	}
+	f := r.f
+	r.ensure(perilBarsHeight(len(perils)))
+	r.subheadingNote("Perils", "Score 0–100, where it was measured and, where known, how often the damaging event comes")
+	trackX := marginL + perilTitleW
+	scoreX := trackX + perilTrackW + 2.5
+	detailX := scoreX + perilScoreW
+	detailW := pageW - marginR - detailX
+	for _, p := range perils {
+		// Only a list longer than a page breaks inside the block.
+		r.ensure(perilRowH)
+		yy := r.y
+		by := yy + (perilRowH-perilBarH)/2
+		title := clean(p.Title, false)
+		if title == "" {
+			title = humanize(clean(p.Peril, false))
+		}
+		r.setFont(fNote)
+		r.setInk(colInk)
+		r.cell(marginL+2, yy, perilTitleW-5, perilRowH, r.fitEllipsis(orDash(title), perilTitleW-5), "L")
+		if p.Score == nil {
+			r.hatch(trackX, by, perilTrackW, perilBarH)
+			r.setFont(fontSpec{"go", "B", 6.5})
+			tw := f.GetStringWidth("No data") + 2.4
+			r.fill(colWhite)
+			f.Rect(trackX+1.2, by+0.45, tw, perilBarH-0.9, "F")
+			r.setInk(colMuted)
+			r.cell(trackX+1.2, by, tw, perilBarH, "No data", "C")
+			r.setFont(fNote)
+			r.cell(scoreX, yy, perilScoreW, perilRowH, "–", "L")
+			r.y += perilRowH
+			continue
+		}
+		r.fill(colNoDataBg)
+		f.Rect(trackX, by, perilTrackW, perilBarH, "F")
+		_, fill, _ := levelStyle(moduleLevel(p.Score, p.RiskLevel))
+		if bw := perilTrackW * float64(clampScore(*p.Score)) / 100; bw > 0 {
+			r.fill(fill)
+			f.Rect(trackX, by, bw, perilBarH, "F")
+		}
+		// The level bands, as on the cover's chart.
+		f.SetLineWidth(0.2)
+		r.stroke(colWhite)
+		for v := 20; v < 100; v += 20 {
+			xx := trackX + perilTrackW*float64(v)/100
+			f.Line(xx, by, xx, by+perilBarH)
+		}
+		r.setFont(fontSpec{"go", "B", 8.5})
+		r.setInk(colInk)
+		r.cell(scoreX, yy, perilScoreW, perilRowH, strconv.Itoa(*p.Score), "L")
+		detail := joinNonEmpty("  ·  ", resolutionWords(clean(p.Resolution, false)), returnPeriodText(p.ReturnPeriodYears))
+		r.setFont(fSmall)
+		r.setInk(colMuted)
+		r.cell(detailX, yy, detailW, perilRowH, r.fitEllipsis(detail, detailW), "L")
+		r.y += perilRowH
+	}
+	r.y += 3
+}
+
+// subheadingNote is a subheading with a muted note after it on the same
+// line, cut to fit.
+func (r *renderer) subheadingNote(s, note string) {
+	r.setFont(fontSpec{"go", "B", 9})
+	r.setInk(colTealDark)
+	w := r.f.GetStringWidth(s)
+	r.cell(marginL, r.y, w, 4.6, s, "L")
+	if note != "" {
+		r.setFont(fTiny)
+		r.setInk(colMuted)
+		nw := contentW - w - 3
+		r.cell(marginL+w+3, r.y+0.3, nw, 4.6, r.fitEllipsis(note, nw), "L")
+	}
+	r.y += 5.2
 }
 
 func (r *renderer) subheading(s string) {
@@ -261,16 +390,30 @@ func (r *renderer) subheading(s string) {
 	r.y += 5.2
 }
 
-// recommendation is one action with its priority chip; the text wraps
-// beside the chip.
-func (r *renderer) recommendation(rec risk.Recommendation) {
-	const chipW, lh = 17.0, 4.2
-	text := clean(rec.Text, false)
+// Recommendation geometry (mm): the chip's width and the line height.
+const recChipW, recLineH = 17.0, 4.2
+
+// recommendationLines wraps a recommendation's text beside its chip.
+func (r *renderer) recommendationLines(rec risk.Recommendation) []string {
 	r.setFont(fBody)
-	lines := r.wrap(text, contentW-chipW-3)
+	lines := r.wrap(clean(rec.Text, false), contentW-recChipW-3)
 	if len(lines) == 0 {
 		lines = []string{"–"}
 	}
+	return lines
+}
+
+// recommendationHeight is the height recommendation takes, capped at what
+// it keeps on one page.
+func (r *renderer) recommendationHeight(rec risk.Recommendation) float64 {
+	return min(float64(len(r.recommendationLines(rec)))*recLineH, 40)
+}
+
+// recommendation is one action with its priority chip; the text wraps
+// beside the chip.
+func (r *renderer) recommendation(rec risk.Recommendation) {
+	const chipW, lh = recChipW, recLineH
+	lines := r.recommendationLines(rec)
 	if h := float64(len(lines)) * lh; h < 40 {
 		r.ensure(h)
 	}

@@ -2,10 +2,12 @@ package pdf
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"html"
 	"math"
 	"os"
 	"os/exec"
@@ -166,8 +168,8 @@ func TestRenderStructure(t *testing.T) {
 	path := writeTemp(t, b)
 	qpdfCheck(t, path)
 	checkInside(t, path)
-	if n := pages(t, path); n != 5 {
-		t.Errorf("sample report has %d pages, want 5", n)
+	if n := pages(t, path); n != 6 {
+		t.Errorf("sample report has %d pages, want 6", n)
 	}
 	all := text(t, path, 0, 0)
 	want := append([]string{
@@ -176,7 +178,7 @@ func TestRenderStructure(t *testing.T) {
 		"Review flags", "Data sources", "Methodology and limitations", "locrisk-method-1.3",
 		"screening tool, not a site survey",
 		"Report " + in.ReportID, "Job " + in.JobID, "Generated 2026-11-22 10:00:00 UTC",
-		"Page 1 of 5", "Page 5 of 5",
+		"Page 1 of 6", "Page 6 of 6",
 		"usgs_nshm2018_pga", "0.871 g", "96th", "U.S. Geological Survey", "1.20 (Dec 2024)",
 		"module_no_data", "Hawai‘i",
 	}, allModuleTitles...)
@@ -192,6 +194,111 @@ func TestRenderStructure(t *testing.T) {
 			t.Errorf("page 1 text lacks %q", s)
 		}
 	}
+}
+
+// lines groups the words of pages first..last into text lines (words whose
+// vertical centres are within 1 mm, per page), each joined by spaces in x
+// order: what a reader sees on one row.
+func lines(t *testing.T, path string, first, last int) []string {
+	t.Helper()
+	out, err := exec.Command("pdftotext", "-bbox", "-enc", "UTF-8", "-f", strconv.Itoa(first), "-l", strconv.Itoa(last), path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext -bbox: %v", err)
+	}
+	type word struct {
+		x, y float64
+		s    string
+	}
+	var res []string
+	for _, page := range strings.Split(string(out), "<page ")[1:] {
+		var ws []word
+		for _, m := range wordRE.FindAllStringSubmatch(page, -1) {
+			x0, _ := strconv.ParseFloat(m[1], 64)
+			y0, _ := strconv.ParseFloat(m[2], 64)
+			y1, _ := strconv.ParseFloat(m[4], 64)
+			ws = append(ws, word{x0, (y0 + y1) / 2 * 25.4 / 72, html.UnescapeString(m[5])})
+		}
+		slices.SortStableFunc(ws, func(a, b word) int {
+			if math.Abs(a.y-b.y) > 1 {
+				return cmp.Compare(a.y, b.y)
+			}
+			return cmp.Compare(a.x, b.x)
+		})
+		for i := 0; i < len(ws); {
+			j := i
+			var parts []string
+			for j < len(ws) && math.Abs(ws[j].y-ws[i].y) <= 1 {
+				parts = append(parts, ws[j].s)
+				j++
+			}
+			res = append(res, strings.Join(parts, " "))
+			i = j
+		}
+	}
+	return res
+}
+
+// lineWith returns the first line starting with prefix.
+func lineWith(ls []string, prefix string) (string, bool) {
+	for _, l := range ls {
+		if strings.HasPrefix(l, prefix) {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// Each module section draws one bar per peril: title, score, resolution in
+// words and, where known, the return period; a peril without data is
+// "No data" on a hatched track, never a 0.
+func TestRenderPerilBars(t *testing.T) {
+	needTools(t)
+	in := sampleInput()
+	path := writeTemp(t, render(t, in))
+	n := pages(t, path)
+	ls := lines(t, path, 2, n)
+	want := map[string]string{
+		"Coastal flooding":   "Coastal flooding 9 site",
+		"Riverine flooding":  "Riverine flooding 58 mixed resolutions",
+		"Tornado":            "Tornado 31 county average",
+		"Hurricane wind":     "Hurricane wind No data –",
+		"Hail":               "Hail 22 reported events",
+		"Straight-line wind": "Straight-line wind 0 county average",
+		"Wildfire 78 grid":   "Wildfire 78 grid · about 1 in 240 years",
+		"Ground shaking":     "Ground shaking 91 grid",
+		"Landslide No data":  "Landslide No data –",
+		"Superfund sites":    "Superfund sites 35 site",
+	}
+	for prefix, w := range want {
+		if got, ok := lineWith(ls, prefix); !ok || got != w {
+			t.Errorf("peril row %q = %q, want %q", prefix, got, w)
+		}
+	}
+	if got := strings.Count(strings.Join(ls, "\n"), "\nPerils "); got != 6 {
+		t.Errorf("%d peril blocks, want one per module (6)", got)
+	}
+
+	// Perils only in the summary (a module report without them) are still
+	// drawn; a module with no perils anywhere has no peril block.
+	in = sampleInput()
+	a := in.Assessment
+	moduleRef(a, "wildfire").Perils = nil
+	moduleRef(a, "earthquake").Perils = nil
+	a.Summary.Perils.Set("earthquake", nil)
+	path = writeTemp(t, render(t, in))
+	n = pages(t, path)
+	ls = lines(t, path, 2, n)
+	if got, ok := lineWith(ls, "Wildfire 78 grid"); !ok || got != want["Wildfire 78 grid"] {
+		t.Errorf("wildfire peril from the summary: %q", got)
+	}
+	if _, ok := lineWith(ls, "Ground shaking"); ok {
+		t.Error("a module without perils drew a peril row")
+	}
+	if got := strings.Count(strings.Join(ls, "\n"), "\nPerils "); got != 5 {
+		t.Errorf("%d peril blocks, want 5", got)
+	}
+	checkInside(t, path)
+	qpdfCheck(t, path)
 }
 
 func TestRenderDeterministic(t *testing.T) {
@@ -279,19 +386,25 @@ func TestRenderEdgeCases(t *testing.T) {
 		name: "all modules null except one",
 		edit: func(in *Input) {
 			a := in.Assessment
-			s := &a.Summary.ModuleScores
-			*s = risk.ModuleScores{Earthquake: ip(91)}
 			a.Summary.OverallScore, a.Summary.RiskLevel = 91, "very_high"
 			a.Summary.TopRisks = a.Summary.TopRisks[:1]
 			a.Summary.ReviewFlags = nil
-			for _, m := range a.Report.Modules.ModuleList() {
-				if m.Name == "earthquake" {
+			for i := range a.Report.Modules {
+				m := &a.Report.Modules[i]
+				if m.Module == "earthquake" {
 					continue
 				}
-				*m.Report = risk.ModuleReport{Basis: "no_data", Confidence: risk.Confidence{Level: "low", Score: 0},
-					Narrative: "No data covers this module at the location."}
+				a.Summary.ModuleScores.Set(m.Module, nil)
+				// As the engine writes it: every peril still listed, none scored.
+				var perils []risk.Peril
+				for _, p := range m.Value.Perils {
+					perils = append(perils, risk.Peril{Peril: p.Peril, Title: p.Title})
+				}
+				a.Summary.Perils.Set(m.Module, perils)
+				m.Value = risk.ModuleReport{Basis: "no_data", Confidence: risk.Confidence{Level: "low", Score: 0},
+					Perils: perils, Narrative: "No data covers this module at the location."}
 				a.Summary.ReviewFlags = append(a.Summary.ReviewFlags, risk.ReviewFlag{Code: "module_no_data",
-					Message: moduleTitle(m.Name) + " has no data at this location."})
+					Message: moduleTitle(m.Module) + " has no data at this location."})
 			}
 		},
 		want:   []string{"No indicators were measured for this module at this location.", "91"},
@@ -342,9 +455,10 @@ func TestRenderEdgeCases(t *testing.T) {
 		edit: func(in *Input) {
 			a := in.Assessment
 			a.Location.CountyName, a.Location.StateName, a.Location.StateCode = "Doña Ana County", "New Mexico", "NM"
-			a.Report.Modules.Hydrology.Narrative = "Doña Ana — near Hagåtña-style names: 5 °C ± 2, 3 µg/m³, “quoted”, ‘single’, " +
+			hyd := moduleRef(a, "hydrology")
+			hyd.Narrative = "Doña Ana — near Hagåtña-style names: 5 °C ± 2, 3 µg/m³, “quoted”, ‘single’, " +
 				"Hawaiʻi → ≥ 10 km… Ελλάδα, Москва, ½ ‰ €, emoji 🌊, CJK 東京, combining n\u0303, zero\u200bwidth, bell\a, tab\there,\r\nCRLF line\u2028sep."
-			a.Report.Modules.Hydrology.Indicators[0].Label = "Flood depth ≥ 0.3 m — 1 % annual chance (ÅÉÎÕÜ)"
+			hyd.Indicators[0].Label = "Flood depth ≥ 0.3 m — 1 % annual chance (ÅÉÎÕÜ)"
 			a.Summary.TopRisks[0].Reason = "Shaking ≥ 0.8 g — “very strong”."
 		},
 		want: []string{"Doña Ana —", "Hagåtña", "5 °C ± 2", "3 µg/m³", "“quoted”", "Hawai‘i → ≥ 10 km…",
@@ -358,7 +472,7 @@ func TestRenderEdgeCases(t *testing.T) {
 	}, {
 		name: "long indicator labels and many rows",
 		edit: func(in *Input) {
-			m := &in.Assessment.Report.Modules.Wildfire
+			m := moduleRef(in.Assessment, "wildfire")
 			for i := range 40 {
 				m.Indicators = append(m.Indicators, risk.Indicator{
 					ID:    fmt.Sprintf("long_%d", i),
@@ -370,6 +484,25 @@ func TestRenderEdgeCases(t *testing.T) {
 		},
 		want:     []string{"Wildfire (continued)", "a_source_identifier"},
 		minPages: 8,
+	}, {
+		name: "sixty perils with long titles",
+		edit: func(in *Input) {
+			m := moduleRef(in.Assessment, "wildfire")
+			m.Perils = nil
+			for i := range 60 {
+				p := risk.Peril{Peril: fmt.Sprintf("peril_%d", i),
+					Title: strings.Repeat("Very long peril title ", 1+i%4) + strconv.Itoa(i)}
+				if i%3 != 0 {
+					p.Score, p.Resolution = ip(i*7%101), []string{"site", "grid", "county", "reported_events", "mixed", "some_new_kind"}[i%6]
+					if i%2 == 0 {
+						p.ReturnPeriodYears = fp(math.Pow(10, float64(i%9)))
+					}
+				}
+				m.Perils = append(m.Perils, p)
+			}
+		},
+		want:     []string{"Wildfire (continued)", "about 1 in 100,000,000 years", "some new kind"},
+		minPages: 7,
 	}, {
 		name: "empty assessment",
 		edit: func(in *Input) {
@@ -467,6 +600,8 @@ func TestFormatting(t *testing.T) {
 	}{
 		{2.8, "km", "2.8 km"}, {1.7, "percent", "1.7%"}, {14.0, "count", "14"}, {92.1, "score", "92.1"},
 		{"High", "class", "High"}, {nil, "km", "–"}, {true, "", "Yes"}, {int64(7), "per year", "7 per year"},
+		{2.5e-05, "probability", "0.0025%"}, {0.227, "probability", "22.7%"}, {0.0, "probability", "0%"},
+		{"none", "probability", "none"}, {30.5, "score 0-100", "30.5"},
 	}
 	for _, c := range vals {
 		if got := formatValue(c.v, c.unit); got != c.want {

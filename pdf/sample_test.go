@@ -52,8 +52,8 @@ func sampleAssessment() *risk.Assessment {
 		RiskLevel:    "high",
 		Confidence:   risk.Confidence{Level: "medium", Score: 0.71},
 		ModuleScores: risk.ModuleScores{
-			Hydrology: ip(41), SevereWeather: ip(23), Wildfire: ip(78),
-			Earthquake: ip(91), Landslide: nil, EnvironmentalExposure: ip(35),
+			{Module: "hydrology", Value: ip(41)}, {Module: "severeWeather", Value: ip(23)}, {Module: "wildfire", Value: ip(78)},
+			{Module: "earthquake", Value: ip(91)}, {Module: "landslide", Value: nil}, {Module: "environmentalExposure", Value: ip(35)},
 		},
 		TopRisks: []risk.TopRisk{
 			{Module: "earthquake", Score: 91, RiskLevel: "very_high",
@@ -78,8 +78,12 @@ func sampleAssessment() *risk.Assessment {
 		},
 	}
 	m := &a.Report.Modules
-	m.Hydrology = risk.ModuleReport{
+	m.Set("hydrology", risk.ModuleReport{
 		Score: ip(41), RiskLevel: sp("moderate"), Confidence: risk.Confidence{Level: "medium", Score: 0.64}, Basis: "hazard_data",
+		Perils: []risk.Peril{
+			{Peril: "coastal", Title: "Coastal flooding", Score: ip(9), RiskLevel: sp("very_low"), Confidence: &risk.Confidence{Level: "high", Score: 0.85}, Resolution: "site"},
+			{Peril: "riverine", Title: "Riverine flooding", Score: ip(58), RiskLevel: sp("moderate"), Confidence: &risk.Confidence{Level: "medium", Score: 0.6}, Resolution: "mixed"},
+		},
 		Indicators: []risk.Indicator{
 			{ID: "river_distance_km", Label: "Distance to nearest mapped river", Value: 2.8, Unit: "km", Percentile: fp(71), Source: "gshhg_rivers"},
 			{ID: "gauge_distance_km", Label: "Distance to nearest river forecast gauge", Value: 6.43, Unit: "km", Percentile: fp(38.4), Source: "noaa_nwps_gauges"},
@@ -89,9 +93,15 @@ func sampleAssessment() *risk.Assessment {
 			{ID: "nri_ifld", Label: "NRI inland flooding risk score (county)", Value: 92.1, Unit: "score", Percentile: fp(92.1), Source: "fema_nri_v1_20"},
 		},
 		Narrative: "The site lies 2.8 km from a mapped river channel, closer than 71% of US reference points. Inland flooding is a major county-level hazard (NRI score 92.1), and 14 flood disaster declarations have been made for the county since 1953. The community participates in the National Flood Insurance Program, which makes flood cover available.",
-	}
-	m.SevereWeather = risk.ModuleReport{
+	})
+	m.Set("severeWeather", risk.ModuleReport{
 		Score: ip(23), RiskLevel: sp("low"), Confidence: risk.Confidence{Level: "low", Score: 0.45}, Basis: "nri_fallback",
+		Perils: []risk.Peril{
+			{Peril: "tornado", Title: "Tornado", Score: ip(31), RiskLevel: sp("low"), Confidence: &risk.Confidence{Level: "low", Score: 0.4}, Resolution: "county"},
+			{Peril: "hurricaneWind", Title: "Hurricane wind", Score: nil},
+			{Peril: "hail", Title: "Hail", Score: ip(22), RiskLevel: sp("low"), Confidence: &risk.Confidence{Level: "medium", Score: 0.55}, Resolution: "reported_events"},
+			{Peril: "straightLineWind", Title: "Straight-line wind", Score: ip(0), RiskLevel: sp("very_low"), Confidence: &risk.Confidence{Level: "low", Score: 0.4}, Resolution: "county"},
+		},
 		Indicators: []risk.Indicator{
 			{ID: "hurricane_tracks_200km", Label: "Atlantic hurricane tracks within 200 km (1851–2019)", Value: 0.0, Unit: "count", Percentile: fp(5), Source: "noaa_hurdat2"},
 			{ID: "nri_trnd", Label: "NRI tornado risk score (county)", Value: 61.3, Unit: "score", Percentile: fp(61.3), Source: "fema_nri_v1_20"},
@@ -99,9 +109,13 @@ func sampleAssessment() *risk.Assessment {
 			{ID: "nri_swnd", Label: "NRI strong wind risk score (county)", Value: 55.8, Unit: "score", Percentile: fp(55.8), Source: "fema_nri_v1_20"},
 		},
 		Narrative: "No Atlantic hurricane track has passed within 200 km. Severe convective weather is scored from the county's FEMA National Risk Index values, which are near the national middle for tornado, hail and strong wind.",
-	}
-	m.Wildfire = risk.ModuleReport{
+	})
+	m.Set("wildfire", risk.ModuleReport{
 		Score: ip(78), RiskLevel: sp("high"), Confidence: risk.Confidence{Level: "medium", Score: 0.68}, Basis: "hazard_data",
+		Perils: []risk.Peril{
+			{Peril: "wildfire", Title: "Wildfire", Score: ip(78), RiskLevel: sp("high"), Confidence: &risk.Confidence{Level: "medium", Score: 0.68}, Resolution: "grid",
+				AnnualProbability: fp(0.0042), ReturnPeriodYears: fp(240), ProbabilityBasis: "Annual burn probability"},
+		},
 		Indicators: []risk.Indicator{
 			{ID: "whp_class", Label: "Wildfire hazard potential class", Value: "High", Source: "usfs_whp_2023"},
 			{ID: "nri_wfir", Label: "NRI wildfire risk score (county)", Value: 98.7, Unit: "score", Percentile: fp(98.7), Source: "fema_nri_v1_20"},
@@ -109,9 +123,12 @@ func sampleAssessment() *risk.Assessment {
 			{ID: "wui_distance_km", Label: "Distance to wildland–urban interface", Value: 1.24, Unit: "km", Percentile: fp(74), Source: "usfs_wui_2020"},
 		},
 		Narrative: "The county ranks among the highest in the nation for expected annual wildfire loss (NRI score 98.7) and has had 31 fire-related disaster declarations. The point is 1.2 km from the wildland–urban interface, where ember exposure is the main threat to buildings.",
-	}
-	m.Earthquake = risk.ModuleReport{
+	})
+	m.Set("earthquake", risk.ModuleReport{
 		Score: ip(91), RiskLevel: sp("very_high"), Confidence: risk.Confidence{Level: "high", Score: 0.88}, Basis: "hazard_data",
+		Perils: []risk.Peril{
+			{Peril: "groundShaking", Title: "Ground shaking", Score: ip(91), RiskLevel: sp("very_high"), Confidence: &risk.Confidence{Level: "high", Score: 0.88}, Resolution: "grid"},
+		},
 		Indicators: []risk.Indicator{
 			{ID: "pga_2pct_50yr", Label: "Peak ground acceleration, 2% in 50 years (site class B/C)", Value: 0.8714, Unit: "g", Percentile: fp(96.4), Source: "usgs_nshm2018_pga"},
 			{ID: "m4_within_50km", Label: "Magnitude 4+ earthquakes within 50 km (1996–2018)", Value: 42, Unit: "count", Percentile: fp(99.1), Source: "usgs_comcat_m4"},
@@ -119,24 +136,34 @@ func sampleAssessment() *risk.Assessment {
 			{ID: "nri_erqk", Label: "NRI earthquake risk score (county)", Value: 100.0, Unit: "score", Percentile: fp(100), Source: "fema_nri_v1_20"},
 		},
 		Narrative: "Design-level ground shaking here (0.87 g peak ground acceleration with a 2% chance of exceedance in 50 years) is among the highest in the conterminous United States. Forty-two magnitude 4+ earthquakes were recorded within 50 km between 1996 and 2018.\nThe county has the highest NRI earthquake risk score in the nation.",
-	}
-	m.Landslide = risk.ModuleReport{
+	})
+	m.Set("landslide", risk.ModuleReport{
 		Score: nil, RiskLevel: nil, Confidence: risk.Confidence{Level: "low", Score: 0.2}, Basis: "no_data",
+		Perils: []risk.Peril{
+			{Peril: "landslide", Title: "Landslide", Score: nil},
+		},
 		Indicators: []risk.Indicator{
 			{ID: "catalog_events_25km", Label: "Catalogued landslides within 25 km (2007–2019)", Value: 3, Unit: "count", Source: "nasa_glc"},
 			{ID: "nearest_event_km", Label: "Distance to nearest catalogued landslide", Value: 11.7, Unit: "km", Source: "nasa_glc"},
 			{ID: "susceptibility", Label: "Landslide susceptibility class", Value: nil, Source: "usgs_ls_susceptibility"},
 		},
 		Narrative: "No landslide susceptibility layer covers this location, so the module is not scored. Three landslides were catalogued within 25 km between 2007 and 2019; this catalogue is event-based and incomplete, so it is shown for context only.",
-	}
-	m.EnvironmentalExposure = risk.ModuleReport{
+	})
+	m.Set("environmentalExposure", risk.ModuleReport{
 		Score: ip(35), RiskLevel: sp("low"), Confidence: risk.Confidence{Level: "medium", Score: 0.6}, Basis: "hazard_data",
+		Perils: []risk.Peril{
+			{Peril: "superfund", Title: "Superfund sites", Score: ip(35), RiskLevel: sp("low"), Confidence: &risk.Confidence{Level: "medium", Score: 0.6}, Resolution: "site"},
+		},
 		Indicators: []risk.Indicator{
 			{ID: "npl_distance_km", Label: "Distance to nearest Superfund NPL site", Value: 4.6, Unit: "km", Percentile: fp(82), Source: "epa_superfund_npl"},
 			{ID: "npl_within_10km", Label: "Superfund NPL sites within 10 km", Value: 2, Unit: "count", Percentile: fp(88.5), Source: "epa_superfund_npl"},
 			{ID: "npl_nearest_name", Label: "Nearest NPL site", Value: "Operating Industries, Inc. Landfill", Source: "epa_superfund_npl"},
 		},
 		Narrative: "The nearest Superfund National Priorities List site (Operating Industries, Inc. Landfill) is 4.6 km away, and two NPL sites lie within 10 km. Proximity alone does not mean contamination reaches the site.",
+	})
+	// The summary carries the same perils as the modules.
+	for _, e := range *m {
+		a.Summary.Perils.Set(e.Module, e.Value.Perils)
 	}
 	a.Report.Sources = []risk.SourceRef{
 		{ID: "usgs_nshm2018_pga", Name: "National Seismic Hazard Model, PGA 2% in 50 years", Publisher: "U.S. Geological Survey", Version: "2018", Resolution: "0.05° grid"},
@@ -166,4 +193,14 @@ func sampleInput() Input {
 		StateOutline:  sampleState(),
 		CountyOutline: sampleCounty(),
 	}
+}
+
+// moduleRef is the sample's report for one module, to edit in place.
+func moduleRef(a *risk.Assessment, key string) *risk.ModuleReport {
+	for i := range a.Report.Modules {
+		if a.Report.Modules[i].Module == key {
+			return &a.Report.Modules[i].Value
+		}
+	}
+	panic("sample assessment has no module " + key)
 }

@@ -3,6 +3,7 @@ package pdf
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,36 +73,79 @@ func moduleLevel(score *int, level *string) string {
 	return ""
 }
 
-var moduleTitles = map[string]string{
-	"hydrology":             "Hydrology",
-	"severeWeather":         "Severe weather",
-	"wildfire":              "Wildfire",
-	"earthquake":            "Earthquake",
-	"landslide":             "Landslide",
-	"environmentalExposure": "Environmental exposure",
-}
-
-// moduleTitle is the display name of a module key.
+// moduleTitle is the display name of a module key, from the registry.
 func moduleTitle(key string) string {
-	if t, ok := moduleTitles[key]; ok {
+	if t := risk.ModuleTitle(key); t != key {
 		return t
 	}
 	return humanize(key)
 }
 
-// moduleScoreList pairs the summary's module scores with their keys in
-// report order.
-func moduleScoreList(s *risk.ModuleScores) []struct {
+// moduleScore is one module's summary score with its key.
+type moduleScore struct {
 	key   string
 	score *int
-} {
-	return []struct {
-		key   string
-		score *int
-	}{
-		{"hydrology", s.Hydrology}, {"severeWeather", s.SevereWeather}, {"wildfire", s.Wildfire},
-		{"earthquake", s.Earthquake}, {"landslide", s.Landslide}, {"environmentalExposure", s.EnvironmentalExposure},
+}
+
+// moduleScoreList pairs the summary's module scores with their keys in
+// report order: every registry module, one missing from the report as no
+// data (never dropped), then any module the registry does not know.
+func moduleScoreList(s *risk.ModuleScores) []moduleScore {
+	keys := moduleOrder(*s)
+	out := make([]moduleScore, 0, len(keys))
+	for _, k := range keys {
+		v, _ := s.Get(k)
+		out = append(out, moduleScore{k, v})
 	}
+	return out
+}
+
+// moduleOrder is the order modules are drawn in: the registry's modules,
+// whether or not the report has them, then the report's other keys in its
+// own order.
+func moduleOrder[T any](b risk.ByModule[T]) []string {
+	keys := risk.ModuleKeys()
+	for _, e := range b {
+		if !slices.Contains(keys, e.Module) {
+			keys = append(keys, e.Module)
+		}
+	}
+	return keys
+}
+
+// resolutionWords says in words where a peril's score was measured.
+func resolutionWords(kind string) string {
+	switch kind {
+	case "site":
+		return "site"
+	case "grid":
+		return "grid"
+	case "reported_events":
+		return "reported events"
+	case "county":
+		return "county average"
+	case "mixed":
+		return "mixed resolutions"
+	}
+	return humanizeLower(kind)
+}
+
+// humanizeLower is humanize without the capital: for words inside a line.
+func humanizeLower(key string) string {
+	s := humanize(key)
+	if s != "" && s[0] >= 'A' && s[0] <= 'Z' {
+		s = string(s[0]+('a'-'A')) + s[1:]
+	}
+	return s
+}
+
+// returnPeriodText writes a return period as "about 1 in 240 years", or ""
+// where there is none.
+func returnPeriodText(years *float64) string {
+	if years == nil || math.IsNaN(*years) || math.IsInf(*years, 0) || *years <= 0 {
+		return ""
+	}
+	return "about 1 in " + formatNumber(*years) + " years"
 }
 
 func basisLabel(b string) string {
@@ -280,11 +324,36 @@ func formatValue(v any, unit string) string {
 	switch unit {
 	case "percent", "%":
 		return s + "%"
-	case "count", "score":
+	case "count", "score", "score 0-100":
 		// The label already names what is counted or scored.
 		return s
+	case "probability":
+		// A chance reads better as a percentage than as 2.5e-05.
+		if f, ok := toFloat(v); ok {
+			return formatNumber(f*100) + "%"
+		}
 	}
 	return s + " " + unit
+}
+
+// toFloat is a numeric indicator value as a float64.
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }
 
 // ordinal writes a national percentile as "87th".

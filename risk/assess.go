@@ -12,56 +12,37 @@ import (
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
-	"locrisk/risk/nri"
 )
 
-// Thresholds and weights of the scoring method (docs/methodology.md).
+// Thresholds of the scoring method (docs/methodology.md).
 const (
-	countyLineKm         = 2.0  // closer than this to another county's boundary raises near_county_line
-	benchmarkGap         = 50.0 // |own score - NRI score| at or above this raises benchmark_divergence
-	countyLevelFactor    = 0.85 // confidence multiplier when a module rests on county aggregates only
-	nriFallbackScore     = 0.35 // confidence of a module scored from the NRI benchmark alone
-	topRiskMinimum       = 20   // modules below this (very_low) are not listed as top risks
-	overallWeightTop     = 0.4  // overall = 0.4*highest + 0.2*second highest + 0.4*mean of all
-	overallWeightSecond  = 0.2
-	overallWeightAverage = 0.4
+	countyLineKm   = 2.0 // closer than this to another county's boundary raises near_county_line
+	topRiskMinimum = 40  // modules below moderate are not listed as top risks
 )
-
-// moduleInfo is the fixed per-module text and NRI benchmark mapping.
-type moduleInfo struct {
-	title string   // "Severe weather"
-	noun  string   // "severe weather hazard"
-	nri   []string // NRI hazard codes shown as benchmarks, in order
-}
-
-var modulesInfo = map[string]moduleInfo{
-	hazard.Hydrology:             {"Hydrology", "flood hazard", []string{"IFLD", "CFLD"}},
-	hazard.SevereWeather:         {"Severe weather", "severe weather hazard", []string{"TRND", "HRCN", "HAIL", "SWND"}},
-	hazard.Wildfire:              {"Wildfire", "wildfire hazard", []string{"WFIR"}},
-	hazard.Earthquake:            {"Earthquake", "earthquake hazard", []string{"ERQK"}},
-	hazard.Landslide:             {"Landslide", "landslide hazard", []string{"LNDS"}},
-	hazard.EnvironmentalExposure: {"Environmental exposure", "environmental exposure", nil},
-}
-
-// ModuleTitle is a module's display name ("Severe weather").
-func ModuleTitle(module string) string { return modulesInfo[module].title }
 
 // moduleResult is one module's outcome before it is written into the report.
 type moduleResult struct {
-	name        string
-	score       *int
-	basis       string
-	confidence  float64
-	countyLevel bool
-	indicators  []Indicator
-	narrative   string
-	keyReason   string
-	benchmarks  []nri.Score
-	sources     []string
-	flags       []hazard.Flag
+	spec       *ModuleSpec
+	meas       hazard.Measurement
+	os         []obs
+	shares     []float64     // per obs
+	perils     []perilResult // per spec peril, shares filled
+	driver     int           // index of the peril with the highest share; -1
+	share      float64       // module share below; NaN without a score
+	score      *int
+	basis      string
+	bench      float64 // NRI benchmark share below (bench distribution); NaN
+	confidence float64
+	divergent  bool
+	countyOnly bool
+	indicators []Indicator
+	perilOut   []Peril
+	narrative  string
+	keyReason  string
+	sources    []string
 }
 
-// Assess scores the point on all six modules. It returns
+// Assess scores the point on every registered module. It returns
 // ErrUnsupportedLocation for coordinates outside coverage.
 func (e *Engine) Assess(ctx context.Context, lat, lon float64) (*Assessment, error) {
 	if err := ctx.Err(); err != nil {
@@ -75,11 +56,7 @@ func (e *Engine) Assess(ctx context.Context, lat, lon float64) (*Assessment, err
 	if !ok {
 		return nil, ErrUnsupportedLocation
 	}
-	site := siteFor(p, county)
-	results := make([]moduleResult, len(e.modules))
-	for i, m := range e.modules {
-		results[i] = e.scoreModule(m, site, county)
-	}
+	results := e.scoreAll(siteFor(p, county), county)
 	a := &Assessment{
 		Location:    locationOf(lat, lon, county),
 		DataVersion: e.dataVersion,
@@ -88,146 +65,356 @@ func (e *Engine) Assess(ctx context.Context, lat, lon float64) (*Assessment, err
 	return a, nil
 }
 
-// scoreModule measures one module and turns its indicators into a score.
-func (e *Engine) scoreModule(m hazard.Module, site hazard.Site, county *coverage.County) moduleResult {
-	info := modulesInfo[m.Name()]
-	meas := m.Measure(site)
-	r := moduleResult{name: m.Name(), flags: meas.Flags, countyLevel: meas.CountyLevelOnly}
+// scoreAll scores every module at site.
+func (e *Engine) scoreAll(site hazard.Site, county *coverage.County) []moduleResult {
+	results := make([]moduleResult, len(e.modules))
+	for i := range e.modules {
+		results[i] = e.scoreModule(i, site, county)
+	}
+	return results
+}
+
+// overall is the overall hazard index of module results and its score.
+func (e *Engine) overall(results []moduleResult) (float64, int) {
+	shares := make([]float64, len(results))
+	for i := range results {
+		shares[i] = results[i].share
+	}
+	h := overallValue(shares)
+	if math.IsNaN(h) {
+		return h, 0
+	}
+	return h, scoreOf(e.ref.overall.below(h))
+}
+
+// scoreModule measures one module and scores its perils and itself along
+// the same chain the reference was built with (reference.go).
+func (e *Engine) scoreModule(mi int, site hazard.Site, county *coverage.County) moduleResult {
+	spec := &e.specs[mi]
+	r := moduleResult{spec: spec, meas: e.modules[mi].Measure(site), driver: -1, bench: math.NaN()}
+	r.os = observations(spec, &r.meas, nil)
+	r.shares = e.ref.indicatorShares(mi, r.os, nil)
+	r.perils = perilValues(len(spec.Perils), r.os, r.shares, nil)
+	for pi := range r.perils {
+		r.perils[pi].share = e.ref.perilShare(mi, pi, r.perils[pi].value)
+	}
+	value, driver := moduleValue(r.perils)
+	benchValue := e.ref.benchValue(e.nri, spec, site.CountyFIPS)
+	if !math.IsNaN(benchValue) && !e.ref.bench[mi].empty() {
+		r.bench = e.ref.bench[mi].below(benchValue)
+	}
+	r.share, r.basis = e.ref.moduleShare(mi, value, benchValue)
+	quality := r.meas.Quality
+	switch r.basis {
+	case basisHazard:
+		s := scoreOf(r.share)
+		r.score, r.driver = &s, driver
+		r.confidence = r.perils[driver].conf * quality
+		r.countyOnly = countyOnly(r.os)
+		if !math.IsNaN(r.bench) {
+			gap := math.Abs(float64(s - scoreOf(r.bench)))
+			r.divergent = gap > e.ref.divergence[mi]
+		}
+	case basisFallback:
+		s := scoreOf(r.share)
+		r.score = &s
+		r.confidence = nriFallbackConfidence
+	}
+	r.confidence = round2(r.confidence)
+	r.indicators, r.sources = e.indicatorsOut(mi, &r, site.CountyFIPS)
+	r.perilOut = e.perilsOut(&r)
+	r.narrative = e.narrative(&r, county)
+	r.keyReason = keyReason(&r)
+	return r
+}
+
+// countyOnly reports whether every weighted indicator is a county value.
+func countyOnly(os []obs) bool {
+	found := false
+	for _, o := range os {
+		if o.weight <= 0 {
+			continue
+		}
+		if o.res != hazard.ResCounty {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// pct1 is a share as a percentile with one decimal, rounded down so the
+// stated "more than X%" holds.
+func pct1(share float64) float64 {
+	return math.Floor(share*1000+1e-7) / 10
+}
+
+// indicatorsOut writes the module's indicators, then its NRI benchmarks, and
+// collects the sources they cite.
+func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicator, []string) {
+	out := make([]Indicator, 0, len(r.meas.Indicators)+len(r.spec.Perils))
 	sourceSet := map[string]bool{}
-	var weighted, weightSum float64
-	bestPct, bestLine := -1.0, ""
-	for _, in := range meas.Indicators {
-		out := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source, Value: roundValue(in.Value)}
+	k := 0
+	for _, in := range r.meas.Indicators {
+		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source, Value: roundValue(in.Value),
+			Peril: in.Peril, Resolution: in.Resolution.Kind, ResolutionDetail: in.Resolution.Detail, Vintage: vintage(in.Source)}
 		if in.Text != "" {
-			out.Value = in.Text
+			o.Value = in.Text
 		}
 		switch {
 		case in.Percentile != nil:
 			p := round1(*in.Percentile)
-			out.Percentile = &p
+			o.Percentile = &p
 		case in.Ranked:
-			if p, ok := percentile(e.reference[refKey(m.Name(), in.ID)], in.Value); ok {
-				p = round1(p)
-				out.Percentile = &p
-				if in.Weight > 0 {
-					weighted += in.Weight * p
-					weightSum += in.Weight
-					if p > bestPct {
-						bestPct = p
-						bestLine = fmt.Sprintf("%s: %s (higher than %s%% of US places)", in.Label, formatValue(in.Value, in.Unit), formatNumber(p))
-					}
-				}
+			if s := r.shares[k]; !math.IsNaN(s) {
+				p := pct1(s)
+				o.Percentile = &p
 			}
+			k++
 		}
 		sourceSet[in.Source] = true
-		r.indicators = append(r.indicators, out)
+		out = append(out, o)
 	}
-
-	// NRI benchmarks, shown beside the module's own indicators.
-	for _, code := range info.nri {
-		s := e.nri.Hazard(site.CountyFIPS, code)
-		r.benchmarks = append(r.benchmarks, s)
-		label := fmt.Sprintf("FEMA NRI %s risk score for the county (expected-annual-loss benchmark, rating: %s)", e.nri.HazardName(code), s.Rating)
-		in := Indicator{ID: "nri_" + strings.ToLower(code) + "_score", Label: label, Unit: "score 0-100", Source: "fema-nri-v1.20"}
-		if s.OK {
-			v := round1(s.Score)
-			in.Value, in.Percentile = v, &v
-		} else {
-			in.Value = s.Rating
+	for _, p := range r.spec.Perils {
+		for _, code := range p.NRI {
+			s := e.nri.Hazard(fips, code)
+			label := fmt.Sprintf("FEMA NRI %s risk score for the county (expected-annual-loss benchmark, rating: %s)", e.nri.HazardName(code), s.Rating)
+			in := Indicator{ID: "nri_" + strings.ToLower(code) + "_score", Label: label, Unit: "score 0-100", Source: "fema-nri-v1.20",
+				Peril: p.Key, Resolution: hazard.ResCounty, ResolutionDetail: "county", Vintage: vintage("fema-nri-v1.20")}
+			if s.OK {
+				in.Value = round1(s.Score)
+				if d := e.ref.nri[code]; !d.empty() {
+					pc := pct1(d.below(s.Score))
+					in.Percentile = &pc
+				}
+			} else {
+				in.Value = s.Rating
+			}
+			out = append(out, in)
+			sourceSet["fema-nri-v1.20"] = true
 		}
-		r.indicators = append(r.indicators, in)
-		sourceSet["fema-nri-v1.20"] = true
 	}
-
-	switch {
-	case weightSum > 0:
-		s := clampScore(weighted / weightSum)
-		r.score, r.basis = &s, "hazard_data"
-		r.confidence = meas.Confidence
-		if meas.CountyLevelOnly {
-			r.confidence *= countyLevelFactor
-		}
-		r.keyReason = bestLine
-	case e.nriFallback(r.benchmarks) >= 0:
-		s := clampScore(e.nriFallback(r.benchmarks))
-		r.score, r.basis = &s, "nri_fallback"
-		r.confidence = nriFallbackScore
-		r.countyLevel = true
-		r.keyReason = "FEMA NRI county benchmark used because no hazard layer covers this location"
-	default:
-		r.basis = "no_data"
-	}
-	r.confidence = round2(r.confidence)
+	var sources []string
 	for id := range sourceSet {
 		if id != "" {
-			r.sources = append(r.sources, id)
+			sources = append(sources, id)
 		}
 	}
-	sort.Strings(r.sources)
-	r.narrative = narrative(info, r, meas.Notes, county)
-	return r
+	sort.Strings(sources)
+	return out, sources
 }
 
-// nriFallback is the highest available NRI benchmark score, or -1.
-func (e *Engine) nriFallback(bench []nri.Score) float64 {
-	best := -1.0
-	for _, b := range bench {
-		if b.OK && b.Score > best {
-			best = b.Score
+func vintage(source string) string {
+	if s, ok := data.SourceByID(source); ok {
+		return s.Version
+	}
+	return ""
+}
+
+// perilsOut writes each peril's score, probability and resolution.
+func (e *Engine) perilsOut(r *moduleResult) []Peril {
+	out := make([]Peril, len(r.spec.Perils))
+	for pi, ps := range r.spec.Perils {
+		p := Peril{Peril: ps.Key, Title: ps.Title}
+		pr := r.perils[pi]
+		if !math.IsNaN(pr.share) {
+			s := scoreOf(pr.share)
+			lvl := RiskLevel(s)
+			c := confidenceOf(round2(pr.conf * r.meas.Quality))
+			p.Score, p.RiskLevel, p.Confidence = &s, &lvl, &c
+			p.Resolution = perilResolution(r.os, pi)
+			if in, ok := annualChance(r.meas.Indicators, ps.Key); ok && in.Value > 0 {
+				prob := roundValue(in.Value)
+				rp := returnPeriod(in.Value)
+				p.AnnualProbability, p.ReturnPeriodYears = &prob, &rp
+				p.ProbabilityBasis = in.Label
+			}
+		}
+		out[pi] = p
+	}
+	return out
+}
+
+// perilResolution is the resolution kind of a peril's weighted indicators,
+// or "mixed" when they differ.
+func perilResolution(os []obs, peril int) string {
+	kind := ""
+	for _, o := range os {
+		if o.peril != peril || o.weight <= 0 {
+			continue
+		}
+		if kind != "" && kind != o.res {
+			return "mixed"
+		}
+		kind = o.res
+	}
+	return kind
+}
+
+func annualChance(ins []hazard.Indicator, peril string) (hazard.Indicator, bool) {
+	for _, in := range ins {
+		if in.AnnualChance && in.Peril == peril {
+			return in, true
 		}
 	}
-	return best
+	return hazard.Indicator{}, false
 }
 
-func narrative(info moduleInfo, r moduleResult, notes []string, county *coverage.County) string {
+// returnPeriod is 1/p in years, to two significant digits.
+func returnPeriod(p float64) float64 {
+	rp := 1 / p
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(rp, 'g', 2, 64), 64)
+	return f
+}
+
+// evidence describes what a peril rests on at the site: its registered
+// evidence indicator, else its heaviest weighted one, with its value and
+// where it was measured.
+func evidence(r *moduleResult, peril int) string {
+	if peril < 0 || peril >= len(r.spec.Perils) {
+		return ""
+	}
+	in, ok := indicatorByID(r.meas.Indicators, r.spec.Perils[peril].Evidence)
+	if !ok || r.spec.Perils[peril].Evidence == "" {
+		best, bestW := -1, 0.0
+		for i, o := range r.os {
+			if o.peril == peril && o.weight > bestW && !math.IsNaN(r.shares[i]) {
+				best, bestW = i, o.weight
+			}
+		}
+		if best < 0 {
+			return ""
+		}
+		if in, ok = indicatorByID(r.meas.Indicators, r.os[best].id); !ok {
+			return ""
+		}
+	}
+	value := formatValue(in.Value, in.Unit)
+	if in.Text != "" && in.Unit != "name" {
+		value = in.Text
+	}
+	return fmt.Sprintf("%s %s (%s)", lowerFirst(in.Label), value, resolutionWords(in.Resolution))
+}
+
+func indicatorByID(ins []hazard.Indicator, id string) (hazard.Indicator, bool) {
+	for _, in := range ins {
+		if in.ID == id {
+			return in, true
+		}
+	}
+	return hazard.Indicator{}, false
+}
+
+// resolutionWords says plainly where a value was measured.
+func resolutionWords(r hazard.Resolution) string {
+	switch r.Kind {
+	case hazard.ResSite:
+		return "measured at the site"
+	case hazard.ResGrid:
+		return "model grid, " + r.Detail
+	case hazard.ResReportedEvents:
+		return "reported events, " + r.Detail
+	case hazard.ResCounty:
+		return "county average"
+	}
+	return r.Detail
+}
+
+func lowerFirst(s string) string {
+	if s == "" || (len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z') {
+		return s // an acronym ("NRI", "EF2+") keeps its case
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// residentsPhrase states a share the way every narrative does.
+func residentsPhrase(share float64, d *distribution, v float64) string {
+	s := scoreOf(share)
+	if s == 0 {
+		same := 100 * d.atOrBelow(v)
+		if share == 0 {
+			return fmt.Sprintf("at the national minimum, a level about %s%% of US residents share", formatNumber(math.Round(same)))
+		}
+		return "higher than that of less than 1% of US residents"
+	}
+	return fmt.Sprintf("higher than that of %d%% of US residents", s)
+}
+
+func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 	var b strings.Builder
+	mi := e.moduleIndex(r.spec.Key)
 	switch r.basis {
-	case "hazard_data":
-		fmt.Fprintf(&b, "The %s at this location is %s: a score of %d means it is more hazardous than about %d%% of US places.",
-			info.noun, levelWords(RiskLevel(*r.score)), *r.score, *r.score)
-	case "nri_fallback":
-		fmt.Fprintf(&b, "No site-level hazard layer covers this location, so the %s score of %d is FEMA's National Risk Index score for %s, a county measure of expected annual loss rather than of hazard at the site.",
-			info.noun, *r.score, county.Name)
+	case basisHazard:
+		v, _ := moduleValue(r.perils)
+		fmt.Fprintf(&b, "The %s at this location is %s: its combined hazard value is %s.",
+			r.spec.Noun, levelWords(RiskLevel(*r.score)), residentsPhrase(r.share, e.ref.modules[mi], v))
+		if len(r.spec.Perils) > 1 {
+			dp := r.spec.Perils[r.driver]
+			fmt.Fprintf(&b, " The leading peril is %s (score %d)", strings.ToLower(dp.Title), scoreOf(r.perils[r.driver].share))
+			if ev := evidence(r, r.driver); ev != "" {
+				fmt.Fprintf(&b, ": %s", ev)
+			}
+			b.WriteString(".")
+		} else if ev := evidence(r, 0); ev != "" {
+			fmt.Fprintf(&b, " Main evidence: %s.", ev)
+		}
+		for pi, p := range r.perilOut {
+			if p.AnnualProbability != nil {
+				in, _ := annualChance(r.meas.Indicators, p.Peril)
+				fmt.Fprintf(&b, " %s: an annual chance of about 1 in %s years (%s, %s).", r.spec.Perils[pi].Title,
+					formatNumber(*p.ReturnPeriodYears), lowerFirst(in.Label), resolutionWords(in.Resolution))
+			}
+		}
+		if r.countyOnly {
+			b.WriteString(" Every indicator here is a county average, not a measurement at the site.")
+		}
+	case basisFallback:
+		fmt.Fprintf(&b, "No hazard layer covers this location, so the %s score of %d ranks FEMA's National Risk Index score for %s among US residents: a county measure of expected annual loss rather than of hazard at the site.",
+			r.spec.Noun, *r.score, county.Name)
 	default:
-		fmt.Fprintf(&b, "No data set available to locrisk covers the %s at this location, so no score is given; this is not a finding of low hazard.", info.noun)
+		fmt.Fprintf(&b, "No data set available to locrisk covers the %s at this location, so no score is given; this is not a finding of low hazard.", r.spec.Noun)
 	}
-	for _, n := range notes {
+	for _, n := range r.meas.Notes {
 		b.WriteString(" ")
 		b.WriteString(n)
 	}
-	for i, code := range info.nri {
+	if r.basis == basisHazard {
 		// One benchmark sentence is enough: the first available NRI score.
-		if bm := r.benchmarks[i]; bm.OK && r.basis == "hazard_data" {
-			fmt.Fprintf(&b, " For comparison, FEMA's National Risk Index rates %s %s for %s expected annual loss (score %s), which reflects the county's exposed property and population as well as the hazard.",
-				county.Name, strconv.Quote(bm.Rating), strings.ToLower(nriHazardWord(code)), formatNumber(round1(bm.Score)))
-			break
+		for _, p := range r.spec.Perils {
+			for _, code := range p.NRI {
+				if bm := e.nri.Hazard(county.FIPS, code); bm.OK {
+					fmt.Fprintf(&b, " For comparison, FEMA's National Risk Index rates %s %s for %s expected annual loss (score %s), which reflects the county's exposed property and population as well as the hazard.",
+						county.Name, strconv.Quote(bm.Rating), strings.ToLower(e.nri.HazardName(code)), formatNumber(round1(bm.Score)))
+					return b.String()
+				}
+			}
 		}
 	}
 	return b.String()
 }
 
-func nriHazardWord(code string) string {
-	switch code {
-	case "IFLD":
-		return "inland flooding"
-	case "CFLD":
-		return "coastal flooding"
-	case "TRND":
-		return "tornado"
-	case "HRCN":
-		return "hurricane"
-	case "HAIL":
-		return "hail"
-	case "SWND":
-		return "strong wind"
-	case "WFIR":
-		return "wildfire"
-	case "ERQK":
-		return "earthquake"
-	case "LNDS":
-		return "landslide"
+func (e *Engine) moduleIndex(key string) int {
+	for i, s := range e.specs {
+		if s.Key == key {
+			return i
+		}
 	}
-	return code
+	return -1
+}
+
+func keyReason(r *moduleResult) string {
+	switch r.basis {
+	case basisFallback:
+		return "FEMA NRI county benchmark, used because no hazard layer covers this location"
+	case basisHazard:
+		p := r.spec.Perils[r.driver]
+		reason := fmt.Sprintf("%s: higher than %d%% of US residents", p.Title, scoreOf(r.perils[r.driver].share))
+		if ev := evidence(r, r.driver); ev != "" {
+			reason += "; " + ev
+		}
+		return reason
+	}
+	return ""
 }
 
 func levelWords(level string) string {
@@ -238,50 +425,52 @@ func levelWords(level string) string {
 func (e *Engine) summarise(a *Assessment, results []moduleResult, county *coverage.County, borderKm float64) {
 	s := &a.Summary
 	full := &a.Report
-	mods := full.Modules.ModuleList()
-	sourceSet := map[string]bool{"census-counties-2023": true, "census-gazetteer-2019": true}
-	var scores []int
+	sourceSet := map[string]bool{"census-counties-2023": true, coverage.SourceTracts: true}
 	var confSum float64
 	var flags []ReviewFlag
 	var countyLevel, fallback []string
-	for i, r := range results {
-		mr := mods[i].Report
-		mr.Score = r.score
-		mr.Basis = r.basis
-		mr.Indicators = r.indicators
-		if mr.Indicators == nil {
-			mr.Indicators = []Indicator{}
-		}
-		mr.Narrative = r.narrative
-		mr.Confidence = confidenceOf(r.confidence)
+	for i := range results {
+		r := &results[i]
+		mr := ModuleReport{Score: r.score, Basis: r.basis, Indicators: r.indicators, Perils: r.perilOut,
+			Narrative: r.narrative, Confidence: confidenceOf(r.confidence)}
 		for _, id := range r.sources {
 			sourceSet[id] = true
 		}
-		setModuleScore(&s.ModuleScores, r.name, r.score)
-		title := modulesInfo[r.name].title
+		title := r.spec.Title
+		s.ModuleScores = append(s.ModuleScores, ModuleEntry[*int]{r.spec.Key, r.score})
+		s.Perils = append(s.Perils, ModuleEntry[[]Peril]{r.spec.Key, r.perilOut})
 		if r.score == nil {
+			full.Modules = append(full.Modules, ModuleEntry[ModuleReport]{r.spec.Key, mr})
 			flags = append(flags, ReviewFlag{"module_no_data", fmt.Sprintf("%s: no data covers this location, so the module has no score and the overall score is computed from the other modules.", title)})
 			continue
 		}
 		lvl := RiskLevel(*r.score)
 		mr.RiskLevel = &lvl
-		scores = append(scores, *r.score)
+		full.Modules = append(full.Modules, ModuleEntry[ModuleReport]{r.spec.Key, mr})
 		confSum += r.confidence
-		if r.basis == "nri_fallback" {
+		switch {
+		case r.basis == basisFallback:
 			fallback = append(fallback, title)
-		} else if r.countyLevel {
+		case r.countyOnly && *r.score >= countyFlagMinimum:
 			countyLevel = append(countyLevel, title)
 		}
-		if r.basis == "hazard_data" {
-			for j, bm := range r.benchmarks {
-				if bm.OK && math.Abs(bm.Score-float64(*r.score)) >= benchmarkGap {
-					flags = append(flags, ReviewFlag{"benchmark_divergence", fmt.Sprintf("%s: the site score %d and FEMA's NRI %s score %s for %s differ by %d points or more; NRI measures the county's expected loss, which grows with its property and population.",
-						title, *r.score, nriHazardWord(modulesInfo[r.name].nri[j]), formatNumber(round1(bm.Score)), county.Name, int(benchmarkGap))})
-					break
+		if r.basis == basisHazard {
+			var missing []string
+			for pi, p := range r.perils {
+				if math.IsNaN(p.share) {
+					missing = append(missing, strings.ToLower(r.spec.Perils[pi].Title))
 				}
 			}
+			if len(missing) > 0 {
+				flags = append(flags, ReviewFlag{"peril_no_data", fmt.Sprintf("%s: no data covers %s at this location; those perils have no score (not a finding of low hazard) and the module is scored from the others.",
+					title, joinWords(missing))})
+			}
 		}
-		for _, f := range r.flags {
+		if r.divergent {
+			flags = append(flags, ReviewFlag{"benchmark_divergence", fmt.Sprintf("%s: the site score %d and the FEMA NRI benchmark for %s (%d on the same resident scale) differ by more than for %d%% of US residents; NRI measures the county's expected loss, which grows with its property and population.",
+				title, *r.score, county.Name, scoreOf(r.bench), int(divergenceShare*100))})
+		}
+		for _, f := range r.meas.Flags {
 			flags = append(flags, ReviewFlag{f.Code, f.Message})
 		}
 	}
@@ -295,14 +484,14 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 		lead = append(lead, ReviewFlag{"territory_partial_data", fmt.Sprintf("%s is a US territory; several national hazard data sets do not cover it, so some modules rest on fewer indicators.", county.StateName)})
 	}
 	if len(countyLevel) > 0 {
-		lead = append(lead, ReviewFlag{"county_level_data_only", "Scored from county-level data only (no site-level layer): " + strings.Join(countyLevel, ", ") + "."})
+		lead = append(lead, ReviewFlag{"county_level_data_only", "Scored moderate or above from county averages only (no site-level layer), so the site itself may differ: " + strings.Join(countyLevel, ", ") + "."})
 	}
 	if len(fallback) > 0 {
 		lead = append(lead, ReviewFlag{"nri_benchmark_fallback", "Scored from the FEMA NRI county benchmark because no hazard layer covers the location: " + strings.Join(fallback, ", ") + "."})
 	}
 	s.ReviewFlags = append(lead, flags...)
 
-	s.OverallScore = overallScore(scores)
+	_, s.OverallScore = e.overall(results)
 	s.RiskLevel = RiskLevel(s.OverallScore)
 	// Modules without data count as zero confidence: the less we cover, the
 	// less the overall score can be trusted.
@@ -318,36 +507,27 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 	full.Methodology = Methodology{Version: MethodologyVersion, Description: methodologyDescription}
 }
 
-const methodologyDescription = "Each module score is the national percentile (0-100) of the module's hazard indicators, " +
-	"weighted, against the Census Gazetteer county interior points: a score of 80 means more hazardous than 80% of US places. " +
-	"FEMA National Risk Index county scores are shown as expected-annual-loss benchmarks and used as the score only where no hazard layer covers the location. " +
-	"The overall score is 0.4 x the highest module score + 0.2 x the second highest + 0.4 x the mean of all scored modules. " +
-	"See docs/methodology.md for formulas, radii, data vintages and limitations."
-
-// overallScore weights the worst hazards most, since one severe hazard is
-// what drives an underwriting decision, while still rising with breadth.
-func overallScore(scores []int) int {
-	if len(scores) == 0 {
-		return 0
+func joinWords(w []string) string {
+	switch len(w) {
+	case 0:
+		return ""
+	case 1:
+		return w[0]
 	}
-	sorted := append([]int(nil), scores...)
-	sort.Sort(sort.Reverse(sort.IntSlice(sorted)))
-	sum := 0
-	for _, v := range sorted {
-		sum += v
-	}
-	mean := float64(sum) / float64(len(sorted))
-	second := float64(sorted[0])
-	if len(sorted) > 1 {
-		second = float64(sorted[1])
-	}
-	return clampScore(overallWeightTop*float64(sorted[0]) + overallWeightSecond*second + overallWeightAverage*mean)
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
 }
 
+const methodologyDescription = "Every score is a population-weighted percentile: the share of US residents (2020 Census tract centres of population) " +
+	"whose own value of the same hazard quantity is lower, so a score of 80 means more hazardous than 80% of US residents. " +
+	"A peril's hazard value is the weighted mean of its indicators' percentiles; a module's is its highest peril percentile; " +
+	"the overall hazard index is one minus the product, over scored modules, of the share of residents at or above the site. Each is ranked again. " +
+	"FEMA National Risk Index county scores are shown as expected-annual-loss benchmarks and used as the score only where no hazard layer covers the location. " +
+	"See docs/methodology.md for formulas, resolutions, thresholds, data vintages and limitations."
+
 func topRisks(results []moduleResult) []TopRisk {
-	var scored []moduleResult
-	for _, r := range results {
-		if r.score != nil && *r.score >= topRiskMinimum {
+	var scored []*moduleResult
+	for i := range results {
+		if r := &results[i]; r.score != nil && *r.score >= topRiskMinimum {
 			scored = append(scored, r)
 		}
 	}
@@ -358,28 +538,11 @@ func topRisks(results []moduleResult) []TopRisk {
 		r := scored[i]
 		reason := r.keyReason
 		if reason == "" {
-			reason = modulesInfo[r.name].title + " score from available data"
+			reason = r.spec.Title + " score from available data"
 		}
-		out = append(out, TopRisk{Module: r.name, Score: *r.score, RiskLevel: RiskLevel(*r.score), Reason: reason})
+		out = append(out, TopRisk{Module: r.spec.Key, Score: *r.score, RiskLevel: RiskLevel(*r.score), Reason: reason})
 	}
 	return out
-}
-
-func setModuleScore(ms *ModuleScores, name string, score *int) {
-	switch name {
-	case hazard.Hydrology:
-		ms.Hydrology = score
-	case hazard.SevereWeather:
-		ms.SevereWeather = score
-	case hazard.Wildfire:
-		ms.Wildfire = score
-	case hazard.Earthquake:
-		ms.Earthquake = score
-	case hazard.Landslide:
-		ms.Landslide = score
-	case hazard.EnvironmentalExposure:
-		ms.EnvironmentalExposure = score
-	}
 }
 
 func confidenceOf(score float64) Confidence {
@@ -391,11 +554,6 @@ func confidenceOf(score float64) Confidence {
 		level = "medium"
 	}
 	return Confidence{Level: level, Score: score}
-}
-
-func clampScore(v float64) int {
-	s := int(math.Round(v))
-	return max(0, min(100, s))
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
@@ -422,6 +580,11 @@ func formatValue(v float64, unit string) string {
 		return formatNumber(roundValue(v*100)) + "%"
 	case "percent":
 		return s + "%"
+	case "km":
+		if v < 0.1 {
+			return "under 0.1 km"
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64) + " km"
 	}
 	return s + " " + unit
 }

@@ -26,7 +26,7 @@ func Check(ctx context.Context, dir string, w io.Writer) error {
 	var loadErr error
 	if len(missing) == 0 {
 		var e *Engine
-		if e, loadErr = Load(ctx, dir, nil); loadErr == nil {
+		if e, loadErr = Load(ctx, dir, nil, nil); loadErr == nil {
 			rows = e.Rows()
 		}
 	}

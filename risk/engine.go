@@ -1,15 +1,17 @@
 // Package risk is the location-risk engine. Load reads every public data set
 // from the data directory once; Engine.Locate decides whether a coordinate is
-// covered; Engine.Assess scores a covered point on six hazard modules and
-// returns a complete Assessment.
+// covered; Engine.Assess scores a covered point on the registry's hazard
+// modules and their perils and returns a complete Assessment.
 //
-// A module score is the national percentile of the module's hazard
-// indicators against a fixed reference set: the Census Gazetteer county
-// interior points (about 3,200 places). A score of 80 means the site is more
-// hazardous than 80% of those places. FEMA NRI county scores are shown beside
-// each module as an expected-annual-loss benchmark; they become the score
-// only where no hazard layer covers the point, labelled so and with low
-// confidence. The same input and data always give the same output.
+// Every score is a population-weighted percentile: the share of US residents
+// (2020 Census tract centres of population) whose own value of the same
+// hazard quantity is lower, so a score of 80 means "more hazardous than 80%
+// of US residents" (docs/methodology.md). The reference distributions are
+// built once per data version and kept in a ReferenceCache. FEMA NRI county
+// scores are shown beside each module as an expected-annual-loss benchmark;
+// they become the score only where no hazard layer covers the point,
+// labelled so and with low confidence. The same input and data always give
+// the same output.
 //
 // Limits: coverage is the 50 states, DC and the five inhabited territories,
 // plus 1 km beyond the generalised county boundaries. The engine is
@@ -25,28 +27,20 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"locrisk/risk/coverage"
 	"locrisk/risk/data"
-	"locrisk/risk/earthquake"
-	"locrisk/risk/environment"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
-	"locrisk/risk/hydrology"
-	"locrisk/risk/landslide"
 	"locrisk/risk/nri"
-	"locrisk/risk/severeweather"
-	"locrisk/risk/wildfire"
 )
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
 // weight or reference set changes.
-const MethodologyVersion = "locrisk-methodology-1.0"
+const MethodologyVersion = "locrisk-methodology-2.0"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
 var ErrUnsupportedLocation = errors.New("coordinate outside supported United States coverage")
@@ -55,61 +49,66 @@ var ErrUnsupportedLocation = errors.New("coordinate outside supported United Sta
 type Engine struct {
 	coverage    *coverage.Layer
 	nri         *nri.Table
-	modules     []hazard.Module // in hazard.Modules order
-	reference   map[string][]float64
+	specs       []ModuleSpec    // the registry, in report order
+	modules     []hazard.Module // loaded, in specs order
+	ref         *reference
 	dataVersion string
 	rows        map[string]int
 }
 
-// Load reads every data set in the catalog from dir and builds the national
-// reference distributions. It fails with an error naming every missing file
-// (and where its publisher offers it), or naming the file and line of the
-// first malformed row.
-func Load(ctx context.Context, dir string, logger *slog.Logger) (*Engine, error) {
+// Load reads every data set in the catalog from dir and obtains the national
+// reference distributions: from cache when it holds them for this data
+// version and methodology, else by measuring every census tract (a few
+// seconds, logged with progress) and saving them there. cache may be nil.
+// It fails with an error naming every missing file (and where its publisher
+// offers it), or naming the file and line of the first malformed row.
+func Load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceCache) (*Engine, error) {
+	return load(ctx, dir, logger, cache, nil)
+}
+
+// load is Load; a non-nil trace (tests) forces a fresh build of the
+// reference and receives every tract's values.
+func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceCache, trace *referenceTrace) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	missing, err := data.Missing(dir)
-	if err != nil {
+	if err := CheckFiles(dir); err != nil {
 		return nil, err
 	}
-	if len(missing) > 0 {
-		return nil, data.MissingError(dir, missing)
-	}
-	e := &Engine{rows: map[string]int{}}
+	var err error
+	e := &Engine{rows: map[string]int{}, specs: Registry()}
 	if e.coverage, err = coverage.Load(dir); err != nil {
 		return nil, fmt.Errorf("loading county boundaries: %w", err)
 	}
-	areas := make(map[string]float64)
+	env := loadEnv{countyLandKm2: make(map[string]float64)}
 	for _, c := range e.coverage.Counties() {
-		areas[c.FIPS] = c.LandAreaKm2
+		env.countyLandKm2[c.FIPS] = c.LandAreaKm2
 	}
 
 	// The layers are independent once coverage is known; load them side by side.
 	loaders := []func() error{
 		func() (err error) { e.nri, err = nri.Load(dir); return wrapLoad("FEMA NRI", err) },
 	}
-	e.modules = make([]hazard.Module, len(hazard.Modules))
-	moduleLoaders := map[string]func() (hazard.Module, error){
-		hazard.Hydrology:             func() (hazard.Module, error) { return orNil(hydrology.Load(dir)) },
-		hazard.SevereWeather:         func() (hazard.Module, error) { return orNil(severeweather.Load(dir, areas)) },
-		hazard.Wildfire:              func() (hazard.Module, error) { return orNil(wildfire.Load(dir)) },
-		hazard.Earthquake:            func() (hazard.Module, error) { return orNil(earthquake.Load(dir)) },
-		hazard.Landslide:             func() (hazard.Module, error) { return orNil(landslide.Load(dir)) },
-		hazard.EnvironmentalExposure: func() (hazard.Module, error) { return orNil(environment.Load(dir)) },
-	}
-	for i, name := range hazard.Modules {
-		load := moduleLoaders[name]
+	e.modules = make([]hazard.Module, len(e.specs))
+	for i, spec := range e.specs {
 		loaders = append(loaders, func() error {
-			m, err := load()
+			m, err := spec.load(dir, env)
 			if err != nil {
-				return wrapLoad(name+" module", err)
+				return wrapLoad(spec.Key+" module", err)
+			}
+			if m.Name() != spec.Key {
+				return fmt.Errorf("module %s registered as %s", m.Name(), spec.Key)
 			}
 			e.modules[i] = m
 			return nil
 		})
 	}
+	var tracts []coverage.Tract
+	loaders = append(loaders, func() (err error) {
+		tracts, err = coverage.ReadTracts(dir)
+		return wrapLoad("census tract centres of population", err)
+	})
 	if err := runAll(ctx, loaders); err != nil {
 		return nil, err
 	}
@@ -117,20 +116,75 @@ func Load(ctx context.Context, dir string, logger *slog.Logger) (*Engine, error)
 		e.rows[k] = v
 	}
 	e.rows["fema-nri-v1.20"] = e.nri.Rows()
+	e.rows[coverage.SourceTracts] = len(tracts)
 	for _, m := range e.modules {
 		for k, v := range m.Rows() {
 			e.rows[k] = v
 		}
 	}
+	e.dataVersion = dataVersion(dir)
 	loaded := time.Since(start)
-	if err := e.buildReference(ctx); err != nil {
+	if trace != nil {
+		cache = nil
+	}
+	cached, err := e.loadReference(ctx, tracts, logger, cache, trace)
+	if err != nil {
 		return nil, err
 	}
-	e.dataVersion = dataVersion(dir)
 	logger.Info("risk engine loaded", "data_dir", dir, "data_version", e.dataVersion,
 		"load_ms", loaded.Milliseconds(), "reference_ms", (time.Since(start) - loaded).Milliseconds(),
-		"reference_points", len(e.coverage.Reference()))
+		"reference_cached", cached, "reference_tracts", e.ref.tracts, "reference_population", int64(e.ref.population))
 	return e, nil
+}
+
+// loadReference reads the reference from cache or builds and saves it; it
+// reports whether the cache held it. A cache that cannot be read or written
+// costs time, not correctness: the reference is built and the cause logged.
+func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, logger *slog.Logger, cache ReferenceCache, trace *referenceTrace) (bool, error) {
+	key := referenceKey(e.dataVersion, buildFingerprint())
+	if cache != nil {
+		body, err := cache.LoadReference(ctx, key)
+		switch {
+		case err != nil:
+			logger.Warn("reference cache unreadable; rebuilding", "err", err)
+		case body != nil:
+			ref, err := e.decodeReference(body)
+			if err == nil {
+				e.ref = ref
+				return true, nil
+			}
+			logger.Warn("cached reference unusable; rebuilding", "err", err)
+		}
+	}
+	logger.Info("building the population-weighted reference (first start with this data version)", "tracts", len(tracts), "data_version", e.dataVersion)
+	ref, err := e.buildReference(ctx, tracts, logger, trace)
+	if err != nil {
+		return false, err
+	}
+	e.ref = ref
+	if cache != nil {
+		body, err := e.encodeReference(ref)
+		if err == nil {
+			err = cache.SaveReference(ctx, key, body)
+		}
+		if err != nil {
+			logger.Warn("reference not cached; the next start rebuilds it", "err", err)
+		}
+	}
+	return false, nil
+}
+
+// CheckFiles reports, before anything else is set up, whether every data
+// file the engine reads is in dir, naming each missing one.
+func CheckFiles(dir string) error {
+	missing, err := data.Missing(dir)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return data.MissingError(dir, missing)
+	}
+	return nil
 }
 
 // orNil turns a typed nil module pointer into a nil interface on error.
@@ -170,68 +224,6 @@ func runAll(ctx context.Context, fns []func() error) error {
 		}
 	}
 	return nil
-}
-
-// refKey names one ranked indicator's reference distribution.
-func refKey(module, indicator string) string { return module + "/" + indicator }
-
-// buildReference measures every module at every reference point and keeps
-// the sorted values of each ranked indicator.
-func (e *Engine) buildReference(ctx context.Context) error {
-	refs := e.coverage.Reference()
-	if len(refs) == 0 {
-		return errors.New("reference set is empty: the Gazetteer file has no county points inside the boundaries")
-	}
-	workers := runtime.GOMAXPROCS(0)
-	parts := make([]map[string][]float64, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		parts[w] = map[string][]float64{}
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(refs); i += workers {
-				c, ok := e.coverage.County(refs[i].FIPS)
-				if !ok {
-					continue
-				}
-				site := siteFor(refs[i].Point, c)
-				for _, m := range e.modules {
-					for _, in := range m.Measure(site).Indicators {
-						if in.Ranked {
-							k := refKey(m.Name(), in.ID)
-							parts[w][k] = append(parts[w][k], in.Value)
-						}
-					}
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	e.reference = map[string][]float64{}
-	for _, p := range parts {
-		for k, v := range p {
-			e.reference[k] = append(e.reference[k], v...)
-		}
-	}
-	for _, v := range e.reference {
-		sort.Float64s(v)
-	}
-	return nil
-}
-
-// percentile is the share (0..100) of reference places whose value is
-// strictly below v: "more hazardous than X% of US places". Ties do not count
-// as exceeded, so a value of zero shared by most places ranks at 0.
-func percentile(sorted []float64, v float64) (float64, bool) {
-	if len(sorted) == 0 {
-		return 0, false
-	}
-	below := sort.SearchFloat64s(sorted, v)
-	return float64(below) * 100 / float64(len(sorted)), true
 }
 
 // dataVersion fingerprints the data files by name and size, so a report says

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,34 +17,16 @@ import (
 
 // loadReal loads the engine on the real data once per test binary.
 var loadReal = datatest.Once(datatest.RealDir, func(dir string) (*Engine, error) {
-	return Load(context.Background(), dir, nil)
+	return Load(context.Background(), dir, nil, nil)
 })
 
 func loadFixture(t *testing.T) *Engine {
 	t.Helper()
-	e, err := Load(context.Background(), datatest.FixtureDir(t), nil)
+	e, err := Load(context.Background(), datatest.FixtureDir(t), nil, nil)
 	if err != nil {
 		t.Fatalf("Load(fixtures): %v", err)
 	}
 	return e
-}
-
-func scoreOf(ms ModuleScores, module string) *int {
-	switch module {
-	case hazard.Hydrology:
-		return ms.Hydrology
-	case hazard.SevereWeather:
-		return ms.SevereWeather
-	case hazard.Wildfire:
-		return ms.Wildfire
-	case hazard.Earthquake:
-		return ms.Earthquake
-	case hazard.Landslide:
-		return ms.Landslide
-	case hazard.EnvironmentalExposure:
-		return ms.EnvironmentalExposure
-	}
-	panic("unknown module " + module)
 }
 
 // checkInvariants asserts the contract rules every assessment must keep.
@@ -78,15 +61,43 @@ func checkInvariants(t *testing.T, a *Assessment) {
 			t.Errorf("empty review flag %+v", f)
 		}
 		if f.Code == "module_no_data" {
-			for _, m := range hazard.Modules {
+			for _, m := range ModuleKeys() {
 				if strings.HasPrefix(f.Message, ModuleTitle(m)+":") {
 					noData[m] = true
 				}
 			}
 		}
 	}
-	for _, nm := range a.Report.Modules.ModuleList() {
-		sc := scoreOf(s.ModuleScores, nm.Name)
+	if got, want := moduleKeysOf(s.ModuleScores), ModuleKeys(); !reflect.DeepEqual(got, want) {
+		t.Errorf("moduleScores keys %v, want %v", got, want)
+	}
+	if got, want := moduleKeysOf(s.Perils), ModuleKeys(); !reflect.DeepEqual(got, want) {
+		t.Errorf("perils keys %v, want %v", got, want)
+	}
+	for _, e := range a.Report.Modules {
+		nm := struct {
+			Name   string
+			Report *ModuleReport
+		}{e.Module, &e.Value}
+		sc, _ := s.ModuleScores.Get(nm.Name)
+		spec, _ := ModuleByKey(nm.Name)
+		if len(nm.Report.Perils) != len(spec.Perils) {
+			t.Errorf("%s: %d perils, want %d", nm.Name, len(nm.Report.Perils), len(spec.Perils))
+		}
+		for _, p := range nm.Report.Perils {
+			if p.Score == nil && (p.RiskLevel != nil || p.AnnualProbability != nil) {
+				t.Errorf("%s/%s: null score with a level or probability", nm.Name, p.Peril)
+			}
+			if p.Score != nil && (*p.Score < 0 || *p.Score > 100 || p.RiskLevel == nil || *p.RiskLevel != RiskLevel(*p.Score)) {
+				t.Errorf("%s/%s: score %v level %v", nm.Name, p.Peril, *p.Score, p.RiskLevel)
+			}
+			if p.AnnualProbability != nil && (*p.AnnualProbability <= 0 || *p.AnnualProbability > 1 || p.ReturnPeriodYears == nil) {
+				t.Errorf("%s/%s: probability %v return period %v", nm.Name, p.Peril, *p.AnnualProbability, p.ReturnPeriodYears)
+			}
+		}
+		if strings.Contains(nm.Report.Narrative, "than 0%") || strings.Contains(nm.Report.Narrative, "0 probability") {
+			t.Errorf("%s narrative claims a zero: %q", nm.Name, nm.Report.Narrative)
+		}
 		if !reflect.DeepEqual(sc, nm.Report.Score) {
 			t.Errorf("%s: summary score %v != module score %v", nm.Name, sc, nm.Report.Score)
 		}
@@ -114,6 +125,11 @@ func checkInvariants(t *testing.T, a *Assessment) {
 			}
 			if in.Percentile != nil && (*in.Percentile < 0 || *in.Percentile > 100) {
 				t.Errorf("%s: indicator %s percentile %v", nm.Name, in.ID, *in.Percentile)
+			}
+			switch in.Resolution {
+			case hazard.ResSite, hazard.ResGrid, hazard.ResReportedEvents, hazard.ResCounty:
+			default:
+				t.Errorf("%s: indicator %s resolution %q", nm.Name, in.ID, in.Resolution)
 			}
 		}
 	}
@@ -195,6 +211,14 @@ func TestFixtureTerritoryFlags(t *testing.T) {
 	}
 }
 
+func moduleKeysOf[T any](b ByModule[T]) []string {
+	var out []string
+	for _, e := range b {
+		out = append(out, e.Module)
+	}
+	return out
+}
+
 func hasFlag(a *Assessment, code string) bool {
 	for _, f := range a.Summary.ReviewFlags {
 		if f.Code == code {
@@ -222,11 +246,11 @@ func TestAssessDeterministic(t *testing.T) {
 }
 
 func TestLoadMissingData(t *testing.T) {
-	_, err := Load(context.Background(), t.TempDir(), nil)
+	_, err := Load(context.Background(), t.TempDir(), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "earthquake/usgs_nshm2018") {
 		t.Fatalf("Load(empty dir) error = %v; want one naming the missing files", err)
 	}
-	if _, err := Load(context.Background(), "", nil); err == nil || !strings.Contains(err.Error(), "LOCRISK_DATA_DIR") {
+	if _, err := Load(context.Background(), "", nil, nil); err == nil || !strings.Contains(err.Error(), "LOCRISK_DATA_DIR") {
 		t.Fatalf("Load(\"\") error = %v", err)
 	}
 }
@@ -247,7 +271,7 @@ func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(context.Background(), dir, nil)
+	_, err = Load(context.Background(), dir, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 3") {
 		t.Fatalf("Load(malformed) error = %v; want the file and line 3", err)
 	}
@@ -259,7 +283,7 @@ func TestCheckListsLayers(t *testing.T) {
 		t.Fatalf("Check(fixtures): %v\n%s", err, b.String())
 	}
 	out := b.String()
-	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "all 24 layers loaded"} {
+	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "census-cenpop-2020-tracts", "all 25 layers loaded"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Check output lacks %q:\n%s", want, out)
 		}
@@ -270,33 +294,59 @@ func TestCheckListsLayers(t *testing.T) {
 	}
 }
 
-func TestOverallScore(t *testing.T) {
+func TestOverallValue(t *testing.T) {
+	nan := math.NaN()
 	tests := []struct {
-		scores []int
-		want   int
+		shares []float64
+		want   float64
 	}{
-		{nil, 0},
-		{[]int{80}, 80},
-		{[]int{100, 0, 0, 0, 0, 0}, 47}, // 40 + 0 + 0.4*16.67 = 46.67
-		{[]int{60, 60, 60, 60, 60, 60}, 60},
-		{[]int{10, 90}, 58}, // 36 + 2 + 20
+		{[]float64{0.8}, 0.8},
+		{[]float64{0.5, 0.5}, 0.75},
+		{[]float64{0.5, nan, 0}, 0.5}, // modules without a score do not count
+		{[]float64{1, 0.2}, 1},
 	}
 	for _, tt := range tests {
-		if got := overallScore(tt.scores); got != tt.want {
-			t.Errorf("overallScore(%v) = %d, want %d", tt.scores, got, tt.want)
+		if got := overallValue(tt.shares); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("overallValue(%v) = %v, want %v", tt.shares, got, tt.want)
 		}
+	}
+	if got := overallValue([]float64{nan, nan}); !math.IsNaN(got) {
+		t.Errorf("overallValue(no scores) = %v, want NaN", got)
+	}
+	// The worst module dominates, and breadth still raises the index.
+	if !(overallValue([]float64{0.9, 0.1}) > overallValue([]float64{0.8, 0.3})) {
+		t.Error("a 90th-percentile module should outweigh two middling ones")
+	}
+	if !(overallValue([]float64{0.9, 0.5}) > overallValue([]float64{0.9, 0.1})) {
+		t.Error("a second hazard should raise the index")
 	}
 }
 
-func TestPercentileStrictlyBelow(t *testing.T) {
-	ref := []float64{0, 0, 0, 0, 1, 2, 3, 4, 5, 6}
-	for _, tt := range []struct{ v, want float64 }{{0, 0}, {0.5, 40}, {1, 40}, {6, 90}, {100, 100}} {
-		if got, _ := percentile(ref, tt.v); got != tt.want {
-			t.Errorf("percentile(%v) = %v, want %v", tt.v, got, tt.want)
+func TestDistributionStrictlyBelow(t *testing.T) {
+	d := newDistribution([]weighted{{0, 4}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {math.NaN(), 50}})
+	for _, tt := range []struct{ v, below, atOrBelow float64 }{
+		{0, 0, 0.4}, {0.5, 0.4, 0.4}, {1, 0.4, 0.5}, {6, 0.9, 1}, {100, 1, 1}, {-1, 0, 0},
+	} {
+		if got := d.below(tt.v); math.Abs(got-tt.below) > 1e-12 {
+			t.Errorf("below(%v) = %v, want %v", tt.v, got, tt.below)
+		}
+		if got := d.atOrBelow(tt.v); math.Abs(got-tt.atOrBelow) > 1e-12 {
+			t.Errorf("atOrBelow(%v) = %v, want %v", tt.v, got, tt.atOrBelow)
 		}
 	}
-	if _, ok := percentile(nil, 1); ok {
-		t.Error("percentile of an empty reference reported ok")
+	if q := d.quantile(0.95); q != 6 {
+		t.Errorf("quantile(0.95) = %v, want 6", q)
+	}
+	if !newDistribution(nil).empty() || !newDistribution([]weighted{{1, 0}}).empty() {
+		t.Error("a distribution without weight is not empty")
+	}
+	for _, tt := range []struct {
+		share float64
+		want  int
+	}{{0, 0}, {0.004, 0}, {0.8, 80}, {0.7999999, 79}, {0.99999, 99}, {1, 100}} {
+		if got := scoreOf(tt.share); got != tt.want {
+			t.Errorf("scoreOf(%v) = %d, want %d", tt.share, got, tt.want)
+		}
 	}
 }
 

@@ -24,14 +24,17 @@ type Assessment struct {
 
 // Summary is the compact decision output (detail=summary).
 type Summary struct {
-	OverallScore    int              `json:"overallScore"`
-	RiskLevel       string           `json:"riskLevel"`
-	Confidence      Confidence       `json:"confidence"`
-	ModuleScores    ModuleScores     `json:"moduleScores"`
-	TopRisks        []TopRisk        `json:"topRisks"`
-	Recommendations []Recommendation `json:"recommendations"`
-	ReviewFlags     []ReviewFlag     `json:"reviewFlags"`
-	Links           Links            `json:"links"`
+	OverallScore int          `json:"overallScore"`
+	RiskLevel    string       `json:"riskLevel"`
+	Confidence   Confidence   `json:"confidence"`
+	ModuleScores ModuleScores `json:"moduleScores"`
+	// Perils are each module's perils with their scores and, where known,
+	// annual probabilities (an additive field).
+	Perils          ByModule[[]Peril] `json:"perils"`
+	TopRisks        []TopRisk         `json:"topRisks"`
+	Recommendations []Recommendation  `json:"recommendations"`
+	ReviewFlags     []ReviewFlag      `json:"reviewFlags"`
+	Links           Links             `json:"links"`
 }
 
 // Confidence is a level (low, medium, high) with its score in 0..1.
@@ -40,15 +43,25 @@ type Confidence struct {
 	Score float64 `json:"score"`
 }
 
-// ModuleScores has exactly the six module keys; a nil score means no data
-// covers that module at the location.
-type ModuleScores struct {
-	Hydrology             *int `json:"hydrology"`
-	SevereWeather         *int `json:"severeWeather"`
-	Wildfire              *int `json:"wildfire"`
-	Earthquake            *int `json:"earthquake"`
-	Landslide             *int `json:"landslide"`
-	EnvironmentalExposure *int `json:"environmentalExposure"`
+// ModuleScores has exactly the registry's module keys; a nil score means no
+// data covers that module at the location.
+type ModuleScores = ByModule[*int]
+
+// Peril is one peril's result inside a module.
+type Peril struct {
+	Peril      string      `json:"peril"`
+	Title      string      `json:"title"`
+	Score      *int        `json:"score"` // null where no data covers the peril
+	RiskLevel  *string     `json:"riskLevel"`
+	Confidence *Confidence `json:"confidence"`
+	// Resolution is the resolution kind of the peril's weighted indicators
+	// (site, grid, reported_events, county), or mixed.
+	Resolution string `json:"resolution,omitempty"`
+	// AnnualProbability of the peril's damaging event where the data give
+	// one, with ReturnPeriodYears = 1/AnnualProbability and what it measures.
+	AnnualProbability *float64 `json:"annualProbability"`
+	ReturnPeriodYears *float64 `json:"returnPeriodYears"`
+	ProbabilityBasis  string   `json:"probabilityBasis,omitempty"`
 }
 
 // TopRisk is one of the up to three highest-scoring modules.
@@ -88,14 +101,7 @@ type Full struct {
 }
 
 // Modules has one entry per module, keyed like ModuleScores.
-type Modules struct {
-	Hydrology             ModuleReport `json:"hydrology"`
-	SevereWeather         ModuleReport `json:"severeWeather"`
-	Wildfire              ModuleReport `json:"wildfire"`
-	Earthquake            ModuleReport `json:"earthquake"`
-	Landslide             ModuleReport `json:"landslide"`
-	EnvironmentalExposure ModuleReport `json:"environmentalExposure"`
-}
+type Modules = ByModule[ModuleReport]
 
 // ModuleReport is one module's full result.
 type ModuleReport struct {
@@ -103,11 +109,13 @@ type ModuleReport struct {
 	RiskLevel  *string     `json:"riskLevel"`
 	Confidence Confidence  `json:"confidence"`
 	Basis      string      `json:"basis"` // hazard_data, nri_fallback or no_data
+	Perils     []Peril     `json:"perils"`
 	Indicators []Indicator `json:"indicators"`
 	Narrative  string      `json:"narrative"`
 }
 
-// Indicator is one measured quantity with its national percentile.
+// Indicator is one measured quantity with its population-weighted
+// percentile among US residents.
 type Indicator struct {
 	ID         string   `json:"id"`
 	Label      string   `json:"label"`
@@ -115,6 +123,13 @@ type Indicator struct {
 	Unit       string   `json:"unit"`
 	Percentile *float64 `json:"percentile"`
 	Source     string   `json:"source"`
+	// Peril is the peril the indicator informs; empty for module context.
+	Peril string `json:"peril,omitempty"`
+	// Resolution is site, grid, reported_events or county, with the
+	// detail (cell size, radius) and the data vintage.
+	Resolution       string `json:"resolution,omitempty"`
+	ResolutionDetail string `json:"resolutionDetail,omitempty"`
+	Vintage          string `json:"vintage,omitempty"`
 }
 
 // SourceRef cites one data set used.
@@ -130,20 +145,6 @@ type SourceRef struct {
 type Methodology struct {
 	Version     string `json:"version"`
 	Description string `json:"description"`
-}
-
-// ModuleList returns the module reports in report order with their names.
-func (m *Modules) ModuleList() []NamedModule {
-	return []NamedModule{
-		{"hydrology", &m.Hydrology}, {"severeWeather", &m.SevereWeather}, {"wildfire", &m.Wildfire},
-		{"earthquake", &m.Earthquake}, {"landslide", &m.Landslide}, {"environmentalExposure", &m.EnvironmentalExposure},
-	}
-}
-
-// NamedModule pairs a module name with its report.
-type NamedModule struct {
-	Name   string
-	Report *ModuleReport
 }
 
 // RiskLevel maps a 0..100 score to the contract's level names.

@@ -2,27 +2,31 @@ package risk
 
 import (
 	"context"
+	"log/slog"
+	"math"
 	"strings"
 	"testing"
 
+	"locrisk/risk/coverage"
+	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
 
 // fakeModule stands in for one hazard module so the engine's scoring rules
-// can be tested on chosen measurements.
+// can be tested on chosen measurements; measure may depend on the site.
 type fakeModule struct {
-	name string
-	meas hazard.Measurement
+	name    string
+	measure func(hazard.Site) hazard.Measurement
 }
 
-func (f fakeModule) Name() string                           { return f.name }
-func (f fakeModule) Measure(hazard.Site) hazard.Measurement { return f.meas }
-func (f fakeModule) Sources() []string                      { return []string{"usgs-nshm-2018-pga"} }
-func (f fakeModule) Rows() map[string]int                   { return nil }
+func (f fakeModule) Name() string                             { return f.name }
+func (f fakeModule) Measure(s hazard.Site) hazard.Measurement { return f.measure(s) }
+func (f fakeModule) Sources() []string                        { return []string{"usgs-nshm-2018-pga"} }
+func (f fakeModule) Rows() map[string]int                     { return nil }
 
-// withModule returns a copy of the fixture engine whose module name is
-// replaced by m, and whose reference for m's ranked indicators is ref.
-func withModule(t *testing.T, m fakeModule, ref []float64) *Engine {
+// withModule returns a copy of the fixture engine whose module m.name is
+// replaced by m, with the reference rebuilt over the fixture tracts.
+func withModule(t *testing.T, m fakeModule) *Engine {
 	t.Helper()
 	e := *loadFixture(t)
 	e.modules = append([]hazard.Module(nil), e.modules...)
@@ -31,12 +35,12 @@ func withModule(t *testing.T, m fakeModule, ref []float64) *Engine {
 			e.modules[i] = m
 		}
 	}
-	e.reference = map[string][]float64{}
-	for k, v := range loadFixture(t).reference {
-		e.reference[k] = v
+	tracts, err := coverage.ReadTracts(datatest.FixtureDir(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, in := range m.meas.Indicators {
-		e.reference[refKey(m.name, in.ID)] = ref
+	if e.ref, err = e.buildReference(context.Background(), tracts, slog.New(slog.DiscardHandler), nil); err != nil {
+		t.Fatal(err)
 	}
 	return &e
 }
@@ -49,19 +53,30 @@ func flagCodes(a *Assessment) []string {
 	return out
 }
 
+func moduleReport(t *testing.T, a *Assessment, key string) ModuleReport {
+	t.Helper()
+	m, ok := a.Report.Modules.Get(key)
+	if !ok {
+		t.Fatalf("report has no module %s", key)
+	}
+	return m
+}
+
 func TestNRIFallbackWhenNoHazardLayer(t *testing.T) {
 	// An earthquake module that measures nothing: San Francisco's score then
-	// comes from its NRI earthquake benchmark (99.0 in the fixture).
-	e := withModule(t, fakeModule{name: hazard.Earthquake, meas: hazard.Measurement{Notes: []string{"No catalog covers this place."}}}, nil)
+	// ranks its NRI earthquake benchmark among the fixture residents.
+	e := withModule(t, fakeModule{name: hazard.Earthquake, measure: func(hazard.Site) hazard.Measurement {
+		return hazard.Measurement{Notes: []string{"No catalog covers this place."}}
+	}})
 	a, err := e.Assess(context.Background(), 37.77, -122.42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq := a.Report.Modules.Earthquake
-	if eq.Basis != "nri_fallback" || eq.Score == nil || *eq.Score != 99 {
-		t.Fatalf("basis %q score %v; want nri_fallback 99", eq.Basis, eq.Score)
+	eq := moduleReport(t, a, hazard.Earthquake)
+	if eq.Basis != "nri_fallback" || eq.Score == nil {
+		t.Fatalf("basis %q score %v; want an nri_fallback score", eq.Basis, eq.Score)
 	}
-	if eq.Confidence.Level != "low" || eq.Confidence.Score != nriFallbackScore {
+	if eq.Confidence.Level != "low" || eq.Confidence.Score != nriFallbackConfidence {
 		t.Errorf("fallback confidence %+v", eq.Confidence)
 	}
 	if !hasFlag(a, "nri_benchmark_fallback") {
@@ -70,22 +85,33 @@ func TestNRIFallbackWhenNoHazardLayer(t *testing.T) {
 	if !strings.Contains(eq.Narrative, "National Risk Index") || !strings.Contains(eq.Narrative, "No catalog covers this place.") {
 		t.Errorf("narrative %q", eq.Narrative)
 	}
+	for _, r := range a.Summary.Recommendations {
+		if r.Module == hazard.Earthquake && r.Priority == "high" {
+			t.Errorf("a county benchmark earned a high-priority recommendation: %+v", r)
+		}
+	}
 	checkInvariants(t, a)
 }
 
 func TestNoDataGivesNullNotZero(t *testing.T) {
 	// Guam has no NRI scores ("Insufficient Data"), so a module without its
 	// own layer has no score at all.
-	e := withModule(t, fakeModule{name: hazard.Earthquake}, nil)
+	e := withModule(t, fakeModule{name: hazard.Earthquake, measure: func(hazard.Site) hazard.Measurement { return hazard.Measurement{} }})
 	a, err := e.Assess(context.Background(), 13.45, 144.78)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Summary.ModuleScores.Earthquake != nil {
-		t.Fatalf("earthquake score %d, want null", *a.Summary.ModuleScores.Earthquake)
+	if s, _ := a.Summary.ModuleScores.Get(hazard.Earthquake); s != nil {
+		t.Fatalf("earthquake score %d, want null", *s)
 	}
-	if a.Report.Modules.Earthquake.Basis != "no_data" || a.Report.Modules.Earthquake.RiskLevel != nil {
-		t.Fatalf("module %+v", a.Report.Modules.Earthquake)
+	eq := moduleReport(t, a, hazard.Earthquake)
+	if eq.Basis != "no_data" || eq.RiskLevel != nil {
+		t.Fatalf("module %+v", eq)
+	}
+	for _, p := range eq.Perils {
+		if p.Score != nil {
+			t.Fatalf("peril %s scored %d without data", p.Peril, *p.Score)
+		}
 	}
 	found := false
 	for _, f := range a.Summary.ReviewFlags {
@@ -104,39 +130,148 @@ func TestNoDataGivesNullNotZero(t *testing.T) {
 	checkInvariants(t, a)
 }
 
-func TestWeightedPercentileScoreAndDivergence(t *testing.T) {
-	ref := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-	m := fakeModule{name: hazard.Earthquake, meas: hazard.Measurement{
-		Confidence: 0.8,
-		Indicators: []hazard.Indicator{
-			{ID: "a", Label: "A", Value: 1, Unit: "g", Source: "usgs-nshm-2018-pga", Ranked: true, Weight: 3}, // 10th percentile
-			{ID: "b", Label: "B", Value: 5, Unit: "g", Source: "usgs-nshm-2018-pga", Ranked: true, Weight: 1}, // 50th
-			{ID: "c", Label: "C", Value: 9.5, Unit: "g", Source: "usgs-nshm-2018-pga", Ranked: true},          // context
-		},
+// latitudeModule measures a severe-weather tornado value that grows with
+// latitude, and a hail value that grows to the west; hail is missing where
+// the longitude is east of -100.
+func latitudeModule() fakeModule {
+	return fakeModule{name: hazard.SevereWeather, measure: func(s hazard.Site) hazard.Measurement {
+		res := hazard.Resolution{Kind: hazard.ResGrid, Detail: "test"}
+		ins := []hazard.Indicator{
+			{ID: "t", Label: "T", Value: s.Lat, Unit: "index", Source: "usgs-nshm-2018-pga", Peril: hazard.PerilTornado, Resolution: res, Ranked: true, Weight: 1},
+			{ID: "t2", Label: "T2", Value: s.Lat / 2, Unit: "index", Source: "usgs-nshm-2018-pga", Peril: hazard.PerilTornado, Resolution: res, Ranked: true}, // context
+		}
+		if s.Lon < -100 {
+			ins = append(ins, hazard.Indicator{ID: "h", Label: "H", Value: -s.Lon, Unit: "index", Source: "usgs-nshm-2018-pga", Peril: hazard.PerilHail,
+				Resolution: hazard.Resolution{Kind: hazard.ResCounty}, Ranked: true, Weight: 1})
+		}
+		return hazard.Measurement{Indicators: ins, Quality: 1}
 	}}
-	e := withModule(t, m, ref)
-	a, err := e.Assess(context.Background(), 37.77, -122.42)
+}
+
+func TestPerilsAreNotDiluted(t *testing.T) {
+	e := withModule(t, latitudeModule())
+	// Seattle (King County) is the fixture's northernmost resident tract
+	// area: the top tornado value. Its module score must be as high as its
+	// peril's, not averaged down by hail or straight-line wind.
+	a, err := e.Assess(context.Background(), 47.61, -122.33)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// (3*10 + 1*50) / 4 = 20.
-	if s := a.Summary.ModuleScores.Earthquake; s == nil || *s != 20 {
-		t.Fatalf("earthquake score %v, want 20", s)
-	}
-	var c *Indicator
-	for i := range a.Report.Modules.Earthquake.Indicators {
-		if a.Report.Modules.Earthquake.Indicators[i].ID == "c" {
-			c = &a.Report.Modules.Earthquake.Indicators[i]
+	sw := moduleReport(t, a, hazard.SevereWeather)
+	var torn, hail Peril
+	for _, p := range sw.Perils {
+		switch p.Peril {
+		case hazard.PerilTornado:
+			torn = p
+		case hazard.PerilHail:
+			hail = p
 		}
 	}
-	if c == nil || c.Percentile == nil || *c.Percentile != 100 {
-		t.Fatalf("context indicator c = %+v; want ranked at 100 without weight", c)
+	if torn.Score == nil || sw.Score == nil || *sw.Score < *torn.Score-5 {
+		t.Fatalf("module %v, tornado peril %v: the module is diluted", sw.Score, torn.Score)
 	}
-	// NRI rates San Francisco 99.0 for earthquake: 79 points from 20.
-	if !hasFlag(a, "benchmark_divergence") {
-		t.Fatalf("flags %v lack benchmark_divergence", flagCodes(a))
+	if hail.Score == nil {
+		t.Fatal("hail measured west of -100 but has no score")
+	}
+	// East of -100 hail is not measured: null, with its flag, never 0.
+	a, err = e.Assess(context.Background(), 41.88, -87.63)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range moduleReport(t, a, hazard.SevereWeather).Perils {
+		if p.Peril == hazard.PerilHail && p.Score != nil {
+			t.Errorf("hail scored %d where it is not measured", *p.Score)
+		}
+	}
+	if !hasFlag(a, "peril_no_data") {
+		t.Errorf("flags %v lack peril_no_data", flagCodes(a))
 	}
 	checkInvariants(t, a)
+}
+
+// TestFixturePercentileClaim proves on the fixture reference that every
+// peril, module and overall score is the population-weighted share of
+// residents whose own value is strictly lower.
+func TestFixturePercentileClaim(t *testing.T) {
+	var trace referenceTrace
+	e, err := load(context.Background(), datatest.FixtureDir(t), nil, nil, &trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPercentileClaim(t, e, &trace, len(trace.weights))
+}
+
+// checkPercentileClaim assesses up to n located tracts of the trace and
+// checks each score against a brute-force count over every tract.
+func checkPercentileClaim(t *testing.T, e *Engine, tr *referenceTrace, n int) {
+	t.Helper()
+	total := 0.0
+	for _, w := range tr.weights {
+		total += w
+	}
+	// share is the brute-force share of residents with a value below v.
+	share := func(value func(int) float64, v float64) float64 {
+		s := 0.0
+		for i, w := range tr.weights {
+			if x := value(i); !math.IsNaN(x) && x < v {
+				s += w
+			}
+		}
+		return s
+	}
+	covered := func(value func(int) float64) float64 {
+		s := 0.0
+		for i, w := range tr.weights {
+			if !math.IsNaN(value(i)) {
+				s += w
+			}
+		}
+		return s
+	}
+	step := max(1, len(tr.weights)/n)
+	checked := 0
+	for i := 0; i < len(tr.weights); i += step {
+		if !tr.located[i] {
+			continue
+		}
+		a, err := e.Assess(context.Background(), tr.points[i].Lat, tr.points[i].Lon)
+		if err != nil {
+			t.Fatalf("tract %d at %v: %v", i, tr.points[i], err)
+		}
+		checked++
+		ov := func(j int) float64 { return tr.overall[j] }
+		if want := scoreOf(share(ov, tr.overall[i]) / covered(ov)); a.Summary.OverallScore != want {
+			t.Errorf("tract %d: overall score %d, brute-force percentile %d", i, a.Summary.OverallScore, want)
+		}
+		for mi, spec := range e.specs {
+			mr, _ := a.Report.Modules.Get(spec.Key)
+			if mr.Basis != basisHazard {
+				continue
+			}
+			mv := func(j int) float64 { return tr.modVals[j][mi] }
+			if want := scoreOf(share(mv, tr.modVals[i][mi]) / covered(mv)); mr.Score == nil || *mr.Score != want {
+				t.Errorf("tract %d %s: score %v, brute-force percentile %d", i, spec.Key, mr.Score, want)
+			}
+			for pi := range spec.Perils {
+				pv := func(j int) float64 { return tr.perilVals[j][mi][pi] }
+				v := tr.perilVals[i][mi][pi]
+				got := mr.Perils[pi].Score
+				if math.IsNaN(v) {
+					if got != nil {
+						t.Errorf("tract %d %s/%s: score %d without a value", i, spec.Key, spec.Perils[pi].Key, *got)
+					}
+					continue
+				}
+				if want := scoreOf(share(pv, v) / covered(pv)); got == nil || *got != want {
+					t.Errorf("tract %d %s/%s: score %v, brute-force percentile %d", i, spec.Key, spec.Perils[pi].Key, got, want)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no tract checked")
+	}
+	t.Logf("percentile claim checked at %d tracts against %d", checked, len(tr.weights))
 }
 
 func TestNearCountyLineFlag(t *testing.T) {
@@ -158,33 +293,55 @@ func TestNearCountyLineFlag(t *testing.T) {
 	}
 }
 
-func TestRecommendationsByLevel(t *testing.T) {
+func TestRecommendationsNeedSiteEvidence(t *testing.T) {
 	score := func(v int) *int { return &v }
-	got := recommendations([]moduleResult{
-		{name: hazard.Hydrology, score: score(10)},
-		{name: hazard.SevereWeather, score: score(45)},
-		{name: hazard.Wildfire, score: score(85), confidence: 0.6},
-		{name: hazard.Earthquake, score: nil},
-		{name: hazard.Landslide, score: score(90), confidence: 0.3},
-		{name: hazard.EnvironmentalExposure, score: score(97)},
-	})
-	want := []struct{ module, priority string }{
-		{hazard.Wildfire, "high"},
-		{hazard.SevereWeather, "medium"},
-		{hazard.Earthquake, "medium"},
-		{hazard.Landslide, "medium"},             // low confidence
-		{hazard.EnvironmentalExposure, "medium"}, // no active site within 1 km
+	spec := func(key string) *ModuleSpec { s, _ := ModuleByKey(key); return &s }
+	ind := func(id string, v float64, kind string) hazard.Indicator {
+		return hazard.Indicator{ID: id, Label: "L", Value: v, Resolution: hazard.Resolution{Kind: kind}}
 	}
-	if len(got) != len(want) {
-		t.Fatalf("recommendations %+v", got)
-	}
-	for i, w := range want {
-		if got[i].Module != w.module || got[i].Priority != w.priority || got[i].Text == "" {
-			t.Errorf("recommendation %d = %+v, want %s/%s", i, got[i], w.module, w.priority)
+	one := func(share float64, ins ...hazard.Indicator) moduleResult {
+		os := make([]obs, len(ins))
+		for i, in := range ins {
+			os[i] = obs{id: in.ID, peril: 0, weight: 1, value: in.Value, res: in.Resolution.Kind}
 		}
+		return moduleResult{perils: []perilResult{{value: share, share: share}}, driver: 0, basis: basisHazard,
+			meas: hazard.Measurement{Indicators: ins}, os: os, shares: make([]float64, len(os))}
 	}
-	near := recommendations([]moduleResult{{name: hazard.EnvironmentalExposure, score: score(97), confidence: 0.8, flags: []hazard.Flag{{Code: "near_superfund_site"}}}})
-	if len(near) != 1 || near[0].Priority != "high" {
-		t.Errorf("active site within 1 km: %+v", near)
+	eq := func(sc int, pga float64, kind string) moduleResult {
+		r := one(float64(sc)/100, ind("pga_2pct_50yr", pga, kind))
+		r.spec, r.score = spec(hazard.Earthquake), score(sc)
+		return r
+	}
+	tests := []struct {
+		name string
+		r    moduleResult
+		want string // priority, "" for none
+	}{
+		{"grid PGA above 0.4 g", eq(95, 0.74, hazard.ResGrid), "high"},
+		{"grid PGA below 0.4 g", eq(85, 0.23, hazard.ResGrid), "medium"},
+		{"county value above threshold", eq(95, 0.74, hazard.ResCounty), "medium"},
+		{"moderate", eq(45, 0.1, hazard.ResGrid), "medium"},
+		{"low", eq(25, 0.05, hazard.ResGrid), ""},
+		{"no data", moduleResult{spec: spec(hazard.Earthquake), basis: basisNone, driver: -1}, "medium"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := recommendations([]moduleResult{tt.r})
+			switch {
+			case tt.want == "" && len(got) != 0:
+				t.Fatalf("got %+v, want none", got)
+			case tt.want != "" && (len(got) != 1 || got[0].Priority != tt.want || got[0].Text == ""):
+				t.Fatalf("got %+v, want one %s", got, tt.want)
+			}
+			if tt.want == "medium" && tt.r.score != nil && *tt.r.score >= 60 && tt.r.meas.Indicators[0].Resolution.Kind == hazard.ResCounty &&
+				!strings.HasPrefix(got[0].Text, "County-level screening") {
+				t.Errorf("county evidence not worded as screening: %q", got[0].Text)
+			}
+		})
+	}
+	// High priority comes first.
+	got := recommendations([]moduleResult{eq(45, 0.1, hazard.ResGrid), eq(95, 0.74, hazard.ResGrid)})
+	if len(got) != 2 || got[0].Priority != "high" {
+		t.Errorf("order %+v", got)
 	}
 }

@@ -7,14 +7,17 @@ import (
 	"strconv"
 	"time"
 
+	"locrisk/risk"
 	"locrisk/store"
 )
 
-// csvHeader is the header row of results.csv (CONTRACT section 4); the
-// module columns follow store.ModuleNames.
+// csvModuleKeys are the module columns of results.csv, in registry order.
+var csvModuleKeys = risk.ModuleKeys()
+
+// csvHeader is the header row of results.csv (CONTRACT section 4).
 var csvHeader = append(append([]string{
 	"rowNumber", "externalId", "latitude", "longitude", "status", "reportJobId", "reportId", "score", "riskLevel"},
-	store.ModuleNames[:]...), "errorCode", "errorMessage")
+	csvModuleKeys...), "errorCode", "errorMessage")
 
 // csvFlushRows is how many rows are buffered before they are pushed to the
 // client, so a large file starts arriving before it is complete without a
@@ -137,8 +140,8 @@ func csvRecord(it store.BatchItem, rec []string) []string {
 		csvInt(it.Score),
 		csvTextPtr(it.RiskLevel),
 	)
-	for _, m := range it.ModuleScores {
-		rec = append(rec, csvInt(m))
+	for _, k := range csvModuleKeys {
+		rec = append(rec, csvInt(it.ModuleScores[k]))
 	}
 	return append(rec, csvTextPtr(it.ErrorCode), csvTextPtr(it.ErrorMessage))
 }

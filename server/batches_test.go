@@ -121,6 +121,8 @@ type fakeAssessor struct {
 	delay time.Duration
 }
 
+// assessedScores gives the overall and module scores (in contractModules
+// order) the fake engine reports for a latitude.
 func assessedScores(lat float64) (overall int, modules [6]*int) {
 	overall = int(math.Round(math.Abs(lat)*10)) % 101
 	modules = [6]*int{intp(overall), intp(100 - overall), nil, intp(0), intp(overall / 2), nil}
@@ -143,8 +145,10 @@ func (f *fakeAssessor) Assess(ctx context.Context, lat, lon float64) (*risk.Asse
 	overall, m := assessedScores(lat)
 	a.Summary.OverallScore = overall
 	a.Summary.RiskLevel = risk.RiskLevel(overall)
-	a.Summary.ModuleScores = risk.ModuleScores{Hydrology: m[0], SevereWeather: m[1], Wildfire: m[2],
-		Earthquake: m[3], Landslide: m[4], EnvironmentalExposure: m[5]}
+	a.Summary.ModuleScores = nil
+	for i, k := range contractModules {
+		a.Summary.ModuleScores.Set(k, m[i])
+	}
 	return &a, nil
 }
 
@@ -806,7 +810,7 @@ func TestBatchCSV(t *testing.T) {
 			t.Errorf("row %d has error cells without an error", i+1)
 		}
 		if it.Status != "completed" {
-			for _, m := range store.ModuleNames {
+			for _, m := range contractModules {
 				if cell(m) != "" || cell("score") != "" {
 					t.Errorf("row %d (%s) has score cells", i+1, it.Status)
 				}
@@ -816,7 +820,7 @@ func TestBatchCSV(t *testing.T) {
 		// Module scores equal the stored report's summary.
 		rep := decode[map[string]any](t, e.do("GET", "/api/v1/location-risk/reports/"+*it.ReportID, key, ""))
 		ms := rep["summary"].(map[string]any)["moduleScores"].(map[string]any)
-		for _, m := range store.ModuleNames {
+		for _, m := range contractModules {
 			want := ""
 			if f, ok := ms[m].(float64); ok {
 				want = strconv.Itoa(int(f))

@@ -253,27 +253,47 @@ func (e *env) claim(jobID string) store.Job {
 
 func intp(v int) *int { return &v }
 
+// contractModules are the six module keys CONTRACT section 3 fixes, in
+// report order: the keys of summary.moduleScores and report.modules and the
+// module columns of results.csv.
+var contractModules = [6]string{"hydrology", "severeWeather", "wildfire", "earthquake", "landslide", "environmentalExposure"}
+
 // sampleAssessment is a plausible engine output, with the links empty as the
-// engine leaves them.
+// engine leaves them: every module key present, environmentalExposure
+// without data.
 func sampleAssessment(lat, lon float64) risk.Assessment {
 	lvl := "high"
-	return risk.Assessment{
+	scores := [6]*int{intp(20), intp(30), intp(40), intp(95), intp(50), nil}
+	a := risk.Assessment{
 		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "CA", StateName: "California", CountyFips: "06075", CountyName: "San Francisco"},
 		DataVersion: "dv-test",
 		Summary: risk.Summary{
 			OverallScore: 64, RiskLevel: "high", Confidence: risk.Confidence{Level: "medium", Score: 0.6},
-			ModuleScores: risk.ModuleScores{Hydrology: intp(20), SevereWeather: intp(30), Wildfire: intp(40),
-				Earthquake: intp(95), Landslide: intp(50), EnvironmentalExposure: nil},
 			TopRisks:        []risk.TopRisk{{Module: "earthquake", Score: 95, RiskLevel: "very_high", Reason: "strong shaking"}},
 			Recommendations: []risk.Recommendation{{Module: "earthquake", Priority: "high", Text: "retrofit"}},
 			ReviewFlags:     []risk.ReviewFlag{{Code: "module_no_data", Message: "environmentalExposure has no data"}},
 		},
 		Report: risk.Full{
-			Modules:     risk.Modules{Earthquake: risk.ModuleReport{Score: intp(95), RiskLevel: &lvl, Basis: "hazard_data"}},
 			Sources:     []risk.SourceRef{{ID: "usgs_nshm", Name: "NSHM"}},
 			Methodology: risk.Methodology{Version: "test-1"},
 		},
 	}
+	for i, k := range contractModules {
+		a.Summary.ModuleScores.Set(k, scores[i])
+		var perils []risk.Peril
+		if spec, ok := risk.ModuleByKey(k); ok {
+			for _, p := range spec.Perils {
+				perils = append(perils, risk.Peril{Peril: p.Key, Title: p.Title, Score: scores[i], Resolution: "county"})
+			}
+		}
+		a.Summary.Perils.Set(k, perils)
+		var mr risk.ModuleReport
+		if k == "earthquake" {
+			mr = risk.ModuleReport{Score: intp(95), RiskLevel: &lvl, Basis: "hazard_data", Perils: perils}
+		}
+		a.Report.Modules.Set(k, mr)
+	}
+	return a
 }
 
 // decode parses a JSON response body.

@@ -132,9 +132,13 @@ func normaliseFull(f *risk.Full) {
 	if f.Sources == nil {
 		f.Sources = []risk.SourceRef{}
 	}
-	for _, m := range f.Modules.ModuleList() {
-		if m.Report.Indicators == nil {
-			m.Report.Indicators = []risk.Indicator{}
+	for i := range f.Modules {
+		m := &f.Modules[i].Value
+		if m.Indicators == nil {
+			m.Indicators = []risk.Indicator{}
+		}
+		if m.Perils == nil {
+			m.Perils = []risk.Peril{}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -19,11 +20,6 @@ const (
 	BatchCompleted  = "completed"
 	ItemRejected    = "rejected"
 )
-
-// ModuleNames are the six report modules in report order: the keys of
-// summary.moduleScores in a stored report body, and the order of
-// BatchItem.ModuleScores.
-var ModuleNames = [6]string{"hydrology", "severeWeather", "wildfire", "earthquake", "landslide", "environmentalExposure"}
 
 // NewBatch describes a batch to create. The caller (the API) has already
 // decided which items are valid: an item with ErrorCode set is stored as
@@ -85,9 +81,9 @@ type BatchItem struct {
 	Status              string // a job status, or ItemRejected
 	JobID               *string
 	ReportID            *string
-	Score               *int    // summary.overallScore of the report
-	RiskLevel           *string // summary.riskLevel of the report
-	ModuleScores        [6]*int // summary.moduleScores, in ModuleNames order; nil where the module has no data
+	Score               *int            // summary.overallScore of the report
+	RiskLevel           *string         // summary.riskLevel of the report
+	ModuleScores        map[string]*int // summary.moduleScores by module key; a nil score where the module has no data
 	// ErrorCode and ErrorMessage are set for a rejected item and for an
 	// item whose job failed, and nil otherwise.
 	ErrorCode, ErrorMessage *string
@@ -293,35 +289,25 @@ type itemRow struct {
 	JobErrorMessage  sql.NullString  `db:"job_error_message"`
 	Score            sql.NullInt64   `db:"score"`
 	RiskLevel        sql.NullString  `db:"risk_level"`
-	M0               sql.NullInt64   `db:"m0"`
-	M1               sql.NullInt64   `db:"m1"`
-	M2               sql.NullInt64   `db:"m2"`
-	M3               sql.NullInt64   `db:"m3"`
-	M4               sql.NullInt64   `db:"m4"`
-	M5               sql.NullInt64   `db:"m5"`
+	ModuleScores     sql.NullString  `db:"module_scores"` // JSON object
 }
 
 // itemsQuery lists a batch's items in row order with their job's state and
 // the scores picked out of the stored report by json_extract, so a whole
 // report body is never decoded per row. Scores are read only from the
 // report of a job that is completed now.
-var itemsQuery = func() string {
-	q := `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
+const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
 		i.error_code AS item_error_code, i.error_message AS item_error_message,
 		j.status AS job_status, j.report_id, j.error_code AS job_error_code, j.error_message AS job_error_message,
 		json_extract(r.body, '$.summary.overallScore') AS score,
-		json_extract(r.body, '$.summary.riskLevel') AS risk_level`
-	for i, m := range ModuleNames {
-		q += fmt.Sprintf(",\n\t\tjson_extract(r.body, '$.summary.moduleScores.%s') AS m%d", m, i)
-	}
-	return q + `
+		json_extract(r.body, '$.summary.riskLevel') AS risk_level,
+		json_extract(r.body, '$.summary.moduleScores') AS module_scores
 	FROM batch_items i
 	JOIN batches b ON b.id = i.batch_id
 	LEFT JOIN report_jobs j ON j.id = i.job_id
 	LEFT JOIN reports r ON r.id = j.report_id AND j.status = 'completed'
 	WHERE i.batch_id = ? AND b.account_id = ?
 	ORDER BY i.row_number`
-}()
 
 func (r itemRow) item() BatchItem {
 	it := BatchItem{
@@ -340,8 +326,11 @@ func (r itemRow) item() BatchItem {
 		it.ReportID = strPtr(r.ReportID)
 		it.Score = intPtr(r.Score)
 		it.RiskLevel = strPtr(r.RiskLevel)
-		for i, m := range []sql.NullInt64{r.M0, r.M1, r.M2, r.M3, r.M4, r.M5} {
-			it.ModuleScores[i] = intPtr(m)
+		if r.ModuleScores.Valid {
+			// A stored report's scores are the engine's own output; one
+			// that does not decode shows no module scores rather than
+			// failing the whole listing.
+			_ = json.Unmarshal([]byte(r.ModuleScores.String), &it.ModuleScores)
 		}
 	case StatusFailed:
 		// A queued job may still carry the error of an attempt that is

@@ -52,12 +52,17 @@ func claimBatchJob(t *testing.T, s *Store, jobID string, now time.Time) Job {
 	}
 }
 
+// contractModules are the six summary.moduleScores keys CONTRACT section 3
+// fixes, in report order. The store reads whatever keys a stored report
+// has; the tests write exactly these.
+var contractModules = [6]string{"hydrology", "severeWeather", "wildfire", "earthquake", "landslide", "environmentalExposure"}
+
 // summaryBody is a stored report body with only the summary fields the
 // batch queries read.
 func summaryBody(t *testing.T, score int, level string, modules [6]*int) []byte {
 	t.Helper()
 	ms := map[string]*int{}
-	for i, m := range ModuleNames {
+	for i, m := range contractModules {
 		ms[m] = modules[i]
 	}
 	b, err := json.Marshal(map[string]any{"summary": map[string]any{
@@ -483,10 +488,23 @@ func TestBatchItemScores(t *testing.T) {
 		it.Score == nil || *it.Score != 77 || it.RiskLevel == nil || *it.RiskLevel != "high" || it.ErrorCode != nil {
 		t.Fatalf("completed item %+v", it)
 	}
-	if got, want := fmt.Sprint(derefAll(it.ModuleScores)), fmt.Sprint(derefAll(modules)); got != want {
+	// Every module key comes back, a null score as a present key with a
+	// nil value (never a 0).
+	if len(it.ModuleScores) != len(contractModules) {
+		t.Errorf("module scores %v, want exactly the keys %v", it.ModuleScores, contractModules)
+	}
+	var got [6]*int
+	for i, m := range contractModules {
+		p, ok := it.ModuleScores[m]
+		if !ok {
+			t.Errorf("module scores lack %s: %v", m, it.ModuleScores)
+		}
+		got[i] = p
+	}
+	if got, want := fmt.Sprint(derefAll(got)), fmt.Sprint(derefAll(modules)); got != want {
 		t.Errorf("module scores %s, want %s", got, want)
 	}
-	if it := items[1]; it.Status != StatusQueued || it.Score != nil || it.RiskLevel != nil || it.ReportID != nil || it.ModuleScores != [6]*int{} {
+	if it := items[1]; it.Status != StatusQueued || it.Score != nil || it.RiskLevel != nil || it.ReportID != nil || it.ModuleScores != nil {
 		t.Errorf("queued item %+v", it)
 	}
 	// An error from the callback stops the iteration and comes back as is.

@@ -35,7 +35,7 @@ import (
 )
 
 // SchemaVersion is the PRAGMA user_version a fully migrated file carries.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // TimeLayout is the database's time format: UTC, millisecond precision,
 // fixed width so text order is time order.

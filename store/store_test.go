@@ -81,8 +81,8 @@ func TestOpenMigratesOnce(t *testing.T) {
 		if err := s.DB().GetContext(ctx, &tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`); err != nil {
 			t.Fatal(err)
 		}
-		if tables != 12 {
-			t.Errorf("open #%d: %d tables, want 12", i+1, tables)
+		if tables != 13 {
+			t.Errorf("open #%d: %d tables, want 13", i+1, tables)
 		}
 		if i == 0 {
 			if _, err := s.CreateAccount(ctx, "kept", 5, 5); err != nil {

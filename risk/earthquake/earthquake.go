@@ -46,15 +46,22 @@ const (
 	weightPGA  = 0.7
 	weightProb = 0.3
 
-	confidencePGA     = 0.85
-	confidenceCatalog = 0.6
-	confidenceSparse  = 0.4
+	// qualitySparse scales confidence where a short catalog counts few
+	// events: its rate is then little more than a guess.
+	qualitySparse = 0.6
 	// Fewer counted ComCat events than this within the radius makes the
 	// 23-year rate little more than a guess.
 	sparseEvents = 3
 )
 
 const pgaSource = "usgs-nshm-2018-pga"
+
+// Resolutions of the module's indicators.
+var (
+	resPGA     = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.05-degree cells, about 5 km"}
+	resCatalog = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "catalog events within 50 km"}
+	resLargest = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "catalog events within 100 km"}
+)
 
 // Module is the loaded earthquake module. It is immutable and safe for
 // concurrent use.
@@ -173,21 +180,22 @@ func (m *Module) measureConus(p geo.Point) hazard.Measurement {
 	out := hazard.Measurement{
 		Indicators: make([]hazard.Indicator, 0, 3),
 		Notes:      make([]string, 0, 2),
-		Confidence: confidenceCatalog,
+		Quality:    1,
 	}
 	probWeight := 1.0
 	if pga, ok := m.pga.at(p.Lat, p.Lon); ok {
 		out.Indicators = append(out.Indicators, hazard.Indicator{
-			ID:     IndicatorPGA,
-			Label:  "Peak ground acceleration with a 2% chance of being exceeded in 50 years (USGS 2018 model, firm rock)",
-			Value:  pga,
-			Unit:   "g",
-			Source: pgaSource,
-			Ranked: true,
-			Weight: weightPGA,
+			ID:         IndicatorPGA,
+			Label:      "Peak ground acceleration with a 2% chance of being exceeded in 50 years (USGS 2018 model, firm rock)",
+			Value:      pga,
+			Unit:       "g",
+			Source:     pgaSource,
+			Peril:      hazard.PerilGroundShaking,
+			Resolution: resPGA,
+			Ranked:     true,
+			Weight:     weightPGA,
 		})
 		out.Notes = append(out.Notes, "USGS 2018 model: 2% chance in 50 years of peak ground acceleration exceeding "+formatG(pga)+".")
-		out.Confidence = confidencePGA
 		probWeight = weightProb
 	}
 	perSrc, _ := m.nshm.rateWithin(p, rateRadiusKm)
@@ -209,11 +217,11 @@ func (m *Module) measureComCat(p geo.Point) hazard.Measurement {
 	out := hazard.Measurement{
 		Indicators: make([]hazard.Indicator, 0, 2),
 		Notes:      make([]string, 0, 1),
-		Confidence: confidenceCatalog,
+		Quality:    1,
 	}
 	perSrc, n := m.comcat.rateWithin(p, rateRadiusKm)
 	if n < sparseEvents {
-		out.Confidence = confidenceSparse
+		out.Quality = qualitySparse
 	}
 	m.addProb(&out, perSrc[srcComCat], sourceIDs[srcComCat], 1)
 	m.addLargest(&out, &m.comcatBig, p)
@@ -223,23 +231,27 @@ func (m *Module) measureComCat(p geo.Point) hazard.Measurement {
 func (m *Module) addProb(out *hazard.Measurement, rate float64, source string, weight float64) {
 	prob := poissonProb(rate, probYears)
 	out.Indicators = append(out.Indicators, hazard.Indicator{
-		ID:     IndicatorM5Prob,
-		Label:  "Estimated chance of an M5+ earthquake within 50 km in the next 30 years (from historical seismicity)",
-		Value:  prob,
-		Unit:   "probability",
-		Source: source,
-		Ranked: true,
-		Weight: weight,
+		ID:         IndicatorM5Prob,
+		Label:      "Estimated chance of an M5+ earthquake within 50 km in the next 30 years (from historical seismicity)",
+		Value:      prob,
+		Unit:       "probability",
+		Source:     source,
+		Peril:      hazard.PerilGroundShaking,
+		Resolution: resCatalog,
+		Ranked:     true,
+		Weight:     weight,
 	})
 	out.Notes = append(out.Notes, "Estimated 30-year chance of an M5+ earthquake within 50 km: "+formatPercent(prob)+".")
 }
 
 func (m *Module) addLargest(out *hazard.Measurement, s *bigSet, p geo.Point) {
 	in := hazard.Indicator{
-		ID:     IndicatorLargestM100,
-		Label:  "Largest earthquake on record within 100 km",
-		Unit:   "magnitude",
-		Source: sourceIDs[srcComCat],
+		ID:         IndicatorLargestM100,
+		Label:      "Largest earthquake on record within 100 km",
+		Unit:       "magnitude",
+		Source:     sourceIDs[srcComCat],
+		Peril:      hazard.PerilGroundShaking,
+		Resolution: resLargest,
 	}
 	if s == &m.nshmBig {
 		in.Source = sourceIDs[srcWUS]

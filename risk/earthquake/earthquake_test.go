@@ -171,18 +171,27 @@ func TestMeasureConus(t *testing.T) {
 			if !near(prob.Value, tc.prob, 1e-6) || prob.Source != tc.probSrc {
 				t.Errorf("probability %.6f from %s, want %.6f from %s", prob.Value, prob.Source, tc.prob, tc.probSrc)
 			}
-			wantW, wantConf := 1.0, confidenceCatalog
+			wantW := 1.0
 			if hasPGA {
-				wantW, wantConf = weightProb, confidencePGA
+				wantW = weightProb
 				if !pga.Ranked || pga.Weight != weightPGA || pga.Unit != "g" || pga.Source != "usgs-nshm-2018-pga" {
 					t.Errorf("PGA indicator %+v", pga)
+				}
+				if pga.Peril != hazard.PerilGroundShaking || pga.Resolution.Kind != hazard.ResGrid {
+					t.Errorf("PGA peril %q resolution %q, want %q on the grid", pga.Peril, pga.Resolution.Kind, hazard.PerilGroundShaking)
 				}
 			}
 			if !prob.Ranked || prob.Weight != wantW || prob.Unit != "probability" {
 				t.Errorf("probability indicator %+v, want ranked with weight %v", prob, wantW)
 			}
-			if got.Confidence != wantConf {
-				t.Errorf("confidence %v, want %v", got.Confidence, wantConf)
+			if prob.Peril != hazard.PerilGroundShaking || prob.Resolution.Kind != hazard.ResReportedEvents {
+				t.Errorf("probability peril %q resolution %q, want %q from reported events", prob.Peril, prob.Resolution.Kind, hazard.PerilGroundShaking)
+			}
+			// The NSHM catalogs are complete and systematic whether or not
+			// the PGA grid covers the site; the engine's confidence comes
+			// from the resolutions (grid vs. reported events).
+			if got.Quality != 1 {
+				t.Errorf("quality %v, want 1", got.Quality)
 			}
 			lg, ok := indicator(got, IndicatorLargestM100)
 			if !ok || lg.Value != tc.largest || lg.Text != tc.largeTxt || lg.Ranked || lg.Weight != 0 {
@@ -201,16 +210,16 @@ func TestMeasureComCat(t *testing.T) {
 		name    string
 		site    hazard.Site
 		events  float64 // declustered M4+ events within 50 km
-		conf    float64
+		quality float64
 		largest float64
 	}{
 		// The M7.1 2018 mainshock, M4.2 2000, M4.6 2005 and M4.0 2010; its
 		// M5.0 and M4.5 aftershocks are declustered away.
-		{"Anchorage", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 4, confidenceCatalog, 7.1},
+		{"Anchorage", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 4, 1, 7.1},
 		// Events on both sides of the antimeridian.
-		{"Aleutians", hazard.Site{Lat: 51.80, Lon: -179.90, StateCode: "AK", StateFIPS: "02"}, 2, confidenceSparse, 4.4},
-		{"Honolulu", hazard.Site{Lat: 21.31, Lon: -157.86, StateCode: "HI", StateFIPS: "15"}, 1, confidenceSparse, 4.1},
-		{"Kauai (no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0, confidenceSparse, 0},
+		{"Aleutians", hazard.Site{Lat: 51.80, Lon: -179.90, StateCode: "AK", StateFIPS: "02"}, 2, qualitySparse, 4.4},
+		{"Honolulu", hazard.Site{Lat: 21.31, Lon: -157.86, StateCode: "HI", StateFIPS: "15"}, 1, qualitySparse, 4.1},
+		{"Kauai (no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0, qualitySparse, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,8 +236,8 @@ func TestMeasureComCat(t *testing.T) {
 			if !near(prob.Value, want, 1e-12) || prob.Source != "usgs-comcat-m4-1996-2018" || prob.Weight != 1 {
 				t.Errorf("probability %+v, want %.6f from ComCat with weight 1", prob, want)
 			}
-			if got.Confidence != tc.conf {
-				t.Errorf("confidence %v, want %v", got.Confidence, tc.conf)
+			if got.Quality != tc.quality {
+				t.Errorf("quality %v, want %v", got.Quality, tc.quality)
 			}
 			if lg, _ := indicator(got, IndicatorLargestM100); lg.Value != tc.largest {
 				t.Errorf("largest %v, want %v", lg.Value, tc.largest)
@@ -416,5 +425,52 @@ func TestParseFixed(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("parseFixed(%q, %d) = %d, %v; want %d, %v", tc.in, tc.scale, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestIndicatorAttribution checks, at every fixture site, that each weighted
+// indicator is ranked, names one of the module's perils and carries one of
+// the four resolution kinds, and that no indicator names a foreign peril or
+// an unknown kind.
+func TestIndicatorAttribution(t *testing.T) {
+	m := fixture(t)
+	perils := map[string]bool{hazard.PerilGroundShaking: true}
+	kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+	tests := []struct {
+		name     string
+		site     hazard.Site
+		weighted int // weighted indicators expected
+	}{
+		{"San Francisco (PGA and catalog)", hazard.Site{Lat: 37.775, Lon: -122.425, StateCode: "CA", Conus: true}, 2},
+		{"Oklahoma City (catalog only)", hazard.Site{Lat: 35.47, Lon: -97.52, StateCode: "OK", Conus: true}, 1},
+		{"Chicago (PGA, no events)", hazard.Site{Lat: 41.87, Lon: -87.78, StateCode: "IL", Conus: true}, 2},
+		{"Anchorage (ComCat)", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 1},
+		{"Kauai (ComCat, no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 1},
+		{"San Juan (no data)", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR", StateFIPS: "72"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := m.Measure(tc.site)
+			weighted := 0
+			for _, in := range got.Indicators {
+				if in.Peril != "" && !perils[in.Peril] {
+					t.Errorf("%s: peril %q is not an earthquake peril", in.ID, in.Peril)
+				}
+				if in.Resolution.Kind != "" && !kinds[in.Resolution.Kind] {
+					t.Errorf("%s: unknown resolution kind %q", in.ID, in.Resolution.Kind)
+				}
+				if in.Weight <= 0 {
+					continue
+				}
+				weighted++
+				if !in.Ranked || in.Peril == "" || in.Resolution.Kind == "" {
+					t.Errorf("%s: weight %v, ranked %v, peril %q, resolution %+v; a weighted indicator needs all three",
+						in.ID, in.Weight, in.Ranked, in.Peril, in.Resolution)
+				}
+			}
+			if weighted != tc.weighted {
+				t.Errorf("%d weighted indicators, want %d", weighted, tc.weighted)
+			}
+		})
 	}
 }

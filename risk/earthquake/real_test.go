@@ -89,8 +89,8 @@ func TestRealM5Probability(t *testing.T) {
 	if _, ok := indicator(am, IndicatorPGA); ok {
 		t.Error("Anchorage: PGA measured outside CONUS")
 	}
-	if am.Confidence != confidenceCatalog {
-		t.Errorf("Anchorage confidence %v, want %v", am.Confidence, confidenceCatalog)
+	if am.Quality != 1 {
+		t.Errorf("Anchorage quality %v, want 1 (ComCat is not sparse there)", am.Quality)
 	}
 }
 

@@ -40,8 +40,21 @@ const (
 	// EPA deleted it because cleanup is complete, but residual
 	// contamination and land-use controls can remain.
 	deletedWeight = 0.2
-	confidence    = 0.8
+	// quality: the list is complete and current, but each site is one
+	// point, not its boundary, so distances are to a site's reference point.
+	quality = 0.9
 )
+
+// Indicator ids other packages refer to (the registry).
+const (
+	// IndActiveWithin1Km counts final and proposed NPL sites within 1 km.
+	IndActiveWithin1Km = "npl_sites_1km"
+	// IndNearestSiteKm is the distance to the nearest NPL site of any status.
+	IndNearestSiteKm = "nearest_npl_site_km"
+)
+
+// resSite is the resolution of the module's distance measures.
+var resSite = hazard.Resolution{Kind: hazard.ResSite, Detail: "distance to each NPL site's reference point"}
 
 // status is a site's NPL status.
 type status uint8
@@ -210,23 +223,23 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	ins := make([]hazard.Indicator, 0, 7)
 	ins = append(ins,
 		hazard.Indicator{ID: "npl_proximity_index", Label: "Superfund proximity index: sum over NPL sites within 5 km of exp(-distance / 2 km), deleted sites weighted 0.2",
-			Value: index, Unit: "index", Source: SrcNPL, Ranked: true, Weight: 1},
-		hazard.Indicator{ID: "npl_sites_1km", Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL},
-		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL},
-		hazard.Indicator{ID: "npl_sites_5km", Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL},
-		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted (cleaned-up) Superfund NPL sites within 5 km", Value: float64(deleted5), Unit: "count", Source: SrcNPL},
+			Value: index, Unit: "index", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite, Ranked: true, Weight: 1},
+		hazard.Indicator{ID: IndActiveWithin1Km, Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: "npl_sites_5km", Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted (cleaned-up) Superfund NPL sites within 5 km", Value: float64(deleted5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 	)
 	var notes []string
 	if nearest >= 0 {
 		ns := m.sites[nearest]
 		ins = append(ins,
-			hazard.Indicator{ID: "nearest_npl_site_km", Label: "Distance to the nearest Superfund NPL site (any status)", Value: nearestKm, Unit: "km", Source: SrcNPL},
-			hazard.Indicator{ID: "nearest_npl_site", Label: "Nearest Superfund NPL site", Unit: "name", Source: SrcNPL, Text: ns.describe()},
+			hazard.Indicator{ID: IndNearestSiteKm, Label: "Distance to the nearest Superfund NPL site (any status)", Value: nearestKm, Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+			hazard.Indicator{ID: "nearest_npl_site", Label: "Nearest Superfund NPL site", Unit: "name", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite, Text: ns.describe()},
 		)
 		notes = append(notes, nearNote(ns, nearestKm, active5, deleted5))
 	} else {
-		ins = append(ins, hazard.Indicator{ID: "nearest_npl_site_km", Label: "Distance to the nearest Superfund NPL site (capped: none within 100 km)",
-			Value: nearestMaxKm, Unit: "km", Source: SrcNPL})
+		ins = append(ins, hazard.Indicator{ID: IndNearestSiteKm, Label: "Distance to the nearest Superfund NPL site (capped: none within 100 km)",
+			Value: nearestMaxKm, Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite})
 		notes = append(notes, "No Superfund NPL site lies within 100 km.")
 	}
 
@@ -244,7 +257,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		msg += ". Review EPA's site profile for contamination pathways and land-use restrictions."
 		flags = append(flags, hazard.Flag{Code: "near_superfund_site", Message: msg})
 	}
-	return hazard.Measurement{Indicators: ins, Confidence: confidence, Notes: notes, Flags: flags}
+	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: notes, Flags: flags}
 }
 
 // closer orders sites by distance, then by file order, so ties are

@@ -82,7 +82,7 @@ func TestChicago(t *testing.T) {
 	ms := m.Measure(chicago)
 	// Final 0.5 km, deleted 0.8 km, proposed 2.5 km, final 4.5 km, final 12 km.
 	want := map[string]float64{
-		"npl_sites_1km":         1,
+		IndActiveWithin1Km:      1,
 		"npl_sites_3km":         2,
 		"npl_sites_5km":         3,
 		"npl_deleted_sites_5km": 1,
@@ -110,8 +110,12 @@ func TestChicago(t *testing.T) {
 	if len(ms.Notes) != 1 || ms.Notes[0] != wantNote {
 		t.Errorf("notes %q, want %q", ms.Notes, wantNote)
 	}
-	if ms.Confidence != confidence || ms.CountyLevelOnly {
-		t.Errorf("confidence %g, county-level %v", ms.Confidence, ms.CountyLevelOnly)
+	if ms.Quality != 0.9 {
+		t.Errorf("quality %g, want 0.9", ms.Quality)
+	}
+	// Site distances, not a county aggregate.
+	if in := indicator(t, ms, "npl_proximity_index"); in.Resolution.Kind != hazard.ResSite || in.Peril != hazard.PerilSuperfund {
+		t.Errorf("proximity index peril %q resolution %+v, want %q at the site", in.Peril, in.Resolution, hazard.PerilSuperfund)
 	}
 }
 
@@ -224,10 +228,15 @@ func TestAntimeridian(t *testing.T) {
 
 func TestIndicatorContract(t *testing.T) {
 	m := fixture(t)
-	for _, s := range []hazard.Site{chicago, okc, denver, miami, honolulu} {
+	aleutians := hazard.Site{Lat: 51.80, Lon: -179.99, CountyFIPS: "02016", StateFIPS: "02", StateCode: "AK"}
+	kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+	for _, s := range []hazard.Site{chicago, okc, denver, miami, honolulu, aleutians} {
 		ms := m.Measure(s)
 		if !ms.HasHazardData() {
 			t.Errorf("%s: no weighted indicator", s.CountyFIPS)
+		}
+		if ms.Quality != quality {
+			t.Errorf("%s: quality %g, want %g", s.CountyFIPS, ms.Quality, quality)
 		}
 		for _, in := range ms.Indicators {
 			if (in.ID == "npl_proximity_index") != in.Ranked || (in.Weight > 0) != in.Ranked {
@@ -235,6 +244,16 @@ func TestIndicatorContract(t *testing.T) {
 			}
 			if in.Label == "" || in.Unit == "" || in.Source != SrcNPL || in.Value < 0 || math.IsNaN(in.Value) {
 				t.Errorf("%s: %+v", s.CountyFIPS, in)
+			}
+			// Every indicator here, weighted or not, is a Superfund
+			// distance measured at the site.
+			if in.Peril != hazard.PerilSuperfund {
+				t.Errorf("%s: %s peril %q, want %q", s.CountyFIPS, in.ID, in.Peril, hazard.PerilSuperfund)
+			}
+			if !kinds[in.Resolution.Kind] {
+				t.Errorf("%s: %s resolution kind %q is not one of the four", s.CountyFIPS, in.ID, in.Resolution.Kind)
+			} else if in.Resolution.Kind != hazard.ResSite {
+				t.Errorf("%s: %s resolution kind %q, want %q", s.CountyFIPS, in.ID, in.Resolution.Kind, hazard.ResSite)
 			}
 		}
 	}

@@ -1,13 +1,16 @@
 // Package hazard defines what a hazard module measures at a site. Each module
 // package (earthquake, severeweather, hydrology, wildfire, landslide,
 // environment) loads its data sets and turns a Site into a Measurement of raw
-// hazard indicators; the risk package ranks those against a national
-// reference set, scores, and writes the report.
+// hazard indicators, each tagged with the peril it informs and the spatial
+// resolution it was measured at; the risk package ranks those against the
+// population-weighted national reference, scores perils, modules and the
+// overall index, and writes the report (docs/methodology.md).
 //
 // Modules hold no mutable state after loading and are safe for concurrent use.
 package hazard
 
-// Module names, exactly as the report's moduleScores keys.
+// Module keys, exactly as the report's moduleScores keys. The ordered list of
+// modules, with their perils, lives in the risk package's registry.
 const (
 	Hydrology             = "hydrology"
 	SevereWeather         = "severeWeather"
@@ -17,8 +20,34 @@ const (
 	EnvironmentalExposure = "environmentalExposure"
 )
 
-// Modules lists the module names in report order.
-var Modules = []string{Hydrology, SevereWeather, Wildfire, Earthquake, Landslide, EnvironmentalExposure}
+// Peril keys, as the report's perils are keyed. Each belongs to one module.
+const (
+	PerilCoastalFlood     = "coastal"
+	PerilRiverineFlood    = "riverine"
+	PerilTornado          = "tornado"
+	PerilHurricaneWind    = "hurricaneWind"
+	PerilHail             = "hail"
+	PerilStraightLineWind = "straightLineWind"
+	PerilWildfire         = "wildfire"
+	PerilGroundShaking    = "groundShaking"
+	PerilLandslide        = "landslide"
+	PerilSuperfund        = "superfund"
+)
+
+// Resolution kinds: how closely an indicator describes the site itself. The
+// engine's confidence follows them (docs/methodology.md, "Confidence").
+const (
+	// ResSite is measured at the point from point or line geometry
+	// (distance to the shoreline, to a Superfund site).
+	ResSite = "site"
+	// ResGrid is read from a regular model grid; Detail gives the cell.
+	ResGrid = "grid"
+	// ResReportedEvents counts or smooths recorded events around the site
+	// (tornado tracks, earthquake catalogs, news-reported landslides).
+	ResReportedEvents = "reported_events"
+	// ResCounty is a value for the whole county the site is in.
+	ResCounty = "county"
+)
 
 // Site is a point resolved to its county by the coverage layer.
 type Site struct {
@@ -29,6 +58,12 @@ type Site struct {
 	Conus      bool   // in the 48 conterminous states or DC
 }
 
+// Resolution says at what spatial unit an indicator was measured.
+type Resolution struct {
+	Kind   string // one of the Res* kinds
+	Detail string // "0.05-degree cells, about 5 km", "tracks within 25 miles", ...
+}
+
 // Indicator is one measured quantity at a site.
 type Indicator struct {
 	ID     string  // stable id, e.g. "pga_2pct_50yr"
@@ -36,15 +71,24 @@ type Indicator struct {
 	Value  float64 // the measured value
 	Unit   string  // "g", "km", "per year", "probability", "count", "percent", "score", ...
 	Source string  // data.Source id
-	// Ranked indicators get a national percentile: the engine ranks Value
-	// against the same indicator measured at every reference point. Context
-	// indicators (names, benchmark scores that are already percentiles) are
-	// not ranked.
+	// Peril is the peril key the indicator informs; empty for context that
+	// belongs to the module as a whole.
+	Peril string
+	// Resolution of the measurement.
+	Resolution Resolution
+	// Ranked indicators get a population-weighted national percentile: the
+	// engine ranks Value against the same indicator measured at every
+	// reference point. Context indicators (names, benchmark scores that are
+	// already percentiles) are not ranked.
 	Ranked bool
-	// Weight of this indicator's percentile in the module score; 0 means it
-	// is reported but does not drive the score. Only ranked indicators can
-	// carry weight.
+	// Weight of this indicator's percentile in its peril's hazard value; 0
+	// means it is reported but does not drive the score. Only ranked
+	// indicators with a Peril can carry weight.
 	Weight float64
+	// AnnualChance marks an indicator whose Value is the annual probability
+	// of the peril's damaging event (at the site, or on average over the
+	// resolution's unit); the report shows it as "about 1 in N years".
+	AnnualChance bool
 	// Percentile, when set by the module itself (a value that is already a
 	// national percentile, such as an NRI score), is reported as is.
 	Percentile *float64
@@ -55,12 +99,12 @@ type Indicator struct {
 // Measurement is what a module found at a site.
 type Measurement struct {
 	Indicators []Indicator
-	// Confidence in the module's own hazard data at this site, 0..1, before
-	// the engine's adjustments (county-level only, fallbacks).
-	Confidence float64
-	// CountyLevelOnly is true when every weighted indicator is a county
-	// aggregate rather than a site measurement.
-	CountyLevelOnly bool
+	// Quality is the module's own judgement of its data at this site, 0..1,
+	// a multiplier on the confidence the engine derives from the
+	// indicators' resolutions: 1 for a complete, systematic record; less
+	// where a layer is partial (a territory, an older county standing in)
+	// or the record is unsystematic (news reports).
+	Quality float64
 	// Notes are short factual sentences for the narrative ("The nearest
 	// Superfund NPL site is ... 2.4 km away.").
 	Notes []string
@@ -87,7 +131,7 @@ func (m Measurement) HasHazardData() bool {
 
 // Module is one hazard module after its data is loaded.
 type Module interface {
-	// Name is one of the module names above.
+	// Name is one of the module keys above.
 	Name() string
 	// Measure returns the module's indicators at site. It must be fast (the
 	// engine's budget for all six modules is 200 microseconds), must not

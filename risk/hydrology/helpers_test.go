@@ -23,6 +23,16 @@ func value(tb testing.TB, m hazard.Measurement, id string) float64 {
 	return indicator(tb, m, id).Value
 }
 
+// find returns the indicator with id, if present.
+func find(m hazard.Measurement, id string) (hazard.Indicator, bool) {
+	for _, in := range m.Indicators {
+		if in.ID == id {
+			return in, true
+		}
+	}
+	return hazard.Indicator{}, false
+}
+
 func has(m hazard.Measurement, id string) bool {
 	for _, in := range m.Indicators {
 		if in.ID == id {

@@ -38,33 +38,45 @@ const (
 
 // Search radii and decay lengths; the methodology document explains them.
 const (
-	coastMaxKm     = 100.0 // search radius for the distance
-	coastIndexKm   = 30.0  // the exposure index is 0 beyond this
-	coastDecayKm   = 10.0
-	riverMaxKm     = 50.0
-	riverIndexKm   = 10.0
-	riverDecayKm   = 3.0
-	lakeMaxKm      = 25.0
-	gaugeCountKm   = 10.0
-	gaugeMaxKm     = 25.0
-	coastalFlagKm  = 1.0
-	baseConfidence = 0.6
-	// partialConfidence applies where the river or gauge layer does not
-	// cover the site's state or territory, so fewer indicators are measured.
-	partialConfidence = 0.5
+	coastMaxKm    = 100.0 // search radius for the distance
+	coastIndexKm  = 30.0  // the exposure index is 0 beyond this
+	coastDecayKm  = 10.0
+	riverMaxKm    = 50.0
+	riverIndexKm  = 10.0
+	riverDecayKm  = 3.0
+	lakeMaxKm     = 25.0
+	gaugeCountKm  = 10.0
+	gaugeMaxKm    = 25.0
+	coastalFlagKm = 1.0
+	// partialQuality applies where the river or gauge layer does not cover
+	// the site's state or territory, so fewer indicators are measured.
+	partialQuality = 0.85
 )
 
-// Indicator weights. Without floodplain maps, site proximity to water is
-// weak evidence on its own, so the two county aggregates, which reflect the
-// mapped floodplain (NFIP take-up follows the mandatory-purchase rule in
-// FEMA flood zones) and the flood record, carry 45% of the score. The
-// engine renormalises the weights over the indicators present at a site.
+// Indicator ids other packages refer to (the registry's thresholds).
 const (
-	wCoast        = 0.25
-	wRiver        = 0.20
-	wGauges       = 0.10
-	wNFIP         = 0.25
-	wDeclarations = 0.20
+	IndDistanceToCoast = "distance_to_coast_km"
+	IndDistanceToRiver = "distance_to_major_river_km"
+)
+
+// Resolutions of the module's indicators.
+var (
+	resShoreline = hazard.Resolution{Kind: hazard.ResSite, Detail: "GSHHG shoreline, about 0.2 km"}
+	resRiver     = hazard.Resolution{Kind: hazard.ResSite, Detail: "WDBII major rivers, about 0.2 km"}
+	resGauges    = hazard.Resolution{Kind: hazard.ResSite, Detail: "NWS gauges within 10 km"}
+	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"}
+)
+
+// Indicator weights inside the riverine peril: the distance to a major
+// river counts twice the density of flood-stage gauges around the site. The
+// county NFIP take-up and flood declarations are shown as county context
+// with their percentiles but carry no weight: they cannot tell a coastal
+// flood from a river one, nor the site from the rest of the county
+// (docs/methodology.md, "Hydrology").
+const (
+	wCoast  = 1.0
+	wRiver  = 0.20
+	wGauges = 0.10
 )
 
 // Coastal tiers: the exact geometry out to 30 km (the edge of the exposure
@@ -219,7 +231,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	ins := make([]hazard.Indicator, 0, 11)
 	notes := make([]string, 0, 3)
 	var flags []hazard.Flag
-	conf := baseConfidence
+	quality := 1.0
 
 	// Coast.
 	coastKm, coastOK := m.coast.nearest(p)
@@ -233,8 +245,8 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	}
 	ins = append(ins,
 		hazard.Indicator{ID: "coastal_exposure_index", Label: "Coastal exposure index: exp(-distance to the ocean shoreline / 10 km), 0 beyond 30 km",
-			Value: coastIdx, Unit: "index", Source: SrcShorelines, Ranked: true, Weight: wCoast},
-		hazard.Indicator{ID: "distance_to_coast_km", Label: coastLabel, Value: coastKm, Unit: "km", Source: SrcShorelines},
+			Value: coastIdx, Unit: "index", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline, Ranked: true, Weight: wCoast},
+		hazard.Indicator{ID: IndDistanceToCoast, Label: coastLabel, Value: coastKm, Unit: "km", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline},
 	)
 	if coastOK && coastKm <= coastalFlagKm {
 		flags = append(flags, hazard.Flag{Code: "coastal_site", Message: fmt.Sprintf(
@@ -256,11 +268,11 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		}
 		ins = append(ins,
 			hazard.Indicator{ID: "river_exposure_index", Label: "River exposure index: exp(-distance to the nearest major river / 3 km), 0 beyond 10 km",
-				Value: riverIdx, Unit: "index", Source: SrcRivers, Ranked: true, Weight: wRiver},
-			hazard.Indicator{ID: "distance_to_major_river_km", Label: riverLabel, Value: riverKm, Unit: "km", Source: SrcRivers},
+				Value: riverIdx, Unit: "index", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver, Ranked: true, Weight: wRiver},
+			hazard.Indicator{ID: IndDistanceToRiver, Label: riverLabel, Value: riverKm, Unit: "km", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
 		)
 	} else {
-		conf = partialConfidence
+		quality = partialQuality
 	}
 	notes = append(notes, waterNote(coastKm, coastOK, riverKm, riverOK, riverCov))
 
@@ -273,7 +285,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		lakeKm = lakeMaxKm
 		lakeLabel = "Distance to the nearest lake shoreline (GSHHG lakes; capped: none within 25 km)"
 	}
-	ins = append(ins, hazard.Indicator{ID: "distance_to_lake_shore_km", Label: lakeLabel, Value: lakeKm, Unit: "km", Source: SrcShorelines})
+	ins = append(ins, hazard.Indicator{ID: "distance_to_lake_shore_km", Label: lakeLabel, Value: lakeKm, Unit: "km", Source: SrcShorelines, Resolution: resShoreline})
 
 	// Flood-stage gauges.
 	if gaugeCovered(s) {
@@ -288,21 +300,21 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			near, nearKm = m.gauges.Nearest(p, gaugeMaxKm)
 		}
 		ins = append(ins, hazard.Indicator{ID: "gauges_with_flood_stage_10km", Label: "In-service NWS river and tide gauges with a defined flood stage within 10 km",
-			Value: float64(count), Unit: "count", Source: SrcGauges, Ranked: true, Weight: wGauges})
+			Value: float64(count), Unit: "count", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true, Weight: wGauges})
 		if near >= 0 {
 			g := m.gauge[near]
 			ins = append(ins,
-				hazard.Indicator{ID: "nearest_flood_gauge_km", Label: "Distance to the nearest NWS gauge with a defined flood stage", Value: nearKm, Unit: "km", Source: SrcGauges},
-				hazard.Indicator{ID: "nearest_flood_gauge", Label: "Nearest NWS gauge with a defined flood stage", Unit: "name", Source: SrcGauges, Text: g.label},
+				hazard.Indicator{ID: "nearest_flood_gauge_km", Label: "Distance to the nearest NWS gauge with a defined flood stage", Value: nearKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges},
+				hazard.Indicator{ID: "nearest_flood_gauge", Label: "Nearest NWS gauge with a defined flood stage", Unit: "name", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Text: g.label},
 			)
 			notes = append(notes, gaugeNote(count, g, nearKm))
 		} else {
 			ins = append(ins, hazard.Indicator{ID: "nearest_flood_gauge_km", Label: "Distance to the nearest NWS gauge with a defined flood stage (capped: none within 25 km)",
-				Value: gaugeMaxKm, Unit: "km", Source: SrcGauges})
+				Value: gaugeMaxKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges})
 			notes = append(notes, "No NWS river or tide gauge with a defined flood stage lies within 25 km.")
 		}
 	} else {
-		conf = partialConfidence
+		quality = partialQuality
 	}
 
 	// County aggregates.
@@ -310,21 +322,21 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	if nfOK {
 		ins = append(ins,
 			hazard.Indicator{ID: "nfip_penetration_rate", Label: "County share of residential structures with an NFIP flood policy in force (May 2025)",
-				Value: nf.ratePct, Unit: "percent", Source: SrcNFIP, Ranked: true, Weight: wNFIP},
+				Value: nf.ratePct, Unit: "percent", Source: SrcNFIP, Resolution: resCounty, Ranked: true},
 			hazard.Indicator{ID: "nfip_policies_in_force", Label: "County NFIP residential policies in force (May 2025)",
-				Value: float64(nf.contracts), Unit: "count", Source: SrcNFIP},
+				Value: float64(nf.contracts), Unit: "count", Source: SrcNFIP, Resolution: resCounty},
 		)
 	}
 	decl, declOK := m.decl[s.CountyFIPS]
 	if declOK {
 		ins = append(ins, hazard.Indicator{ID: "flood_disaster_declarations", Label: "Flood-related federal disaster declarations for the county, 1980 to March 2019",
-			Value: float64(decl), Unit: "count", Source: SrcDeclarations, Ranked: true, Weight: wDeclarations})
+			Value: float64(decl), Unit: "count", Source: SrcDeclarations, Resolution: resCounty, Ranked: true})
 	}
 	if n := countyNote(nf, nfOK, decl, declOK); n != "" {
 		notes = append(notes, n)
 	}
 
-	return hazard.Measurement{Indicators: ins, Confidence: conf, Notes: notes, Flags: flags}
+	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: notes, Flags: flags}
 }
 
 func waterNote(coastKm float64, coastOK bool, riverKm float64, riverOK, riverCov bool) string {

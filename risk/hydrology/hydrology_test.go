@@ -200,18 +200,18 @@ func TestRivers(t *testing.T) {
 		}
 	}
 	// No river layer for Hawaii and the Pacific territories: no indicator,
-	// rather than a made-up distance, and lower confidence.
+	// rather than a made-up distance, and lower quality.
 	for _, s := range []hazard.Site{honolulu, guam} {
 		ms := m.Measure(s)
-		if has(ms, "river_exposure_index") || has(ms, "distance_to_major_river_km") {
+		if has(ms, "river_exposure_index") || has(ms, IndDistanceToRiver) {
 			t.Errorf("%s: river indicators present, but the layer does not cover it", s.StateCode)
 		}
-		if ms.Confidence != partialConfidence {
-			t.Errorf("%s: confidence %g, want %g", s.StateCode, ms.Confidence, partialConfidence)
+		if ms.Quality != partialQuality || !(ms.Quality < 1) {
+			t.Errorf("%s: quality %g, want %g (below 1)", s.StateCode, ms.Quality, partialQuality)
 		}
 	}
-	if c := m.Measure(miami).Confidence; c != baseConfidence {
-		t.Errorf("Miami confidence %g, want %g", c, baseConfidence)
+	if q := m.Measure(miami).Quality; q != 1 {
+		t.Errorf("Miami quality %g, want 1", q)
 	}
 }
 
@@ -325,31 +325,71 @@ func TestCountyIndicators(t *testing.T) {
 
 func TestIndicatorContract(t *testing.T) {
 	m := fixture(t)
+	// Ranked indicators and their weights inside their peril. The county
+	// NFIP take-up and flood declarations are ranked for their percentiles
+	// but carry no weight.
 	ranked := map[string]float64{
 		"coastal_exposure_index": wCoast, "river_exposure_index": wRiver, "gauges_with_flood_stage_10km": wGauges,
-		"nfip_penetration_rate": wNFIP, "flood_disaster_declarations": wDeclarations,
+		"nfip_penetration_rate": 0, "flood_disaster_declarations": 0,
 	}
-	sum := 0.0
-	for _, w := range ranked {
-		sum += w
+	// Each weighted indicator's peril and resolution kind.
+	attribution := map[string][2]string{
+		"coastal_exposure_index":       {hazard.PerilCoastalFlood, hazard.ResSite},
+		"river_exposure_index":         {hazard.PerilRiverineFlood, hazard.ResSite},
+		"gauges_with_flood_stage_10km": {hazard.PerilRiverineFlood, hazard.ResSite},
 	}
-	if math.Abs(sum-1) > 1e-9 {
-		t.Errorf("weights sum to %g, want 1", sum)
+	perilWeight := map[string]float64{}
+	for id, w := range ranked {
+		perilWeight[attribution[id][0]] += w
 	}
+	if perilWeight[hazard.PerilCoastalFlood] <= 0 || perilWeight[hazard.PerilRiverineFlood] <= 0 {
+		t.Errorf("weights by peril %v: each hydrology peril needs a weighted indicator", perilWeight)
+	}
+	perils := map[string]bool{hazard.PerilCoastalFlood: true, hazard.PerilRiverineFlood: true}
+	kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
 	for _, s := range []hazard.Site{miami, denver, chicago, okc, seattle, sf, boston, honolulu, sanJuan, guam, adak} {
 		ms := m.Measure(s)
 		if !ms.HasHazardData() {
 			t.Errorf("%s: no weighted indicator", s.CountyFIPS)
 		}
-		if ms.CountyLevelOnly {
-			t.Errorf("%s: CountyLevelOnly set, but distances are site-level", s.CountyFIPS)
+		wantQuality := 1.0
+		if !riverCovered(s) || !gaugeCovered(s) {
+			wantQuality = partialQuality
 		}
+		if ms.Quality != wantQuality {
+			t.Errorf("%s: quality %g, want %g", s.CountyFIPS, ms.Quality, wantQuality)
+		}
+		// The registry's high-priority thresholds read these ids.
+		if in := indicator(t, ms, IndDistanceToCoast); in.Peril != hazard.PerilCoastalFlood || in.Resolution.Kind != hazard.ResSite {
+			t.Errorf("%s: %s peril %q resolution %+v", s.CountyFIPS, in.ID, in.Peril, in.Resolution)
+		}
+		if has(ms, IndDistanceToRiver) != riverCovered(s) {
+			t.Errorf("%s: %s present = %v, river layer covers = %v", s.CountyFIPS, IndDistanceToRiver, has(ms, IndDistanceToRiver), riverCovered(s))
+		} else if in, ok := find(ms, IndDistanceToRiver); ok && (in.Peril != hazard.PerilRiverineFlood || in.Resolution.Kind != hazard.ResSite) {
+			t.Errorf("%s: %s peril %q resolution %+v", s.CountyFIPS, in.ID, in.Peril, in.Resolution)
+		}
+		siteLevel := false
 		seen := map[string]bool{}
 		for _, in := range ms.Indicators {
 			if seen[in.ID] {
 				t.Errorf("%s: indicator %s twice", s.CountyFIPS, in.ID)
 			}
 			seen[in.ID] = true
+			if in.Peril != "" && !perils[in.Peril] {
+				t.Errorf("%s: %s peril %q is not a hydrology peril", s.CountyFIPS, in.ID, in.Peril)
+			}
+			if in.Resolution.Kind != "" && !kinds[in.Resolution.Kind] {
+				t.Errorf("%s: %s resolution kind %q is not one of the four", s.CountyFIPS, in.ID, in.Resolution.Kind)
+			}
+			if in.Weight > 0 {
+				if in.Peril == "" || !kinds[in.Resolution.Kind] {
+					t.Errorf("%s: weighted %s has peril %q, resolution %+v", s.CountyFIPS, in.ID, in.Peril, in.Resolution)
+				}
+				if want := attribution[in.ID]; in.Peril != want[0] || in.Resolution.Kind != want[1] {
+					t.Errorf("%s: %s peril %q kind %q, want %q %q", s.CountyFIPS, in.ID, in.Peril, in.Resolution.Kind, want[0], want[1])
+				}
+				siteLevel = siteLevel || in.Resolution.Kind != hazard.ResCounty
+			}
 			if w, ok := ranked[in.ID]; ok != in.Ranked || (ok && w != in.Weight) || (!ok && in.Weight != 0) {
 				t.Errorf("%s: %s ranked=%v weight=%g", s.CountyFIPS, in.ID, in.Ranked, in.Weight)
 			}
@@ -362,6 +402,11 @@ func TestIndicatorContract(t *testing.T) {
 			if in.Percentile != nil {
 				t.Errorf("%s: %s sets its own percentile", s.CountyFIPS, in.ID)
 			}
+		}
+		// The coastal distance is measured everywhere, so no site is
+		// scored from county aggregates alone.
+		if !siteLevel {
+			t.Errorf("%s: every weighted indicator is county-level, but distances are site-level", s.CountyFIPS)
 		}
 	}
 }

@@ -36,7 +36,10 @@ const (
 
 	countRadiusKm   = 25
 	nearestRadiusKm = 100
-	confidence      = 0.3
+	// quality scales the confidence of reported events: the catalog is
+	// compiled from news and disaster reports, so it is neither complete
+	// nor evenly sampled.
+	quality = 0.5
 	// maxAccuracyKm drops events whose position is only known to within
 	// more than this: they cannot be placed in a 25 km circle.
 	maxAccuracyKm = 50
@@ -129,10 +132,12 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		}
 	}
 	near := hazard.Indicator{
-		ID:     IndicatorNearest,
-		Label:  "Distance to the nearest reported landslide (NASA catalog, 1988-2017)",
-		Unit:   "km",
-		Source: sourceID,
+		ID:         IndicatorNearest,
+		Label:      "Distance to the nearest reported landslide (NASA catalog, 1988-2017)",
+		Unit:       "km",
+		Source:     sourceID,
+		Peril:      hazard.PerilLandslide,
+		Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events"},
 	}
 	if nearest >= 0 {
 		near.Value = roundTenth(nearest)
@@ -143,18 +148,20 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	return hazard.Measurement{
 		Indicators: []hazard.Indicator{
 			{
-				ID:     IndicatorCount,
-				Label:  "Reported landslide events within 25 km, 1988-2017 (NASA catalog of news and disaster reports; not a susceptibility measure)",
-				Value:  float64(n),
-				Unit:   "count",
-				Source: sourceID,
-				Ranked: true,
-				Weight: 1,
+				ID:         IndicatorCount,
+				Label:      "Reported landslide events within 25 km, 1988-2017 (NASA catalog of news and disaster reports; not a susceptibility measure)",
+				Value:      float64(n),
+				Unit:       "count",
+				Source:     sourceID,
+				Peril:      hazard.PerilLandslide,
+				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 25 km"},
+				Ranked:     true,
+				Weight:     1,
 			},
 			near,
 		},
-		Confidence: confidence,
-		Notes:      []string{note(n)},
+		Quality: quality,
+		Notes:   []string{note(n)},
 	}
 }
 

@@ -78,8 +78,23 @@ func TestMeasure(t *testing.T) {
 			if !ok || n.Value != tc.nearest || n.Text != tc.nearestText || n.Ranked || n.Weight != 0 {
 				t.Errorf("nearest indicator %+v, want %v km %q, unranked", n, tc.nearest, tc.nearestText)
 			}
-			if got.Confidence != 0.3 || !got.HasHazardData() || got.CountyLevelOnly {
-				t.Errorf("confidence %v, has data %v, county-level %v", got.Confidence, got.HasHazardData(), got.CountyLevelOnly)
+			if got.Quality != 0.5 || !got.HasHazardData() {
+				t.Errorf("quality %v, has data %v; want 0.5 and data", got.Quality, got.HasHazardData())
+			}
+			// Reported events around the site, not a county aggregate.
+			kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+			for _, in := range got.Indicators {
+				if in.Peril != hazard.PerilLandslide {
+					t.Errorf("%s: peril %q, want %q", in.ID, in.Peril, hazard.PerilLandslide)
+				}
+				if !kinds[in.Resolution.Kind] {
+					t.Errorf("%s: resolution kind %q is not one of the four", in.ID, in.Resolution.Kind)
+				} else if in.Resolution.Kind != hazard.ResReportedEvents {
+					t.Errorf("%s: resolution kind %q, want %q", in.ID, in.Resolution.Kind, hazard.ResReportedEvents)
+				}
+				if in.Weight > 0 && !in.Ranked {
+					t.Errorf("%s: weighted but not ranked", in.ID)
+				}
 			}
 		})
 	}

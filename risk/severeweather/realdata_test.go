@@ -114,8 +114,8 @@ func TestRealData(t *testing.T) {
 	if hd, hs := indicator(t, den, IndHailDensity).Value, indicator(t, sea, IndHailDensity).Value; !(hd > 10*hs) {
 		t.Errorf("hail density: Denver %.2f, Seattle area %.2f; want Denver far above", hd, hs)
 	}
-	if okc.Confidence != confidenceConus {
-		t.Errorf("Oklahoma confidence %v", okc.Confidence)
+	if okc.Quality != qualityConus {
+		t.Errorf("Oklahoma quality %v, want %v", okc.Quality, qualityConus)
 	}
 }
 
@@ -124,7 +124,7 @@ func TestRealDataTerritories(t *testing.T) {
 	// Iniki (1992) crossed Kauai; Honolulu, about 170 km from its track,
 	// has had no hurricane centre within 100 km in the record.
 	lih := m.Measure(datatest.Site(21.98, -159.37, "15007", "HI"))
-	if lih.Confidence != confidenceOther || !lih.HasHazardData() {
+	if lih.Quality != qualityOther || !lih.HasHazardData() {
 		t.Errorf("Lihue: %+v", lih)
 	}
 	if indicator(t, lih, IndHurricanes).Value < 1 {
@@ -137,6 +137,17 @@ func TestRealDataTerritories(t *testing.T) {
 	sju := m.Measure(datatest.Site(18.47, -66.11, "72127", "PR"))
 	if indicator(t, sju, IndHurricanes).Value < 3 {
 		t.Errorf("San Juan: want several hurricanes within 100 km: %v", sju.Notes)
+	}
+	// Alaska's county tallies use obsolete codes: no hail or wind value,
+	// rather than a zero from a code that matches no row.
+	anc := m.Measure(datatest.Site(61.2181, -149.9003, "02020", "AK"))
+	for _, in := range anc.Indicators {
+		if in.ID == IndHailDensity || in.ID == IndWindDensity {
+			t.Errorf("Anchorage: %s = %v measured", in.ID, in.Value)
+		}
+	}
+	if !anc.HasHazardData() || anc.Quality != qualityOther {
+		t.Errorf("Anchorage: has data %v, quality %v; want tornado data and %v", anc.HasHazardData(), anc.Quality, qualityOther)
 	}
 	gu := m.Measure(hazard.Site{Lat: 13.47, Lon: 144.75, CountyFIPS: "66010", StateFIPS: "66", StateCode: "GU"})
 	if gu.HasHazardData() || len(gu.Notes) == 0 {

@@ -50,12 +50,19 @@ const (
 	weightWind      = 0.15
 )
 
-// Confidence in the records: the SPC and NHC records are densest in the
+// Quality of the records: the SPC and NHC records are densest in the
 // conterminous states; Alaska, Hawaii and the Caribbean territories have few
-// reports and outdated county codes in the SPC tallies.
+// reports.
 const (
-	confidenceConus = 0.75
-	confidenceOther = 0.5
+	qualityConus = 1.0
+	qualityOther = 0.7
+)
+
+// Resolutions of the module's indicators.
+var (
+	resTornado   = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "SPC tornado tracks within 25 miles, 1950-2022"}
+	resHurricane = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "NHC best tracks within 100 km"}
+	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county report tally"}
 )
 
 // Module is the loaded severe-weather module. It is immutable after Load and
@@ -193,8 +200,8 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 
 	tr := m.tornadoAt(lat, lon)
 	meas.Indicators = append(meas.Indicators,
-		hazard.Indicator{ID: IndTornadoProb, Label: "Annual chance of a tornado within 25 miles (EF-weighted, 1950-2022)", Value: tr.prob(), Unit: "probability", Source: srcTornadoTracks, Ranked: true, Weight: weightTornado},
-		hazard.Indicator{ID: IndSigTornadoes, Label: "EF2+ tornadoes within 25 miles, 1950-2022", Value: float64(tr.sig), Unit: "count", Source: srcTornadoTracks, Ranked: true},
+		hazard.Indicator{ID: IndTornadoProb, Label: "Annual chance of a tornado within 25 miles (EF-weighted, 1950-2022)", Value: tr.prob(), Unit: "probability", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resTornado, Ranked: true, Weight: weightTornado},
+		hazard.Indicator{ID: IndSigTornadoes, Label: "EF2+ tornadoes within 25 miles, 1950-2022", Value: float64(tr.sig), Unit: "count", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resTornado, Ranked: true},
 	)
 	notes = append(notes, tr.note())
 
@@ -202,44 +209,41 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		hr := m.hurricaneAt(lat, lon)
 		src := hr.source(lon)
 		meas.Indicators = append(meas.Indicators,
-			hazard.Indicator{ID: IndHurricaneRate, Label: "Hurricane passes within 100 km per year (category-weighted)", Value: hr.rate(), Unit: "per year", Source: src, Ranked: true, Weight: weightHurricane},
-			hazard.Indicator{ID: IndHurricanes, Label: "Hurricanes within 100 km (Atlantic 1900-2019, Pacific 1949-2019)", Value: float64(hr.count), Unit: "count", Source: src, Ranked: true},
-			hazard.Indicator{ID: IndStrongestCategory, Label: "Strongest hurricane category within 100 km", Value: float64(hr.strongest), Unit: "category", Source: src},
+			hazard.Indicator{ID: IndHurricaneRate, Label: "Hurricane passes within 100 km per year (category-weighted)", Value: hr.rate(), Unit: "per year", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane, Ranked: true, Weight: weightHurricane},
+			hazard.Indicator{ID: IndHurricanes, Label: "Hurricanes within 100 km (Atlantic 1900-2019, Pacific 1949-2019)", Value: float64(hr.count), Unit: "count", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane, Ranked: true},
+			hazard.Indicator{ID: IndStrongestCategory, Label: "Strongest hurricane category within 100 km", Value: float64(hr.strongest), Unit: "category", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane},
 		)
 		notes = append(notes, hr.note())
 	} else {
 		notes = append(notes, "The hurricane record used here does not cover the western Pacific, so no hurricane indicator is given.")
 	}
 
-	if c, ok := m.county[site.CountyFIPS]; ok {
+	if c, ok := m.county[site.CountyFIPS]; ok && reportTallyCovers(site) {
 		meas.Indicators = append(meas.Indicators,
-			hazard.Indicator{ID: IndHailDensity, Label: "Hail reports per 1,000 km² of county land, 1955-2015", Value: c.hailDens, Unit: "reports per 1,000 km²", Source: srcHail, Ranked: true, Weight: weightHail},
-			hazard.Indicator{ID: IndWindDensity, Label: "Damaging-wind reports per 1,000 km² of county land, 1955-2015", Value: c.windDens, Unit: "reports per 1,000 km²", Source: srcWind, Ranked: true, Weight: weightWind},
+			hazard.Indicator{ID: IndHailDensity, Label: "Hail reports per 1,000 km² of county land, 1955-2015", Value: c.hailDens, Unit: "reports per 1,000 km²", Source: srcHail, Peril: hazard.PerilHail, Resolution: resCounty, Ranked: true, Weight: weightHail},
+			hazard.Indicator{ID: IndWindDensity, Label: "Damaging-wind reports per 1,000 km² of county land, 1955-2015", Value: c.windDens, Unit: "reports per 1,000 km²", Source: srcWind, Peril: hazard.PerilStraightLineWind, Resolution: resCounty, Ranked: true, Weight: weightWind},
 		)
 		notes = append(notes, c.note())
 	}
 
-	meas.Notes = notes
-	meas.Confidence = confidenceOther
-	if site.Conus {
-		meas.Confidence = confidenceConus
+	if !reportTallyCovers(site) {
+		notes = append(notes, "The SPC hail and wind tallies file Alaska's reports under pre-1980 census divisions that no longer match its boroughs, so hail and straight-line wind are not measured here.")
 	}
-	meas.CountyLevelOnly = countyLevelOnly(meas.Indicators)
+
+	meas.Notes = notes
+	meas.Quality = qualityOther
+	if site.Conus {
+		meas.Quality = qualityConus
+	}
 	return meas
 }
 
-func countyLevelOnly(ins []hazard.Indicator) bool {
-	found := false
-	for _, in := range ins {
-		if in.Weight <= 0 {
-			continue
-		}
-		if in.ID != IndHailDensity && in.ID != IndWindDensity {
-			return false
-		}
-		found = true
-	}
-	return found
+// reportTallyCovers reports whether the county hail and wind tallies can be
+// placed at the site: Alaska's rows use obsolete division codes, so an
+// Alaska borough's tally would read as zero reports, which is missing data,
+// not evidence of none.
+func reportTallyCovers(site hazard.Site) bool {
+	return site.StateFIPS != "02"
 }
 
 func normLon(lon float64) float64 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,23 +256,41 @@ func ids(m hazard.Measurement) []string {
 	return out
 }
 
+// attribution is the peril and resolution kind of every indicator the module
+// gives: tornado and hurricane indicators count reported events around the
+// site, hail and wind are county tallies.
+var attribution = map[string][2]string{
+	IndTornadoProb:       {hazard.PerilTornado, hazard.ResReportedEvents},
+	IndSigTornadoes:      {hazard.PerilTornado, hazard.ResReportedEvents},
+	IndHurricaneRate:     {hazard.PerilHurricaneWind, hazard.ResReportedEvents},
+	IndHurricanes:        {hazard.PerilHurricaneWind, hazard.ResReportedEvents},
+	IndStrongestCategory: {hazard.PerilHurricaneWind, hazard.ResReportedEvents},
+	IndHailDensity:       {hazard.PerilHail, hazard.ResCounty},
+	IndWindDensity:       {hazard.PerilStraightLineWind, hazard.ResCounty},
+}
+
+var resolutionKinds = map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+
+var modulePerils = map[string]bool{hazard.PerilTornado: true, hazard.PerilHurricaneWind: true, hazard.PerilHail: true, hazard.PerilStraightLineWind: true}
+
 func TestMeasure(t *testing.T) {
 	m := loadFixture(t)
 	all := []string{IndTornadoProb, IndSigTornadoes, IndHurricaneRate, IndHurricanes, IndStrongestCategory, IndHailDensity, IndWindDensity}
 	for _, c := range []struct {
-		name       string
-		site       hazard.Site
-		ids        []string
-		confidence float64
-		notes      int
+		name    string
+		site    hazard.Site
+		ids     []string
+		quality float64
+		notes   int
 	}{
-		{"Oklahoma County", datatest.Site(35.47, -97.52, "40109", "OK"), all, 0.75, 3},
-		{"Honolulu", datatest.Site(21.31, -157.86, "15003", "HI"), all, 0.5, 3},
-		{"San Juan (no reports)", datatest.Site(18.47, -66.11, "72127", "PR"), all, 0.5, 3},
-		{"county without area", datatest.Site(40, -89, "17999", "IL"), all[:5], 0.75, 2},
+		{"Oklahoma County", datatest.Site(35.47, -97.52, "40109", "OK"), all, qualityConus, 3},
+		{"Honolulu", datatest.Site(21.31, -157.86, "15003", "HI"), all, qualityOther, 3},
+		{"San Juan (no reports)", datatest.Site(18.47, -66.11, "72127", "PR"), all, qualityOther, 3},
+		{"county without area", datatest.Site(40, -89, "17999", "IL"), all[:5], qualityConus, 2},
 		// West of the date line only the western Pacific typhoon record,
-		// which we lack, could speak to hurricanes.
-		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), []string{IndTornadoProb, IndSigTornadoes, IndHailDensity, IndWindDensity}, 0.5, 3},
+		// which we lack, could speak to hurricanes; Alaska's hail and wind
+		// tallies use obsolete codes, so a note stands in for them.
+		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), []string{IndTornadoProb, IndSigTornadoes}, qualityOther, 3},
 		{"Guam", datatest.Site(13.47, 144.75, "66010", "GU"), nil, 0, 1},
 		{"Saipan by state FIPS only", hazard.Site{Lat: 15.18, Lon: 145.75, CountyFIPS: "69110", StateFIPS: "69"}, nil, 0, 1},
 	} {
@@ -279,11 +298,8 @@ func TestMeasure(t *testing.T) {
 		if !reflect.DeepEqual(ids(got), c.ids) {
 			t.Errorf("%s: indicators %v, want %v", c.name, ids(got), c.ids)
 		}
-		if got.Confidence != c.confidence || len(got.Notes) != c.notes {
-			t.Errorf("%s: confidence %v notes %q; want %v and %d notes", c.name, got.Confidence, got.Notes, c.confidence, c.notes)
-		}
-		if got.CountyLevelOnly {
-			t.Errorf("%s: CountyLevelOnly with site-level tornado indicator", c.name)
+		if got.Quality != c.quality || len(got.Notes) != c.notes {
+			t.Errorf("%s: quality %v notes %q; want %v and %d notes", c.name, got.Quality, got.Notes, c.quality, c.notes)
 		}
 		if got.HasHazardData() != (c.ids != nil) {
 			t.Errorf("%s: HasHazardData() = %v", c.name, got.HasHazardData())
@@ -298,6 +314,112 @@ func TestMeasure(t *testing.T) {
 			if math.IsNaN(in.Value) || math.IsInf(in.Value, 0) {
 				t.Errorf("%s: %s = %v", c.name, in.ID, in.Value)
 			}
+		}
+	}
+}
+
+// TestIndicatorAttribution checks at the fixture sites that every weighted
+// indicator names one of the module's perils and one of the four resolution
+// kinds, and that each indicator has the peril and kind it should: hail and
+// wind are county tallies, tornado and hurricane indicators are reported
+// events around the site.
+func TestIndicatorAttribution(t *testing.T) {
+	m := loadFixture(t)
+	for _, c := range []struct {
+		name string
+		site hazard.Site
+	}{
+		{"Oklahoma County", datatest.Site(35.47, -97.52, "40109", "OK")},
+		{"Miami", datatest.Site(25.76, -80.19, "12086", "FL")},
+		{"Honolulu", datatest.Site(21.31, -157.86, "15003", "HI")},
+		{"San Juan", datatest.Site(18.47, -66.11, "72127", "PR")},
+		{"San Francisco", datatest.Site(37.77, -122.42, "06075", "CA")},
+		{"county without area", datatest.Site(40, -89, "17999", "IL")},
+		{"Adak", datatest.Site(51.88, -176.64, "02016", "AK")},
+		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK")},
+		{"Guam", datatest.Site(13.47, 144.75, "66010", "GU")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := m.Measure(c.site)
+			for _, in := range got.Indicators {
+				if in.Weight > 0 {
+					if in.Peril == "" || !modulePerils[in.Peril] {
+						t.Errorf("%s: weighted, peril %q is not a severe-weather peril", in.ID, in.Peril)
+					}
+					if !resolutionKinds[in.Resolution.Kind] {
+						t.Errorf("%s: weighted, resolution kind %q is not one of the four", in.ID, in.Resolution.Kind)
+					}
+				}
+				want, ok := attribution[in.ID]
+				if !ok {
+					t.Errorf("%s: unexpected indicator", in.ID)
+					continue
+				}
+				if in.Peril != want[0] || in.Resolution.Kind != want[1] {
+					t.Errorf("%s: peril %q kind %q, want %q %q", in.ID, in.Peril, in.Resolution.Kind, want[0], want[1])
+				}
+				if in.Resolution.Detail == "" {
+					t.Errorf("%s: resolution %+v has no detail", in.ID, in.Resolution)
+				}
+			}
+		})
+	}
+}
+
+// TestAlaskaOmitsCountyTallies: the SPC hail and wind tallies file Alaska
+// under obsolete codes, so an Alaska borough's tally would read as zero
+// reports. The module must leave hail and wind out, with a note, rather
+// than report that zero, while still measuring tornadoes and hurricanes.
+func TestAlaskaOmitsCountyTallies(t *testing.T) {
+	m := loadFixture(t)
+	// The borough has a land area, so a county row exists (all zeros): the
+	// omission comes from the Alaska rule, not from missing data.
+	if cr, ok := m.county["02016"]; !ok || cr.hailDens != 0 || cr.windDens != 0 {
+		t.Fatalf("fixture county 02016 = %+v, %v; want a zero row", cr, ok)
+	}
+	for _, c := range []struct {
+		name      string
+		site      hazard.Site
+		hurricane bool
+	}{
+		{"Adak, east of the date line", datatest.Site(51.88, -176.64, "02016", "AK"), true},
+		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), false},
+		{"by state FIPS only", hazard.Site{Lat: 51.88, Lon: -176.64, CountyFIPS: "02016", StateFIPS: "02"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := m.Measure(c.site)
+			for _, in := range got.Indicators {
+				if in.ID == IndHailDensity || in.ID == IndWindDensity || in.Peril == hazard.PerilHail || in.Peril == hazard.PerilStraightLineWind {
+					t.Errorf("%s (%s) = %v measured in Alaska", in.ID, in.Peril, in.Value)
+				}
+			}
+			if has := slices.Contains(ids(got), IndTornadoProb); !has || !got.HasHazardData() {
+				t.Errorf("indicators %v: want the tornado indicators still measured", ids(got))
+			}
+			if has := slices.Contains(ids(got), IndHurricaneRate); has != c.hurricane {
+				t.Errorf("indicators %v: hurricane rate present %v, want %v", ids(got), has, c.hurricane)
+			}
+			var alaska, tally int
+			for _, n := range got.Notes {
+				if strings.Contains(n, "Alaska") && strings.Contains(n, "hail") && strings.Contains(n, "not measured") {
+					alaska++
+				}
+				if strings.Contains(n, "hail reports") {
+					tally++
+				}
+			}
+			if alaska != 1 || tally != 0 {
+				t.Errorf("notes %q: want one note that Alaska's hail and wind are not measured and no county tally note", got.Notes)
+			}
+			if got.Quality != qualityOther {
+				t.Errorf("quality %v, want %v", got.Quality, qualityOther)
+			}
+		})
+	}
+	// Outside Alaska the note does not appear.
+	for _, n := range m.Measure(datatest.Site(35.47, -97.52, "40109", "OK")).Notes {
+		if strings.Contains(n, "Alaska") {
+			t.Errorf("Oklahoma note mentions Alaska: %q", n)
 		}
 	}
 }
@@ -351,22 +473,19 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 	}
 }
 
-func TestCountyLevelOnly(t *testing.T) {
+func TestReportTallyCovers(t *testing.T) {
 	for _, c := range []struct {
-		ids  []string
+		site hazard.Site
 		want bool
 	}{
-		{[]string{IndHailDensity, IndWindDensity}, true},
-		{[]string{IndTornadoProb, IndHailDensity}, false},
-		{nil, false},
+		{datatest.Site(35.47, -97.52, "40109", "OK"), true},
+		{datatest.Site(21.31, -157.86, "15003", "HI"), true},
+		{datatest.Site(18.47, -66.11, "72127", "PR"), true},
+		{datatest.Site(61.22, -149.90, "02020", "AK"), false},
+		{hazard.Site{Lat: 51.88, Lon: -176.64, CountyFIPS: "02016", StateFIPS: "02"}, false},
 	} {
-		var ins []hazard.Indicator
-		for _, id := range c.ids {
-			ins = append(ins, hazard.Indicator{ID: id, Ranked: true, Weight: 0.1})
-		}
-		ins = append(ins, hazard.Indicator{ID: IndSigTornadoes, Ranked: true})
-		if got := countyLevelOnly(ins); got != c.want {
-			t.Errorf("countyLevelOnly(%v) = %v", c.ids, got)
+		if got := reportTallyCovers(c.site); got != c.want {
+			t.Errorf("reportTallyCovers(%s) = %v, want %v", c.site.CountyFIPS, got, c.want)
 		}
 	}
 }

@@ -50,13 +50,16 @@ const (
 	IDFutureLateHigher = "nri_wildfire_late_century_higher"
 )
 
-// Confidence in the module's data at a site. Medium at best: the values are
-// county means, and the fuels date from 2014.
+// Quality of the module's data at a site, a multiplier on the confidence the
+// engine gives county averages.
 const (
-	confidenceWRC       = 0.6  // WRC present
-	confidenceWHPOnly   = 0.45 // only the area-based 2014 WHP share (DC)
-	confidenceCrosswalk = 0.1  // subtracted where an older county stands in
+	qualityWRC       = 1.0  // WRC present
+	qualityWHPOnly   = 0.75 // only the area-based 2014 WHP share (DC)
+	qualityCrosswalk = 0.15 // subtracted where an older county stands in
 )
+
+// resCounty is the resolution of every indicator here.
+var resCounty = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county, housing-unit weighted"}
 
 // Weights of the ranked indicators' percentiles in the module score. RPS
 // carries the most because it is the one quantity that combines how often
@@ -126,7 +129,7 @@ type county struct {
 	bp, rps, whpShare float64
 	future            [4]float64
 	has               uint8
-	confidence        float64
+	quality           float64
 	notes             []string // precomputed so Measure does not format text
 }
 
@@ -218,7 +221,7 @@ func Load(dir string) (*Module, error) {
 	m.rows = make([]county, 0, len(keys))
 	for _, n := range keys {
 		c := recs[n]
-		c.confidence = confidenceFor(c, crosswalked[n] != "")
+		c.quality = qualityFor(c, crosswalked[n] != "")
 		c.notes = notesFor(c, crosswalked[n])
 		m.rows = append(m.rows, *c)
 		m.index[n] = uint16(len(m.rows))
@@ -226,18 +229,18 @@ func Load(dir string) (*Module, error) {
 	return m, nil
 }
 
-func confidenceFor(c *county, crosswalked bool) float64 {
+func qualityFor(c *county, crosswalked bool) float64 {
 	var conf float64
 	switch {
 	case c.has&wrcMask != 0:
-		conf = confidenceWRC
+		conf = qualityWRC
 	case c.has&hasWHP != 0:
-		conf = confidenceWHPOnly
+		conf = qualityWHPOnly
 	default:
 		return 0 // only context projections: no hazard data to be confident in
 	}
 	if crosswalked {
-		conf -= confidenceCrosswalk
+		conf -= qualityCrosswalk
 	}
 	return conf
 }
@@ -457,7 +460,7 @@ func (m *Module) lookup(fips string) *county {
 // write through it. Notes are shared too and have no spare capacity, so an
 // append copies them.
 func (m *Module) Measure(site hazard.Site) hazard.Measurement {
-	out := hazard.Measurement{CountyLevelOnly: true}
+	out := hazard.Measurement{}
 	c := m.lookup(site.CountyFIPS)
 	if c == nil {
 		out.Notes = m.noData
@@ -466,35 +469,42 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	ins := make([]hazard.Indicator, 0, 7)
 	if c.has&hasBP != 0 {
 		ins = append(ins, hazard.Indicator{
-			ID:     IDBurnProbability,
-			Label:  "Annual burn probability, mean over the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:  c.bp,
-			Unit:   "probability",
-			Source: SourceWRC,
-			Ranked: true,
-			Weight: weightBurnProbability,
+			ID:           IDBurnProbability,
+			Label:        "Annual burn probability, mean over the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			Value:        c.bp,
+			Unit:         "probability",
+			Source:       SourceWRC,
+			Peril:        hazard.PerilWildfire,
+			Resolution:   resCounty,
+			Ranked:       true,
+			Weight:       weightBurnProbability,
+			AnnualChance: true,
 		})
 	}
 	if c.has&hasRPS != 0 {
 		ins = append(ins, hazard.Indicator{
-			ID:     IDRiskToHomes,
-			Label:  "Wildfire risk to homes (risk to potential structures), mean over the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:  c.rps,
-			Unit:   "index",
-			Source: SourceWRC,
-			Ranked: true,
-			Weight: weightRiskToHomes,
+			ID:         IDRiskToHomes,
+			Label:      "Wildfire risk to homes (risk to potential structures), mean over the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.rps,
+			Unit:       "index",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resCounty,
+			Ranked:     true,
+			Weight:     weightRiskToHomes,
 		})
 	}
 	if c.has&hasWHP != 0 {
 		ins = append(ins, hazard.Indicator{
-			ID:     IDWHPHighShare,
-			Label:  "Share of the county's land rated high or very high Wildfire Hazard Potential (USFS, 2014)",
-			Value:  c.whpShare,
-			Unit:   "percent",
-			Source: SourceWHP,
-			Ranked: true,
-			Weight: weightWHPHighShare,
+			ID:         IDWHPHighShare,
+			Label:      "Share of the county's land rated high or very high Wildfire Hazard Potential (USFS, 2014)",
+			Value:      c.whpShare,
+			Unit:       "percent",
+			Source:     SourceWHP,
+			Peril:      hazard.PerilWildfire,
+			Resolution: hazard.Resolution{Kind: hazard.ResCounty, Detail: "county land area share"},
+			Ranked:     true,
+			Weight:     weightWHPHighShare,
 		})
 	}
 	for i := range futureCols {
@@ -507,11 +517,13 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 			Value:      c.future[i],
 			Unit:       "score",
 			Source:     SourceFuture,
+			Peril:      hazard.PerilWildfire,
+			Resolution: hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"},
 			Percentile: &c.future[i],
 		})
 	}
 	out.Indicators = ins
-	out.Confidence = c.confidence
+	out.Quality = c.quality
 	out.Notes = c.notes
 	return out
 }

@@ -75,18 +75,19 @@ func TestFixtureIndicatorSets(t *testing.T) {
 	tests := []struct {
 		name, fips string
 		ids        []string
-		confidence float64
+		quality    float64
 		hazardData bool
 		noteHas    []string
 	}{
-		{"all three sources", "06037", all, 0.6, true, []string{"0.16%", "1-in-630", "40% of the county's land"}},
-		{"no future row", "12086", ranked, 0.6, true, []string{"0.098%", "63% of the county's land"}},
-		{"low county", "25025", all, 0.6, true, []string{"0.0014%", "1-in-71,000", "None of the county's land"}},
-		{"DC: WHP only", "11001", append([]string{IDWHPHighShare}, all[3:]...), 0.45, true, []string{"1% of the county's land"}},
-		{"Hawaii: no WHP", "15003", append([]string{IDBurnProbability, IDRiskToHomes}, all[3:]...), 0.6, true, []string{"0.14%"}},
-		{"zero burn probability", "02016", append([]string{IDBurnProbability, IDRiskToHomes}, all[3:]...), 0.6, true, []string{"burn probability is zero"}},
-		{"Connecticut planning region", "09110", all, 0.5, true, []string{"former Hartford County"}},
-		{"Chugach from Valdez-Cordova", "02063", []string{IDBurnProbability, IDRiskToHomes}, 0.5, true, []string{"former Valdez-Cordova Census Area"}},
+		{"all three sources", "06037", all, 1, true, []string{"0.16%", "1-in-630", "40% of the county's land"}},
+		{"no future row", "12086", ranked, 1, true, []string{"0.098%", "63% of the county's land"}},
+		{"low county", "25025", all, 1, true, []string{"0.0014%", "1-in-71,000", "None of the county's land"}},
+		{"DC: WHP only", "11001", append([]string{IDWHPHighShare}, all[3:]...), 0.75, true, []string{"1% of the county's land"}},
+		{"Hawaii: no WHP", "15003", append([]string{IDBurnProbability, IDRiskToHomes}, all[3:]...), 1, true, []string{"0.14%"}},
+		{"zero burn probability", "02016", append([]string{IDBurnProbability, IDRiskToHomes}, all[3:]...), 1, true, []string{"burn probability is zero"}},
+		// An older county standing in costs 0.15.
+		{"Connecticut planning region", "09110", all, 0.85, true, []string{"former Hartford County"}},
+		{"Chugach from Valdez-Cordova", "02063", []string{IDBurnProbability, IDRiskToHomes}, 0.85, true, []string{"former Valdez-Cordova Census Area"}},
 		{"territory with NA projections", "72127", nil, 0, false, []string{"No USFS wildfire hazard data"}},
 		{"county in no table", "66010", nil, 0, false, []string{"No USFS wildfire hazard data"}},
 		{"planning region with no fixture row", "09150", nil, 0, false, nil},
@@ -98,14 +99,27 @@ func TestFixtureIndicatorSets(t *testing.T) {
 			if !reflect.DeepEqual(ids(got), tc.ids) {
 				t.Errorf("indicators %v, want %v", ids(got), tc.ids)
 			}
-			if got.Confidence != tc.confidence {
-				t.Errorf("Confidence = %v, want %v", got.Confidence, tc.confidence)
+			if math.Abs(got.Quality-tc.quality) > 1e-12 {
+				t.Errorf("Quality = %v, want %v", got.Quality, tc.quality)
 			}
 			if got.HasHazardData() != tc.hazardData {
 				t.Errorf("HasHazardData() = %v, want %v", got.HasHazardData(), tc.hazardData)
 			}
-			if !got.CountyLevelOnly {
-				t.Error("CountyLevelOnly is false; every indicator is a county aggregate")
+			// Every indicator is a county aggregate of the wildfire peril.
+			kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+			for _, in := range got.Indicators {
+				if in.Peril != hazard.PerilWildfire {
+					t.Errorf("%s: peril %q, want %q", in.ID, in.Peril, hazard.PerilWildfire)
+				}
+				if !kinds[in.Resolution.Kind] {
+					t.Errorf("%s: resolution kind %q is not one of the four", in.ID, in.Resolution.Kind)
+				}
+				if in.Weight > 0 && in.Resolution.Kind != hazard.ResCounty {
+					t.Errorf("%s: weighted, resolution kind %q, want %q", in.ID, in.Resolution.Kind, hazard.ResCounty)
+				}
+				if in.Weight > 0 && !in.Ranked {
+					t.Errorf("%s: weighted but not ranked", in.ID)
+				}
 			}
 			notes := strings.Join(got.Notes, " | ")
 			for _, w := range tc.noteHas {
@@ -186,6 +200,12 @@ func TestIndicatorRoles(t *testing.T) {
 	bp, _ := indicator(got, IDBurnProbability)
 	if bp.Unit != "probability" {
 		t.Errorf("burn probability unit %q, want probability", bp.Unit)
+	}
+	// Only the burn probability is an annual chance of the peril's event.
+	for _, in := range got.Indicators {
+		if in.AnnualChance != (in.ID == IDBurnProbability) {
+			t.Errorf("%s: AnnualChance = %v", in.ID, in.AnnualChance)
+		}
 	}
 }
 
