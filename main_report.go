@@ -313,7 +313,7 @@ func perilLine(perils []risk.Peril) string {
 		}
 		part := fmt.Sprintf("%s %d (%s", strings.ToLower(p.Title), *p.Score, strings.ReplaceAll(p.Resolution, "_", " "))
 		if p.ReturnPeriodYears != nil {
-			part += fmt.Sprintf(", about 1 in %s years", strconv.FormatFloat(*p.ReturnPeriodYears, 'f', -1, 64))
+			part += ", about 1 in " + risk.ReturnPeriodText(*p.ReturnPeriodYears) + " years"
 		}
 		parts = append(parts, part+")")
 	}

@@ -291,20 +291,28 @@ const (
 	perilScoreW = 9.0
 )
 
-// perilBarsHeight is the height perilBars takes for n perils.
+// perilBarsHeight is the height of perilBars' block for n perils that is
+// kept on one page: the whole block for up to perilKeepRows perils, else
+// its heading and first rows (a longer list flows on).
 func perilBarsHeight(n int) float64 {
 	if n == 0 {
 		return 0
 	}
+	if n > perilKeepRows {
+		return 5.2 + perilKeepRows*perilRowH
+	}
 	return 5.2 + float64(n)*perilRowH + 3
 }
+
+// perilKeepRows is the most peril rows kept together on one page.
+const perilKeepRows = 8
 
 // perilBars draws one small bar per peril of a module: its title, the score
 // on a 0–100 track in the level colour, the score, and in words where the
 // score was measured and, where the data give one, how often the damaging
 // event comes ("about 1 in 240 years"). A peril without data gets the
 // hatched track and "No data" like a module without data, never a bar at 0.
-// The block is kept on one page where it fits on one.
+// A block of up to perilKeepRows perils is kept on one page.
 func (r *renderer) perilBars(perils []risk.Peril) {
 	if len(perils) == 0 {
 		return

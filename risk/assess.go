@@ -260,6 +260,20 @@ func annualChance(ins []hazard.Indicator, peril string) (hazard.Indicator, bool)
 	return hazard.Indicator{}, false
 }
 
+// ReturnPeriodText writes a return period in years for a sentence, with
+// thousands separators: "40,000".
+func ReturnPeriodText(years float64) string {
+	n := int64(math.Round(years))
+	if n < 1 {
+		return formatNumber(years)
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 // returnPeriod is 1/p in years, to two significant digits.
 func returnPeriod(p float64) float64 {
 	rp := 1 / p
@@ -293,7 +307,7 @@ func evidence(r *moduleResult, peril int) string {
 	if in.Text != "" && in.Unit != "name" {
 		value = in.Text
 	}
-	return fmt.Sprintf("%s %s (%s)", lowerFirst(in.Label), value, resolutionWords(in.Resolution))
+	return fmt.Sprintf("%s: %s (%s)", lowerFirst(in.Label), value, resolutionWords(in.Resolution))
 }
 
 func indicatorByID(ins []hazard.Indicator, id string) (hazard.Indicator, bool) {
@@ -361,8 +375,8 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 		for pi, p := range r.perilOut {
 			if p.AnnualProbability != nil {
 				in, _ := annualChance(r.meas.Indicators, p.Peril)
-				fmt.Fprintf(&b, " %s: an annual chance of about 1 in %s years (%s, %s).", r.spec.Perils[pi].Title,
-					formatNumber(*p.ReturnPeriodYears), lowerFirst(in.Label), resolutionWords(in.Resolution))
+				fmt.Fprintf(&b, " %s: an annual chance of about 1 in %s (%s, %s).", r.spec.Perils[pi].Title,
+					ReturnPeriodText(*p.ReturnPeriodYears), lowerFirst(in.Label), resolutionWords(in.Resolution))
 			}
 		}
 		if r.countyOnly {

@@ -83,12 +83,15 @@ func (b *ByModule[T]) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
+		key, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("module values: want a module key, got %v", tok)
+		}
 		var v T
 		if err := dec.Decode(&v); err != nil {
 			return fmt.Errorf("module %s: %w", key, err)
 		}
-		out = append(out, ModuleEntry[T]{key, v})
+		out.Set(key, v) // a repeated key keeps its first position and last value
 	}
 	if _, err := dec.Token(); err != nil {
 		return err

@@ -54,7 +54,7 @@ func strongEvidence(r *moduleResult) (string, bool) {
 			continue
 		}
 		if ps.High.Met(in.Value) {
-			return fmt.Sprintf("%s, %s %s (%s; threshold: %s)", ps.Title, lowerFirst(in.Label), formatValue(in.Value, in.Unit),
+			return fmt.Sprintf("%s, %s: %s (%s; threshold: %s)", ps.Title, lowerFirst(in.Label), formatValue(in.Value, in.Unit),
 				resolutionWords(in.Resolution), ps.High.Text), true
 		}
 	}
