@@ -92,8 +92,9 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.SevereWeather, Title: "Severe weather", Noun: "severe weather hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, Evidence: severeweather.IndTornadoProb},
-			{Key: hazard.PerilHurricaneWind, Title: "Hurricane wind", NRI: []string{"HRCN"}, Evidence: severeweather.IndHurricanes},
+			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, Evidence: severeweather.IndTornadoStrikeSig},
+			{Key: hazard.PerilHurricaneWind, Title: "Hurricane wind", NRI: []string{"HRCN"}, Evidence: severeweather.IndHurricaneWind,
+				High: &Threshold{Indicator: severeweather.IndHurricaneWind, AtLeast: 0.02, Text: "hurricane-force winds at the site about once in 50 years or more often"}},
 			{Key: hazard.PerilHail, Title: "Hail", NRI: []string{"HAIL"}, Evidence: severeweather.IndHailDensity},
 			{Key: hazard.PerilStraightLineWind, Title: "Straight-line wind", NRI: []string{"SWND"}, Evidence: severeweather.IndWindDensity},
 		},

@@ -89,6 +89,13 @@ var validationPlaces = []validationPlace{
 
 // validationOrders are orderings per module (or per peril) that a hazard scientist would not doubt.
 var validationOrders = []validationOrder{
+	// Severe weather from storm physics (methodology v2, part 2).
+	{Module: "severeWeather", Peril: "", Higher: "Key West, FL", Lower: "Ellicott City, MD", Why: "The Florida Keys take hurricane-force winds every decade or so; central Maryland rarely does and has moderate hail and wind."},
+	{Module: "severeWeather", Peril: "", Higher: "Moore, OK", Lower: "Newark, NJ", Why: "Central Oklahoma has the highest damaging-tornado strike frequency in the US; northern New Jersey's wind reports reflect population, not storms."},
+	{Module: "severeWeather", Peril: "tornado", Higher: "Moore, OK", Lower: "Ellicott City, MD", Why: "Moore has been struck by several violent tornadoes (1999, 2003, 2013); central Maryland sees few strong tornadoes."},
+	{Module: "severeWeather", Peril: "tornado", Higher: "Tuscaloosa, AL", Lower: "Newark, NJ", Why: "Dixie Alley has frequent strong tornadoes (Tuscaloosa EF4, 2011); northern New Jersey few."},
+	{Module: "severeWeather", Peril: "hurricaneWind", Higher: "San Juan, PR", Lower: "Buffalo, NY", Why: "Puerto Rico lies in the main Atlantic hurricane track (Hugo, Georges, Maria); Buffalo is on the Great Lakes, far from any hurricane coast."},
+	{Module: "severeWeather", Peril: "hurricaneWind", Higher: "Key West, FL", Lower: "Buffalo, NY", Why: "The Keys have among the most frequent hurricane-force winds in the US; the Great Lakes almost none."},
 	// Coastal flooding, including pairs inside one county where only the site differs.
 	{Module: "hydrology", Peril: "coastal", Higher: "Miami Beach, FL", Lower: "Denver, CO", Why: "Miami Beach is a low barrier island on the Atlantic; Denver is a mile high and over 1,000 km from any coast."},
 	{Module: "hydrology", Peril: "coastal", Higher: "Key West, FL", Lower: "Chicago, IL", Why: "Key West is a low island exposed to surge and tidal flooding; Chicago has no ocean coast."},

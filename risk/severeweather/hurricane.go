@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
@@ -94,6 +95,9 @@ func categoryWeight(cat int) float64 { return float64(cat) }
 
 type fix struct {
 	lat, lon, wind float64
+	hour           float64    // the fix's time in hours since 1970 (negative before)
+	r64            [4]float64 // 64 kt wind radii NE, SE, SW, NW in km
+	hasRadii       bool
 }
 
 type hurdatStats struct {
@@ -106,11 +110,11 @@ type hurdatStats struct {
 
 // loadHurdat reads one HURDAT2 basin file and appends the hurricane-strength
 // track segments of storms in the rated period.
-func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdatStats) ([]storm, []hseg, error) {
+func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, tracks []stormTrack, st *hurdatStats) ([]storm, []hseg, []stormTrack, error) {
 	rel := data.Path(id)
-	t, err := data.OpenTable(dir, rel, "Key", "Status", "Lat", "Lon", "Wind")
+	t, err := data.OpenTable(dir, rel, "Key", "DateTime", "Status", "Lat", "Lon", "Wind")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer t.Close()
 	seen := make(map[string]bool, 2000)
@@ -128,6 +132,11 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 		st.storms++
 		si := int32(len(storms))
 		storms = append(storms, storm{key: cur, basin: b})
+		wf := make([]windFix, len(fixes))
+		for i, f := range fixes {
+			wf[i] = windFix{hour: f.hour - fixes[0].hour, lat: f.lat, lon: f.lon, wind: f.wind, r64: f.r64, hasRadii: f.hasRadii}
+		}
+		tracks = append(tracks, stormTrack{basin: b, fixes: wf})
 		add := func(a, c fix) {
 			if math.Max(a.wind, c.wind) < hurricaneKt {
 				return
@@ -144,11 +153,11 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 	for t.Scan() {
 		key := t.String("Key")
 		if !validKey(key) {
-			return nil, nil, t.Errorf("column \"Key\": %q is not a HURDAT2 storm id", key)
+			return nil, nil, nil, t.Errorf("column \"Key\": %q is not a HURDAT2 storm id", key)
 		}
 		if key != cur {
 			if seen[key] {
-				return nil, nil, t.Errorf("storm %s appears again after other storms; the file must be sorted by storm", key)
+				return nil, nil, nil, t.Errorf("storm %s appears again after other storms; the file must be sorted by storm", key)
 			}
 			flush()
 			seen[key] = true
@@ -156,11 +165,11 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 		}
 		lat, err := t.Float("Lat")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		lon, ok, err := t.OptFloat("Lon")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !ok {
 			// A parsing artifact of the third-party export; the track
@@ -169,7 +178,7 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 			continue
 		}
 		if err := checkLatLon(t, lat, lon); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if lon < -180 {
 			// AL021963 (Beulah) is written west of -180 near Europe.
@@ -178,22 +187,57 @@ func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, st *hurdat
 		}
 		wind, _, err := t.OptFloat("Wind")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if wind < 0 || wind > 250 {
-			return nil, nil, t.Errorf("column \"Wind\": %v kt out of range", wind)
+			return nil, nil, nil, t.Errorf("column \"Wind\": %v kt out of range", wind)
 		}
 		if t.String("Status") == "HU" && wind < hurricaneKt {
 			wind = hurricaneKt
 		}
+		when, err := time.Parse("2006-01-02T15:04Z", t.String("DateTime"))
+		if err != nil {
+			return nil, nil, nil, t.Errorf("column \"DateTime\": %q is not a time like 1851-06-25T00:00Z", t.String("DateTime"))
+		}
+		f := fix{lat: lat, lon: geo.NormalizeLon(lon), wind: wind, hour: float64(when.Unix()) / 3600}
+		if f.r64, f.hasRadii, err = radii64(t); err != nil {
+			return nil, nil, nil, err
+		}
 		st.fixes++
-		fixes = append(fixes, fix{lat: lat, lon: geo.NormalizeLon(lon), wind: wind})
+		fixes = append(fixes, f)
 	}
 	if err := t.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	flush()
-	return storms, segs, nil
+	return storms, segs, tracks, nil
+}
+
+// radii64 reads a fix's 64 kt wind radii (nautical miles, per quadrant) in
+// km. The radii are analysed from 2004 on; a fix with any radius given has
+// radii, and an empty quadrant there means none. A file without the
+// columns has none.
+func radii64(t *data.Table) ([4]float64, bool, error) {
+	var r [4]float64
+	has := false
+	for q, col := range [...]string{"NE64", "SE64", "SW64", "NW64"} {
+		if !t.Has(col) {
+			return r, false, nil
+		}
+		v, ok, err := t.OptFloat(col)
+		if err != nil {
+			return r, false, err
+		}
+		if !ok {
+			continue
+		}
+		if v < 0 || v > 500 {
+			return r, false, t.Errorf("column %q: %v nm is not a wind radius", col, v)
+		}
+		r[q] = v * nmToKm
+		has = has || v > 0
+	}
+	return r, has, nil
 }
 
 // validKey checks the HURDAT2 id shape BBNNYYYY (basin, number, year).

@@ -1,24 +1,27 @@
-// Package severeweather measures tornado, hurricane, hail and damaging-wind
-// hazard at a point from NOAA's public event records.
+// Package severeweather measures tornado, hurricane-wind, hail and
+// damaging-wind hazard at a point from NOAA's public event records, each as
+// the quantity an underwriter prices (docs/methodology.md, "Severe
+// weather"):
 //
-// Tornadoes: SPC tornado paths 1950-2018 (segments from touchdown to
-// lift-off) plus SPC start points 2019-2022; the indicator is the annual
-// probability of a tornado day within 25 miles (40.2 km), each day weighted
-// by the highest (E)F rating among its tornadoes. Hurricanes: NHC HURDAT2
-// best tracks (Atlantic 1900-2019, eastern and central Pacific 1949-2019) as
-// segments between 6-hourly fixes; the indicator is the annual rate of storms
-// of hurricane strength within 100 km, weighted by Saffir-Simpson category.
-// Hail and damaging wind: SPC report counts per county, 1955-2015, per 1,000
-// km² of the county's land (at least 250 km²).
+//   - Tornado: the annual chance that a tornado path crosses the site, from
+//     the path area (length times width) of SPC tornado tracks within 25
+//     miles per year, for EF2+ tornadoes (1950-2018) and tornadoes of any
+//     rating (1995-2018, when weak tornadoes were reported consistently).
+//   - Hurricane wind: the annual chance of hurricane-force (64 kt) and
+//     major-hurricane (96 kt) winds at the site, from a wind field laid
+//     around every hourly position of the NHC HURDAT2 best tracks (Atlantic
+//     1900-2019, eastern and central Pacific 1949-2019) on 0.1-degree grids.
+//   - Hail and damaging wind: SPC report counts per county, 1955-2015, per
+//     1,000 km² of the county's land (at least 250 km²), labelled county.
 //
-// Limits: these are records of reported events, not hazard models. Early
-// decades under-report weak tornadoes and rural hail; report counts follow
-// population; tornadoes in Canada and Mexico are not in the record, so points
-// near those borders read low; the hurricane record ends in 2019, the hail
-// and wind tallies in 2015. Neither SPC nor the NHC files cover Guam, the
-// Northern Mariana Islands or American Samoa, where the module measures
-// nothing, nor the western Pacific basin (no hurricane indicator west of the
-// antimeridian). See docs/methodology.md (Severe weather module).
+// Limits: these are records of reported events, not full hazard models.
+// Path widths are the SPC's maximum widths from 1995, so strike chances lean
+// high; report counts follow population; tornadoes in Canada and Mexico are
+// not in the record; the wind field is symmetric outside analysed radii and
+// ignores terrain and surface roughness. Neither SPC nor the NHC files cover
+// Guam, the Northern Mariana Islands or American Samoa, where the module
+// measures nothing, nor Alaska's storms (no hurricane indicator there), and
+// Alaska's county tallies use obsolete codes (no hail or wind there).
 package severeweather
 
 import (
@@ -32,6 +35,10 @@ import (
 
 // Indicator ids.
 const (
+	IndTornadoStrikeSig  = "tornado_ef2_strike_annual_prob"
+	IndTornadoStrikeAny  = "tornado_strike_annual_prob"
+	IndHurricaneWind     = "hurricane_force_wind_annual_prob"
+	IndMajorWind         = "major_hurricane_wind_annual_prob"
 	IndTornadoProb       = "tornado_annual_prob_25mi"
 	IndSigTornadoes      = "significant_tornadoes_25mi"
 	IndHurricaneRate     = "hurricane_annual_rate_100km"
@@ -41,14 +48,12 @@ const (
 	IndWindDensity       = "wind_reports_per_1000km2"
 )
 
-// Weights of the ranked indicators' percentiles in the module score. Where an
-// indicator is not measured the engine scores on the others.
-const (
-	weightTornado   = 0.30
-	weightHurricane = 0.30
-	weightHail      = 0.25
-	weightWind      = 0.15
-)
+// Each peril has one weighted indicator, the physical quantity it is ranked
+// on (docs/methodology.md, "Severe weather"): the annual chance of an EF2+
+// tornado path crossing the site, the annual chance of hurricane-force
+// winds there, and the county densities of hail and damaging-wind reports.
+// The rest are context.
+const weightPeril = 1.0
 
 // Quality of the records: the SPC and NHC records are densest in the
 // conterminous states; Alaska, Hawaii and the Caribbean territories have few
@@ -61,7 +66,9 @@ const (
 // Resolutions of the module's indicators.
 var (
 	resTornado   = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "SPC tornado tracks within 25 miles, 1950-2022"}
+	resStrike    = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "SPC tornado path area within 25 miles per year"}
 	resHurricane = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "NHC best tracks within 100 km"}
+	resWind      = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.1-degree cells, about 11 km; wind field modelled from NHC best tracks"}
 	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county report tally"}
 )
 
@@ -74,6 +81,7 @@ type Module struct {
 	storms []storm
 	hsegs  []hseg
 	hurrIx *padIndex
+	winds  []windGrid
 
 	county map[string]countyReports
 
@@ -115,9 +123,9 @@ func Load(dir string, countyAreaKm2 map[string]float64) (*Module, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		storms, segs, err := loadHurdat(dir, srcHurdatAtlantic, atlantic, nil, nil, &m.hstats[atlantic])
+		storms, segs, tracks, err := loadHurdat(dir, srcHurdatAtlantic, atlantic, nil, nil, nil, &m.hstats[atlantic])
 		if err == nil {
-			storms, segs, err = loadHurdat(dir, srcHurdatPacific, pacific, storms, segs, &m.hstats[pacific])
+			storms, segs, tracks, err = loadHurdat(dir, srcHurdatPacific, pacific, storms, segs, tracks, &m.hstats[pacific])
 		}
 		if err != nil {
 			hurrErr = err
@@ -125,6 +133,7 @@ func Load(dir string, countyAreaKm2 map[string]float64) (*Module, error) {
 		}
 		m.storms, m.hsegs = storms, segs
 		m.hurrIx = newPadIndex(hsegBoxes(segs), hurricaneRadiusKm, hurricaneCellDeg)
+		m.winds = buildWindGrids(tracks)
 	}()
 	go func() {
 		defer wg.Done()
@@ -184,7 +193,9 @@ func spcCovers(s hazard.Site) bool {
 // only, so nothing west of the antimeridian (the western Aleutians included)
 // is covered by the western Pacific typhoon record we lack.
 func nhcCovers(s hazard.Site, lon float64) bool {
-	return spcCovers(s) && lon <= 0
+	// Alaska lies outside both basins: its storms are extratropical or
+	// former western Pacific typhoons, which the files do not hold.
+	return spcCovers(s) && lon <= 0 && s.StateFIPS != "02" && s.StateCode != "AK"
 }
 
 // Measure returns the severe-weather indicators at site.
@@ -195,33 +206,52 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		meas.Notes = []string{"NOAA's tornado, hail and wind records (SPC) and the hurricane best tracks used here (NHC Atlantic and eastern/central Pacific) do not cover this territory, so severe weather is not measured."}
 		return meas
 	}
-	meas.Indicators = make([]hazard.Indicator, 0, 7)
-	notes := make([]string, 0, 3)
+	meas.Indicators = make([]hazard.Indicator, 0, 11)
+	notes := make([]string, 0, 5)
 
 	tr := m.tornadoAt(lat, lon)
 	meas.Indicators = append(meas.Indicators,
-		hazard.Indicator{ID: IndTornadoProb, Label: "Annual chance of a tornado within 25 miles (EF-weighted, 1950-2022)", Value: tr.prob(), Unit: "probability", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resTornado, Ranked: true, Weight: weightTornado},
+		hazard.Indicator{ID: IndTornadoStrikeSig, Label: fmt.Sprintf("Annual chance that an EF2+ tornado path crosses the site (SPC paths %d-%d)", strikeSigFirstYr, tracksLastYr),
+			Value: tr.sigStrikeProb(), Unit: "probability", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resStrike, Ranked: true, Weight: weightPeril, AnnualChance: true},
+		hazard.Indicator{ID: IndTornadoStrikeAny, Label: fmt.Sprintf("Annual chance that a tornado path of any rating crosses the site (SPC paths %d-%d)", strikeAnyFirstYr, tracksLastYr),
+			Value: tr.anyStrikeProb(), Unit: "probability", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resStrike, Ranked: true},
+		hazard.Indicator{ID: IndTornadoProb, Label: "Annual chance of a tornado within 25 miles (EF-weighted, 1950-2022)", Value: tr.prob(), Unit: "probability", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resTornado, Ranked: true},
 		hazard.Indicator{ID: IndSigTornadoes, Label: "EF2+ tornadoes within 25 miles, 1950-2022", Value: float64(tr.sig), Unit: "count", Source: srcTornadoTracks, Peril: hazard.PerilTornado, Resolution: resTornado, Ranked: true},
 	)
-	notes = append(notes, tr.note())
+	notes = append(notes, tr.note(), tr.strikeNote())
 
 	if nhcCovers(site, lon) {
 		hr := m.hurricaneAt(lat, lon)
-		src := hr.source(lon)
+		passSrc := hr.source(lon)
+		n64, n96, b, inGrid := windAt(m.winds, lat, lon)
+		if !inGrid {
+			// Outside every grid no hurricane-force wind is on record; the
+			// basin on the site's side of the continent says so.
+			b = atlantic
+			if lon < -105 {
+				b = pacific
+			}
+		}
+		src := b.source()
+		w := newWindResult(n64, n96, b)
 		meas.Indicators = append(meas.Indicators,
-			hazard.Indicator{ID: IndHurricaneRate, Label: "Hurricane passes within 100 km per year (category-weighted)", Value: hr.rate(), Unit: "per year", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane, Ranked: true, Weight: weightHurricane},
-			hazard.Indicator{ID: IndHurricanes, Label: "Hurricanes within 100 km (Atlantic 1900-2019, Pacific 1949-2019)", Value: float64(hr.count), Unit: "count", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane, Ranked: true},
-			hazard.Indicator{ID: IndStrongestCategory, Label: "Strongest hurricane category within 100 km", Value: float64(hr.strongest), Unit: "category", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane},
+			hazard.Indicator{ID: IndHurricaneWind, Label: fmt.Sprintf("Annual chance of hurricane-force winds (64 kt and above) at the site (%s)", w.record()),
+				Value: w.hurricaneProb(), Unit: "probability", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resWind, Ranked: true, Weight: weightPeril, AnnualChance: true},
+			hazard.Indicator{ID: IndMajorWind, Label: fmt.Sprintf("Annual chance of major-hurricane winds (96 kt and above) at the site (%s)", w.record()),
+				Value: w.majorProb(), Unit: "probability", Source: src, Peril: hazard.PerilHurricaneWind, Resolution: resWind, Ranked: true},
+			hazard.Indicator{ID: IndHurricaneRate, Label: "Hurricane passes within 100 km per year (category-weighted)", Value: hr.rate(), Unit: "per year", Source: passSrc, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane, Ranked: true},
+			hazard.Indicator{ID: IndHurricanes, Label: "Hurricanes within 100 km (Atlantic 1900-2019, Pacific 1949-2019)", Value: float64(hr.count), Unit: "count", Source: passSrc, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane, Ranked: true},
+			hazard.Indicator{ID: IndStrongestCategory, Label: "Strongest hurricane category within 100 km", Value: float64(hr.strongest), Unit: "category", Source: passSrc, Peril: hazard.PerilHurricaneWind, Resolution: resHurricane},
 		)
-		notes = append(notes, hr.note())
+		notes = append(notes, w.note(), hr.note())
 	} else {
-		notes = append(notes, "The hurricane record used here does not cover the western Pacific, so no hurricane indicator is given.")
+		notes = append(notes, "The hurricane records used here (NHC Atlantic and eastern/central Pacific) do not cover this location's basin, so hurricane wind is not measured.")
 	}
 
 	if c, ok := m.county[site.CountyFIPS]; ok && reportTallyCovers(site) {
 		meas.Indicators = append(meas.Indicators,
-			hazard.Indicator{ID: IndHailDensity, Label: "Hail reports per 1,000 km² of county land, 1955-2015", Value: c.hailDens, Unit: "reports per 1,000 km²", Source: srcHail, Peril: hazard.PerilHail, Resolution: resCounty, Ranked: true, Weight: weightHail},
-			hazard.Indicator{ID: IndWindDensity, Label: "Damaging-wind reports per 1,000 km² of county land, 1955-2015", Value: c.windDens, Unit: "reports per 1,000 km²", Source: srcWind, Peril: hazard.PerilStraightLineWind, Resolution: resCounty, Ranked: true, Weight: weightWind},
+			hazard.Indicator{ID: IndHailDensity, Label: "Hail reports per 1,000 km² of county land, 1955-2015", Value: c.hailDens, Unit: "reports per 1,000 km²", Source: srcHail, Peril: hazard.PerilHail, Resolution: resCounty, Ranked: true, Weight: weightPeril},
+			hazard.Indicator{ID: IndWindDensity, Label: "Damaging-wind reports per 1,000 km² of county land, 1955-2015", Value: c.windDens, Unit: "reports per 1,000 km²", Source: srcWind, Peril: hazard.PerilStraightLineWind, Resolution: resCounty, Ranked: true, Weight: weightPeril},
 		)
 		notes = append(notes, c.note())
 	}

@@ -257,9 +257,14 @@ func ids(m hazard.Measurement) []string {
 }
 
 // attribution is the peril and resolution kind of every indicator the module
-// gives: tornado and hurricane indicators count reported events around the
-// site, hail and wind are county tallies.
+// gives: tornado indicators and the hurricane pass counts count reported
+// events around the site, the hurricane wind field is read from its grid
+// cell, hail and wind are county tallies.
 var attribution = map[string][2]string{
+	IndTornadoStrikeSig:  {hazard.PerilTornado, hazard.ResReportedEvents},
+	IndTornadoStrikeAny:  {hazard.PerilTornado, hazard.ResReportedEvents},
+	IndHurricaneWind:     {hazard.PerilHurricaneWind, hazard.ResGrid},
+	IndMajorWind:         {hazard.PerilHurricaneWind, hazard.ResGrid},
 	IndTornadoProb:       {hazard.PerilTornado, hazard.ResReportedEvents},
 	IndSigTornadoes:      {hazard.PerilTornado, hazard.ResReportedEvents},
 	IndHurricaneRate:     {hazard.PerilHurricaneWind, hazard.ResReportedEvents},
@@ -275,22 +280,27 @@ var modulePerils = map[string]bool{hazard.PerilTornado: true, hazard.PerilHurric
 
 func TestMeasure(t *testing.T) {
 	m := loadFixture(t)
-	all := []string{IndTornadoProb, IndSigTornadoes, IndHurricaneRate, IndHurricanes, IndStrongestCategory, IndHailDensity, IndWindDensity}
+	all := []string{IndTornadoStrikeSig, IndTornadoStrikeAny, IndTornadoProb, IndSigTornadoes,
+		IndHurricaneWind, IndMajorWind, IndHurricaneRate, IndHurricanes, IndStrongestCategory, IndHailDensity, IndWindDensity}
+	tornado := all[:4]
 	for _, c := range []struct {
 		name    string
 		site    hazard.Site
 		ids     []string
 		quality float64
-		notes   int
+		notes   int // tornado days, strike, [wind field, hurricane passes | no basin], [tally | Alaska]
 	}{
-		{"Oklahoma County", datatest.Site(35.47, -97.52, "40109", "OK"), all, qualityConus, 3},
-		{"Honolulu", datatest.Site(21.31, -157.86, "15003", "HI"), all, qualityOther, 3},
-		{"San Juan (no reports)", datatest.Site(18.47, -66.11, "72127", "PR"), all, qualityOther, 3},
-		{"county without area", datatest.Site(40, -89, "17999", "IL"), all[:5], qualityConus, 2},
+		{"Oklahoma County", datatest.Site(35.47, -97.52, "40109", "OK"), all, qualityConus, 5},
+		{"Honolulu", datatest.Site(21.31, -157.86, "15003", "HI"), all, qualityOther, 5},
+		{"San Juan (no reports)", datatest.Site(18.47, -66.11, "72127", "PR"), all, qualityOther, 5},
+		{"county without area", datatest.Site(40, -89, "17999", "IL"), all[:9], qualityConus, 4},
+		// Neither basin file covers Alaska: its storms are extratropical
+		// or former western Pacific typhoons. Its hail and wind tallies use
+		// obsolete codes; a note stands in for each.
+		{"Adak", datatest.Site(51.88, -176.64, "02016", "AK"), tornado, qualityOther, 4},
 		// West of the date line only the western Pacific typhoon record,
-		// which we lack, could speak to hurricanes; Alaska's hail and wind
-		// tallies use obsolete codes, so a note stands in for them.
-		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), []string{IndTornadoProb, IndSigTornadoes}, qualityOther, 3},
+		// which we lack, could speak to hurricanes.
+		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), tornado, qualityOther, 4},
 		{"Guam", datatest.Site(13.47, 144.75, "66010", "GU"), nil, 0, 1},
 		{"Saipan by state FIPS only", hazard.Site{Lat: 15.18, Lon: 145.75, CountyFIPS: "69110", StateFIPS: "69"}, nil, 0, 1},
 	} {
@@ -304,9 +314,16 @@ func TestMeasure(t *testing.T) {
 		if got.HasHazardData() != (c.ids != nil) {
 			t.Errorf("%s: HasHazardData() = %v", c.name, got.HasHazardData())
 		}
+		weighted := map[string]int{}
 		for _, in := range got.Indicators {
 			if in.Weight > 0 && !in.Ranked {
 				t.Errorf("%s: %s weighted but not ranked", c.name, in.ID)
+			}
+			if in.Weight > 0 {
+				weighted[in.Peril]++
+			}
+			if in.AnnualChance && (in.Weight == 0 || in.Unit != "probability" || in.Value < 0 || in.Value >= 1) {
+				t.Errorf("%s: %s marked as an annual chance: %+v", c.name, in.ID, in)
 			}
 			if _, ok := data.SourceByID(in.Source); !ok {
 				t.Errorf("%s: %s cites unknown source %q", c.name, in.ID, in.Source)
@@ -315,14 +332,60 @@ func TestMeasure(t *testing.T) {
 				t.Errorf("%s: %s = %v", c.name, in.ID, in.Value)
 			}
 		}
+		// Each peril measured is ranked on exactly one indicator.
+		for p, n := range weighted {
+			if n != 1 {
+				t.Errorf("%s: peril %s has %d weighted indicators, want 1", c.name, p, n)
+			}
+		}
+	}
+}
+
+// TestWeightedIndicators: each peril is ranked on the one indicator that
+// states its physical hazard at the site, with weight 1; the rest are
+// context. The tornado and hurricane indicators weighted are annual
+// chances.
+func TestWeightedIndicators(t *testing.T) {
+	m := loadFixture(t)
+	want := map[string]struct {
+		peril        string
+		annualChance bool
+	}{
+		IndTornadoStrikeSig: {hazard.PerilTornado, true},
+		IndHurricaneWind:    {hazard.PerilHurricaneWind, true},
+		IndHailDensity:      {hazard.PerilHail, false},
+		IndWindDensity:      {hazard.PerilStraightLineWind, false},
+	}
+	for _, site := range []hazard.Site{
+		datatest.Site(35.47, -97.52, "40109", "OK"),
+		datatest.Site(25.76, -80.19, "12086", "FL"),
+		datatest.Site(21.31, -157.86, "15003", "HI"),
+	} {
+		seen := 0
+		for _, in := range m.Measure(site).Indicators {
+			w, ok := want[in.ID]
+			switch {
+			case ok:
+				seen++
+				if in.Weight != 1 || !in.Ranked || in.Peril != w.peril || in.AnnualChance != w.annualChance {
+					t.Errorf("%s at %s: weight %v ranked %v peril %q annual chance %v; want 1, ranked, %q, %v",
+						in.ID, site.CountyFIPS, in.Weight, in.Ranked, in.Peril, in.AnnualChance, w.peril, w.annualChance)
+				}
+			case in.Weight != 0 || in.AnnualChance:
+				t.Errorf("%s at %s: context indicator with weight %v, annual chance %v", in.ID, site.CountyFIPS, in.Weight, in.AnnualChance)
+			}
+		}
+		if seen != len(want) {
+			t.Errorf("%s: %d of the %d weighted indicators present", site.CountyFIPS, seen, len(want))
+		}
 	}
 }
 
 // TestIndicatorAttribution checks at the fixture sites that every weighted
 // indicator names one of the module's perils and one of the four resolution
 // kinds, and that each indicator has the peril and kind it should: hail and
-// wind are county tallies, tornado and hurricane indicators are reported
-// events around the site.
+// wind are county tallies, the hurricane wind field is a grid, tornado
+// indicators and hurricane passes are reported events around the site.
 func TestIndicatorAttribution(t *testing.T) {
 	m := loadFixture(t)
 	for _, c := range []struct {
@@ -369,7 +432,9 @@ func TestIndicatorAttribution(t *testing.T) {
 // TestAlaskaOmitsCountyTallies: the SPC hail and wind tallies file Alaska
 // under obsolete codes, so an Alaska borough's tally would read as zero
 // reports. The module must leave hail and wind out, with a note, rather
-// than report that zero, while still measuring tornadoes and hurricanes.
+// than report that zero, while still measuring tornadoes. Hurricane wind
+// is not measured in Alaska either, on either side of the date line:
+// neither basin file holds its storms.
 func TestAlaskaOmitsCountyTallies(t *testing.T) {
 	m := loadFixture(t)
 	// The borough has a land area, so a county row exists (all zeros): the
@@ -378,13 +443,12 @@ func TestAlaskaOmitsCountyTallies(t *testing.T) {
 		t.Fatalf("fixture county 02016 = %+v, %v; want a zero row", cr, ok)
 	}
 	for _, c := range []struct {
-		name      string
-		site      hazard.Site
-		hurricane bool
+		name string
+		site hazard.Site
 	}{
-		{"Adak, east of the date line", datatest.Site(51.88, -176.64, "02016", "AK"), true},
-		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK"), false},
-		{"by state FIPS only", hazard.Site{Lat: 51.88, Lon: -176.64, CountyFIPS: "02016", StateFIPS: "02"}, true},
+		{"Adak, east of the date line", datatest.Site(51.88, -176.64, "02016", "AK")},
+		{"western Aleutians", datatest.Site(52.9, 173.2, "02016", "AK")},
+		{"by state FIPS only", hazard.Site{Lat: 51.88, Lon: -176.64, CountyFIPS: "02016", StateFIPS: "02"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := m.Measure(c.site)
@@ -393,13 +457,15 @@ func TestAlaskaOmitsCountyTallies(t *testing.T) {
 					t.Errorf("%s (%s) = %v measured in Alaska", in.ID, in.Peril, in.Value)
 				}
 			}
-			if has := slices.Contains(ids(got), IndTornadoProb); !has || !got.HasHazardData() {
+			if has := slices.Contains(ids(got), IndTornadoStrikeSig); !has || !got.HasHazardData() {
 				t.Errorf("indicators %v: want the tornado indicators still measured", ids(got))
 			}
-			if has := slices.Contains(ids(got), IndHurricaneRate); has != c.hurricane {
-				t.Errorf("indicators %v: hurricane rate present %v, want %v", ids(got), has, c.hurricane)
+			for _, in := range got.Indicators {
+				if in.Peril == hazard.PerilHurricaneWind {
+					t.Errorf("%s = %v measured in Alaska", in.ID, in.Value)
+				}
 			}
-			var alaska, tally int
+			var alaska, tally, basin int
 			for _, n := range got.Notes {
 				if strings.Contains(n, "Alaska") && strings.Contains(n, "hail") && strings.Contains(n, "not measured") {
 					alaska++
@@ -407,14 +473,25 @@ func TestAlaskaOmitsCountyTallies(t *testing.T) {
 				if strings.Contains(n, "hail reports") {
 					tally++
 				}
+				if strings.Contains(n, "hurricane wind is not measured") {
+					basin++
+				}
 			}
-			if alaska != 1 || tally != 0 {
-				t.Errorf("notes %q: want one note that Alaska's hail and wind are not measured and no county tally note", got.Notes)
+			if alaska != 1 || tally != 0 || basin != 1 {
+				t.Errorf("notes %q: want one note that Alaska's hail and wind are not measured, one that hurricane wind is not, and no county tally note", got.Notes)
 			}
 			if got.Quality != qualityOther {
 				t.Errorf("quality %v, want %v", got.Quality, qualityOther)
 			}
 		})
+	}
+	// The hurricane rule also holds for a site known by its state code
+	// alone.
+	anc := m.Measure(hazard.Site{Lat: 61.2181, Lon: -149.9003, CountyFIPS: "02020", StateCode: "AK"})
+	for _, in := range anc.Indicators {
+		if in.Peril == hazard.PerilHurricaneWind {
+			t.Errorf("Anchorage by state code: %s = %v measured", in.ID, in.Value)
+		}
 	}
 	// Outside Alaska the note does not appear.
 	for _, n := range m.Measure(datatest.Site(35.47, -97.52, "40109", "OK")).Notes {
@@ -427,12 +504,13 @@ func TestAlaskaOmitsCountyTallies(t *testing.T) {
 func TestMeasureValuesAndNotes(t *testing.T) {
 	m := loadFixture(t)
 	okc := m.Measure(datatest.Site(35.47, -97.52, "40109", "OK"))
-	var wsum float64
+	// The engine takes each peril's weighted mean: one weight of 1 each.
+	wsum := map[string]float64{}
 	for _, in := range okc.Indicators {
-		wsum += in.Weight
+		wsum[in.Peril] += in.Weight
 	}
-	if !near(wsum, 1) {
-		t.Errorf("weights sum to %v, want 1", wsum)
+	if want := map[string]float64{hazard.PerilTornado: 1, hazard.PerilHurricaneWind: 1, hazard.PerilHail: 1, hazard.PerilStraightLineWind: 1}; !reflect.DeepEqual(wsum, want) {
+		t.Errorf("weights per peril %v, want %v", wsum, want)
 	}
 	if p := indicator(t, okc, IndTornadoProb).Value; !near(p, 1-math.Exp(-8.0/73)) {
 		t.Errorf("tornado probability %v", p)
@@ -440,11 +518,33 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 	if n := indicator(t, okc, IndSigTornadoes); n.Value != 2 || n.Weight != 0 || !n.Ranked {
 		t.Errorf("significant tornadoes %+v", n)
 	}
+	if p := indicator(t, okc, IndTornadoProb); p.Weight != 0 || !p.Ranked {
+		t.Errorf("tornado-day probability should be ranked context: %+v", p)
+	}
+	if s := indicator(t, okc, IndTornadoStrikeSig); s.Weight != 1 || !s.AnnualChance || s.Value <= 0 || s.Source != srcTornadoTracks ||
+		s.Label != "Annual chance that an EF2+ tornado path crosses the site (SPC paths 1950-2018)" {
+		t.Errorf("EF2+ strike %+v", s)
+	}
+	if a := indicator(t, okc, IndTornadoStrikeAny); a.Weight != 0 || a.AnnualChance || !a.Ranked || a.Value <= indicator(t, okc, IndTornadoStrikeSig).Value {
+		t.Errorf("any-rating strike %+v: want ranked context above the EF2+ chance", a)
+	}
+	if h := indicator(t, okc, IndHurricaneWind); h.Value != 0 || h.Weight != 1 {
+		t.Errorf("Oklahoma hurricane wind %+v", h)
+	}
+	for _, id := range []string{IndHurricaneRate, IndHurricanes} {
+		if h := indicator(t, okc, id); h.Weight != 0 || !h.Ranked {
+			t.Errorf("%s should be ranked context: %+v", id, h)
+		}
+	}
 	if s := indicator(t, okc, IndStrongestCategory); s.Ranked || s.Weight != 0 {
 		t.Errorf("strongest category should be context only: %+v", s)
 	}
 	wantNotes := []string{
 		"A tornado came within 25 miles on 4 days in 1950-2022 (5 tornadoes, 2 rated EF2 or stronger): an annual chance of about 5.3%, or about 10% weighted by EF rating.",
+		// EF2+ path area about 96 km² in 69 years, any rating about 98 km²
+		// in 24, over the 5,077 km² disc (TestTornadoAtPathArea).
+		"From the tornado path area recorded within 25 miles: a tornado of any rating crosses a given point here about once in 1,200 years; an EF2+ tornado about once in 3,700 years.",
+		"No hurricane-force winds reached this site in the modelled wind fields of the Atlantic best tracks 1900-2019 (120 years).",
 		"No hurricane-strength storm passed within 100 km in the Atlantic (1900-2019) or eastern and central Pacific (1949-2019) records.",
 		"The county logged 800 hail reports and 600 damaging-wind reports in 1955-2015 (444.4 and 333.3 per 1,000 km² of land).",
 	}
@@ -456,15 +556,23 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 	if h := indicator(t, mia, IndHurricaneRate); !near(h.Value, 3.0/120) || h.Source != srcHurdatAtlantic {
 		t.Errorf("Miami hurricane rate %+v", h)
 	}
-	if !strings.Contains(mia.Notes[1], "1 hurricane has passed within 100 km since 1900 (through 2019), strongest Category 3.") {
-		t.Errorf("Miami hurricane note %q", mia.Notes[1])
+	if want := "Hurricane-force winds (64 kt+) reached this site in 1 storm of the Atlantic best tracks 1900-2019, about once in 120 years; major-hurricane winds (96 kt+) in none."; mia.Notes[2] != want {
+		t.Errorf("Miami wind-field note %q, want %q", mia.Notes[2], want)
+	}
+	if !strings.Contains(mia.Notes[3], "1 hurricane has passed within 100 km since 1900 (through 2019), strongest Category 3.") {
+		t.Errorf("Miami hurricane note %q", mia.Notes[3])
 	}
 	hnl := m.Measure(datatest.Site(21.31, -157.86, "15003", "HI"))
-	if h := indicator(t, hnl, IndHurricaneRate); h.Source != srcHurdatPacific {
-		t.Errorf("Honolulu hurricane source %q", h.Source)
+	for _, id := range []string{IndHurricaneWind, IndMajorWind, IndHurricaneRate, IndHurricanes, IndStrongestCategory} {
+		if h := indicator(t, hnl, id); h.Source != srcHurdatPacific {
+			t.Errorf("Honolulu %s source %q", id, h.Source)
+		}
 	}
-	if !strings.Contains(hnl.Notes[1], "since 1949") {
-		t.Errorf("Honolulu hurricane note %q", hnl.Notes[1])
+	if !strings.Contains(hnl.Notes[2], "eastern and central Pacific best tracks 1949-2019, about once in 71 years") {
+		t.Errorf("Honolulu wind-field note %q", hnl.Notes[2])
+	}
+	if !strings.Contains(hnl.Notes[3], "since 1949") {
+		t.Errorf("Honolulu hurricane note %q", hnl.Notes[3])
 	}
 
 	// Same input, same output.
@@ -547,6 +655,9 @@ func TestMalformedFiles(t *testing.T) {
 		{"hurdat latitude", al, 5, "AL031950,ABLE,1950-09-10T00:00Z,,HU,north,-77.0,100.0,960,,,,,,,,,,,,", `"Lat"`},
 		{"hurdat wind", al, 5, "AL031950,ABLE,1950-09-10T00:00Z,,HU,25.3,-77.0,999,960,,,,,,,,,,,,", `"Wind"`},
 		{"hurdat key", ep, 3, "XX,UNNAMED,1954-07-01T06:00Z,,TS,13.8,-101.0,45,,,,,,,,,,,,,", `"Key"`},
+		{"hurdat time", al, 5, "AL031950,ABLE,1950-09-10 00:00,,HU,25.3,-77.0,100.0,960,,,,,,,,,,,,", `"DateTime"`},
+		{"hurdat radius", al, 5, "AL031950,ABLE,1950-09-10T00:00Z,,HU,25.3,-77.0,100.0,960,,,,,,,,,-5,,,", `"NE64"`},
+		{"hurdat radius text", ep, 8, "CP031992,IKAIKA,1992-09-11T00:00Z,,HU,19.0,-158.5,110,945,,,,,,,,,,,,wide", `"NW64"`},
 		{"hurdat storm split", al, 6, "AL021880,UNNAMED,1950-09-10T06:00Z,,HU,25.3,-79.0,100.0,958,,,,,,,,,,,,", "appears again"},
 		{"hail count", hail, 4, `"12","086",many,130`, `"n_storms"`},
 		{"wind county", wind, 2, `"06","75",3,150`, "FIPS"},

@@ -31,6 +31,20 @@ const (
 	// result by less than the 40 km radius, so the segment is kept.
 	trackSlackKm = 20.0
 	kmPerMile    = 1.609344
+	kmPerYard    = 0.0009144
+
+	// Strike probabilities (docs/methodology.md, "Tornado"): the path area
+	// that falls inside the 25-mile disc around the site per year, divided
+	// by the disc's area. Damaging (EF2+) tornadoes are counted from 1950:
+	// strong tornadoes were reported throughout. Weak ones were not: the
+	// count of EF0-EF1 reports roughly tripled between the 1950s and the
+	// 1990s as spotter networks and Doppler radar spread, so tornadoes of
+	// any rating are counted from 1995, the year the SPC also began to
+	// record the maximum rather than the mean path width.
+	strikeSigFirstYr = 1950
+	strikeAnyFirstYr = 1995
+	strikeSigYears   = tracksLastYr - strikeSigFirstYr + 1
+	strikeAnyYears   = tracksLastYr - strikeAnyFirstYr + 1
 )
 
 // track is one tornado: a segment from touchdown to lift-off, or a point
@@ -40,6 +54,9 @@ type track struct {
 	day                    int32   // local date as yyyymmdd
 	weight                 float32 // EF weight (tornadoWeight)
 	sig                    bool    // rated EF2 or stronger
+	// Path length and width in km; 0 for the 2019-2022 start points,
+	// which have neither and take no part in strike probabilities.
+	lenKm, widKm float32
 }
 
 // tornadoWeight weights a tornado by its F/EF rating: 1 for EF0-EF1 and
@@ -64,6 +81,7 @@ type tornadoStats struct {
 	unknownMag   int
 	outOfPeriod  int // tracks-file rows outside 1950-2018, skipped
 	startSkipped int // start-points rows outside 2019-2022, skipped
+	imputedWidth int // tracks without a width that took their class's median
 }
 
 func checkLatLon(t *data.Table, lat, lon float64) error {
@@ -105,7 +123,7 @@ func parseYear(t *data.Table, col string) (int, error) {
 // loadTracks reads the 1950-2018 SPC tornado paths.
 func loadTracks(dir string, st *tornadoStats) ([]track, error) {
 	rel := data.Path(srcTornadoTracks)
-	t, err := data.OpenTable(dir, rel, "om", "yr", "mo", "dy", "time", "mag", "slat", "slon", "elat", "elon", "len")
+	t, err := data.OpenTable(dir, rel, "om", "yr", "mo", "dy", "time", "mag", "slat", "slon", "elat", "elon", "len", "wid")
 	if err != nil {
 		return nil, err
 	}
@@ -132,13 +150,16 @@ func loadTracks(dir string, st *tornadoStats) ([]track, error) {
 		if err1 != nil || err2 != nil || mo < 1 || mo > 12 || dy < 1 || dy > 31 {
 			return nil, t.Errorf("month %q / day %q is not a date", t.String("mo"), t.String("dy"))
 		}
-		var v [5]float64
-		for i, c := range [...]string{"slat", "slon", "elat", "elon", "len"} {
+		var v [6]float64
+		for i, c := range [...]string{"slat", "slon", "elat", "elon", "len", "wid"} {
 			if v[i], err = t.Float(c); err != nil {
 				return nil, err
 			}
 		}
-		slat, slon, elat, elon, lenMi := v[0], v[1], v[2], v[3], v[4]
+		slat, slon, elat, elon, lenMi, widYd := v[0], v[1], v[2], v[3], v[4], v[5]
+		if lenMi < 0 || widYd < 0 || lenMi > 500 || widYd > 5000 {
+			return nil, t.Errorf("path length %v mi / width %v yd out of range", lenMi, widYd)
+		}
 		if err := checkLatLon(t, slat, slon); err != nil {
 			return nil, err
 		}
@@ -159,7 +180,8 @@ func loadTracks(dir string, st *tornadoStats) ([]track, error) {
 		}
 		seen[k] = struct{}{}
 		slon, elon = geo.NormalizeLon(slon), geo.NormalizeLon(elon)
-		tr := track{alat: float32(slat), alon: float32(slon), blat: float32(elat), blon: float32(elon), day: int32(yr*10000 + mo*100 + dy), weight: tornadoWeight(mag), sig: mag >= 2}
+		tr := track{alat: float32(slat), alon: float32(slon), blat: float32(elat), blon: float32(elon), day: int32(yr*10000 + mo*100 + dy), weight: tornadoWeight(mag), sig: mag >= 2,
+			lenKm: float32(lenMi * kmPerMile), widKm: float32(widYd * kmPerYard)}
 		if elat == 0 || elon == 0 {
 			// Older SPC records mark an unknown end with zeros.
 			tr.blat, tr.blon = tr.alat, tr.alon
@@ -178,7 +200,48 @@ func loadTracks(dir string, st *tornadoStats) ([]track, error) {
 		return nil, err
 	}
 	st.tracks = len(tracks)
+	st.imputedWidth = imputeWidths(tracks)
 	return tracks, nil
+}
+
+// imputeWidths gives a track recorded without a width (0 yards; 473 of the
+// 1995-2018 rows) the median width of tracks of its rating class (EF0-1,
+// EF2-3, EF4-5) in its era (before 1995 the SPC recorded the mean width,
+// from 1995 the maximum), and returns how many it filled.
+func imputeWidths(tracks []track) int {
+	era := func(tr *track) int { return btoi(tr.day >= strikeAnyFirstYr*10000) }
+	var widths [2][4][]float32 // [era][weight class]
+	for i := range tracks {
+		if tr := &tracks[i]; tr.widKm > 0 {
+			widths[era(tr)][int(tr.weight)] = append(widths[era(tr)][int(tr.weight)], tr.widKm)
+		}
+	}
+	var median [2][4]float32
+	for e := range widths {
+		for w := range widths[e] {
+			if ws := widths[e][w]; len(ws) > 0 {
+				slices.Sort(ws)
+				median[e][w] = ws[len(ws)/2]
+			}
+		}
+	}
+	n := 0
+	for i := range tracks {
+		if tr := &tracks[i]; tr.widKm == 0 {
+			if w := median[era(tr)][int(tr.weight)]; w > 0 {
+				tr.widKm = w
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // loadStartPoints appends the 2019-2022 tornadoes of the SPC start-points
@@ -281,6 +344,58 @@ type tornadoResult struct {
 	sig      int     // of which EF2+
 	days     int     // distinct days with a tornado within the radius
 	weighted float64 // sum over those days of the day's highest EF weight
+	// Path area (km²) inside the disc: EF2+ paths of 1950-2018 and paths of
+	// any rating of 1995-2018.
+	sigAreaKm2, anyAreaKm2 float64
+}
+
+// strikeRate is the expected number of times per year that a path of the
+// given area total over years crosses a point of the disc: the share of
+// the disc's area swept per year.
+func strikeRate(areaKm2 float64, years int) float64 {
+	return areaKm2 / (math.Pi * tornadoRadiusKm * tornadoRadiusKm * float64(years))
+}
+
+// sigStrikeProb is the annual probability that an EF2+ tornado path crosses
+// the site; anyStrikeProb the same for a tornado of any rating.
+func (r tornadoResult) sigStrikeProb() float64 {
+	return 1 - math.Exp(-strikeRate(r.sigAreaKm2, strikeSigYears))
+}
+
+func (r tornadoResult) anyStrikeProb() float64 {
+	return 1 - math.Exp(-strikeRate(r.anyAreaKm2, strikeAnyYears))
+}
+
+// pathAreaInDisc is the area (km²) of a track's path that lies within the
+// frame's disc of radius r: the path width times the length of the path
+// inside the disc. The straight chord from touchdown to lift-off stands for
+// the path, stretched to the recorded path length (a real path bends). A
+// track without an end point is taken to run from its start straight away
+// from the site, a lower bound.
+func (f frame) pathAreaInDisc(tr *track, r float64) float64 {
+	if tr.lenKm <= 0 || tr.widKm <= 0 {
+		return 0
+	}
+	length := float64(tr.lenKm)
+	if tr.alat == tr.blat && tr.alon == tr.blon {
+		ax, ay, _, _ := f.seg(tr.alat, tr.alon, tr.blat, tr.blon)
+		d := math.Hypot(ax, ay)
+		if d >= r {
+			return 0
+		}
+		return float64(tr.widKm) * math.Min(length, r-d)
+	}
+	t0, t1, ok := f.discSpan(tr.alat, tr.alon, tr.blat, tr.blon, r)
+	if !ok {
+		return 0
+	}
+	ax, ay, bx, by := f.seg(tr.alat, tr.alon, tr.blat, tr.blon)
+	chord := math.Hypot(bx-ax, by-ay)
+	stretch := 1.0
+	if length > chord && chord > 0 {
+		stretch = length / chord
+	}
+	return float64(tr.widKm) * (t1 - t0) * chord * stretch
 }
 
 // rate is the EF-weighted annual rate of tornado days within the radius.
@@ -315,6 +430,16 @@ func (m *Module) tornadoAt(lat, lon float64) tornadoResult {
 		if tr.sig {
 			res.sig++
 		}
+		if yr := tr.day / 10000; yr <= tracksLastYr && (tr.sig || yr >= strikeAnyFirstYr) {
+			if a := f.pathAreaInDisc(tr, tornadoRadiusKm); a > 0 {
+				if tr.sig {
+					res.sigAreaKm2 += a
+				}
+				if yr >= strikeAnyFirstYr {
+					res.anyAreaKm2 += a
+				}
+			}
+		}
 		if tr.day != curDay {
 			sum += float64(dayW)
 			res.days++
@@ -334,6 +459,26 @@ func (r tornadoResult) note() string {
 	plain := 1 - math.Exp(-float64(r.days)/tornadoYears)
 	return fmt.Sprintf("A tornado came within 25 miles on %s in %d-%d (%s, %d rated EF2 or stronger): an annual chance of %s, or %s weighted by EF rating.",
 		plural(r.days, "day", "days"), tornadoFirstYr, tornadoLastYr, plural(r.count, "tornado", "tornadoes"), r.sig, percent(plain), percent(r.prob()))
+}
+
+// strikeNote states the strike probabilities as return periods.
+func (r tornadoResult) strikeNote() string {
+	sig, any := r.sigStrikeProb(), r.anyStrikeProb()
+	if sig <= 0 && any <= 0 {
+		return fmt.Sprintf("No recorded tornado path crossed the 25 miles around this site (EF2+ %d-%d, any rating %d-%d).", strikeSigFirstYr, tracksLastYr, strikeAnyFirstYr, tracksLastYr)
+	}
+	var parts []string
+	if any > 0 {
+		parts = append(parts, "a tornado of any rating crosses a given point here about once in "+returnYears(1/any)+" years")
+	} else {
+		parts = append(parts, fmt.Sprintf("no tornado path of any rating has come this close since %d", strikeAnyFirstYr))
+	}
+	if sig > 0 {
+		parts = append(parts, "an EF2+ tornado about once in "+returnYears(1/sig)+" years")
+	} else {
+		parts = append(parts, "no EF2+ path was recorded this close")
+	}
+	return "From the tornado path area recorded within 25 miles: " + strings.Join(parts, "; ") + "."
 }
 
 func percent(p float64) string {
