@@ -281,27 +281,40 @@ func returnPeriod(p float64) float64 {
 	return f
 }
 
-// evidence describes what a peril rests on at the site: its registered
-// evidence indicator, else its heaviest weighted one, with its value and
-// where it was measured.
+// evidence describes what a peril rests on at the site, with its value and
+// where it was measured: for a peril with one measured weighted indicator,
+// the registry's cited evidence (a physical quantity); for one with
+// several, the indicator that contributes most, or the quantity it is
+// computed from (its Basis).
 func evidence(r *moduleResult, peril int) string {
 	if peril < 0 || peril >= len(r.spec.Perils) {
 		return ""
 	}
-	in, ok := indicatorByID(r.meas.Indicators, r.spec.Perils[peril].Evidence)
-	if !ok || r.spec.Perils[peril].Evidence == "" {
-		best, bestW := -1, 0.0
-		for i, o := range r.os {
-			if o.peril == peril && o.weight > bestW && !math.IsNaN(r.shares[i]) {
-				best, bestW = i, o.weight
-			}
+	top, topC, n := -1, -1.0, 0
+	for i, o := range r.os {
+		if o.peril != peril || o.weight <= 0 || math.IsNaN(r.shares[i]) {
+			continue
 		}
-		if best < 0 {
-			return ""
+		n++
+		if c := o.weight * r.shares[i]; c > topC {
+			top, topC = i, c
 		}
-		if in, ok = indicatorByID(r.meas.Indicators, r.os[best].id); !ok {
-			return ""
+	}
+	if top < 0 {
+		return ""
+	}
+	id := r.os[top].id
+	if in, ok := indicatorByID(r.meas.Indicators, id); ok && in.Basis != "" {
+		id = in.Basis
+	}
+	if ev := r.spec.Perils[peril].Evidence; n == 1 && ev != "" {
+		if _, ok := indicatorByID(r.meas.Indicators, ev); ok {
+			id = ev
 		}
+	}
+	in, ok := indicatorByID(r.meas.Indicators, id)
+	if !ok {
+		return ""
 	}
 	value := formatValue(in.Value, in.Unit)
 	if in.Text != "" && in.Unit != "name" {

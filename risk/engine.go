@@ -35,6 +35,7 @@ import (
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
+	"locrisk/risk/hydrology"
 	"locrisk/risk/nri"
 )
 
@@ -112,6 +113,7 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 	if err := runAll(ctx, loaders); err != nil {
 		return nil, err
 	}
+	useStormClimate(e.modules)
 	for k, v := range e.coverage.Rows() {
 		e.rows[k] = v
 	}
@@ -185,6 +187,26 @@ func CheckFiles(dir string) error {
 		return data.MissingError(dir, missing)
 	}
 	return nil
+}
+
+// useStormClimate gives the hydrology module the severe weather module's
+// hurricane wind climate for its storm surge indicator, when the severe
+// weather module provides one. It runs once, after every module is loaded
+// and before anything is measured.
+func useStormClimate(modules []hazard.Module) {
+	var hydro *hydrology.Module
+	var climate hydrology.StormClimate
+	for _, m := range modules {
+		if h, ok := m.(*hydrology.Module); ok {
+			hydro = h
+		}
+		if c, ok := m.(hydrology.StormClimate); ok && m.Name() == hazard.SevereWeather {
+			climate = c
+		}
+	}
+	if hydro != nil && climate != nil {
+		hydro.UseStormClimate(climate)
+	}
 }
 
 // orNil turns a typed nil module pointer into a nil interface on error.

@@ -37,6 +37,10 @@ func recommendations(results []moduleResult) []Recommendation {
 				text += " Evidence: " + ev + "."
 			}
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: text})
+		default:
+			if near, ok := nearCondition(r); ok {
+				medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: r.spec.NearAdvice + " Evidence: " + near + "."})
+			}
 		}
 	}
 	return append(append([]Recommendation{}, high...), medium...)
@@ -50,7 +54,7 @@ func strongEvidence(r *moduleResult) (string, bool) {
 			continue
 		}
 		in, ok := indicatorByID(r.meas.Indicators, ps.High.Indicator)
-		if !ok || (in.Resolution.Kind != hazard.ResSite && in.Resolution.Kind != hazard.ResGrid) {
+		if !ok || (in.Resolution.Kind != hazard.ResSite && in.Resolution.Kind != hazard.ResGrid && !(ps.High.County && in.Resolution.Kind == hazard.ResCounty)) {
 			continue
 		}
 		if ps.High.Met(in.Value) {
@@ -61,8 +65,9 @@ func strongEvidence(r *moduleResult) (string, bool) {
 	return "", false
 }
 
-// screening opens a recommendation that rests on evidence too coarse for a
-// high priority, naming it.
+// screening opens a recommendation that rests on evidence too coarse or too
+// weak for a high priority, naming it: county averages, reported events, or
+// site and grid evidence below the peril's documented threshold.
 func screening(r *moduleResult) string {
 	ev := evidence(r, r.driver)
 	lead := "Screening"
@@ -71,9 +76,25 @@ func screening(r *moduleResult) string {
 		lead = "County-level screening"
 	case hazard.ResReportedEvents:
 		lead = "Screening from reported events"
+	default:
+		if t := r.spec.Perils[r.driver].High; t != nil {
+			lead = "Screening below the high-priority threshold (" + t.Text + ")"
+		}
 	}
 	if ev == "" {
 		return lead + ": "
 	}
-	return fmt.Sprintf("%s (%s, higher than %d%% of US residents): ", lead, ev, scoreOf(r.perils[r.driver].share))
+	return fmt.Sprintf("%s; %s, higher than %d%% of US residents: ", lead, ev, scoreOf(r.perils[r.driver].share))
+}
+
+// nearCondition reports the first of the module's Near conditions the site
+// meets, described.
+func nearCondition(r *moduleResult) (string, bool) {
+	for _, t := range r.spec.Near {
+		in, ok := indicatorByID(r.meas.Indicators, t.Indicator)
+		if ok && in.Text == "" && t.Met(in.Value) {
+			return fmt.Sprintf("%s: %s (%s)", lowerFirst(in.Label), formatValue(in.Value, in.Unit), t.Text), true
+		}
+	}
+	return "", false
 }

@@ -22,6 +22,12 @@ type ModuleSpec struct {
 	Noun   string // for sentences, e.g. "severe weather hazard"
 	Perils []PerilSpec
 	Advice Advice
+	// Near lists site conditions that earn the module a medium-priority
+	// recommendation (NearAdvice) even where its score is low: a flood
+	// zone determination for a site by a river or an open coast, since no
+	// flood-zone map is used.
+	Near       []Threshold
+	NearAdvice string
 	// load reads the module's data sets.
 	load func(dir string, env loadEnv) (hazard.Module, error)
 }
@@ -50,6 +56,10 @@ type Threshold struct {
 	AtLeast   float64 // the indicator's value must be >= AtLeast ...
 	AtMost    float64 // ... or, when AtMost > 0, <= AtMost
 	Text      string  // "a 2%-in-50-years PGA of 0.4 g or more"
+	// County lets a county value meet the threshold: for a measure taken
+	// where the county's homes are (their mean burn probability), which
+	// says something about every home there, not only an average of land.
+	County bool
 }
 
 // Met reports whether v passes the threshold.
@@ -80,14 +90,19 @@ var registry = [...]ModuleSpec{
 			{Key: hazard.PerilCoastalFlood, Title: "Coastal flooding", NRI: []string{"CFLD"}, Evidence: hydrology.IndDistanceToCoast,
 				High: &Threshold{Indicator: hydrology.IndDistanceToCoast, AtMost: 1, Text: "an ocean shoreline within 1 km of the site"}},
 			{Key: hazard.PerilRiverineFlood, Title: "Riverine flooding", NRI: []string{"IFLD"}, Evidence: hydrology.IndDistanceToRiver,
-				High: &Threshold{Indicator: hydrology.IndDistanceToRiver, AtMost: 0.5, Text: "a major river within 0.5 km of the site"}},
+				High: &Threshold{Indicator: hydrology.IndDistanceToRiver, AtMost: 0.3, Text: "a mapped river within 0.3 km of the site"}},
 		},
 		Advice: Advice{
 			Act:    "Obtain a flood zone determination and an elevation certificate for the structure; price flood cover explicitly and check NFIP or private flood insurance is in force.",
 			Check:  "Check the FEMA flood map for the parcel and confirm drainage and finished-floor elevation before binding.",
 			NoData: "Flood hazard could not be assessed here; obtain the FEMA flood map and local flood history for the parcel.",
 		},
-		load: func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(hydrology.Load(dir)) },
+		Near: []Threshold{
+			{Indicator: hydrology.IndDistanceToCoast, AtMost: 1, Text: "an ocean shoreline within 1 km"},
+			{Indicator: hydrology.IndDistanceToRiver, AtMost: 1, Text: "a river within 1 km"},
+		},
+		NearAdvice: "Order a flood zone determination for the parcel: this report uses no FEMA flood-zone map or elevation data, and the site is close to open water.",
+		load:       func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(hydrology.Load(dir)) },
 	},
 	{
 		Key: hazard.SevereWeather, Title: "Severe weather", Noun: "severe weather hazard",
@@ -110,7 +125,9 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Wildfire, Title: "Wildfire", Noun: "wildfire hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, Evidence: wildfire.IDBurnProbability},
+			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, Evidence: wildfire.IDBurnProbability,
+				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002, County: true,
+					Text: "the county's homes exposed to wildfire burn on average once in 500 years or more often"}},
 		},
 		Advice: Advice{
 			Act:    "Require a defensible-space and ember-resistance inspection (vents, roof class, 0-5 ft zone) and check access for fire engines.",
@@ -135,7 +152,7 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorCount},
+			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorDensity},
 		},
 		Advice: Advice{
 			Act:    "Commission a geotechnical review of slope stability and drainage before binding; landslide damage is usually excluded from standard policies.",

@@ -43,10 +43,6 @@ func knownGap(key string) (string, bool) {
 		return "no seismic hazard layer covers Puerto Rico, so its earthquake score is null, not a guess", true
 	case "landslide/landslide: Rancho Palos Verdes (Portuguese Bend), CA > Downtown Los Angeles, CA":
 		return "landslide rests on news-reported events, which follow where reporters are; no susceptibility map is used", true
-	case "wildfire/wildfire: Lower Manhattan, NY < 30":
-		return "wildfire rests on county values, and New York County's small burnable share still ranks above many urban counties", true
-	case "hydrology/riverine: Key West, FL < 30":
-		return "the flood-stage gauge count includes tide gauges, which the gauge list does not tell apart from river gauges", true
 	}
 	return "", false
 }

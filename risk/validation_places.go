@@ -77,10 +77,13 @@ var validationPlaces = []validationPlace{
 	{Name: "Seattle, WA", Lat: 47.6062, Lon: -122.3321, County: "53033"},
 	{Name: "Portland, OR", Lat: 45.5152, Lon: -122.6784, County: "41051"},
 	{Name: "Richland, WA", Lat: 46.2857, Lon: -119.2845, County: "53005"},
+	{Name: "Hanford 200 Area, WA", Lat: 46.5500, Lon: -119.5400, County: "53005"},
 
 	// Alaska, Hawaii and Puerto Rico.
 	{Name: "Anchorage, AK", Lat: 61.2181, Lon: -149.9003, County: "02020"},
 	{Name: "Juneau, AK", Lat: 58.3019, Lon: -134.4197, County: "02110"},
+	{Name: "Lahaina, HI", Lat: 20.8783, Lon: -156.6825, County: "15009"},
+	{Name: "Lihue, HI", Lat: 21.9811, Lon: -159.3711, County: "15007"},
 	{Name: "Honolulu (Waikiki), HI", Lat: 21.2793, Lon: -157.8292, County: "15003"},
 	{Name: "Wahiawa, HI", Lat: 21.5028, Lon: -158.0236, County: "15003"},
 	{Name: "Hilo, HI", Lat: 19.7241, Lon: -155.0868, County: "15001"},
@@ -89,13 +92,22 @@ var validationPlaces = []validationPlace{
 
 // validationOrders are orderings per module (or per peril) that a hazard scientist would not doubt.
 var validationOrders = []validationOrder{
-	// Severe weather from storm physics (methodology v2, part 2).
+	// The defects methodology v2 set out to fix (parts 2 and 3).
+	{Module: "earthquake", Peril: "groundShaking", Higher: "San Francisco, CA", Lower: "Charleston, SC", Why: "Damaging shaking is far more frequent in the Bay Area (M6+ events every few decades) than in coastal South Carolina (one M7 in 1886), though both have high 2,475-year ground motion."},
+	{Module: "earthquake", Peril: "", Higher: "Juneau, AK", Lower: "Miami, FL", Why: "Southeast Alaska lies on the active Queen Charlotte-Fairweather system; a short quiet catalog there is not evidence of low hazard."},
+	{Module: "earthquake", Peril: "", Higher: "Lahaina, HI", Lower: "Miami, FL", Why: "Maui shakes in Hawaii's large earthquakes (M6.7 in 2006 nearby); South Florida has among the lowest hazard in the US."},
+	{Module: "earthquake", Peril: "", Higher: "Lihue, HI", Lower: "Miami, FL", Why: "Kauai has low but non-zero seismic hazard from the Hawaiian chain; South Florida's is among the lowest in the US."},
 	{Module: "severeWeather", Peril: "", Higher: "Key West, FL", Lower: "Ellicott City, MD", Why: "The Florida Keys take hurricane-force winds every decade or so; central Maryland rarely does and has moderate hail and wind."},
 	{Module: "severeWeather", Peril: "", Higher: "Moore, OK", Lower: "Newark, NJ", Why: "Central Oklahoma has the highest damaging-tornado strike frequency in the US; northern New Jersey's wind reports reflect population, not storms."},
 	{Module: "severeWeather", Peril: "tornado", Higher: "Moore, OK", Lower: "Ellicott City, MD", Why: "Moore has been struck by several violent tornadoes (1999, 2003, 2013); central Maryland sees few strong tornadoes."},
 	{Module: "severeWeather", Peril: "tornado", Higher: "Tuscaloosa, AL", Lower: "Newark, NJ", Why: "Dixie Alley has frequent strong tornadoes (Tuscaloosa EF4, 2011); northern New Jersey few."},
 	{Module: "severeWeather", Peril: "hurricaneWind", Higher: "San Juan, PR", Lower: "Buffalo, NY", Why: "Puerto Rico lies in the main Atlantic hurricane track (Hugo, Georges, Maria); Buffalo is on the Great Lakes, far from any hurricane coast."},
 	{Module: "severeWeather", Peril: "hurricaneWind", Higher: "Key West, FL", Lower: "Buffalo, NY", Why: "The Keys have among the most frequent hurricane-force winds in the US; the Great Lakes almost none."},
+	{Module: "environmentalExposure", Peril: "superfund", Higher: "Hanford 200 Area, WA", Lower: "Key West, FL", Why: "The Hanford 200 Area holds the tank farms of a final NPL site; Key West has no NPL site within 100 km."},
+	{Module: "hydrology", Peril: "coastal", Higher: "Key West, FL", Lower: "Wahiawa, HI", Why: "Key West sits at about 1-5 m on a low island; Wahiawa is a plateau town about 280 m up and 8 km from the sea."},
+	{Module: "wildfire", Peril: "wildfire", Higher: "Paradise, CA", Lower: "Miami Beach, FL", Why: "Paradise burned in the 2018 Camp Fire; Miami Beach's homes are on a barrier island far from the Everglades."},
+	{Module: "wildfire", Peril: "wildfire", Higher: "Paradise, CA", Lower: "Honolulu (Waikiki), HI", Why: "Paradise is a forested foothill town; Waikiki is dense urban land."},
+	{Module: "wildfire", Peril: "wildfire", Higher: "Chico, CA", Lower: "New Orleans, LA", Why: "Butte County's homes border chaparral and forest; New Orleans is urban wetland."},
 	// Coastal flooding, including pairs inside one county where only the site differs.
 	{Module: "hydrology", Peril: "coastal", Higher: "Miami Beach, FL", Lower: "Denver, CO", Why: "Miami Beach is a low barrier island on the Atlantic; Denver is a mile high and over 1,000 km from any coast."},
 	{Module: "hydrology", Peril: "coastal", Higher: "Key West, FL", Lower: "Chicago, IL", Why: "Key West is a low island exposed to surge and tidal flooding; Chicago has no ocean coast."},

@@ -1,23 +1,27 @@
-// Package earthquake measures earthquake hazard at a site from two kinds of
-// public USGS data:
+// Package earthquake measures earthquake hazard at a site from public USGS
+// data (docs/methodology.md, "Earthquake"):
 //
 //   - the 2018 National Seismic Hazard Model (NSHM) peak ground acceleration
 //     with a 2% chance of exceedance in 50 years, site class B/C, bilinearly
-//     interpolated on its 0.05-degree grid (conterminous states only);
-//   - a 30-year chance of an M5+ earthquake within 50 km, estimated from the
-//     historical rate of earthquakes within 50 km: the declustered NSHM 2014
-//     catalogs (through 2012) in the conterminous states, and ComCat M4+
-//     events 1996-2018, declustered here, in Alaska and Hawaii. The rate of
-//     counted events is scaled to M5+ with a Gutenberg-Richter b-value and
-//     turned into a probability with a Poisson model.
+//     interpolated on its 0.05-degree grid (conterminous states only): how
+//     hard the ground can shake;
+//   - the annual chance of an M5+ earthquake within 50 km, from the
+//     historical rate of earthquakes within 50 km: the declustered NSHM
+//     2014 catalogs (through 2012) in the conterminous states, and ComCat
+//     M4+ events 1996-2018, declustered here, in Alaska and Hawaii, scaled
+//     to M5+ with a Gutenberg-Richter b-value (Poisson model): how often
+//     damaging shaking comes;
+//   - the distance to the nearest mapped active fault section of the NSHM
+//     2023 fault database (western states), named in the narrative.
 //
 // Limits: the PGA is a rock-site (B/C) value that ignores local soil, and the
 // 2018 model is not the 2023 update; the catalog estimate reflects only
-// where earthquakes happened in a short record (23 years in Alaska and
-// Hawaii), counts epicentres regardless of depth, and knows nothing of
-// faults that have been quiet. Puerto Rico and the other territories, and
-// the Aleutians west of 180 degrees, are not covered by any of these data
-// sets: Measure then returns no weighted indicator.
+// where earthquakes happened in the record and counts epicentres regardless
+// of depth. Where Alaska's or Hawaii's 23-year record counts fewer than
+// three events nearby, that is no evidence of low hazard: the module then
+// gives no weighted indicator, and the engine falls back to the labelled NRI
+// benchmark. Puerto Rico and the other territories, and the Aleutians west
+// of 180 degrees, are not covered by any of these data sets.
 package earthquake
 
 import (
@@ -33,7 +37,11 @@ import (
 // Indicator ids.
 const (
 	IndicatorPGA         = "pga_2pct_50yr"
+	IndicatorM5Annual    = "m5_annual_probability_50km"
 	IndicatorM5Prob      = "m5_30yr_probability_50km"
+	IndicatorFault       = "fault_proximity_index"
+	IndicatorFaultKm     = "nearest_fault_km"
+	IndicatorFaultName   = "nearest_fault"
 	IndicatorLargestM100 = "largest_magnitude_100km"
 )
 
@@ -43,12 +51,16 @@ const (
 	probYears       = 30
 	largestMinMag   = 4.0
 
-	weightPGA  = 0.7
-	weightProb = 0.3
+	// Weights inside the ground-shaking peril (docs/methodology.md,
+	// "Earthquake"): the 2,475-year ground motion says how hard the ground
+	// can shake in a rare event; the M5+ rate how often damaging shaking
+	// comes, which is where most losses come from, so it weighs more.
+	// The fault distance is context named in the narrative: the fault
+	// database maps the West only, and a weight there would rank a western
+	// site against fewer indicators than an eastern one.
+	weightPGA  = 0.4
+	weightProb = 0.6
 
-	// qualitySparse scales confidence where a short catalog counts few
-	// events: its rate is then little more than a guess.
-	qualitySparse = 0.6
 	// Fewer counted ComCat events than this within the radius makes the
 	// 23-year rate little more than a guess.
 	sparseEvents = 3
@@ -61,6 +73,7 @@ var (
 	resPGA     = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.05-degree cells, about 5 km"}
 	resCatalog = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "catalog events within 50 km"}
 	resLargest = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "catalog events within 100 km"}
+	resFault   = hazard.Resolution{Kind: hazard.ResSite, Detail: "distance to mapped fault traces, USGS NSHM 2023"}
 )
 
 // Module is the loaded earthquake module. It is immutable and safe for
@@ -71,6 +84,7 @@ type Module struct {
 	nshmBig   bigSet
 	comcat    rateSet // ComCat Alaska + Hawaii, declustered
 	comcatBig bigSet
+	faults    *faultLayer
 	rows      map[string]int
 }
 
@@ -86,6 +100,10 @@ func Load(dir string) (*Module, error) {
 		pgaCh <- pgaResult{g, err}
 	}()
 	m, err := loadCatalogs(dir)
+	var faults *faultLayer
+	if err == nil {
+		faults, err = loadFaults(dir)
+	}
 	res := <-pgaCh
 	if err != nil {
 		return nil, fmt.Errorf("earthquake: %w", err)
@@ -95,6 +113,8 @@ func Load(dir string) (*Module, error) {
 	}
 	m.pga = res.g
 	m.rows[pgaSource] = res.g.nodes
+	m.faults = faults
+	m.rows[faultSource] = faults.rows
 	return m, nil
 }
 
@@ -142,7 +162,7 @@ func (m *Module) Name() string { return hazard.Earthquake }
 
 // Sources implements hazard.Module.
 func (m *Module) Sources() []string {
-	return []string{pgaSource, sourceIDs[srcWUS], sourceIDs[srcCEUS], sourceIDs[srcComCat]}
+	return []string{pgaSource, sourceIDs[srcWUS], sourceIDs[srcCEUS], sourceIDs[srcComCat], faultSource}
 }
 
 // Rows implements hazard.Module: PGA grid nodes and catalog rows read.
@@ -153,7 +173,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	p := geo.Point{Lat: site.Lat, Lon: site.Lon}
 	switch {
 	case site.Conus:
-		return m.measureConus(p)
+		return m.measureConus(p, site.StateCode)
 	case (site.StateCode == "AK" || site.StateFIPS == "02") && geo.NormalizeLon(site.Lon) > 0:
 		// The ComCat Alaska extract stops at 180 degrees (its events span
 		// -179.15 to -130.06): the Rat and Near Islands, across the
@@ -176,10 +196,10 @@ func noCoverage() hazard.Measurement {
 	}
 }
 
-func (m *Module) measureConus(p geo.Point) hazard.Measurement {
+func (m *Module) measureConus(p geo.Point, state string) hazard.Measurement {
 	out := hazard.Measurement{
-		Indicators: make([]hazard.Indicator, 0, 3),
-		Notes:      make([]string, 0, 2),
+		Indicators: make([]hazard.Indicator, 0, 7),
+		Notes:      make([]string, 0, 3),
 		Quality:    1,
 	}
 	probWeight := 1.0
@@ -209,8 +229,47 @@ func (m *Module) measureConus(p geo.Point) hazard.Measurement {
 		src = srcWUS
 	}
 	m.addProb(&out, perSrc[srcWUS]+perSrc[srcCEUS], sourceIDs[src], probWeight)
+	m.addFault(&out, p, state)
 	m.addLargest(&out, &m.nshmBig, p)
 	return out
+}
+
+// addFault adds the distance to the nearest mapped active fault section
+// where the fault database maps the site's state.
+func (m *Module) addFault(out *hazard.Measurement, p geo.Point, state string) {
+	if !m.faults.covers(state) {
+		out.Notes = append(out.Notes, "The USGS fault section database used here maps the western states only, so no fault distance is given.")
+		return
+	}
+	name, km, ok := m.faults.nearest(p)
+	index := 0.0
+	label := "Distance to the nearest mapped active fault section (USGS NSHM 2023)"
+	if ok {
+		index = math.Exp(-km / faultDecayKm)
+	} else {
+		km = faultSearchKm
+		label = "Distance to the nearest mapped active fault section (USGS NSHM 2023; capped: none within 200 km)"
+	}
+	out.Indicators = append(out.Indicators,
+		hazard.Indicator{ID: IndicatorFault, Label: "Fault proximity index: exp(-distance to the nearest mapped active fault / 10 km)",
+			Value: index, Unit: "index", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault, Ranked: true},
+		hazard.Indicator{ID: IndicatorFaultKm, Label: label, Value: km, Unit: "km", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault},
+	)
+	if ok {
+		out.Indicators = append(out.Indicators, hazard.Indicator{ID: IndicatorFaultName, Label: "Nearest mapped active fault section", Unit: "name",
+			Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault, Text: name})
+		out.Notes = append(out.Notes, fmt.Sprintf("The nearest mapped active fault section is %s, %s away (USGS NSHM 2023 fault database).", name, kmWords(km)))
+	} else {
+		out.Notes = append(out.Notes, "No mapped active fault section lies within 200 km.")
+	}
+}
+
+// kmWords writes a distance for a sentence.
+func kmWords(km float64) string {
+	if km < 1 {
+		return "less than 1 km"
+	}
+	return fmt.Sprintf("%.0f km", km)
 }
 
 func (m *Module) measureComCat(p geo.Point) hazard.Measurement {
@@ -221,7 +280,14 @@ func (m *Module) measureComCat(p geo.Point) hazard.Measurement {
 	}
 	perSrc, n := m.comcat.rateWithin(p, rateRadiusKm)
 	if n < sparseEvents {
-		out.Quality = qualitySparse
+		// A 23-year catalog that shows (almost) nothing is no evidence of
+		// low hazard (Hawaii's and Alaska's quiet stretches have had large
+		// earthquakes): no weighted indicator, so the engine falls back to
+		// the labelled NRI benchmark, or to null.
+		out.Notes = append(out.Notes, fmt.Sprintf("The ComCat record (1996-2018) counts %s within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard.",
+			plural(n, "M4+ event", "M4+ events")))
+		m.addLargest(&out, &m.comcatBig, p)
+		return out
 	}
 	m.addProb(&out, perSrc[srcComCat], sourceIDs[srcComCat], 1)
 	m.addLargest(&out, &m.comcatBig, p)
@@ -229,18 +295,31 @@ func (m *Module) measureComCat(p geo.Point) hazard.Measurement {
 }
 
 func (m *Module) addProb(out *hazard.Measurement, rate float64, source string, weight float64) {
+	annual := poissonProb(rate, 1)
 	prob := poissonProb(rate, probYears)
-	out.Indicators = append(out.Indicators, hazard.Indicator{
-		ID:         IndicatorM5Prob,
-		Label:      "Estimated chance of an M5+ earthquake within 50 km in the next 30 years (from historical seismicity)",
-		Value:      prob,
-		Unit:       "probability",
-		Source:     source,
-		Peril:      hazard.PerilGroundShaking,
-		Resolution: resCatalog,
-		Ranked:     true,
-		Weight:     weight,
-	})
+	out.Indicators = append(out.Indicators,
+		hazard.Indicator{
+			ID:           IndicatorM5Annual,
+			Label:        "Annual chance of an M5+ earthquake within 50 km (from declustered historical seismicity)",
+			Value:        annual,
+			Unit:         "probability",
+			Source:       source,
+			Peril:        hazard.PerilGroundShaking,
+			Resolution:   resCatalog,
+			Ranked:       true,
+			Weight:       weight,
+			AnnualChance: true,
+		},
+		hazard.Indicator{
+			ID:         IndicatorM5Prob,
+			Label:      "Estimated chance of an M5+ earthquake within 50 km in the next 30 years (from historical seismicity)",
+			Value:      prob,
+			Unit:       "probability",
+			Source:     source,
+			Peril:      hazard.PerilGroundShaking,
+			Resolution: resCatalog,
+			Ranked:     true,
+		})
 	out.Notes = append(out.Notes, "Estimated 30-year chance of an M5+ earthquake within 50 km: "+formatPercent(prob)+".")
 }
 
@@ -287,4 +366,11 @@ func formatPercent(p float64) string {
 		return "more than 99%"
 	}
 	return fmt.Sprintf("%.0f%%", p*100)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

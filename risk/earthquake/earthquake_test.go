@@ -171,6 +171,14 @@ func TestMeasureConus(t *testing.T) {
 			if !near(prob.Value, tc.prob, 1e-6) || prob.Source != tc.probSrc {
 				t.Errorf("probability %.6f from %s, want %.6f from %s", prob.Value, prob.Source, tc.prob, tc.probSrc)
 			}
+			// The annual chance from the same rate: 1 - (1 - p_annual)^30 = p_30.
+			annual, ok := indicator(got, IndicatorM5Annual)
+			if !ok {
+				t.Fatalf("no %s", IndicatorM5Annual)
+			}
+			if wantA := 1 - math.Pow(1-tc.prob, 1.0/30); !near(annual.Value, wantA, 1e-7) || annual.Source != tc.probSrc {
+				t.Errorf("annual chance %.8f from %s, want %.8f from %s", annual.Value, annual.Source, wantA, tc.probSrc)
+			}
 			wantW := 1.0
 			if hasPGA {
 				wantW = weightProb
@@ -181,11 +189,18 @@ func TestMeasureConus(t *testing.T) {
 					t.Errorf("PGA peril %q resolution %q, want %q on the grid", pga.Peril, pga.Resolution.Kind, hazard.PerilGroundShaking)
 				}
 			}
-			if !prob.Ranked || prob.Weight != wantW || prob.Unit != "probability" {
-				t.Errorf("probability indicator %+v, want ranked with weight %v", prob, wantW)
+			// The annual chance carries the catalog's weight; the 30-year
+			// chance is ranked context.
+			if !annual.Ranked || annual.Weight != wantW || !annual.AnnualChance || annual.Unit != "probability" {
+				t.Errorf("annual chance indicator %+v, want ranked annual chance with weight %v", annual, wantW)
 			}
-			if prob.Peril != hazard.PerilGroundShaking || prob.Resolution.Kind != hazard.ResReportedEvents {
-				t.Errorf("probability peril %q resolution %q, want %q from reported events", prob.Peril, prob.Resolution.Kind, hazard.PerilGroundShaking)
+			if !prob.Ranked || prob.Weight != 0 || prob.AnnualChance || prob.Unit != "probability" {
+				t.Errorf("probability indicator %+v, want ranked context without weight", prob)
+			}
+			for _, in := range []hazard.Indicator{annual, prob} {
+				if in.Peril != hazard.PerilGroundShaking || in.Resolution.Kind != hazard.ResReportedEvents {
+					t.Errorf("%s peril %q resolution %q, want %q from reported events", in.ID, in.Peril, in.Resolution.Kind, hazard.PerilGroundShaking)
+				}
 			}
 			// The NSHM catalogs are complete and systematic whether or not
 			// the PGA grid covers the site; the engine's confidence comes
@@ -209,17 +224,24 @@ func TestMeasureComCat(t *testing.T) {
 	tests := []struct {
 		name    string
 		site    hazard.Site
-		events  float64 // declustered M4+ events within 50 km
-		quality float64
+		events  int // declustered M4+ events within 50 km
 		largest float64
+		note    string // the sparse-record note, "" when not sparse
 	}{
 		// The M7.1 2018 mainshock, M4.2 2000, M4.6 2005 and M4.0 2010; its
 		// M5.0 and M4.5 aftershocks are declustered away.
-		{"Anchorage", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 4, 1, 7.1},
-		// Events on both sides of the antimeridian.
-		{"Aleutians", hazard.Site{Lat: 51.80, Lon: -179.90, StateCode: "AK", StateFIPS: "02"}, 2, qualitySparse, 4.4},
-		{"Honolulu", hazard.Site{Lat: 21.31, Lon: -157.86, StateCode: "HI", StateFIPS: "15"}, 1, qualitySparse, 4.1},
-		{"Kauai (no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0, qualitySparse, 0},
+		{"Anchorage", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 4, 7.1, ""},
+		// Fewer than three events: no probability at all (the engine falls
+		// back to the NRI benchmark or null, never 0). Events on both sides
+		// of the antimeridian.
+		{"Aleutians", hazard.Site{Lat: 51.80, Lon: -179.90, StateCode: "AK", StateFIPS: "02"}, 2, 4.4,
+			"The ComCat record (1996-2018) counts 2 M4+ events within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard."},
+		{"Honolulu", hazard.Site{Lat: 21.31, Lon: -157.86, StateCode: "HI", StateFIPS: "15"}, 1, 4.1,
+			"The ComCat record (1996-2018) counts 1 M4+ event within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard."},
+		{"Kauai (no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0, 0,
+			"The ComCat record (1996-2018) counts 0 M4+ events within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard."},
+		// By state FIPS only.
+		{"Anchorage by FIPS", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateFIPS: "02"}, 4, 7.1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,22 +249,81 @@ func TestMeasureComCat(t *testing.T) {
 			if _, ok := indicator(got, IndicatorPGA); ok {
 				t.Error("PGA outside CONUS")
 			}
-			prob, ok := indicator(got, IndicatorM5Prob)
-			if !ok {
-				t.Fatalf("no %s", IndicatorM5Prob)
+			for _, id := range []string{IndicatorFault, IndicatorFaultKm, IndicatorFaultName} {
+				if _, ok := indicator(got, id); ok {
+					t.Errorf("%s outside CONUS", id)
+				}
+			}
+			// The module's quality stays 1: qualitySparse is no longer
+			// applied; a sparse record simply gives no weighted indicator.
+			if got.Quality != 1 {
+				t.Errorf("quality %v, want 1", got.Quality)
+			}
+			if lg, ok := indicator(got, IndicatorLargestM100); !ok || lg.Value != tc.largest || lg.Weight != 0 {
+				t.Errorf("largest %+v, want %v without weight", lg, tc.largest)
+			}
+			annual, hasAnnual := indicator(got, IndicatorM5Annual)
+			prob, hasProb := indicator(got, IndicatorM5Prob)
+			if tc.note != "" {
+				if hasAnnual || hasProb || got.HasHazardData() {
+					t.Errorf("sparse record: indicators %+v, want no probability and no weighted indicator", got.Indicators)
+				}
+				if len(got.Notes) != 1 || got.Notes[0] != tc.note {
+					t.Errorf("notes %q, want %q", got.Notes, tc.note)
+				}
+				return
+			}
+			if !hasAnnual || !hasProb {
+				t.Fatalf("indicators %+v, want %s and %s", got.Indicators, IndicatorM5Annual, IndicatorM5Prob)
 			}
 			// 10^-(5-4) scales M4+ to M5+, over the 23 years 1996-2018.
-			want := 1 - math.Exp(-30*tc.events/230)
-			if !near(prob.Value, want, 1e-12) || prob.Source != "usgs-comcat-m4-1996-2018" || prob.Weight != 1 {
-				t.Errorf("probability %+v, want %.6f from ComCat with weight 1", prob, want)
+			rate := float64(tc.events) / 230
+			if want := 1 - math.Exp(-rate); !near(annual.Value, want, 1e-12) || annual.Source != "usgs-comcat-m4-1996-2018" ||
+				annual.Weight != 1 || !annual.Ranked || !annual.AnnualChance {
+				t.Errorf("annual chance %+v, want %.6f from ComCat, ranked, weight 1", annual, want)
 			}
-			if got.Quality != tc.quality {
-				t.Errorf("quality %v, want %v", got.Quality, tc.quality)
+			if want := 1 - math.Exp(-30*rate); !near(prob.Value, want, 1e-12) || prob.Source != "usgs-comcat-m4-1996-2018" || prob.Weight != 0 || !prob.Ranked {
+				t.Errorf("30-year probability %+v, want %.6f from ComCat, ranked context", prob, want)
 			}
-			if lg, _ := indicator(got, IndicatorLargestM100); lg.Value != tc.largest {
-				t.Errorf("largest %v, want %v", lg.Value, tc.largest)
+			if !got.HasHazardData() {
+				t.Error("no weighted indicator")
 			}
 		})
+	}
+}
+
+// TestAnnualAnd30Year checks at every fixture site with a rate that the two
+// probabilities come from one Poisson rate: 1 - (1 - p_annual)^30 = p_30.
+func TestAnnualAnd30Year(t *testing.T) {
+	m := fixture(t)
+	sites := []hazard.Site{
+		{Lat: 37.775, Lon: -122.425, StateCode: "CA", Conus: true},
+		{Lat: 35.47, Lon: -97.52, StateCode: "OK", Conus: true},
+		{Lat: 39.0, Lon: -117.0, StateCode: "NV", Conus: true},
+		{Lat: 37.0, Lon: -107.0, StateCode: "CO", Conus: true},
+		{Lat: 41.87, Lon: -87.78, StateCode: "IL", Conus: true},
+		{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"},
+	}
+	for _, s := range sites {
+		got := m.Measure(s)
+		a, ok1 := indicator(got, IndicatorM5Annual)
+		p, ok2 := indicator(got, IndicatorM5Prob)
+		if !ok1 || !ok2 {
+			t.Errorf("%s: annual %v, 30-year %v; want both", s.StateCode, ok1, ok2)
+			continue
+		}
+		if a.Value < 0 || a.Value > p.Value || p.Value > 1 {
+			t.Errorf("%s: annual %g, 30-year %g; want 0 <= annual <= 30-year <= 1", s.StateCode, a.Value, p.Value)
+		}
+		if got := 1 - math.Pow(1-a.Value, 30); !near(got, p.Value, 1e-9) {
+			t.Errorf("%s: 1 - (1 - %g)^30 = %.12g, want the 30-year %.12g", s.StateCode, a.Value, got, p.Value)
+		}
+	}
+	for _, rate := range []float64{0, 1e-6, 0.003, 0.05, 0.5, 3} {
+		a, p := poissonProb(rate, 1), poissonProb(rate, probYears)
+		if got := 1 - math.Pow(1-a, 30); !near(got, p, 1e-9) {
+			t.Errorf("rate %g: 1 - (1 - %g)^30 = %.12g, want %.12g", rate, a, got, p)
+		}
 	}
 }
 
@@ -272,9 +353,24 @@ func TestNotes(t *testing.T) {
 	want := []string{
 		"USGS 2018 model: 2% chance in 50 years of peak ground acceleration exceeding 0.74 g.",
 		"Estimated 30-year chance of an M5+ earthquake within 50 km: 23%.",
+		// The Test Bay Fault trace is 1.74 km away.
+		"The nearest mapped active fault section is Test Bay Fault, 2 km away (USGS NSHM 2023 fault database).",
 	}
 	if strings.Join(got.Notes, "|") != strings.Join(want, "|") {
 		t.Errorf("notes %q, want %q", got.Notes, want)
+	}
+	// Oklahoma: the fault database maps no fault there.
+	got = m.Measure(hazard.Site{Lat: 35.47, Lon: -97.52, StateCode: "OK", Conus: true})
+	if last := got.Notes[len(got.Notes)-1]; last != "The USGS fault section database used here maps the western states only, so no fault distance is given." {
+		t.Errorf("Oklahoma City: notes %q, want the western-states note last", got.Notes)
+	}
+	for _, tc := range []struct {
+		km   float64
+		want string
+	}{{0, "less than 1 km"}, {0.99, "less than 1 km"}, {1, "1 km"}, {12.3, "12 km"}, {199.6, "200 km"}} {
+		if got := kmWords(tc.km); got != tc.want {
+			t.Errorf("kmWords(%v) = %q, want %q", tc.km, got, tc.want)
+		}
 	}
 	for _, tc := range []struct {
 		p    float64
@@ -323,6 +419,7 @@ func TestRows(t *testing.T) {
 		"usgs-nshm-2014-wus-catalog":  13,
 		"usgs-nshm-2014-ceus-catalog": 12,
 		"usgs-comcat-m4-1996-2018":    11,
+		"usgs-nshm-2023-faults":       3,
 	}
 	got := m.Rows()
 	if len(got) != len(want) {
@@ -336,8 +433,13 @@ func TestRows(t *testing.T) {
 			t.Errorf("source %q not in the catalog", id)
 		}
 	}
-	if len(m.Sources()) != 4 || m.Name() != hazard.Earthquake {
+	if len(m.Sources()) != 5 || m.Name() != hazard.Earthquake {
 		t.Errorf("Sources() = %v, Name() = %q", m.Sources(), m.Name())
+	}
+	for _, id := range m.Sources() {
+		if _, ok := got[id]; !ok {
+			t.Errorf("source %q has no row count", id)
+		}
 	}
 }
 
@@ -349,7 +451,7 @@ func copyFixtures(t *testing.T, id, content string) string {
 	if err := os.MkdirAll(filepath.Join(dir, "earthquake"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, src := range []string{"usgs-nshm-2018-pga", "usgs-nshm-2014-wus-catalog", "usgs-nshm-2014-ceus-catalog", "usgs-comcat-m4-1996-2018"} {
+	for _, src := range []string{"usgs-nshm-2018-pga", "usgs-nshm-2014-wus-catalog", "usgs-nshm-2014-ceus-catalog", "usgs-comcat-m4-1996-2018", faultSource} {
 		rel := strings.TrimSuffix(data.Path(src), ".gz")
 		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
@@ -386,6 +488,9 @@ func TestLoadErrors(t *testing.T) {
 		{"ComCat bad time", "usgs-comcat-m4-1996-2018", ccHeader + "alaska,a,yesterday,x,61,-150,10,4.5,u\n", "line 2: column \"time\""},
 		{"ComCat region", "usgs-comcat-m4-1996-2018", ccHeader + "mars,a,2000-01-01 00:00:00,x,61,-150,10,4.5,u\n", "line 2: unknown region"},
 		{"ComCat out of period", "usgs-comcat-m4-1996-2018", ccHeader + "alaska,a,2020-01-01 00:00:00,x,61,-150,10,4.5,u\n", "outside the extract period"},
+		{"faults not JSON", faultSource, "FaultName,lon,lat\n", "usgs_nshm2023_fault_sections_v3.geojson.gz: invalid character"},
+		{"faults empty", faultSource, `{"type":"FeatureCollection","features":[]}`, "no fault trace"},
+		{"faults no name", faultSource, `{"type":"FeatureCollection","features":[{"properties":{"PrimState":"CA"},"geometry":{"type":"LineString","coordinates":[[-122,37],[-122,38]]}}]}`, "feature 0 has no FaultName"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -397,6 +502,14 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("Load(empty dir) error %v, want a missing-file error", err)
+	}
+	// Every other file present, the fault sections missing.
+	dir := copyFixtures(t, "", "")
+	if err := os.Remove(filepath.Join(dir, strings.TrimSuffix(data.Path(faultSource), ".gz"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "usgs_nshm2023_fault_sections_v3.geojson.gz") || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("Load(no fault file) error %v, want the fault file missing", err)
 	}
 }
 
@@ -445,7 +558,8 @@ func TestIndicatorAttribution(t *testing.T) {
 		{"Oklahoma City (catalog only)", hazard.Site{Lat: 35.47, Lon: -97.52, StateCode: "OK", Conus: true}, 1},
 		{"Chicago (PGA, no events)", hazard.Site{Lat: 41.87, Lon: -87.78, StateCode: "IL", Conus: true}, 2},
 		{"Anchorage (ComCat)", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 1},
-		{"Kauai (ComCat, no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 1},
+		// A sparse record gives no probability: nothing weighted.
+		{"Kauai (ComCat, no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0},
 		{"San Juan (no data)", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR", StateFIPS: "72"}, 0},
 	}
 	for _, tc := range tests {
@@ -461,6 +575,9 @@ func TestIndicatorAttribution(t *testing.T) {
 				}
 				if in.Weight <= 0 {
 					continue
+				}
+				if in.ID != IndicatorPGA && in.ID != IndicatorM5Annual {
+					t.Errorf("%s carries weight %v; only the PGA and the annual M5+ chance are weighted", in.ID, in.Weight)
 				}
 				weighted++
 				if !in.Ranked || in.Peril == "" || in.Resolution.Kind == "" {

@@ -27,26 +27,31 @@ import (
 // SrcNPL is the source id of the NPL site list.
 const SrcNPL = "epa-superfund-npl"
 
-// Radii, decay and weights; the methodology document explains them.
+// Radii and floors; the methodology document explains them.
 const (
-	// indexKm is the radius of the proximity index, the 5 km EPA EJScreen
-	// uses for its Superfund proximity indicator. Beyond it the index is
-	// exactly 0, which the engine ranks at the 0th percentile.
-	indexKm      = 5.0
-	decayKm      = 2.0
+	// indexKm is the radius of EPA EJScreen's Superfund proximity
+	// indicator: the sum over final and proposed NPL sites within 5 km of
+	// 1/distance, or, with none that close, 1/distance to the nearest one,
+	// so the value falls smoothly through 5 km instead of jumping to 0.
+	indexKm = 5.0
+	// minKm floors a distance: a site is one reference point, and a point
+	// inside its boundary is not infinitely exposed.
+	minKm = 0.1
+	// farCapKm caps the distance to the nearest site: beyond it the
+	// proximity is taken as 1/farCapKm.
+	farCapKm     = 500.0
 	nearestMaxKm = 100.0 // search radius for the nearest-site context
 	flagKm       = 1.0
-	// deletedWeight scales a deleted site's contribution to the index:
-	// EPA deleted it because cleanup is complete, but residual
-	// contamination and land-use controls can remain.
-	deletedWeight = 0.2
 	// quality: the list is complete and current, but each site is one
-	// point, not its boundary, so distances are to a site's reference point.
-	quality = 0.9
+	// point, not its boundary, so distances are to a site's reference point
+	// and a large site can reach a place its point is far from.
+	quality = 0.75
 )
 
 // Indicator ids other packages refer to (the registry).
 const (
+	// IndProximity is the EJScreen Superfund proximity.
+	IndProximity = "npl_proximity_index"
 	// IndActiveWithin1Km counts final and proposed NPL sites within 1 km.
 	IndActiveWithin1Km = "npl_sites_1km"
 	// IndNearestSiteKm is the distance to the nearest NPL site of any status.
@@ -54,7 +59,7 @@ const (
 )
 
 // resSite is the resolution of the module's distance measures.
-var resSite = hazard.Resolution{Kind: hazard.ResSite, Detail: "distance to each NPL site's reference point"}
+var resSite = hazard.Resolution{Kind: hazard.ResSite, Detail: "distance to each NPL site's reference point, not its boundary"}
 
 // status is a site's NPL status.
 type status uint8
@@ -102,10 +107,11 @@ func (s site) describe() string {
 // Module is the loaded environmental-exposure module. It is immutable and
 // safe for concurrent use.
 type Module struct {
-	near  *geo.PointIndex // fine cells for the 5 km sum
-	far   *geo.PointIndex // coarse cells for the 100 km nearest-site search
-	sites []site
-	rows  int
+	near      *geo.PointIndex // fine cells for the 5 km sum
+	far       *geo.PointIndex // coarse cells for the 100 km nearest-site search
+	farActive *geo.PointIndex // final and proposed sites, for the proximity beyond 5 km
+	sites     []site
+	rows      int
 }
 
 var _ hazard.Module = (*Module)(nil)
@@ -166,6 +172,13 @@ func Load(dir string) (*Module, error) {
 	m.rows = t.Rows()
 	m.near = geo.NewPointIndex(pts, 0.05)
 	m.far = geo.NewPointIndex(pts, 1)
+	var activePts []geo.Point
+	for i, st := range m.sites {
+		if st.status.active() {
+			activePts = append(activePts, pts[i])
+		}
+	}
+	m.farActive = geo.NewPointIndex(activePts, 1)
 	return m, nil
 }
 
@@ -190,11 +203,9 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	)
 	m.near.Within(p, indexKm, func(i int, d float64) {
 		st := m.sites[i].status
-		w := 1.0
-		if !st.active() {
-			w = deletedWeight
+		if st.active() {
+			index += 1 / math.Max(d, minKm)
 		}
-		index += w * math.Exp(-d/decayKm)
 		if st.active() {
 			switch {
 			case d <= 1:
@@ -219,15 +230,24 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	if nearest < 0 {
 		nearest, nearestKm = m.far.Nearest(p, nearestMaxKm)
 	}
+	if active5 == 0 {
+		// No active site within 5 km: the nearest one, however far, as
+		// EJScreen does.
+		d := farCapKm
+		if i, km := m.farActive.Nearest(p, farCapKm); i >= 0 {
+			d = km
+		}
+		index = 1 / math.Max(d, minKm)
+	}
 
 	ins := make([]hazard.Indicator, 0, 7)
 	ins = append(ins,
-		hazard.Indicator{ID: "npl_proximity_index", Label: "Superfund proximity index: sum over NPL sites within 5 km of exp(-distance / 2 km), deleted sites weighted 0.2",
-			Value: index, Unit: "index", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite, Ranked: true, Weight: 1},
+		hazard.Indicator{ID: IndProximity, Label: "Superfund proximity (EPA EJScreen formula): sum over final and proposed NPL sites within 5 km of 1/distance, or 1/distance to the nearest one",
+			Value: index, Unit: "per km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite, Ranked: true, Weight: 1},
 		hazard.Indicator{ID: IndActiveWithin1Km, Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_sites_5km", Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
-		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted (cleaned-up) Superfund NPL sites within 5 km", Value: float64(deleted5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted Superfund NPL sites within 5 km (cleanup complete; context, no weight)", Value: float64(deleted5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 	)
 	var notes []string
 	if nearest >= 0 {

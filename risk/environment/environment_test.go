@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"locrisk/risk/data"
 	"locrisk/risk/data/datatest"
+	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
 
@@ -92,9 +94,11 @@ func TestChicago(t *testing.T) {
 			t.Errorf("%s = %g, want %g", id, got, w)
 		}
 	}
-	wantIndex := math.Exp(-0.5/2) + deletedWeight*math.Exp(-0.8/2) + math.Exp(-2.5/2) + math.Exp(-4.5/2)
-	if got := value(t, ms, "npl_proximity_index"); math.Abs(got-wantIndex) > 1e-3 {
-		t.Errorf("proximity index %g, want %g", got, wantIndex)
+	// EJScreen: 1/d summed over the final and proposed sites within 5 km;
+	// the deleted site 0.8 km away and the final one at 12 km add nothing.
+	wantIndex := 1/0.5 + 1/2.5 + 1/4.5
+	if got := value(t, ms, IndProximity); math.Abs(got-wantIndex) > 1e-3 {
+		t.Errorf("proximity index %g, want 1/0.5 + 1/2.5 + 1/4.5 = %g", got, wantIndex)
 	}
 	if got := indicator(t, ms, "nearest_npl_site").Text; got != "Loop Plating Works (final), Chicago, Illinois" {
 		t.Errorf("nearest site %q", got)
@@ -110,12 +114,12 @@ func TestChicago(t *testing.T) {
 	if len(ms.Notes) != 1 || ms.Notes[0] != wantNote {
 		t.Errorf("notes %q, want %q", ms.Notes, wantNote)
 	}
-	if ms.Quality != 0.9 {
-		t.Errorf("quality %g, want 0.9", ms.Quality)
+	if ms.Quality != 0.75 {
+		t.Errorf("quality %g, want 0.75", ms.Quality)
 	}
 	// Site distances, not a county aggregate.
-	if in := indicator(t, ms, "npl_proximity_index"); in.Resolution.Kind != hazard.ResSite || in.Peril != hazard.PerilSuperfund {
-		t.Errorf("proximity index peril %q resolution %+v, want %q at the site", in.Peril, in.Resolution, hazard.PerilSuperfund)
+	if in := indicator(t, ms, IndProximity); in.Resolution.Kind != hazard.ResSite || in.Peril != hazard.PerilSuperfund || in.Unit != "per km" {
+		t.Errorf("proximity index peril %q resolution %+v unit %q, want %q at the site, per km", in.Peril, in.Resolution, in.Unit, hazard.PerilSuperfund)
 	}
 }
 
@@ -129,11 +133,8 @@ func TestRadiusEdges(t *testing.T) {
 			t.Errorf("%s = %g, want %g", id, got, w)
 		}
 	}
-	want := 0.0
-	for _, d := range []float64{0.99, 1.01, 2.99, 3.01, 4.99} {
-		want += math.Exp(-d / 2)
-	}
-	if got := value(t, ms, "npl_proximity_index"); math.Abs(got-want) > 1e-4 {
+	want := 1/0.99 + 1/1.01 + 1/2.99 + 1/3.01 + 1/4.99
+	if got := value(t, ms, IndProximity); math.Abs(got-want) > 1e-3 {
 		t.Errorf("proximity index %g, want %g (the sites beyond 5 km must not count)", got, want)
 	}
 	if len(ms.Flags) != 1 || !strings.Contains(ms.Flags[0].Message, "1.0 km") {
@@ -177,15 +178,26 @@ func TestFarAndNoSites(t *testing.T) {
 		site    hazard.Site
 		nearest string  // "" for none within 100 km
 		km      float64 // approximate distance
+		index   float64 // EJScreen: 1/km to the nearest active site, 1/500 beyond 500 km
 	}{
-		{"Denver: a site 60 km away, found beyond the 5 km index radius", denver, "Front Range Test Site (final), Golden, Colorado", 59.3},
-		{"Honolulu", honolulu, "Pearl Harbor Test Complex (final), Pearl Harbor, Hawaii", 11.9},
-		{"Miami: nothing within 100 km", miami, "", 0},
+		{"Denver: a site 60 km away, found beyond the 5 km index radius", denver, "Front Range Test Site (final), Golden, Colorado", 59.3, 1 / 59.3},
+		{"Honolulu", honolulu, "Pearl Harbor Test Complex (final), Pearl Harbor, Hawaii", 11.9, 1 / 11.9},
+		// The nearest active site (Peñuelas PR) is some 1,600 km away.
+		{"Miami: nothing within 100 km", miami, "", 0, 1.0 / 500},
 	}
 	for _, c := range cases {
 		ms := m.Measure(c.site)
-		if idx := value(t, ms, "npl_proximity_index"); idx != 0 {
-			t.Errorf("%s: proximity index %g, want exactly 0 (no site within 5 km)", c.name, idx)
+		idx := value(t, ms, IndProximity)
+		if math.Abs(idx-c.index) > 0.01*c.index {
+			t.Errorf("%s: proximity index %g, want about %g (no site within 5 km: 1/distance to the nearest)", c.name, idx, c.index)
+		}
+		if c.nearest != "" {
+			// The nearest site is active: the index is exactly 1/its distance.
+			if d := value(t, ms, IndNearestSiteKm); math.Abs(idx-1/d) > 1e-12 {
+				t.Errorf("%s: proximity index %g, want 1/%g", c.name, idx, d)
+			}
+		} else if idx != 1/farCapKm {
+			t.Errorf("%s: proximity index %g, want exactly 1/%g", c.name, idx, farCapKm)
 		}
 		if len(ms.Flags) != 0 {
 			t.Errorf("%s: flags %+v", c.name, ms.Flags)
@@ -221,8 +233,8 @@ func TestAntimeridian(t *testing.T) {
 	if d := value(t, ms, "nearest_npl_site_km"); math.Abs(d-want) > 0.01 {
 		t.Errorf("distance across the antimeridian %g, want %g", d, want)
 	}
-	if idx := value(t, ms, "npl_proximity_index"); math.Abs(idx-math.Exp(-want/decayKm)) > 1e-3 {
-		t.Errorf("proximity index %g, want %g", idx, math.Exp(-want/decayKm))
+	if idx := value(t, ms, IndProximity); math.Abs(idx-1/want) > 1e-3 {
+		t.Errorf("proximity index %g, want %g", idx, 1/want)
 	}
 }
 
@@ -257,10 +269,13 @@ func TestIndicatorContract(t *testing.T) {
 			}
 		}
 	}
-	// The index orders places as the lead asked: nothing nearby is 0, a
-	// final site 500 m away is far above a deleted site at the same distance.
-	if a, b := value(t, m.Measure(chicago), "npl_proximity_index"), value(t, m.Measure(miami), "npl_proximity_index"); !(a > 0.75 && b == 0) {
-		t.Errorf("index Chicago %g, Miami %g", a, b)
+	// The index orders places: nothing within 500 km is the floor 1/500,
+	// a final site 500 m away is far above it.
+	if a, b := value(t, m.Measure(chicago), IndProximity), value(t, m.Measure(miami), IndProximity); !(a > 2 && b == 1/farCapKm) {
+		t.Errorf("index Chicago %g, Miami %g; want > 2 and 1/%g", a, b, farCapKm)
+	}
+	if in := indicator(t, m.Measure(okc), IndProximity); in.Unit != "per km" || in.Weight != 1 || !in.Ranked {
+		t.Errorf("proximity indicator %+v, want ranked, weight 1, per km", in)
 	}
 }
 
@@ -334,4 +349,125 @@ func TestMalformedFile(t *testing.T) {
 			t.Errorf("error %v, want data.ErrMissing", err)
 		}
 	})
+}
+
+// north returns the point km due north of (lat, lon): its haversine
+// distance from there is km to rounding.
+func north(lat, lon, km float64) hazard.Site {
+	return hazard.Site{Lat: lat + km/geo.KmPerDegLat, Lon: lon, StateCode: "CO", Conus: true}
+}
+
+// TestEJScreenProximity checks EJScreen's formula on the fixture's isolated
+// Front Range Test Site (final, 40.1 N 105.5 W, no other site within 500
+// km to the north): 1/max(d, 0.1 km) within 5 km, 1/d to the nearest active
+// site beyond, 1/500 beyond 500 km.
+func TestEJScreenProximity(t *testing.T) {
+	m := fixture(t)
+	const lat, lon = 40.1, -105.5
+	tests := []struct {
+		name    string
+		km      float64
+		want    float64
+		active5 float64
+	}{
+		{"on the site point: the 0.1 km floor", 0, 1 / 0.1, 1},
+		{"50 m: the floor", 0.05, 1 / 0.1, 1},
+		{"at the floor", 0.1, 1 / 0.1, 1},
+		{"200 m", 0.2, 1 / 0.2, 1},
+		{"1 km", 1, 1, 1},
+		{"4.9 km: inside the 5 km sum", 4.9, 1 / 4.9, 1},
+		{"4.999 km", 4.999, 1 / 4.999, 1},
+		{"5.001 km: the nearest site, no jump to 0", 5.001, 1 / 5.001, 0},
+		{"5.1 km", 5.1, 1 / 5.1, 0},
+		{"60 km", 60, 1.0 / 60, 0},
+		{"499 km", 499, 1.0 / 499, 0},
+		{"501 km: the 500 km cap", 501, 1.0 / 500, 0},
+		{"800 km: the cap", 800, 1.0 / 500, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := m.Measure(north(lat, lon, tc.km))
+			if got := value(t, ms, IndProximity); math.Abs(got-tc.want) > 1e-9*tc.want {
+				t.Errorf("proximity %.12g, want %.12g", got, tc.want)
+			}
+			if got := value(t, ms, "npl_sites_5km"); got != tc.active5 {
+				t.Errorf("npl_sites_5km %g, want %g", got, tc.active5)
+			}
+			if ms.Quality != 0.75 {
+				t.Errorf("quality %g, want 0.75", ms.Quality)
+			}
+		})
+	}
+	// Continuity across the 5 km radius: the index falls smoothly.
+	for _, pair := range [][2]float64{{4.9, 5.1}, {4.999, 5.001}, {499.9, 500.1}} {
+		a := value(t, m.Measure(north(lat, lon, pair[0])), IndProximity)
+		b := value(t, m.Measure(north(lat, lon, pair[1])), IndProximity)
+		if !(a >= b) || a-b > 1/pair[0]-1/pair[1]+1e-9 {
+			t.Errorf("index %g at %g km, %g at %g km: want a fall of at most %g", a, pair[0], b, pair[1], 1/pair[0]-1/pair[1])
+		}
+	}
+}
+
+// world loads the module from a small hand-written NPL list.
+func world(t *testing.T, rows ...string) *Module {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, data.Path(SrcNPL))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	content := "Site Name,State,City,Status,Latitude,Longitude\n" + strings.Join(rows, "\n") + "\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestEJScreenDeletedAndProposed checks that deleted sites carry no weight
+// (context count only, even when they are the only site within 5 km) and
+// that proposed sites count like final ones.
+func TestEJScreenDeletedAndProposed(t *testing.T) {
+	lat7 := 45 + 7/geo.KmPerDegLat
+	m := world(t,
+		"Cleaned Yard,Nowhere,Testville,Deleted NPL Site,45,-100",
+		"Active Works,Nowhere,Testville,NPL Site,"+strconv.FormatFloat(lat7, 'f', -1, 64)+",-100",
+		"Listed Later,Nowhere,Testville,Proposed NPL Site,30,-100",
+	)
+	lone := world(t, "Only Deleted,Nowhere,Testville,Deleted NPL Site,45,-100")
+	tests := []struct {
+		name              string
+		m                 *Module
+		site              hazard.Site
+		want              float64
+		active5, deleted5 float64
+		nearest           string
+	}{
+		{"deleted 0.8 km, active 7.8 km: from the active one", m, north(45, -100, -0.8), 1 / 7.8, 0, 1, "Cleaned Yard (deleted), Testville, Nowhere"},
+		{"on the deleted site, active 7 km", m, north(45, -100, 0), 1.0 / 7, 0, 1, "Cleaned Yard (deleted), Testville, Nowhere"},
+		{"deleted 3.4 km, active 3.6 km: the deleted one adds nothing", m, north(45, -100, 3.4), 1 / 3.6, 1, 1, "Cleaned Yard (deleted), Testville, Nowhere"},
+		{"proposed 2 km", m, north(30, -100, -2), 1.0 / 2, 1, 0, "Listed Later (proposed), Testville, Nowhere"},
+		{"only a deleted site anywhere: the 500 km cap", lone, north(45, -100, 0.5), 1.0 / 500, 0, 1, "Only Deleted (deleted), Testville, Nowhere"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := tc.m.Measure(tc.site)
+			if got := value(t, ms, IndProximity); math.Abs(got-tc.want) > 1e-9*tc.want {
+				t.Errorf("proximity %.12g, want %.12g", got, tc.want)
+			}
+			if got := value(t, ms, "npl_sites_5km"); got != tc.active5 {
+				t.Errorf("npl_sites_5km %g, want %g", got, tc.active5)
+			}
+			del := indicator(t, ms, "npl_deleted_sites_5km")
+			if del.Value != tc.deleted5 || del.Weight != 0 || del.Ranked {
+				t.Errorf("deleted count %+v, want %g, unweighted and unranked", del, tc.deleted5)
+			}
+			if got := indicator(t, ms, "nearest_npl_site").Text; got != tc.nearest {
+				t.Errorf("nearest %q, want %q", got, tc.nearest)
+			}
+		})
+	}
 }

@@ -1,11 +1,13 @@
 package environment
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"testing"
 
 	"locrisk/risk/data/datatest"
+	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
 
@@ -62,27 +64,74 @@ func TestRealKnownSite(t *testing.T) {
 }
 
 // TestRealReferenceDistribution checks how the ranked index spreads over the
-// engine's reference points: most places have no site within 10 km and
-// must score exactly 0, and a final site 500 m away must rank near the top.
+// engine's reference points: EJScreen's formula gives every place a value
+// (1/500 per km at the least, never 0); most places have no final or
+// proposed site within 5 km and score below 1/5, and a final site 500 m
+// away must rank near the top.
 func TestRealReferenceDistribution(t *testing.T) {
 	m := realModule(t)
 	var vals []float64
 	for _, s := range datatest.GazetteerSites(t, datatest.RealDir(t)) {
-		vals = append(vals, value(t, m.Measure(s), "npl_proximity_index"))
+		vals = append(vals, value(t, m.Measure(s), IndProximity))
 	}
 	sort.Float64s(vals)
-	zeros := sort.SearchFloat64s(vals, 1e-300)
-	t.Logf("npl_proximity_index over %d reference points: %.0f%% zero, p90 %.3g, p95 %.3g, p99 %.3g, max %.3g",
-		len(vals), 100*float64(zeros)/float64(len(vals)), vals[len(vals)*90/100], vals[len(vals)*95/100], vals[len(vals)*99/100], vals[len(vals)-1])
-	if zeros < len(vals)/2 {
-		t.Errorf("only %d of %d reference points have a zero index", zeros, len(vals))
+	far := sort.SearchFloat64s(vals, 1/indexKm)
+	t.Logf("%s over %d reference points: %.0f%% below 1/5 km, p50 %.3g, p90 %.3g, p95 %.3g, p99 %.3g, max %.3g",
+		IndProximity, len(vals), 100*float64(far)/float64(len(vals)), vals[len(vals)/2], vals[len(vals)*90/100], vals[len(vals)*95/100], vals[len(vals)*99/100], vals[len(vals)-1])
+	if vals[0] < 1/farCapKm {
+		t.Errorf("smallest index %g, want at least 1/%g", vals[0], farCapKm)
+	}
+	if far < len(vals)/2 {
+		t.Errorf("only %d of %d reference points score below 1/5 km", far, len(vals))
 	}
 	// Share of reference values strictly below a final site 500 m away,
 	// as the engine ranks.
-	v := value(t, m.Measure(hazard.Site{Lat: 38.695 + 0.5/111.195, Lon: -90.158331}), "npl_proximity_index")
+	v := value(t, m.Measure(hazard.Site{Lat: 38.695 + 0.5/111.195, Lon: -90.158331}), IndProximity)
 	below := sort.SearchFloat64s(vals, v)
 	if pct := 100 * float64(below) / float64(len(vals)); pct < 95 {
 		t.Errorf("a final site 500 m away ranks at the %.1fth percentile, want >= 95", pct)
+	}
+}
+
+// TestRealHanford checks the proximity beyond 5 km: at the Hanford 200 Area
+// the final site's point is about 5.2 km away, so the old 5 km sum gave 0;
+// in Richland the nearest site is the deleted 1100 Area (4.2 km), which
+// weighs nothing, so the index is 1/distance to the final 300 Area.
+func TestRealHanford(t *testing.T) {
+	m := realModule(t)
+	richland := geo.Point{Lat: 46.2857, Lon: -119.2845}
+	tests := []struct {
+		name     string
+		site     hazard.Site
+		nearest  string  // nearest site of any status
+		activeKm float64 // distance to the nearest final or proposed site
+		deleted5 float64
+	}{
+		{"Hanford 200 Area", hazard.Site{Lat: 46.5500, Lon: -119.5400, CountyFIPS: "53005", StateCode: "WA", Conus: true},
+			"Hanford 200-Area (USDOE) (final), Benton County, Washington", geo.DistanceKm(geo.Point{Lat: 46.55, Lon: -119.54}, geo.Point{Lat: 46.563331, Lon: -119.6049}), 0},
+		{"Richland", hazard.Site{Lat: richland.Lat, Lon: richland.Lon, CountyFIPS: "53005", StateCode: "WA", Conus: true},
+			"Hanford 1100-Area (USDOE) (deleted), Benton County, Washington", geo.DistanceKm(richland, geo.Point{Lat: 46.3703, Lon: -119.2752}), 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := m.Measure(tc.site)
+			if tc.activeKm <= indexKm {
+				t.Fatalf("test setup: the nearest active site is %g km away, want beyond %g km", tc.activeKm, indexKm)
+			}
+			idx := value(t, ms, IndProximity)
+			if idx <= 0 || math.Abs(idx-1/tc.activeKm) > 1e-3 {
+				t.Errorf("proximity %g, want 1/%.2f km = %g", idx, tc.activeKm, 1/tc.activeKm)
+			}
+			if got := indicator(t, ms, "nearest_npl_site").Text; got != tc.nearest {
+				t.Errorf("nearest %q, want %q", got, tc.nearest)
+			}
+			if n := value(t, ms, "npl_sites_5km"); n != 0 {
+				t.Errorf("active sites within 5 km %g, want 0", n)
+			}
+			if n := value(t, ms, "npl_deleted_sites_5km"); n != tc.deleted5 {
+				t.Errorf("deleted sites within 5 km %g, want %g", n, tc.deleted5)
+			}
+		})
 	}
 }
 

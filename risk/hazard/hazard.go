@@ -85,6 +85,9 @@ type Indicator struct {
 	// means it is reported but does not drive the score. Only ranked
 	// indicators with a Peril can carry weight.
 	Weight float64
+	// Basis names the indicator, usually a distance, that an index is
+	// computed from; narratives cite it in the index's place.
+	Basis string
 	// AnnualChance marks an indicator whose Value is the annual probability
 	// of the peril's damaging event (at the site, or on average over the
 	// resolution's unit); the report shows it as "about 1 in N years".

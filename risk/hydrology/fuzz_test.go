@@ -177,6 +177,8 @@ func FuzzParseLines(f *testing.F) {
 		`{"features":[{"geometry":{"coordinates":[[179.5,51.8],[180.0,51.8],[190,51.8,3]],"type":"LineString"},"properties":{"kind":"a\"b\u00e9","level":2},"id":7}],"type":"Fea\u0074ureCollection"}`,
 		`{"type":"FeatureCollection","features":[{"properties":{"level":3},"geometry":{"type":"LineString","coordinates":[[-1.25e2,4.5E1],[0,-0.0],[1e-3,0.000012345678901234567]]}}]}`,
 		`{"type":"FeatureCollection","features":[]}`,
+		`{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"region": "CONUS", "level": 4, "kind": "additional rivers"}, "geometry": {"type": "LineString", "coordinates": [[-91.80, 41.975], [-91.65, 41.975]]}},
+{"type": "Feature", "properties": {"region": "CONUS", "level": 10, "kind": "minor canals"}, "geometry": {"type": "LineString", "coordinates": [[-112.074, 33.30], [-112.074, 33.60]]}}]}`,
 		`{"type":"FeatureCollection"}`,
 		`{"type":"FeatureCollection","features":[{"properties":null,"geometry":null}]}`,
 		`{"type":"FeatureCollection","features":[{"properties":{"level":1},"geometry":{"type":"Point","coordinates":[[1,2],[3,4]]}}]}`,

@@ -1,18 +1,22 @@
-// Package hydrology measures flood exposure at a site from five public data
-// sets: the distance to the ocean shoreline (GSHHG), the distance to the
-// nearest major river (WDBII rivers in GSHHG), the NWS river and tide gauges
+// Package hydrology measures flood exposure at a site from six public data
+// sets: the distance to the ocean shoreline (GSHHG), the distances to the
+// nearest river in two WDBII river layers of GSHHG (the major rivers,
+// levels 1-3, and the additional rivers, level 4), the NWS river gauges
 // with a defined flood stage nearby (NOAA NWPS), the county's NFIP
 // residential take-up (OpenFEMA) and the county's count of flood-related
-// federal disaster declarations (OpenFEMA, 1980 to March 2019).
+// federal disaster declarations (OpenFEMA, 1980 to March 2019). Where the
+// engine supplies a hurricane wind climate (UseStormClimate) it also
+// combines coastal proximity with the annual chance of hurricane-force
+// winds into a storm surge exposure index.
 //
 // Limits: no floodplain (FEMA flood-zone) map, terrain or elevation data was
 // available, so the module measures proximity to water and county flood
-// history, not whether a site lies in a mapped floodplain. Only major rivers
-// are in WDBII; small streams and urban drainage flooding are invisible to
-// it. Distances are searched out to fixed radii (100 km for the coast,
-// 50 km for rivers, 25 km for lakes and gauges) and reported as capped
-// beyond them. NFIP take-up exists only for the 50 states and DC. See
-// docs/methodology.md (Hydrology module).
+// history, not whether a site lies in a mapped floodplain. WDBII is a
+// small-scale river set: streams smaller than its level 4 and urban
+// drainage flooding are invisible to it. Distances are searched out to fixed
+// radii (100 km for the coast, 50 km for major rivers, 25 km for any river,
+// lakes and gauges) and reported as capped beyond them. NFIP take-up exists
+// only for the 50 states and DC. See docs/methodology.md (Hydrology module).
 package hydrology
 
 import (
@@ -31,6 +35,7 @@ import (
 const (
 	SrcShorelines   = "gshhg-shorelines"
 	SrcRivers       = "gshhg-rivers"
+	SrcMinorRivers  = "gshhg-rivers-levels4-11"
 	SrcGauges       = "noaa-nwps-gauges"
 	SrcNFIP         = "fema-nfip-penetration"
 	SrcDeclarations = "fema-disaster-declarations"
@@ -38,66 +43,115 @@ const (
 
 // Search radii and decay lengths; the methodology document explains them.
 const (
-	coastMaxKm    = 100.0 // search radius for the distance
-	coastIndexKm  = 30.0  // the exposure index is 0 beyond this
-	coastDecayKm  = 10.0
-	riverMaxKm    = 50.0
-	riverIndexKm  = 10.0
-	riverDecayKm  = 3.0
-	lakeMaxKm     = 25.0
-	gaugeCountKm  = 10.0
-	gaugeMaxKm    = 25.0
-	coastalFlagKm = 1.0
+	coastMaxKm = 100.0 // search radius for the distance
+	// The coastal proximity index is exp(-d / 2 km), 0 beyond 10 km: storm
+	// surge and coastal flood zones rarely reach more than a few km inland
+	// except on very low coasts, which cannot be told apart without
+	// elevation data.
+	coastIndexKm = 10.0
+	coastDecayKm = 2.0
+	riverMaxKm   = 50.0 // search radius for the major-river distance
+	// The river proximity index is the larger of two decays, one per
+	// layer, because floodplains widen with the river: exp(-d / 1 km), 0
+	// beyond 3 km, for the additional rivers (WDBII level 4), whose
+	// floodplains reach a few hundred metres to a kilometre or two from the
+	// channel, and exp(-d / 3 km), 0 beyond 10 km, for the major rivers
+	// (levels 1-3), whose valleys are wider.
+	riverIndexKm      = 3.0
+	riverDecayKm      = 1.0
+	majorRiverIndexKm = 10.0
+	majorRiverDecayKm = 3.0
+	anyRiverMaxKm     = 25.0 // search radius for the nearest river of either layer
+	lakeMaxKm         = 25.0
+	// The river gauge proximity index is exp(-d / 3 km), 0 beyond 10 km,
+	// d the distance to the nearest river gauge with a flood stage.
+	gaugeIndexKm = 10.0
+	gaugeDecayKm = 3.0
+	gaugeCountKm = 10.0
+	gaugeMaxKm   = 25.0
 	// partialQuality applies where the river or gauge layer does not cover
 	// the site's state or territory, so fewer indicators are measured.
 	partialQuality = 0.85
 )
 
-// Indicator ids other packages refer to (the registry's thresholds).
+// NearWaterKm is the distance within which a site counts as near an open
+// coast (distance_to_coast_km) or near a river (distance_to_river_km):
+// where a flood zone determination is worth recommending. The coastal_site
+// flag uses it too.
+const NearWaterKm = 1.0
+
+// Indicator ids other packages refer to (the registry's thresholds and
+// evidence).
 const (
 	IndDistanceToCoast = "distance_to_coast_km"
-	IndDistanceToRiver = "distance_to_major_river_km"
+	// IndNearestRiverGaugeKm is the distance to the nearest river gauge
+	// with a flood stage.
+	IndNearestRiverGaugeKm  = "nearest_river_gauge_km"
+	IndDistanceToRiver      = "distance_to_river_km"       // nearest river of either WDBII layer
+	IndDistanceToMajorRiver = "distance_to_major_river_km" // WDBII levels 1-3 only
+	IndCoastalProximity     = "coastal_proximity_index"
+	IndStormSurge           = "storm_surge_exposure_index"
+	IndRiverProximity       = "river_proximity_index"
+	IndRiverGaugeProximity  = "river_gauge_proximity_index"
 )
 
 // Resolutions of the module's indicators.
 var (
 	resShoreline = hazard.Resolution{Kind: hazard.ResSite, Detail: "GSHHG shoreline, about 0.2 km"}
-	resRiver     = hazard.Resolution{Kind: hazard.ResSite, Detail: "WDBII major rivers, about 0.2 km"}
-	resGauges    = hazard.Resolution{Kind: hazard.ResSite, Detail: "NWS gauges within 10 km"}
+	resRiver     = hazard.Resolution{Kind: hazard.ResSite, Detail: "WDBII rivers, about 0.1-0.2 km"}
+	resGauges    = hazard.Resolution{Kind: hazard.ResSite, Detail: "NWS river gauge points"}
+	resSurge     = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.1-degree hurricane wind grid, about 10 km, times the site's coastal proximity"}
 	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"}
 )
 
-// Indicator weights inside the riverine peril: the distance to a major
-// river counts twice the density of flood-stage gauges around the site. The
-// county NFIP take-up and flood declarations are shown as county context
-// with their percentiles but carry no weight: they cannot tell a coastal
-// flood from a river one, nor the site from the rest of the county
+// Indicator weights inside their perils. Coastal: proximity to the open
+// coast and the storm surge exposure (proximity times the chance of
+// hurricane-force winds) count equally, so of two equally close coasts the
+// one hurricanes reach ranks higher, while a close coast without
+// hurricanes still ranks above an inland site. Riverine: the distance to a
+// mapped river counts twice the distance to a river gauge with a flood
+// stage, which is a point on some channel (so its distance overstates the
+// distance to the gauged stream) but marks streams too small for WDBII
+// where flooding is frequent enough for the NWS to define a flood stage.
+// The county NFIP take-up and flood declarations are shown as county
+// context with their percentiles but carry no weight: they cannot tell a
+// coastal flood from a river one, nor the site from the rest of the county
 // (docs/methodology.md, "Hydrology").
 const (
-	wCoast  = 1.0
+	wCoast  = 0.5
+	wSurge  = 0.5
 	wRiver  = 0.20
 	wGauges = 0.10
 )
 
-// Coastal tiers: the exact geometry out to 30 km (the edge of the exposure
-// index), on a fine grid within 5 km and a coarser one beyond; then lines
-// simplified to 1 km from 30 to 50 km and 2.5 km from 50 to 100 km, where
-// the distance is context only and the error stays under 5%.
+// Coastal tiers: the exact geometry out to 30 km (well beyond the 10 km
+// edge of the proximity index), on a fine grid within 5 km and a coarser
+// one beyond; then lines simplified to 1 km from 30 to 50 km and 2.5 km
+// from 50 to 100 km, where the distance is context only and the error stays
+// under 5%.
 var coastTiers = []tierSpec{
 	{radiusKm: 5, cellDeg: 0.05},
 	{radiusKm: 20, cellDeg: 0.2},
-	{radiusKm: coastIndexKm, cellDeg: 0.2},
+	{radiusKm: 30, cellDeg: 0.2},
 	{radiusKm: 50, cellDeg: 0.25, tolKm: 1},
 	{radiusKm: 70, cellDeg: 0.5, tolKm: 2.5},
 	{radiusKm: coastMaxKm, cellDeg: 0.5, tolKm: 2.5},
 }
 
-// River tiers: exact geometry to 20 km, which holds the 10 km exposure
-// index, then 1 km simplification to 50 km.
+// Major-river tiers: exact geometry to 20 km, which holds the 10 km reach
+// of the proximity index and most of the 25 km nearest-river search, then
+// 1 km simplification to 50 km.
 var riverTiers = []tierSpec{
 	{radiusKm: 5, cellDeg: 0.05},
 	{radiusKm: 20, cellDeg: 0.2},
 	{radiusKm: riverMaxKm, cellDeg: 0.5, tolKm: 1},
+}
+
+// Minor-river tiers: exact to 5 km, which holds the 3 km proximity index,
+// then 0.3 km simplification to 25 km.
+var minorRiverTiers = []tierSpec{
+	{radiusKm: 5, cellDeg: 0.05},
+	{radiusKm: anyRiverMaxKm, cellDeg: 0.25, tolKm: 0.3},
 }
 
 // Lake tiers: exact to 5 km, 0.3 km simplification to 25 km.
@@ -106,33 +160,49 @@ var lakeTiers = []tierSpec{
 	{radiusKm: lakeMaxKm, cellDeg: 0.25, tolKm: 0.3},
 }
 
-// Module is the loaded hydrology module. It is immutable and safe for
-// concurrent use.
+// StormClimate gives the annual chance of hurricane-force (64 kt) winds at
+// a point; ok is false where no hurricane record covers the point. The
+// severe weather module provides one.
+type StormClimate interface {
+	HurricaneWindChance(lat, lon float64) (p float64, ok bool)
+}
+
+// Module is the loaded hydrology module. After UseStormClimate (if it is
+// called at all) it is immutable and safe for concurrent use.
 type Module struct {
-	coast  *tieredLines
-	lakes  *tieredLines
-	rivers *tieredLines
-	gauges *geo.PointIndex
-	gauge  []gaugeInfo
-	nfip   map[string]nfipCounty
-	decl   map[string]int // flood-related declarations per county; absent = county unknown to the file
-	rows   map[string]int
+	coast       *tieredLines
+	lakes       *tieredLines
+	rivers      *tieredLines // WDBII levels 1-3
+	minorRivers *tieredLines // WDBII levels 4-5
+	gauges      *geo.PointIndex
+	gauge       []gaugeInfo
+	nfip        map[string]nfipCounty
+	decl        map[string]int // flood-related declarations per county; absent = county unknown to the file
+	rows        map[string]int
+	climate     StormClimate
 }
 
 var _ hazard.Module = (*Module)(nil)
 
-// Load reads the five data sets from the data directory dir. The line
+// UseStormClimate gives the module the hurricane wind climate its storm
+// surge indicator reads. Call it once, after Load and before any Measure;
+// it must not be called concurrently with Measure. Without a climate the
+// storm surge indicator is absent.
+func (m *Module) UseStormClimate(c StormClimate) { m.climate = c }
+
+// Load reads the six data sets from the data directory dir. The line
 // layers and the tables load side by side; errors are reported in a fixed
 // order so the message does not depend on scheduling.
 func Load(dir string) (*Module, error) {
 	m := &Module{rows: map[string]int{}}
 	var (
-		wg                     sync.WaitGroup
-		shoreErr, riverErr     error
-		nShores, nRivers       int
-		coast, lakes, riversIx *tieredLines
+		wg                           sync.WaitGroup
+		shoreErr, riverErr, minorErr error
+		nShores, nRivers, nMinor     int
+		coast, lakes, riversIx       *tieredLines
+		minorIx                      *tieredLines
 	)
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		shores, err := readLines(dir, data.Path(SrcShorelines))
@@ -157,6 +227,16 @@ func Load(dir string) (*Module, error) {
 		nRivers = len(rivers)
 		riversIx = newTieredLines(rivers, isMajorRiver, riverTiers)
 	}()
+	go func() {
+		defer wg.Done()
+		rivers, err := readLines(dir, data.Path(SrcMinorRivers))
+		if err != nil {
+			minorErr = err
+			return
+		}
+		nMinor = len(rivers)
+		minorIx = newTieredLines(rivers, isMinorRiver, minorRiverTiers)
+	}()
 	tableErr := m.loadGauges(dir)
 	if tableErr == nil {
 		tableErr = m.loadNFIP(dir)
@@ -165,13 +245,13 @@ func Load(dir string) (*Module, error) {
 		tableErr = m.loadDeclarations(dir)
 	}
 	wg.Wait()
-	for _, err := range []error{shoreErr, riverErr, tableErr} {
+	for _, err := range []error{shoreErr, riverErr, minorErr, tableErr} {
 		if err != nil {
 			return nil, err
 		}
 	}
-	m.coast, m.lakes, m.rivers = coast, lakes, riversIx
-	m.rows[SrcShorelines], m.rows[SrcRivers] = nShores, nRivers
+	m.coast, m.lakes, m.rivers, m.minorRivers = coast, lakes, riversIx, minorIx
+	m.rows[SrcShorelines], m.rows[SrcRivers], m.rows[SrcMinorRivers] = nShores, nRivers, nMinor
 	return m, nil
 }
 
@@ -180,18 +260,33 @@ func Load(dir string) (*Module, error) {
 func isOceanShore(level int) bool { return level == 1 }
 func isLakeShore(level int) bool  { return level == 2 || level == 3 }
 
-// All three WDBII river levels count as major rivers. The levels are
-// uneven: the James River at Richmond and the South Platte at Denver are
-// level 3 ("additional rivers"), so levels 1-2 alone miss rivers with long
+// All three WDBII river levels of the major-river file count as major
+// rivers. The levels are uneven: the James River at Richmond and the South
+// Platte at Denver are level 3, so levels 1-2 alone miss rivers with long
 // flood records.
 func isMajorRiver(level int) bool { return level >= 1 && level <= 3 }
+
+// isMinorRiver keeps the rivers of the levels 4-11 file that flood as
+// rivers: level 4, additional rivers (the Cedar River at Cedar Rapids), and
+// level 5, minor rivers (absent from the US extract). Left out:
+//   - intermittent rivers, levels 6-8: in the US extract they are the
+//     ephemeral channels of the desert Southwest, many of them emptied by
+//     upstream dams and diversions (the Salt River through Phoenix, the
+//     Gila), whose hazard is a rare flash flood rather than the overbank
+//     flooding of a floodplain, and the class is patchy (it has the Salt
+//     but not Tucson's Santa Cruz or Rillito); 0.5% of residents live
+//     within 3 km of one;
+//   - canals, levels 9-11: engineered channels with controlled levels;
+//     most US ones in the file are the aqueducts of California and
+//     Arizona, which carry water across deserts and flood nothing.
+func isMinorRiver(level int) bool { return level == 4 || level == 5 }
 
 // Name implements hazard.Module.
 func (m *Module) Name() string { return hazard.Hydrology }
 
 // Sources implements hazard.Module.
 func (m *Module) Sources() []string {
-	return []string{SrcShorelines, SrcRivers, SrcGauges, SrcNFIP, SrcDeclarations}
+	return []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcGauges, SrcNFIP, SrcDeclarations}
 }
 
 // Rows implements hazard.Module: data rows (features for the GeoJSON files)
@@ -204,8 +299,8 @@ func (m *Module) Rows() map[string]int {
 	return out
 }
 
-// riverCovered reports whether the WDBII river layer covers the site: it
-// was extracted for the conterminous states, Alaska, Puerto Rico and the
+// riverCovered reports whether the WDBII river layers cover the site: they
+// were extracted for the conterminous states, Alaska, Puerto Rico and the
 // U.S. Virgin Islands.
 func riverCovered(s hazard.Site) bool {
 	switch s.StateCode {
@@ -225,11 +320,14 @@ func gaugeCovered(s hazard.Site) bool {
 	return true
 }
 
+// noFloodMapNote is said at every site.
+const noFloodMapNote = "No FEMA flood-zone map and no elevation data are used: these indicators measure distance to the sea, to mapped rivers and to river gauges, and the county's flood history, not whether the site lies in a mapped floodplain."
+
 // Measure implements hazard.Module.
 func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	p := geo.Point{Lat: s.Lat, Lon: s.Lon}
-	ins := make([]hazard.Indicator, 0, 11)
-	notes := make([]string, 0, 3)
+	ins := make([]hazard.Indicator, 0, 15)
+	notes := make([]string, 0, 4)
 	var flags []hazard.Flag
 	quality := 1.0
 
@@ -243,38 +341,66 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		coastKm = coastMaxKm
 		coastLabel = "Distance to the nearest ocean shoreline (capped: none within 100 km)"
 	}
-	ins = append(ins,
-		hazard.Indicator{ID: "coastal_exposure_index", Label: "Coastal exposure index: exp(-distance to the ocean shoreline / 10 km), 0 beyond 30 km",
-			Value: coastIdx, Unit: "index", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline, Ranked: true, Weight: wCoast},
-		hazard.Indicator{ID: IndDistanceToCoast, Label: coastLabel, Value: coastKm, Unit: "km", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline},
-	)
-	if coastOK && coastKm <= coastalFlagKm {
+	ins = append(ins, hazard.Indicator{ID: IndCoastalProximity, Label: "Coastal proximity index: exp(-distance to the ocean shoreline / 2 km), 0 beyond 10 km",
+		Value: coastIdx, Unit: "index", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline, Ranked: true, Weight: wCoast, Basis: IndDistanceToCoast})
+	if m.climate != nil {
+		if pw, ok := m.climate.HurricaneWindChance(s.Lat, s.Lon); ok && pw >= 0 && pw <= 1 {
+			ins = append(ins, hazard.Indicator{ID: IndStormSurge, Label: "Storm surge exposure index: coastal proximity index × annual chance of hurricane-force winds at the site",
+				Value: coastIdx * pw, Unit: "index", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resSurge, Ranked: true, Weight: wSurge})
+		}
+	}
+	ins = append(ins, hazard.Indicator{ID: IndDistanceToCoast, Label: coastLabel, Value: coastKm, Unit: "km", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline})
+	if coastOK && coastKm <= NearWaterKm {
 		flags = append(flags, hazard.Flag{Code: "coastal_site", Message: fmt.Sprintf(
 			"The site is %.1f km from the ocean shoreline. Storm surge and coastal flood zones are not mapped by this report: check the FEMA Flood Insurance Rate Map for the address.", coastKm)})
 	}
 
-	// Major rivers.
-	var riverKm float64
-	riverOK, riverCov := false, riverCovered(s)
-	if riverCov {
-		riverKm, riverOK = m.rivers.nearest(p)
-		riverIdx := 0.0
-		riverLabel := "Distance to the nearest major river (WDBII rivers)"
-		if riverOK {
-			riverIdx = decay(riverKm, riverDecayKm, riverIndexKm)
-		} else {
-			riverKm = riverMaxKm
-			riverLabel = "Distance to the nearest major river (WDBII rivers; capped: none within 50 km)"
+	// Rivers: a decay per layer, the larger one is the index; the distance
+	// to the nearest river of either layer is the cited evidence.
+	rv := riverResult{covered: riverCovered(s)}
+	if rv.covered {
+		rv.majorKm, rv.majorOK = m.rivers.nearest(p)
+		minorKm, minorOK := m.minorRivers.nearest(p)
+		rv.anyKm, rv.anyOK = minorKm, minorOK
+		if rv.majorOK && rv.majorKm <= anyRiverMaxKm && (!minorOK || rv.majorKm <= minorKm) {
+			rv.anyKm, rv.anyOK, rv.nearestMajor = rv.majorKm, true, true
+		}
+		riverIdx, idxSrc := 0.0, rv.source()
+		if rv.majorOK {
+			riverIdx = decay(rv.majorKm, majorRiverDecayKm, majorRiverIndexKm)
+		}
+		if minorOK {
+			if v := decay(minorKm, riverDecayKm, riverIndexKm); v > riverIdx {
+				riverIdx, idxSrc = v, SrcMinorRivers
+			} else if riverIdx > 0 {
+				idxSrc = SrcRivers
+			}
+		} else if riverIdx > 0 {
+			idxSrc = SrcRivers
+		}
+		anyLabel := "Distance to the nearest mapped river (WDBII additional rivers, level 4)"
+		switch {
+		case !rv.anyOK:
+			rv.anyKm = anyRiverMaxKm
+			anyLabel = "Distance to the nearest mapped river (WDBII rivers, levels 1-4; capped: none within 25 km)"
+		case rv.nearestMajor:
+			anyLabel = "Distance to the nearest mapped river (WDBII major rivers, levels 1-3)"
+		}
+		majorLabel := "Distance to the nearest major river (WDBII major rivers, levels 1-3)"
+		if !rv.majorOK {
+			rv.majorKm = riverMaxKm
+			majorLabel = "Distance to the nearest major river (WDBII major rivers, levels 1-3; capped: none within 50 km)"
 		}
 		ins = append(ins,
-			hazard.Indicator{ID: "river_exposure_index", Label: "River exposure index: exp(-distance to the nearest major river / 3 km), 0 beyond 10 km",
-				Value: riverIdx, Unit: "index", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver, Ranked: true, Weight: wRiver},
-			hazard.Indicator{ID: IndDistanceToRiver, Label: riverLabel, Value: riverKm, Unit: "km", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
+			hazard.Indicator{ID: IndRiverProximity, Label: "River proximity index: the larger of exp(-distance to a major river / 3 km), 0 beyond 10 km, and exp(-distance to an additional river / 1 km), 0 beyond 3 km (WDBII rivers)",
+				Value: riverIdx, Unit: "index", Source: idxSrc, Peril: hazard.PerilRiverineFlood, Resolution: resRiver, Ranked: true, Weight: wRiver, Basis: IndDistanceToRiver},
+			hazard.Indicator{ID: IndDistanceToRiver, Label: anyLabel, Value: rv.anyKm, Unit: "km", Source: rv.source(), Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
+			hazard.Indicator{ID: IndDistanceToMajorRiver, Label: majorLabel, Value: rv.majorKm, Unit: "km", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
 		)
 	} else {
 		quality = partialQuality
 	}
-	notes = append(notes, waterNote(coastKm, coastOK, riverKm, riverOK, riverCov))
+	notes = append(notes, waterNote(coastKm, coastOK, rv))
 
 	// Large lakes: context only, because GSHHG lakes range from the Great
 	// Lakes to small reservoirs and lake flooding is not comparable to
@@ -287,7 +413,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	}
 	ins = append(ins, hazard.Indicator{ID: "distance_to_lake_shore_km", Label: lakeLabel, Value: lakeKm, Unit: "km", Source: SrcShorelines, Resolution: resShoreline})
 
-	// Flood-stage gauges.
+	// River gauges with a flood stage.
 	if gaugeCovered(s) {
 		count, near, nearKm := 0, -1, math.Inf(1)
 		m.gauges.Within(p, gaugeCountKm, func(i int, d float64) {
@@ -299,19 +425,27 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		if near < 0 {
 			near, nearKm = m.gauges.Nearest(p, gaugeMaxKm)
 		}
-		ins = append(ins, hazard.Indicator{ID: "gauges_with_flood_stage_10km", Label: "In-service NWS river and tide gauges with a defined flood stage within 10 km",
-			Value: float64(count), Unit: "count", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true, Weight: wGauges})
+		gaugeIdx := 0.0
+		if near >= 0 {
+			gaugeIdx = decay(nearKm, gaugeDecayKm, gaugeIndexKm)
+		}
+		ins = append(ins,
+			hazard.Indicator{ID: IndRiverGaugeProximity, Label: "River gauge proximity index: exp(-distance to the nearest NWS river gauge with a defined flood stage / 3 km), 0 beyond 10 km",
+				Value: gaugeIdx, Unit: "index", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true, Weight: wGauges, Basis: IndNearestRiverGaugeKm},
+			hazard.Indicator{ID: "river_gauges_with_flood_stage_10km", Label: "In-service NWS river gauges with a defined flood stage within 10 km",
+				Value: float64(count), Unit: "count", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true},
+		)
 		if near >= 0 {
 			g := m.gauge[near]
 			ins = append(ins,
-				hazard.Indicator{ID: "nearest_flood_gauge_km", Label: "Distance to the nearest NWS gauge with a defined flood stage", Value: nearKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges},
-				hazard.Indicator{ID: "nearest_flood_gauge", Label: "Nearest NWS gauge with a defined flood stage", Unit: "name", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Text: g.label},
+				hazard.Indicator{ID: IndNearestRiverGaugeKm, Label: "Distance to the nearest NWS river gauge with a defined flood stage", Value: nearKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges},
+				hazard.Indicator{ID: "nearest_river_gauge", Label: "Nearest NWS river gauge with a defined flood stage", Unit: "name", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Text: g.label},
 			)
 			notes = append(notes, gaugeNote(count, g, nearKm))
 		} else {
-			ins = append(ins, hazard.Indicator{ID: "nearest_flood_gauge_km", Label: "Distance to the nearest NWS gauge with a defined flood stage (capped: none within 25 km)",
+			ins = append(ins, hazard.Indicator{ID: IndNearestRiverGaugeKm, Label: "Distance to the nearest NWS river gauge with a defined flood stage (capped: none within 25 km)",
 				Value: gaugeMaxKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges})
-			notes = append(notes, "No NWS river or tide gauge with a defined flood stage lies within 25 km.")
+			notes = append(notes, "No NWS river gauge with a defined flood stage lies within 25 km.")
 		}
 	} else {
 		quality = partialQuality
@@ -335,11 +469,30 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	if n := countyNote(nf, nfOK, decl, declOK); n != "" {
 		notes = append(notes, n)
 	}
+	notes = append(notes, noFloodMapNote)
 
 	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: notes, Flags: flags}
 }
 
-func waterNote(coastKm float64, coastOK bool, riverKm float64, riverOK, riverCov bool) string {
+// riverResult is what the river layers found at a site.
+type riverResult struct {
+	covered      bool    // the river layers cover the site
+	anyKm        float64 // nearest river of either layer
+	anyOK        bool    // one lies within anyRiverMaxKm
+	nearestMajor bool    // the nearest river is a major one
+	majorKm      float64 // nearest major river
+	majorOK      bool    // one lies within riverMaxKm
+}
+
+// source is the layer the nearest river came from.
+func (r riverResult) source() string {
+	if r.nearestMajor {
+		return SrcRivers
+	}
+	return SrcMinorRivers
+}
+
+func waterNote(coastKm float64, coastOK bool, rv riverResult) string {
 	var b strings.Builder
 	if coastOK {
 		fmt.Fprintf(&b, "The nearest ocean shoreline is %s away", kmText(coastKm))
@@ -347,12 +500,18 @@ func waterNote(coastKm float64, coastOK bool, riverKm float64, riverOK, riverCov
 		b.WriteString("No ocean shoreline lies within 100 km")
 	}
 	switch {
-	case !riverCov:
-		b.WriteString("; the major-river layer does not cover this area.")
-	case riverOK:
-		fmt.Fprintf(&b, "; the nearest major river %s.", kmText(riverKm))
+	case !rv.covered:
+		b.WriteString("; the river layers do not cover this area.")
+	case rv.anyOK && rv.nearestMajor:
+		fmt.Fprintf(&b, "; the nearest mapped river, a major one, is %s away.", kmText(rv.anyKm))
+	case rv.anyOK && rv.majorOK:
+		fmt.Fprintf(&b, "; the nearest mapped river is %s away and the nearest major river %s.", kmText(rv.anyKm), kmText(rv.majorKm))
+	case rv.anyOK:
+		fmt.Fprintf(&b, "; the nearest mapped river is %s away; no major river lies within 50 km.", kmText(rv.anyKm))
+	case rv.majorOK:
+		fmt.Fprintf(&b, "; no mapped river lies within 25 km; the nearest major river is %s away.", kmText(rv.majorKm))
 	default:
-		b.WriteString("; no major river lies within 50 km.")
+		b.WriteString("; no mapped river lies within 25 km and no major river within 50 km.")
 	}
 	return b.String()
 }
@@ -360,11 +519,11 @@ func waterNote(coastKm float64, coastOK bool, riverKm float64, riverOK, riverCov
 func gaugeNote(count int, g gaugeInfo, km float64) string {
 	switch count {
 	case 0:
-		return fmt.Sprintf("No NWS gauge with a defined flood stage lies within 10 km; the nearest is %s, %s away.", g.label, kmText(km))
+		return fmt.Sprintf("No NWS river gauge with a defined flood stage lies within 10 km; the nearest is %s, %s away.", g.label, kmText(km))
 	case 1:
-		return fmt.Sprintf("One NWS gauge with a defined flood stage lies within 10 km: %s, %s away.", g.label, kmText(km))
+		return fmt.Sprintf("One NWS river gauge with a defined flood stage lies within 10 km: %s, %s away.", g.label, kmText(km))
 	}
-	return fmt.Sprintf("%d NWS gauges with a defined flood stage lie within 10 km; the nearest is %s, %s away.", count, g.label, kmText(km))
+	return fmt.Sprintf("%d NWS river gauges with a defined flood stage lie within 10 km; the nearest is %s, %s away.", count, g.label, kmText(km))
 }
 
 func countyNote(nf nfipCounty, nfOK bool, decl int, declOK bool) string {
@@ -389,8 +548,12 @@ func countyNote(nf nfipCounty, nfOK bool, decl int, declOK bool) string {
 	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
-// kmText writes a distance with one decimal below 10 km and none above.
+// kmText writes a distance with one decimal below 10 km and none above,
+// and "under 0.1 km" for what would round to 0.0.
 func kmText(km float64) string {
+	if km < 0.05 {
+		return "under 0.1 km"
+	}
 	if km < 10 {
 		return fmt.Sprintf("%.1f km", km)
 	}

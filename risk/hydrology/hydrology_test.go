@@ -2,6 +2,7 @@ package hydrology
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,7 +33,18 @@ var (
 	sanJuan  = hazard.Site{Lat: 18.4655, Lon: -66.1057, CountyFIPS: "72127", StateFIPS: "72", StateCode: "PR"}
 	guam     = hazard.Site{Lat: 13.4443, Lon: 144.7937, CountyFIPS: "66010", StateFIPS: "66", StateCode: "GU"}
 	adak     = hazard.Site{Lat: 51.82, Lon: -179.99, CountyFIPS: "02016", StateFIPS: "02", StateCode: "AK"}
+	cedar    = hazard.Site{Lat: 41.9779, Lon: -91.6656, CountyFIPS: "19113", StateFIPS: "19", StateCode: "IA", Conus: true}
+	keyWest  = hazard.Site{Lat: 24.5551, Lon: -81.7800, CountyFIPS: "12087", StateFIPS: "12", StateCode: "FL", Conus: true}
+	phoenix  = hazard.Site{Lat: 33.4484, Lon: -112.0740, CountyFIPS: "04013", StateFIPS: "04", StateCode: "AZ", Conus: true}
 )
+
+// allSites are every fixture site above.
+var allSites = []hazard.Site{miami, denver, chicago, okc, seattle, sf, boston, honolulu, sanJuan, guam, adak, cedar, keyWest, phoenix}
+
+// northOf is the point km north of p along its meridian.
+func northOf(p geo.Point, km float64) geo.Point {
+	return geo.Point{Lat: p.Lat + km/geo.KmPerDegLat, Lon: p.Lon}
+}
 
 // eastOf is the point km east of p along its parallel, in the local
 // projection the segment index measures in.
@@ -42,11 +54,11 @@ func eastOf(p geo.Point, km float64) geo.Point {
 
 func TestFixtureRows(t *testing.T) {
 	m := fixture(t)
-	want := map[string]int{SrcShorelines: 9, SrcRivers: 3, SrcGauges: 13, SrcNFIP: 11, SrcDeclarations: 23}
+	want := map[string]int{SrcShorelines: 9, SrcRivers: 3, SrcMinorRivers: 5, SrcGauges: 22, SrcNFIP: 11, SrcDeclarations: 23}
 	if got := m.Rows(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Rows() = %v, want %v", got, want)
 	}
-	if got, want := m.Sources(), []string{SrcShorelines, SrcRivers, SrcGauges, SrcNFIP, SrcDeclarations}; !reflect.DeepEqual(got, want) {
+	if got, want := m.Sources(), []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcGauges, SrcNFIP, SrcDeclarations}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Sources() = %v, want %v", got, want)
 	}
 	for _, id := range m.Sources() {
@@ -61,7 +73,9 @@ func TestFixtureRows(t *testing.T) {
 
 func TestCoastDistanceRadii(t *testing.T) {
 	m := fixture(t)
-	// The fixture shoreline off Miami runs north-south at 80.13 W.
+	// The fixture shoreline off Miami runs north-south at 80.13 W. The
+	// proximity index is exp(-d / 2 km) out to 10 km and 0 beyond; the
+	// distance is reported out to 100 km.
 	line := geo.Point{Lat: 25.75, Lon: -80.13}
 	cases := []struct {
 		km        float64 // west of the shoreline
@@ -69,13 +83,16 @@ func TestCoastDistanceRadii(t *testing.T) {
 		wantIndex float64
 		capped    bool
 	}{
-		{0.3, 0.3, math.Exp(-0.03), false},
-		{4.9, 4.9, math.Exp(-0.49), false}, // fine grid
-		{5.1, 5.1, math.Exp(-0.51), false}, // coarser grid
-		{19.9, 19.9, math.Exp(-1.99), false},
-		{20.1, 20.1, math.Exp(-2.01), false},
-		{29.9, 29.9, math.Exp(-2.99), false}, // last distance with an index
-		{30.1, 30.1, 0, false},               // reported, but no longer exposure
+		{0.3, 0.3, math.Exp(-0.15), false},
+		{2, 2, math.Exp(-1), false},
+		{4.9, 4.9, math.Exp(-2.45), false}, // fine grid
+		{5.1, 5.1, math.Exp(-2.55), false}, // coarser grid
+		{9.9, 9.9, math.Exp(-4.95), false}, // last distance with an index
+		{10.1, 10.1, 0, false},             // reported, but no longer exposure
+		{19.9, 19.9, 0, false},
+		{20.1, 20.1, 0, false},
+		{29.9, 29.9, 0, false},
+		{30.1, 30.1, 0, false},
 		{49.9, 49.9, 0, false},
 		{50.1, 50.1, 0, false},
 		{99.9, 99.9, 0, false},
@@ -85,15 +102,18 @@ func TestCoastDistanceRadii(t *testing.T) {
 	for _, c := range cases {
 		p := eastOf(line, -c.km)
 		ms := m.Measure(hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: "12086", StateCode: "FL", Conus: true})
-		d := indicator(t, ms, "distance_to_coast_km")
+		d := indicator(t, ms, IndDistanceToCoast)
 		if math.Abs(d.Value-c.wantKm) > 1e-6 {
 			t.Errorf("%g km west of the shoreline: distance %g, want %g", c.km, d.Value, c.wantKm)
 		}
 		if got := contains(d.Label, "capped"); got != c.capped {
 			t.Errorf("%g km: label %q, capped mention = %v, want %v", c.km, d.Label, got, c.capped)
 		}
-		if idx := value(t, ms, "coastal_exposure_index"); math.Abs(idx-c.wantIndex) > 1e-9 {
-			t.Errorf("%g km: coastal exposure index %g, want %g", c.km, idx, c.wantIndex)
+		if idx := value(t, ms, IndCoastalProximity); math.Abs(idx-c.wantIndex) > 1e-9 {
+			t.Errorf("%g km: coastal proximity index %g, want %g", c.km, idx, c.wantIndex)
+		}
+		if has(ms, IndStormSurge) {
+			t.Errorf("%g km: storm surge index present without a storm climate", c.km)
 		}
 	}
 }
@@ -121,8 +141,8 @@ func TestCoastPlaces(t *testing.T) {
 		if d > c.maxKm {
 			t.Errorf("%s: coast distance %g km, want at most %g", c.name, d, c.maxKm)
 		}
-		if idx := value(t, ms, "coastal_exposure_index"); (idx == 0) != (d > coastIndexKm) {
-			t.Errorf("%s: coastal exposure %g at %g km", c.name, idx, d)
+		if idx := value(t, ms, IndCoastalProximity); (idx == 0) != (d > coastIndexKm) {
+			t.Errorf("%s: coastal proximity %g at %g km", c.name, idx, d)
 		}
 		if c.capped && d != coastMaxKm {
 			t.Errorf("%s: coast distance %g, want the %g km cap", c.name, d, coastMaxKm)
@@ -133,8 +153,8 @@ func TestCoastPlaces(t *testing.T) {
 	if d := value(t, m.Measure(miami), "distance_to_coast_km"); math.Abs(d-want) > 1e-6 {
 		t.Errorf("Miami coast distance %g, want %g", d, want)
 	}
-	if mi, de := value(t, m.Measure(miami), "coastal_exposure_index"), value(t, m.Measure(denver), "coastal_exposure_index"); !(mi > de) {
-		t.Errorf("coastal exposure Miami %g not above Denver %g", mi, de)
+	if mi, de := value(t, m.Measure(miami), IndCoastalProximity), value(t, m.Measure(denver), IndCoastalProximity); !(mi > de) {
+		t.Errorf("coastal proximity Miami %g not above Denver %g", mi, de)
 	}
 }
 
@@ -162,49 +182,119 @@ func TestLakeShore(t *testing.T) {
 
 func TestRivers(t *testing.T) {
 	m := fixture(t)
-	// The fixture river runs east-west along 35.45 N.
-	onRiver := geo.Point{Lat: 35.45, Lon: -97.5164}
-	north := func(km float64) hazard.Site {
-		return hazard.Site{Lat: onRiver.Lat + km/geo.KmPerDegLat, Lon: onRiver.Lon, CountyFIPS: "40109", StateCode: "OK", Conus: true}
+	// The fixture major river (level 1) runs east-west along 35.45 N; an
+	// additional river (level 4) runs along 35.40 N, 5.6 km south of it.
+	major := geo.Point{Lat: 35.45, Lon: -97.5164}
+	gap := 0.05 * geo.KmPerDegLat
+	okcAt := func(km float64) hazard.Site { // km north of the major river; negative is south
+		p := northOf(major, km)
+		return hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: "40109", StateCode: "OK", Conus: true}
 	}
-	cases := []struct {
-		name      string
-		site      hazard.Site
-		wantKm    float64
-		wantIndex float64
-		capped    bool
-	}{
-		{"OKC", okc, 0.0176 * geo.KmPerDegLat, math.Exp(-0.0176 * geo.KmPerDegLat / riverDecayKm), false},
-		{"9.9 km", north(9.9), 9.9, math.Exp(-9.9 / riverDecayKm), false},
-		{"10.1 km: reported, no exposure", north(10.1), 10.1, 0, false},
-		{"49.9 km", north(49.9), 49.9, 0, false},
-		{"50.1 km: capped", north(50.1), riverMaxKm, 0, true},
+	majorIdx := func(km float64) float64 { return math.Exp(-km / 3) }
+	minorIdx := func(km float64) float64 { return math.Exp(-km / 1) }
+	type riverCase struct {
+		name         string
+		site         hazard.Site
+		riverKm      float64 // distance_to_river_km
+		riverCapped  bool
+		nearestMajor bool // the nearest river is the major one
+		majorKm      float64
+		majorCapped  bool
+		wantIndex    float64
 	}
+	cases := []riverCase{
+		{"OKC", okc, 0.0176 * geo.KmPerDegLat, false, true, 0.0176 * geo.KmPerDegLat, false, majorIdx(0.0176 * geo.KmPerDegLat)},
+		{"2 km south: the major river is nearer", okcAt(-2), 2, false, true, 2, false, majorIdx(2)},
+		{"4 km south: the minor river is nearer, the major's decay is larger", okcAt(-4), gap - 4, false, false, 4, false, majorIdx(4)},
+		{"5 km south: the minor river's decay is larger", okcAt(-5), gap - 5, false, false, 5, false, minorIdx(gap - 5)},
+		{"9.9 km north", okcAt(9.9), 9.9, false, true, 9.9, false, majorIdx(9.9)},
+		{"10.1 km north: reported, no exposure", okcAt(10.1), 10.1, false, true, 10.1, false, 0},
+		{"24.9 km north", okcAt(24.9), 24.9, false, true, 24.9, false, 0},
+		{"25.1 km north: no river of either layer within 25 km", okcAt(25.1), anyRiverMaxKm, true, false, 25.1, false, 0},
+		{"49.9 km north", okcAt(49.9), anyRiverMaxKm, true, false, 49.9, false, 0},
+		{"50.1 km north: capped", okcAt(50.1), anyRiverMaxKm, true, false, riverMaxKm, true, 0},
+	}
+	// The fixture Cedar River (level 4) runs along 41.975 N, with no major
+	// river within 50 km.
+	cedarLine := geo.Point{Lat: 41.975, Lon: -91.6656}
+	cedarAt := func(km float64) hazard.Site {
+		p := northOf(cedarLine, km)
+		return hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: "19113", StateCode: "IA", Conus: true}
+	}
+	for _, km := range []float64{0.03, 1, 2.9, 3.1, 24.9, 25.1} {
+		c := riverCase{fmt.Sprintf("%g km north of the Cedar River", km), cedarAt(km), km, false, false, riverMaxKm, true, 0}
+		if km <= riverIndexKm {
+			c.wantIndex = minorIdx(km)
+		}
+		if km > anyRiverMaxKm {
+			c.riverKm, c.riverCapped = anyRiverMaxKm, true
+		}
+		cases = append(cases, c)
+	}
+	cases = append(cases, riverCase{"Cedar Rapids", cedar, (41.9779 - 41.975) * geo.KmPerDegLat, false, false, riverMaxKm, true, minorIdx((41.9779 - 41.975) * geo.KmPerDegLat)})
+
 	for _, c := range cases {
 		ms := m.Measure(c.site)
-		d := indicator(t, ms, "distance_to_major_river_km")
-		if math.Abs(d.Value-c.wantKm) > 1e-6 {
-			t.Errorf("%s: river distance %g, want %g", c.name, d.Value, c.wantKm)
+		d := indicator(t, ms, IndDistanceToRiver)
+		if math.Abs(d.Value-c.riverKm) > 1e-6 {
+			t.Errorf("%s: nearest river %g km, want %g", c.name, d.Value, c.riverKm)
 		}
-		if contains(d.Label, "capped") != c.capped {
-			t.Errorf("%s: label %q", c.name, d.Label)
+		if contains(d.Label, "capped") != c.riverCapped {
+			t.Errorf("%s: label %q, capped = %v", c.name, d.Label, c.riverCapped)
 		}
-		if idx := value(t, ms, "river_exposure_index"); math.Abs(idx-c.wantIndex) > 1e-9 {
-			t.Errorf("%s: river exposure %g, want %g", c.name, idx, c.wantIndex)
+		if !c.riverCapped {
+			wantLayer, wantSrc := "additional rivers, level 4", SrcMinorRivers
+			if c.nearestMajor {
+				wantLayer, wantSrc = "major rivers, levels 1-3", SrcRivers
+			}
+			if !contains(d.Label, wantLayer) || d.Source != wantSrc {
+				t.Errorf("%s: nearest river label %q source %s, want the layer %q (%s)", c.name, d.Label, d.Source, wantLayer, wantSrc)
+			}
+		}
+		mj := indicator(t, ms, IndDistanceToMajorRiver)
+		if math.Abs(mj.Value-c.majorKm) > 1e-6 || contains(mj.Label, "capped") != c.majorCapped {
+			t.Errorf("%s: major river %g km (%q), want %g capped=%v", c.name, mj.Value, mj.Label, c.majorKm, c.majorCapped)
+		}
+		idx := indicator(t, ms, IndRiverProximity)
+		if math.Abs(idx.Value-c.wantIndex) > 1e-9 {
+			t.Errorf("%s: river proximity %g, want %g", c.name, idx.Value, c.wantIndex)
+		}
+		// The index cites the layer whose decay it took.
+		if c.wantIndex > 0 {
+			wantSrc := SrcMinorRivers
+			if c.wantIndex == majorIdx(c.majorKm) {
+				wantSrc = SrcRivers
+			}
+			if idx.Source != wantSrc {
+				t.Errorf("%s: river proximity cites %s, want %s", c.name, idx.Source, wantSrc)
+			}
 		}
 	}
-	// All three WDBII levels count: Denver's river is level 3, Seattle's 2.
+	if d := value(t, m.Measure(cedar), IndDistanceToRiver); d > NearWaterKm {
+		t.Errorf("Cedar Rapids: nearest river %g km, want within %g km", d, NearWaterKm)
+	}
+	// Intermittent rivers (level 6) and canals (level 10) run through the
+	// fixture Phoenix site; neither counts.
+	ms := m.Measure(phoenix)
+	if d := indicator(t, ms, IndDistanceToRiver); d.Value != anyRiverMaxKm || !contains(d.Label, "capped") {
+		t.Errorf("Phoenix: nearest river %g km (%q): the intermittent river and the canal must be ignored", d.Value, d.Label)
+	}
+	if idx := value(t, ms, IndRiverProximity); idx != 0 {
+		t.Errorf("Phoenix: river proximity %g, want 0", idx)
+	}
+	// All three WDBII levels of the major file count: Denver's river is
+	// level 3, Seattle's 2.
 	for _, s := range []hazard.Site{denver, seattle} {
-		if d := value(t, m.Measure(s), "distance_to_major_river_km"); d > 7 {
-			t.Errorf("%s: river distance %g, want under 7 km", s.CountyFIPS, d)
+		if d := value(t, m.Measure(s), IndDistanceToMajorRiver); d > 7 {
+			t.Errorf("%s: major river distance %g, want under 7 km", s.CountyFIPS, d)
 		}
 	}
 	// No river layer for Hawaii and the Pacific territories: no indicator,
 	// rather than a made-up distance, and lower quality.
 	for _, s := range []hazard.Site{honolulu, guam} {
 		ms := m.Measure(s)
-		if has(ms, "river_exposure_index") || has(ms, IndDistanceToRiver) {
-			t.Errorf("%s: river indicators present, but the layer does not cover it", s.StateCode)
+		if has(ms, IndRiverProximity) || has(ms, IndDistanceToRiver) || has(ms, IndDistanceToMajorRiver) {
+			t.Errorf("%s: river indicators present, but the layers do not cover it", s.StateCode)
 		}
 		if ms.Quality != partialQuality || !(ms.Quality < 1) {
 			t.Errorf("%s: quality %g, want %g (below 1)", s.StateCode, ms.Quality, partialQuality)
@@ -217,6 +307,13 @@ func TestRivers(t *testing.T) {
 
 func TestGauges(t *testing.T) {
 	m := fixture(t)
+	// A site 9.9 km and one 10.1 km north of the Green River gauge near
+	// Auburn, the only kept gauge around Seattle.
+	auburn := geo.Point{Lat: 47.45, Lon: -122.24}
+	auburnAt := func(km float64) hazard.Site {
+		p := northOf(auburn, km)
+		return hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: "53033", StateCode: "WA", Conus: true}
+	}
 	cases := []struct {
 		name       string
 		site       hazard.Site
@@ -233,39 +330,91 @@ func TestGauges(t *testing.T) {
 		{"Denver", denver, 1, "Cherry Creek at Denver (CHDC2)", 0.99, 0.01, false},
 		// The Canadian point (LID ending Q2) sits downtown and is dropped.
 		{"Seattle", seattle, 0, "Green River near Auburn (AUBW1)", 18.7, 0.05, false},
+		{"9.9 km from a gauge", auburnAt(9.9), 1, "Green River near Auburn (AUBW1)", 9.9, 1e-6, false},
+		{"10.1 km from a gauge", auburnAt(10.1), 0, "Green River near Auburn (AUBW1)", 10.1, 1e-6, false},
+		// River stage (HG), tailwater stage (HT) and discharge (QR) gauges
+		// count; the pool (HP), lake (HL) and uncoded gauges, closer to the
+		// site, do not.
+		{"Cedar Rapids", cedar, 3, "Cedar River at Cedar Rapids (CIDI4)", 0.7020, 1e-3, false},
+		// Tide gauges are not river gauges: Virginia Key (HM) near Miami,
+		// and at Key West a coastal water level (HC), a tide height (HM)
+		// and a tide gauge coded as river stage (HG) but named a tide gauge.
+		{"Miami", miami, 0, "", 0, 0, false},
+		{"Key West", keyWest, 0, "", 0, 0, false},
 		{"Aleutians", adak, 0, "", 0, 0, false},
 		{"Guam has no NWPS gauges", guam, 0, "", 0, 0, true},
 	}
 	for _, c := range cases {
 		ms := m.Measure(c.site)
 		if c.notCovered {
-			if has(ms, "gauges_with_flood_stage_10km") || has(ms, "nearest_flood_gauge_km") {
+			if has(ms, IndRiverGaugeProximity) || has(ms, "river_gauges_with_flood_stage_10km") || has(ms, "nearest_river_gauge_km") {
 				t.Errorf("%s: gauge indicators present", c.name)
 			}
 			continue
 		}
-		if n := value(t, ms, "gauges_with_flood_stage_10km"); n != c.count {
-			t.Errorf("%s: %g gauges within 10 km, want %g", c.name, n, c.count)
+		if n := value(t, ms, "river_gauges_with_flood_stage_10km"); n != c.count {
+			t.Errorf("%s: %g river gauges within 10 km, want %g", c.name, n, c.count)
 		}
-		d := indicator(t, ms, "nearest_flood_gauge_km")
+		d := indicator(t, ms, "nearest_river_gauge_km")
+		idx := value(t, ms, IndRiverGaugeProximity)
 		if c.nearest == "" {
-			if d.Value != gaugeMaxKm || !contains(d.Label, "capped") || has(ms, "nearest_flood_gauge") {
-				t.Errorf("%s: nearest gauge %g km (%q), want the 25 km cap and no name", c.name, d.Value, d.Label)
+			if d.Value != gaugeMaxKm || !contains(d.Label, "capped") || has(ms, "nearest_river_gauge") || idx != 0 {
+				t.Errorf("%s: nearest gauge %g km (%q), index %g, want the 25 km cap, no name and index 0", c.name, d.Value, d.Label, idx)
 			}
 			continue
 		}
-		if g := indicator(t, ms, "nearest_flood_gauge"); g.Text != c.nearest {
+		if g := indicator(t, ms, "nearest_river_gauge"); g.Text != c.nearest {
 			t.Errorf("%s: nearest gauge %q, want %q", c.name, g.Text, c.nearest)
 		}
 		if math.Abs(d.Value-c.nearestKm) > c.tolerance {
 			t.Errorf("%s: nearest gauge %g km, want %g", c.name, d.Value, c.nearestKm)
 		}
+		// exp(-d / 3 km) out to 10 km, 0 beyond.
+		want := 0.0
+		if d.Value <= gaugeIndexKm {
+			want = math.Exp(-d.Value / 3)
+		}
+		if math.Abs(idx-want) > 1e-12 {
+			t.Errorf("%s: river gauge proximity %g at %g km, want %g", c.name, idx, d.Value, want)
+		}
+		if (idx > 0) != (c.count > 0) {
+			t.Errorf("%s: index %g with %g gauges within 10 km", c.name, idx, c.count)
+		}
 	}
+	kept := map[string]bool{}
 	for _, g := range m.gauge {
-		for _, dropped := range []string{"HMSA2", "SROM5", "BCRQ2", "DFAO2", "CRMO2"} {
-			if contains(g.label, dropped) {
-				t.Errorf("gauge %q should have been dropped", g.label)
-			}
+		kept[g.label[strings.LastIndex(g.label, "(")+1:len(g.label)-1]] = true
+	}
+	for _, id := range []string{"HMSA2", "SROM5", "BCRQ2", "DFAO2", "CRMO2", "VKYF1", "KYWF1", "KWBF1", "KWHF1", "TRPI4", "TLKI4", "TNEI4"} {
+		if kept[id] {
+			t.Errorf("gauge %s should have been dropped", id)
+		}
+	}
+	for _, id := range []string{"OKCO2", "CIDI4", "CTDI4", "TCMI4", "AUBW1"} {
+		if !kept[id] {
+			t.Errorf("river gauge %s should have been kept", id)
+		}
+	}
+}
+
+func TestRiverElement(t *testing.T) {
+	for pedts, want := range map[string]bool{
+		"HGIRG": true, "HGIR2": true, "hgirz": true, "HTIRG": true, "QRIRZ": true, "QTIRZ": true,
+		"HPIRG": false, "HLIRG": false, "HFIRG": false, "HKIRG": false, "HMIRG": false, "HCIRP": false,
+		"HHIRG": false, "HAIRG": false, "": false, "H": false, "QIIRZ": false,
+	} {
+		if got := riverElement(pedts); got != want {
+			t.Errorf("riverElement(%q) = %v, want %v", pedts, got, want)
+		}
+	}
+	for name, want := range map[string]bool{
+		"Tide Gauge at Crystal River (in MHHW)":     true,
+		"Tide Station (LCH) at Vermilion Bay":       true,
+		"St. Johns River at Jacksonville (in MHHW)": false,
+		"Alsea River near Tidewater":                false,
+	} {
+		if got := tideStationName(name); got != want {
+			t.Errorf("tideStationName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -324,19 +473,19 @@ func TestCountyIndicators(t *testing.T) {
 }
 
 func TestIndicatorContract(t *testing.T) {
-	m := fixture(t)
 	// Ranked indicators and their weights inside their peril. The county
-	// NFIP take-up and flood declarations are ranked for their percentiles
-	// but carry no weight.
+	// NFIP take-up and flood declarations and the river gauge count are
+	// ranked for their percentiles but carry no weight.
 	ranked := map[string]float64{
-		"coastal_exposure_index": wCoast, "river_exposure_index": wRiver, "gauges_with_flood_stage_10km": wGauges,
-		"nfip_penetration_rate": 0, "flood_disaster_declarations": 0,
+		IndCoastalProximity: wCoast, IndStormSurge: wSurge, IndRiverProximity: wRiver, IndRiverGaugeProximity: wGauges,
+		"river_gauges_with_flood_stage_10km": 0, "nfip_penetration_rate": 0, "flood_disaster_declarations": 0,
 	}
 	// Each weighted indicator's peril and resolution kind.
 	attribution := map[string][2]string{
-		"coastal_exposure_index":       {hazard.PerilCoastalFlood, hazard.ResSite},
-		"river_exposure_index":         {hazard.PerilRiverineFlood, hazard.ResSite},
-		"gauges_with_flood_stage_10km": {hazard.PerilRiverineFlood, hazard.ResSite},
+		IndCoastalProximity:    {hazard.PerilCoastalFlood, hazard.ResSite},
+		IndStormSurge:          {hazard.PerilCoastalFlood, hazard.ResGrid},
+		IndRiverProximity:      {hazard.PerilRiverineFlood, hazard.ResSite},
+		IndRiverGaugeProximity: {hazard.PerilRiverineFlood, hazard.ResSite},
 	}
 	perilWeight := map[string]float64{}
 	for id, w := range ranked {
@@ -347,66 +496,178 @@ func TestIndicatorContract(t *testing.T) {
 	}
 	perils := map[string]bool{hazard.PerilCoastalFlood: true, hazard.PerilRiverineFlood: true}
 	kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
-	for _, s := range []hazard.Site{miami, denver, chicago, okc, seattle, sf, boston, honolulu, sanJuan, guam, adak} {
-		ms := m.Measure(s)
-		if !ms.HasHazardData() {
-			t.Errorf("%s: no weighted indicator", s.CountyFIPS)
-		}
-		wantQuality := 1.0
-		if !riverCovered(s) || !gaugeCovered(s) {
-			wantQuality = partialQuality
-		}
-		if ms.Quality != wantQuality {
-			t.Errorf("%s: quality %g, want %g", s.CountyFIPS, ms.Quality, wantQuality)
-		}
-		// The registry's high-priority thresholds read these ids.
-		if in := indicator(t, ms, IndDistanceToCoast); in.Peril != hazard.PerilCoastalFlood || in.Resolution.Kind != hazard.ResSite {
-			t.Errorf("%s: %s peril %q resolution %+v", s.CountyFIPS, in.ID, in.Peril, in.Resolution)
-		}
-		if has(ms, IndDistanceToRiver) != riverCovered(s) {
-			t.Errorf("%s: %s present = %v, river layer covers = %v", s.CountyFIPS, IndDistanceToRiver, has(ms, IndDistanceToRiver), riverCovered(s))
-		} else if in, ok := find(ms, IndDistanceToRiver); ok && (in.Peril != hazard.PerilRiverineFlood || in.Resolution.Kind != hazard.ResSite) {
-			t.Errorf("%s: %s peril %q resolution %+v", s.CountyFIPS, in.ID, in.Peril, in.Resolution)
-		}
-		siteLevel := false
-		seen := map[string]bool{}
-		for _, in := range ms.Indicators {
-			if seen[in.ID] {
-				t.Errorf("%s: indicator %s twice", s.CountyFIPS, in.ID)
+	for name, m := range map[string]*Module{"without a storm climate": fixture(t), "with a storm climate": climateFixture(t)} {
+		for _, s := range allSites {
+			ms := m.Measure(s)
+			if !ms.HasHazardData() {
+				t.Errorf("%s, %s: no weighted indicator", name, s.CountyFIPS)
 			}
-			seen[in.ID] = true
-			if in.Peril != "" && !perils[in.Peril] {
-				t.Errorf("%s: %s peril %q is not a hydrology peril", s.CountyFIPS, in.ID, in.Peril)
+			wantQuality := 1.0
+			if !riverCovered(s) || !gaugeCovered(s) {
+				wantQuality = partialQuality
 			}
-			if in.Resolution.Kind != "" && !kinds[in.Resolution.Kind] {
-				t.Errorf("%s: %s resolution kind %q is not one of the four", s.CountyFIPS, in.ID, in.Resolution.Kind)
+			if ms.Quality != wantQuality {
+				t.Errorf("%s, %s: quality %g, want %g", name, s.CountyFIPS, ms.Quality, wantQuality)
 			}
-			if in.Weight > 0 {
-				if in.Peril == "" || !kinds[in.Resolution.Kind] {
-					t.Errorf("%s: weighted %s has peril %q, resolution %+v", s.CountyFIPS, in.ID, in.Peril, in.Resolution)
+			// The registry's thresholds and evidence read these ids.
+			if in := indicator(t, ms, IndDistanceToCoast); in.Peril != hazard.PerilCoastalFlood || in.Resolution.Kind != hazard.ResSite || in.Unit != "km" {
+				t.Errorf("%s, %s: %s peril %q resolution %+v unit %s", name, s.CountyFIPS, in.ID, in.Peril, in.Resolution, in.Unit)
+			}
+			for _, id := range []string{IndDistanceToRiver, IndDistanceToMajorRiver} {
+				if has(ms, id) != riverCovered(s) {
+					t.Errorf("%s, %s: %s present = %v, river layers cover = %v", name, s.CountyFIPS, id, has(ms, id), riverCovered(s))
+				} else if in, ok := find(ms, id); ok && (in.Peril != hazard.PerilRiverineFlood || in.Resolution.Kind != hazard.ResSite || in.Unit != "km") {
+					t.Errorf("%s, %s: %s peril %q resolution %+v unit %s", name, s.CountyFIPS, in.ID, in.Peril, in.Resolution, in.Unit)
 				}
-				if want := attribution[in.ID]; in.Peril != want[0] || in.Resolution.Kind != want[1] {
-					t.Errorf("%s: %s peril %q kind %q, want %q %q", s.CountyFIPS, in.ID, in.Peril, in.Resolution.Kind, want[0], want[1])
+			}
+			siteLevel := false
+			seen := map[string]bool{}
+			for _, in := range ms.Indicators {
+				if seen[in.ID] {
+					t.Errorf("%s, %s: indicator %s twice", name, s.CountyFIPS, in.ID)
 				}
-				siteLevel = siteLevel || in.Resolution.Kind != hazard.ResCounty
+				seen[in.ID] = true
+				if in.Peril != "" && !perils[in.Peril] {
+					t.Errorf("%s, %s: %s peril %q is not a hydrology peril", name, s.CountyFIPS, in.ID, in.Peril)
+				}
+				if in.Resolution.Kind != "" && !kinds[in.Resolution.Kind] {
+					t.Errorf("%s, %s: %s resolution kind %q is not one of the four", name, s.CountyFIPS, in.ID, in.Resolution.Kind)
+				}
+				if in.Weight > 0 {
+					if in.Peril == "" || !kinds[in.Resolution.Kind] {
+						t.Errorf("%s, %s: weighted %s has peril %q, resolution %+v", name, s.CountyFIPS, in.ID, in.Peril, in.Resolution)
+					}
+					if want := attribution[in.ID]; in.Peril != want[0] || in.Resolution.Kind != want[1] {
+						t.Errorf("%s, %s: %s peril %q kind %q, want %q %q", name, s.CountyFIPS, in.ID, in.Peril, in.Resolution.Kind, want[0], want[1])
+					}
+					siteLevel = siteLevel || in.Resolution.Kind != hazard.ResCounty
+				}
+				if w, ok := ranked[in.ID]; ok != in.Ranked || (ok && w != in.Weight) || (!ok && in.Weight != 0) {
+					t.Errorf("%s, %s: %s ranked=%v weight=%g", name, s.CountyFIPS, in.ID, in.Ranked, in.Weight)
+				}
+				if in.Label == "" || in.Unit == "" || in.Source == "" {
+					t.Errorf("%s, %s: %s lacks label, unit or source", name, s.CountyFIPS, in.ID)
+				}
+				if _, ok := data.SourceByID(in.Source); !ok {
+					t.Errorf("%s, %s: %s cites source %q, not in the catalog", name, s.CountyFIPS, in.ID, in.Source)
+				}
+				if math.IsNaN(in.Value) || math.IsInf(in.Value, 0) || in.Value < 0 {
+					t.Errorf("%s, %s: %s = %g", name, s.CountyFIPS, in.ID, in.Value)
+				}
+				if in.Unit == "index" && in.Value > 1 {
+					t.Errorf("%s, %s: %s = %g, an index above 1", name, s.CountyFIPS, in.ID, in.Value)
+				}
+				if in.Percentile != nil {
+					t.Errorf("%s, %s: %s sets its own percentile", name, s.CountyFIPS, in.ID)
+				}
 			}
-			if w, ok := ranked[in.ID]; ok != in.Ranked || (ok && w != in.Weight) || (!ok && in.Weight != 0) {
-				t.Errorf("%s: %s ranked=%v weight=%g", s.CountyFIPS, in.ID, in.Ranked, in.Weight)
-			}
-			if in.Label == "" || in.Unit == "" || in.Source == "" {
-				t.Errorf("%s: %s lacks label, unit or source", s.CountyFIPS, in.ID)
-			}
-			if math.IsNaN(in.Value) || math.IsInf(in.Value, 0) || in.Value < 0 {
-				t.Errorf("%s: %s = %g", s.CountyFIPS, in.ID, in.Value)
-			}
-			if in.Percentile != nil {
-				t.Errorf("%s: %s sets its own percentile", s.CountyFIPS, in.ID)
+			// The coastal distance is measured everywhere, so no site is
+			// scored from county aggregates alone.
+			if !siteLevel {
+				t.Errorf("%s, %s: every weighted indicator is county-level, but distances are site-level", name, s.CountyFIPS)
 			}
 		}
-		// The coastal distance is measured everywhere, so no site is
-		// scored from county aggregates alone.
-		if !siteLevel {
-			t.Errorf("%s: every weighted indicator is county-level, but distances are site-level", s.CountyFIPS)
+	}
+}
+
+// fakeClimate is a hurricane wind climate for tests: a chance per year by
+// region, not covered (ok false) north of 50 N and in the eastern
+// hemisphere, like Alaska and Guam in the real one.
+type fakeClimate struct{}
+
+func (fakeClimate) HurricaneWindChance(lat, lon float64) (float64, bool) {
+	switch {
+	case lat > 50 || lon > 0:
+		return 0, false
+	case lat < 31 && lon > -100: // Florida and the Gulf
+		return 0.05, true
+	case lat < 30: // Hawaii
+		return 0.01, true
+	}
+	return 0, true // covered, no hurricane-force winds on record
+}
+
+// badClimate answers values that are not probabilities.
+type badClimate struct{ p float64 }
+
+func (c badClimate) HurricaneWindChance(lat, lon float64) (float64, bool) { return c.p, true }
+
+// climateFixture is the fixture module with the fake storm climate, loaded
+// separately because UseStormClimate changes the module.
+var climateFixture = datatest.Once(datatest.FixtureDir, func(dir string) (*Module, error) {
+	m, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	m.UseStormClimate(fakeClimate{})
+	return m, nil
+})
+
+func TestStormSurge(t *testing.T) {
+	m := climateFixture(t)
+	miamiLine := geo.Point{Lat: 25.75, Lon: -80.13}
+	sfLine := geo.Point{Lat: 37.77, Lon: -122.509}
+	at := func(p geo.Point, fips, st string) hazard.Site {
+		return hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: fips, StateCode: st, Conus: true}
+	}
+	cases := []struct {
+		name   string
+		site   hazard.Site
+		chance float64 // the fake climate's chance at the site
+	}{
+		{"0.5 km from a hurricane coast", at(eastOf(miamiLine, -0.5), "12086", "FL"), 0.05},
+		{"9.9 km from a hurricane coast", at(eastOf(miamiLine, -9.9), "12086", "FL"), 0.05},
+		{"10.1 km from a hurricane coast: no coastal proximity", at(eastOf(miamiLine, -10.1), "12086", "FL"), 0.05},
+		{"Miami", miami, 0.05},
+		{"0.5 km from a coast without hurricanes", at(eastOf(sfLine, 0.5), "06075", "CA"), 0},
+		{"Honolulu", honolulu, 0.01},
+		{"Denver: inland, covered, no hurricanes", denver, 0},
+	}
+	for _, c := range cases {
+		ms := m.Measure(c.site)
+		in, ok := find(ms, IndStormSurge)
+		if !ok {
+			t.Errorf("%s: storm surge index missing where the climate covers the site", c.name)
+			continue
+		}
+		want := value(t, ms, IndCoastalProximity) * c.chance
+		if math.Abs(in.Value-want) > 1e-15 {
+			t.Errorf("%s: storm surge %g, want proximity × chance = %g", c.name, in.Value, want)
+		}
+		if in.Peril != hazard.PerilCoastalFlood || in.Resolution.Kind != hazard.ResGrid || in.Weight != wSurge || !in.Ranked {
+			t.Errorf("%s: storm surge attribution %+v", c.name, in)
+		}
+	}
+	// Equally close coasts: the hurricane coast has the higher surge index
+	// and the same proximity.
+	hurr, calm := m.Measure(cases[0].site), m.Measure(cases[4].site)
+	if hp, cp := value(t, hurr, IndCoastalProximity), value(t, calm, IndCoastalProximity); math.Abs(hp-cp) > 1e-6 {
+		t.Errorf("the two coasts are not equally close: proximity %g and %g", hp, cp)
+	}
+	if hs, cs := value(t, hurr, IndStormSurge), value(t, calm, IndStormSurge); !(hs > cs) || cs != 0 {
+		t.Errorf("storm surge: hurricane coast %g, coast without hurricanes %g", hs, cs)
+	}
+	// Where the climate does not cover the site, the index is absent, not 0.
+	for _, s := range []hazard.Site{adak, guam} {
+		if ms := m.Measure(s); has(ms, IndStormSurge) {
+			t.Errorf("%s: storm surge index present where the climate does not cover the site", s.CountyFIPS)
+		}
+	}
+	// Without a climate it is absent everywhere.
+	for _, s := range allSites {
+		if has(fixture(t).Measure(s), IndStormSurge) {
+			t.Errorf("%s: storm surge index present without a storm climate", s.CountyFIPS)
+		}
+	}
+	// A climate answering something other than a probability is ignored.
+	for _, p := range []float64{math.NaN(), -0.1, 1.5, math.Inf(1)} {
+		bad, err := Load(datatest.FixtureDir(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad.UseStormClimate(badClimate{p})
+		if has(bad.Measure(miami), IndStormSurge) {
+			t.Errorf("chance %g: storm surge index present", p)
 		}
 	}
 }
@@ -423,25 +684,42 @@ func TestFlagsAndNotes(t *testing.T) {
 		t.Errorf("1.4 km from the shoreline: flags %+v, want none", fl)
 	}
 
+	okcMajor := geo.Point{Lat: 35.45, Lon: -97.5164}
+	south4, north30 := northOf(okcMajor, -4), northOf(okcMajor, 30)
+	onCedar := northOf(geo.Point{Lat: 41.975, Lon: -91.6656}, 0.03)
 	cases := []struct {
 		site hazard.Site
 		want []string
 	}{
 		{miami, []string{
-			"The nearest ocean shoreline is 6.2 km away; no major river lies within 50 km.",
-			"One NWS gauge with a defined flood stage lies within 10 km: Atlantic Ocean at Virginia Key (VKYF1), 4.5 km away.",
+			"The nearest ocean shoreline is 6.2 km away; no mapped river lies within 25 km and no major river within 50 km.",
+			"No NWS river gauge with a defined flood stage lies within 25 km.",
 			"County NFIP residential take-up: 36% of structures (180,000 policies in force); 4 federal flood-related disaster declarations since 1980.",
 		}},
 		{okc, []string{
-			"No ocean shoreline lies within 100 km; the nearest major river 2.0 km.",
-			"2 NWS gauges with a defined flood stage lie within 10 km; the nearest is North Canadian River at Oklahoma City (OKCO2), 1.4 km away.",
+			"No ocean shoreline lies within 100 km; the nearest mapped river, a major one, is 2.0 km away.",
+			"2 NWS river gauges with a defined flood stage lie within 10 km; the nearest is North Canadian River at Oklahoma City (OKCO2), 1.4 km away.",
 			"County NFIP residential take-up: 0.8% of structures (2,400 policies in force); 2 federal flood-related disaster declarations since 1980.",
 		}},
+		{hazard.Site{Lat: south4.Lat, Lon: south4.Lon, CountyFIPS: "40109", StateCode: "OK"}, []string{
+			"No ocean shoreline lies within 100 km; the nearest mapped river is 1.6 km away and the nearest major river 4.0 km.",
+		}},
+		{hazard.Site{Lat: north30.Lat, Lon: north30.Lon, CountyFIPS: "40109", StateCode: "OK"}, []string{
+			"No ocean shoreline lies within 100 km; no mapped river lies within 25 km; the nearest major river is 30 km away.",
+		}},
+		{cedar, []string{
+			"No ocean shoreline lies within 100 km; the nearest mapped river is 0.3 km away; no major river lies within 50 km.",
+			"3 NWS river gauges with a defined flood stage lie within 10 km; the nearest is Cedar River at Cedar Rapids (CIDI4), 0.7 km away.",
+		}},
+		{hazard.Site{Lat: onCedar.Lat, Lon: onCedar.Lon, CountyFIPS: "19113", StateCode: "IA"}, []string{
+			"No ocean shoreline lies within 100 km; the nearest mapped river is under 0.1 km away; no major river lies within 50 km.",
+		}},
 		{honolulu, []string{
-			"The nearest ocean shoreline is 3.1 km away; the major-river layer does not cover this area.",
+			"The nearest ocean shoreline is 3.1 km away; the river layers do not cover this area.",
+			"One NWS river gauge with a defined flood stage lies within 10 km: Ala Wai Canal at Honolulu (ALWH1), 3.8 km away.",
 		}},
 		{adak, []string{
-			"No NWS river or tide gauge with a defined flood stage lies within 25 km.",
+			"No NWS river gauge with a defined flood stage lies within 25 km.",
 			"County NFIP residential take-up: 0% of structures (0 policies in force); no federal flood-related disaster declarations since 1980.",
 		}},
 		{sanJuan, []string{"1 federal flood-related disaster declaration since 1980."}},
@@ -458,14 +736,25 @@ func TestFlagsAndNotes(t *testing.T) {
 			}
 		}
 	}
-	if notes := m.Measure(boston).Notes; len(notes) != 2 {
-		t.Errorf("Boston (no county rows): notes %q, want only the water and gauge notes", notes)
+	// Every site says plainly that no flood-zone map or elevation data is
+	// used, as its last note.
+	for _, s := range allSites {
+		notes := m.Measure(s).Notes
+		if len(notes) == 0 || notes[len(notes)-1] != noFloodMapNote {
+			t.Errorf("%s: notes %q do not end with the no-flood-map note", s.CountyFIPS, notes)
+		}
+	}
+	if !contains(noFloodMapNote, "No FEMA flood-zone map") || !contains(noFloodMapNote, "elevation") {
+		t.Errorf("note %q", noFloodMapNote)
+	}
+	if notes := m.Measure(boston).Notes; len(notes) != 3 {
+		t.Errorf("Boston (no county rows): notes %q, want only the water, gauge and no-flood-map notes", notes)
 	}
 }
 
 func TestMeasureDeterministicAndConcurrent(t *testing.T) {
 	m := fixture(t)
-	sites := []hazard.Site{miami, denver, chicago, okc, seattle, honolulu, guam, adak}
+	sites := allSites
 	want := make([]hazard.Measurement, len(sites))
 	for i, s := range sites {
 		want[i] = m.Measure(s)
@@ -490,7 +779,7 @@ func TestMeasureDeterministicAndConcurrent(t *testing.T) {
 func copyFixtures(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, id := range []string{SrcShorelines, SrcRivers, SrcGauges, SrcNFIP, SrcDeclarations} {
+	for _, id := range []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcGauges, SrcNFIP, SrcDeclarations} {
 		rel := strings.TrimSuffix(data.Path(id), ".gz")
 		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
@@ -525,6 +814,7 @@ func replaceLine(t *testing.T, content string, n int, line string) string {
 
 func TestMalformedFiles(t *testing.T) {
 	shore := strings.TrimSuffix(data.Path(SrcShorelines), ".gz")
+	minor := strings.TrimSuffix(data.Path(SrcMinorRivers), ".gz")
 	gauges := strings.TrimSuffix(data.Path(SrcGauges), ".gz")
 	nfip := data.Path(SrcNFIP)
 	decl := strings.TrimSuffix(data.Path(SrcDeclarations), ".gz")
@@ -553,6 +843,11 @@ func TestMalformedFiles(t *testing.T) {
 			`{"type":"Feature","properties":{"level":1},"geometry":{"type":"LineString","coordinates":[[-122.51,37.7]]}},`),
 			[]string{shore, "line 3", "at least 2"}},
 		{"not a FeatureCollection", shore, `{"type":"Feature","features":[]}`, []string{shore, "FeatureCollection"}},
+		{"truncated minor rivers", minor, read(minor)[:400], []string{minor, "line 2", "feature 2"}},
+		{"minor river without a level", minor, replaceLine(t, read(minor), 3,
+			`{"type": "Feature", "properties": {"region": "CONUS", "kind": "additional rivers"}, "geometry": {"type": "LineString", "coordinates": [[-97.8, 35.40], [-97.3, 35.40]]}},`),
+			[]string{minor, "line 3", "feature 3", `"level" is missing`}},
+		{"gauge without the pedts column", gauges, "location name,nws shef id,latitude,longitude,flood stage,in service\nA,AAAA1,1,2,3,TRUE\n", []string{gauges, "line 1", `"pedts"`}},
 		{"gauge latitude", gauges, replaceLine(t, read(gauges), 3,
 			"Deep Fork near Arcadia,DFAO2,,north,-97.53,OUN,ABRFC,OK,Oklahoma,,,FALSE,,-9999,-9999,-9999,-9999,ft,,,HGIRG,TRUE"),
 			[]string{gauges, "line 3", `"latitude"`}},

@@ -180,7 +180,7 @@ func TestReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	var pts []geo.Point
 	// Points scattered around every fixture line, across the antimeridian
 	// included, out to 1.5 degrees.
-	for _, c := range []geo.Point{{Lat: 25.75, Lon: -80.13}, {Lat: 37.75, Lon: -122.51}, {Lat: 41.8, Lon: -87.6}, {Lat: 35.45, Lon: -97.5}, {Lat: 39.75, Lon: -105}, {Lat: 21.4, Lon: -157.9}, {Lat: 51.8, Lon: 180}, {Lat: 13.4, Lon: 144.8}, {Lat: 47.5, Lon: -122.3}} {
+	for _, c := range []geo.Point{{Lat: 25.75, Lon: -80.13}, {Lat: 37.75, Lon: -122.51}, {Lat: 41.8, Lon: -87.6}, {Lat: 35.45, Lon: -97.5}, {Lat: 39.75, Lon: -105}, {Lat: 21.4, Lon: -157.9}, {Lat: 51.8, Lon: 180}, {Lat: 13.4, Lon: 144.8}, {Lat: 47.5, Lon: -122.3}, {Lat: 41.975, Lon: -91.65}, {Lat: 33.45, Lon: -112.07}} {
 		for i := 0; i < 400; i++ {
 			pts = append(pts, geo.Point{Lat: c.Lat + (r.Float64()*2-1)*1.5, Lon: geo.NormalizeLon(c.Lon + (r.Float64()*2-1)*1.5)})
 		}
@@ -188,13 +188,14 @@ func TestReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	checkReach(t, "coast", m.coast, pts)
 	checkReach(t, "lakes", m.lakes, pts)
 	checkReach(t, "rivers", m.rivers, pts)
+	checkReach(t, "minor rivers", m.minorRivers, pts)
 }
 
 func TestKmAndCountText(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{kmText(0.04), "0.0 km"}, {kmText(9.94), "9.9 km"}, {kmText(12.4), "12 km"},
+		{kmText(0.04), "under 0.1 km"}, {kmText(0.05), "0.1 km"}, {kmText(9.94), "9.9 km"}, {kmText(12.4), "12 km"},
 		{pctText(0), "0%"}, {pctText(0.04), "under 0.1%"}, {pctText(4.43), "4.4%"}, {pctText(60.19), "60%"},
 		{intText(0), "0"}, {intText(999), "999"}, {intText(1000), "1,000"}, {intText(179904), "179,904"}, {intText(1234567), "1,234,567"},
 	} {

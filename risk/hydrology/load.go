@@ -16,9 +16,10 @@ type gaugeInfo struct {
 	label string // "Mississippi River at New Orleans (NORL1)"
 }
 
-// loadGauges keeps the in-service NWPS gauges with a defined flood stage.
+// loadGauges keeps the in-service NWPS river gauges with a defined flood
+// stage.
 func (m *Module) loadGauges(dir string) error {
-	t, err := data.OpenTable(dir, data.Path(SrcGauges), "location name", "nws shef id", "latitude", "longitude", "flood stage", "in service")
+	t, err := data.OpenTable(dir, data.Path(SrcGauges), "location name", "nws shef id", "latitude", "longitude", "flood stage", "in service", "pedts")
 	if err != nil {
 		return err
 	}
@@ -49,11 +50,13 @@ func (m *Module) loadGauges(dir string) error {
 			return t.Errorf(`column "in service": %q is neither TRUE nor FALSE`, t.String("in service"))
 		}
 		id := t.String("nws shef id")
-		if !inService || !hasStage || placeholderCoord(lat, lon) || canadianLID(id) {
+		name := t.String("location name")
+		if !inService || !hasStage || placeholderCoord(lat, lon) || canadianLID(id) ||
+			!riverElement(t.String("pedts")) || tideStationName(name) {
 			continue
 		}
 		pts = append(pts, geo.Point{Lat: lat, Lon: lon})
-		label := t.String("location name")
+		label := name
 		if id != "" {
 			label += " (" + id + ")"
 		}
@@ -67,6 +70,31 @@ func (m *Module) loadGauges(dir string) error {
 	// nearest-gauge search about 12.
 	m.gauges = geo.NewPointIndex(pts, 0.2)
 	return nil
+}
+
+// riverElement reports whether a gauge's SHEF code (the "pedts" column,
+// whose first two letters are the physical element) measures a flowing
+// river: HG river stage, HT tailwater stage below a dam or lock (in this
+// file every HT gauge is a river gauge below a dam or lock, not a tide
+// gauge), QR and QT river discharge. Left out: HP reservoir pools, HL, HK
+// and HF lakes and forebays, HM, HC, HH and HA tide and coastal water
+// levels, and gauges without a code.
+func riverElement(pedts string) bool {
+	if len(pedts) < 2 {
+		return false
+	}
+	switch strings.ToUpper(pedts[:2]) {
+	case "HG", "HT", "QR", "QT":
+		return true
+	}
+	return false
+}
+
+// tideStationName catches the few tide stations coded as river stage (HG),
+// such as "Tide Gauge at Crystal River (in MHHW)".
+func tideStationName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "tide gauge") || strings.Contains(n, "tide station")
 }
 
 // placeholderCoord catches the file's stand-in positions (0,0) and (1,1)

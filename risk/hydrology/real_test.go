@@ -1,6 +1,7 @@
 package hydrology
 
 import (
+	"math"
 	"reflect"
 	"runtime"
 	"sort"
@@ -19,15 +20,18 @@ var realModule = datatest.Once(datatest.RealDir, Load)
 
 func TestRealRows(t *testing.T) {
 	m := realModule(t)
-	want := map[string]int{SrcShorelines: 18268, SrcRivers: 2099, SrcGauges: 11793, SrcNFIP: 3162, SrcDeclarations: 48555}
+	want := map[string]int{SrcShorelines: 18268, SrcRivers: 2099, SrcMinorRivers: 1894, SrcGauges: 11793, SrcNFIP: 3162, SrcDeclarations: 48555}
 	got := m.Rows()
 	for id, n := range want {
 		if got[id] != n {
 			t.Errorf("Rows()[%s] = %d, want %d (PROVENANCE.md row count)", id, got[id], n)
 		}
 	}
-	if n := len(m.gauge); n < 6500 || n > 7000 {
-		t.Errorf("%d flood-stage gauges kept, want about 6,700 (6,972 with a flood stage, less out of service and Canadian)", n)
+	// 6,085 in-service gauges with a flood stage measure a river (5,955
+	// river stage HG, 113 tailwater HT, 17 discharge QR and QT), less 15
+	// Canadian ones and 13 tide stations coded HG.
+	if n := len(m.gauge); n != 6057 {
+		t.Errorf("%d river gauges with a flood stage kept, want 6,057", n)
 	}
 	for _, fips := range []string{"51810", "51710", "24510", "29510", "32510", "46102", "02158", "02063"} {
 		if _, ok := m.decl[fips]; !ok {
@@ -46,8 +50,8 @@ func TestRealPlaces(t *testing.T) {
 	nola := m.Measure(hazard.Site{Lat: 29.9511, Lon: -90.0715, CountyFIPS: "22071", StateCode: "LA", Conus: true})
 	chicago := m.Measure(hazard.Site{Lat: 41.8781, Lon: -87.6298, CountyFIPS: "17031", StateCode: "IL", Conus: true})
 
-	if mi, de := value(t, miami, "coastal_exposure_index"), value(t, denver, "coastal_exposure_index"); !(mi > de) {
-		t.Errorf("coastal exposure Miami %g, Denver %g: want Miami higher", mi, de)
+	if mi, de := value(t, miami, IndCoastalProximity), value(t, denver, IndCoastalProximity); !(mi > de) {
+		t.Errorf("coastal proximity Miami %g, Denver %g: want Miami higher", mi, de)
 	}
 	if d := value(t, miami, "distance_to_coast_km"); d > 5 {
 		t.Errorf("Miami is %g km from the ocean shoreline, want under 5 km", d)
@@ -58,8 +62,8 @@ func TestRealPlaces(t *testing.T) {
 	if l := indicator(t, denver, "distance_to_coast_km").Label; !contains(l, "capped") {
 		t.Errorf("Denver coast label %q does not say the value is capped", l)
 	}
-	if v := value(t, denver, "coastal_exposure_index"); v != 0 {
-		t.Errorf("Denver coastal exposure = %g, want 0", v)
+	if v := value(t, denver, IndCoastalProximity); v != 0 {
+		t.Errorf("Denver coastal proximity = %g, want 0", v)
 	}
 	if n := value(t, nola, "flood_disaster_declarations"); n < 12 {
 		t.Errorf("Orleans Parish flood declarations = %g, want at least 12", n)
@@ -70,7 +74,7 @@ func TestRealPlaces(t *testing.T) {
 	if d := value(t, nola, "distance_to_major_river_km"); d > 3 {
 		t.Errorf("New Orleans is %g km from a major river (the Mississippi), want under 3 km", d)
 	}
-	if g := indicator(t, nola, "nearest_flood_gauge"); !contains(g.Text, "NORL1") {
+	if g := indicator(t, nola, "nearest_river_gauge"); !contains(g.Text, "NORL1") {
 		t.Errorf("nearest flood gauge to New Orleans is %q, want Mississippi River at New Orleans (NORL1)", g.Text)
 	}
 	// Chicago: Lake Michigan is a GSHHG lake (level 2), not ocean.
@@ -79,6 +83,63 @@ func TestRealPlaces(t *testing.T) {
 	}
 	if d := value(t, chicago, "distance_to_coast_km"); d != coastMaxKm {
 		t.Errorf("Chicago ocean distance = %g, want the cap", d)
+	}
+}
+
+// TestRealFloodSites checks the places the methodology v2 flood issue
+// measured.
+func TestRealFloodSites(t *testing.T) {
+	m := realModule(t)
+	cedar := m.Measure(hazard.Site{Lat: 41.9779, Lon: -91.6656, CountyFIPS: "19113", StateCode: "IA", Conus: true})
+	keyWest := m.Measure(hazard.Site{Lat: 24.5551, Lon: -81.7800, CountyFIPS: "12087", StateCode: "FL", Conus: true})
+	miamiBeach := m.Measure(hazard.Site{Lat: 25.7907, Lon: -80.1300, CountyFIPS: "12086", StateCode: "FL", Conus: true})
+	wahiawa := m.Measure(hazard.Site{Lat: 21.5028, Lon: -158.0236, CountyFIPS: "15003", StateCode: "HI"})
+
+	// Downtown Cedar Rapids lies on the Cedar River (WDBII level 4), which
+	// the major-river layer lacks.
+	if d := indicator(t, cedar, IndDistanceToRiver); d.Value > NearWaterKm || d.Source != SrcMinorRivers {
+		t.Errorf("Cedar Rapids: nearest river %g km from %s, want within %g km from the levels 4-11 layer", d.Value, d.Source, NearWaterKm)
+	}
+	if idx := value(t, cedar, IndRiverProximity); idx < math.Exp(-1) {
+		t.Errorf("Cedar Rapids: river proximity %g, want at least exp(-1)", idx)
+	}
+	if g := indicator(t, cedar, "nearest_river_gauge"); !contains(g.Text, "CIDI4") {
+		t.Errorf("Cedar Rapids: nearest river gauge %q, want Cedar River at Cedar Rapids (CIDI4)", g.Text)
+	}
+
+	// Key West has tide gauges with flood stages (KYWF1, 2.9 km) but no
+	// river gauge and no river: every riverine indicator is at its floor.
+	for _, id := range []string{IndRiverProximity, IndRiverGaugeProximity, "river_gauges_with_flood_stage_10km"} {
+		if v := value(t, keyWest, id); v != 0 {
+			t.Errorf("Key West: %s = %g, want 0", id, v)
+		}
+	}
+	if g, ok := find(keyWest, "nearest_river_gauge"); ok {
+		t.Errorf("Key West: nearest river gauge %q, want none within 25 km (its gauges are tide gauges)", g.Text)
+	}
+	for _, g := range m.gauge {
+		if contains(g.label, "(KYWF1)") || contains(g.label, "(VAKF1)") || contains(g.label, "Tide Gauge") || contains(g.label, "Tide Station") {
+			t.Errorf("tide gauge %q kept as a river gauge", g.label)
+		}
+	}
+
+	// Coastal proximity decays quickly inland: Wahiawa, on Oahu's plateau
+	// 13 km from the sea, is far below the island coasts. Key West's point
+	// is 0.6 km from the GSHHG shoreline (exp(-0.31) = 0.74), Miami
+	// Beach's under 0.1 km.
+	if v := value(t, wahiawa, IndCoastalProximity); v >= 0.05 {
+		t.Errorf("Wahiawa: coastal proximity %g, want below 0.05", v)
+	}
+	if v := value(t, miamiBeach, IndCoastalProximity); v <= 0.9 {
+		t.Errorf("Miami Beach: coastal proximity %g, want above 0.9", v)
+	}
+	if v := value(t, keyWest, IndCoastalProximity); v <= 0.7 {
+		t.Errorf("Key West: coastal proximity %g, want above 0.7", v)
+	}
+	for name, ms := range map[string]hazard.Measurement{"Key West": keyWest, "Miami Beach": miamiBeach} {
+		if d := value(t, ms, IndDistanceToCoast); d > NearWaterKm {
+			t.Errorf("%s: %g km from the ocean shoreline, want within %g km", name, d, NearWaterKm)
+		}
 	}
 }
 
@@ -125,7 +186,7 @@ func BenchmarkMeasure(b *testing.B) {
 
 func TestRealParserMatchesEncodingJSON(t *testing.T) {
 	dir := datatest.RealDir(t)
-	for _, id := range []string{SrcShorelines, SrcRivers} {
+	for _, id := range []string{SrcShorelines, SrcRivers, SrcMinorRivers} {
 		raw, err := data.ReadAll(dir, data.Path(id))
 		if err != nil {
 			t.Fatal(err)
@@ -158,6 +219,7 @@ func TestRealReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	checkReach(t, "coast", m.coast, pts)
 	checkReach(t, "lakes", m.lakes, pts)
 	checkReach(t, "rivers", m.rivers, pts)
+	checkReach(t, "minor rivers", m.minorRivers, pts)
 }
 
 // TestRealMemory reports the heap the loaded module keeps.

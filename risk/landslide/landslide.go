@@ -17,6 +17,7 @@
 package landslide
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,7 @@ import (
 
 // Indicator ids.
 const (
+	IndicatorDensity = "reported_landslide_density"
 	IndicatorCount   = "reported_landslides_25km"
 	IndicatorNearest = "nearest_reported_landslide_km"
 )
@@ -36,6 +38,13 @@ const (
 
 	countRadiusKm   = 25
 	nearestRadiusKm = 100
+	// The density (docs/methodology.md, "Landslide") weighs each reported
+	// event by exp(-distance / densityScaleKm) out to densityRadiusKm,
+	// where the weight is 0.25%: no count switches on at a radius, and a
+	// report 2 km away weighs four times one 15 km away.
+	densityScaleKm  = 10.0
+	densityRadiusKm = 60.0
+	catalogYears    = 30 // 1988-2017
 	// quality scales the confidence of reported events: the catalog is
 	// compiled from news and disaster reports, so it is neither complete
 	// nor evenly sampled.
@@ -118,13 +127,18 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	p := geo.Point{Lat: site.Lat, Lon: site.Lon}
 	n := 0
 	nearest := -1.0
-	m.ix.Within(p, countRadiusKm, func(_ int, d float64) {
-		n++
+	density := 0.0
+	m.ix.Within(p, densityRadiusKm, func(_ int, d float64) {
+		density += math.Exp(-d / densityScaleKm)
+		if d <= countRadiusKm {
+			n++
+		}
 		if nearest < 0 || d < nearest {
 			nearest = d
 		}
 	})
-	if n == 0 {
+	density /= catalogYears
+	if nearest < 0 {
 		// Only the wider search when nothing is close: a 100 km query
 		// around Portland would measure the distance to ~1,000 events.
 		if i, d := m.ix.Nearest(p, nearestRadiusKm); i >= 0 {
@@ -148,6 +162,17 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	return hazard.Measurement{
 		Indicators: []hazard.Indicator{
 			{
+				ID:         IndicatorDensity,
+				Label:      "Distance-weighted density of reported landslides: sum over events within 60 km of exp(-distance / 10 km), per year of the 1988-2017 catalog (news and disaster reports; not a susceptibility measure)",
+				Value:      density,
+				Unit:       "weighted reports per year",
+				Source:     sourceID,
+				Peril:      hazard.PerilLandslide,
+				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events, weighted by distance out to 60 km"},
+				Ranked:     true,
+				Weight:     1,
+			},
+			{
 				ID:         IndicatorCount,
 				Label:      "Reported landslide events within 25 km, 1988-2017 (NASA catalog of news and disaster reports; not a susceptibility measure)",
 				Value:      float64(n),
@@ -156,7 +181,6 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 				Peril:      hazard.PerilLandslide,
 				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 25 km"},
 				Ranked:     true,
-				Weight:     1,
 			},
 			near,
 		},

@@ -1,6 +1,7 @@
 package landslide
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"locrisk/risk/data"
 	"locrisk/risk/data/datatest"
+	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
 
@@ -46,9 +48,12 @@ func TestLoadFixture(t *testing.T) {
 
 func TestMeasure(t *testing.T) {
 	m := fixture(t)
+	// w is one event's weight in the density at d km, per catalog year.
+	w := func(d float64) float64 { return math.Exp(-d/10) / 30 }
 	tests := []struct {
 		name        string
 		site        hazard.Site
+		density     float64 // from the distances to 0.1 km, so good to 0.5%
 		count       float64
 		nearest     float64
 		nearestText string
@@ -56,23 +61,28 @@ func TestMeasure(t *testing.T) {
 		// Three events at 3.8, 9.6 and 11.3 km; the avalanche (1 km away),
 		// the event placed to 100 km and the two rows with bad
 		// coordinates do not count.
-		{"King County", hazard.Site{Lat: 47.49, Lon: -121.83, StateCode: "WA"}, 3, 3.8, ""},
-		// 24.9 km counts, 25.1 km does not.
-		{"radius edge", hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE"}, 1, 24.9, ""},
+		{"King County", hazard.Site{Lat: 47.49, Lon: -121.83, StateCode: "WA"}, w(3.8) + w(9.6) + w(11.3), 3, 3.8, ""},
+		// 24.9 km counts, 25.1 km does not; both weigh in the density.
+		{"radius edge", hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE"}, w(24.9) + w(25.1), 1, 24.9, ""},
 		// An uncoded event across the Canadian border, 21.4 km away.
-		{"border", hazard.Site{Lat: 49.0, Lon: -122.26, StateCode: "WA"}, 1, 21.4, ""},
-		{"Kansas", hazard.Site{Lat: 39.05, Lon: -95.68, StateCode: "KS"}, 0, 100, "none within 100 km"},
-		{"San Juan PR", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR"}, 1, 3.5, ""},
-		{"American Samoa", hazard.Site{Lat: -14.28, Lon: -170.70, StateCode: "AS"}, 1, 12.3, ""},
+		{"border", hazard.Site{Lat: 49.0, Lon: -122.26, StateCode: "WA"}, w(21.4), 1, 21.4, ""},
+		{"Kansas", hazard.Site{Lat: 39.05, Lon: -95.68, StateCode: "KS"}, 0, 0, 100, "none within 100 km"},
+		{"San Juan PR", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR"}, w(3.5), 1, 3.5, ""},
+		{"American Samoa", hazard.Site{Lat: -14.28, Lon: -170.70, StateCode: "AS"}, w(12.3), 1, 12.3, ""},
 		// Accuracy "unknown" is kept.
-		{"Honolulu", hazard.Site{Lat: 21.46, Lon: -157.97, StateCode: "HI"}, 1, 20.2, ""},
+		{"Honolulu", hazard.Site{Lat: 21.46, Lon: -157.97, StateCode: "HI"}, w(20.2), 1, 20.2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := m.Measure(tc.site)
+			d, ok := indicator(got, IndicatorDensity)
+			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != 1 || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
+				t.Errorf("density indicator %+v, want ranked density %.6g with weight 1", d, tc.density)
+			}
+			// The count within 25 km is ranked context: no weight.
 			c, ok := indicator(got, IndicatorCount)
-			if !ok || c.Value != tc.count || !c.Ranked || c.Weight != 1 || c.Unit != "count" || c.Source != "nasa-glc" {
-				t.Errorf("count indicator %+v, want ranked count %v with weight 1", c, tc.count)
+			if !ok || c.Value != tc.count || !c.Ranked || c.Weight != 0 || c.Unit != "count" || c.Source != "nasa-glc" {
+				t.Errorf("count indicator %+v, want ranked count %v without weight", c, tc.count)
 			}
 			n, ok := indicator(got, IndicatorNearest)
 			if !ok || n.Value != tc.nearest || n.Text != tc.nearestText || n.Ranked || n.Weight != 0 {
@@ -97,6 +107,59 @@ func TestMeasure(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDensity checks the distance-weighted density at points due south of
+// the fixture's lone Oahu event (21.37 N, 157.80 W; nothing else within
+// 60 km), where the distance is exact: exp(-d/10 km) / 30 years out to
+// 60 km, 0 beyond, and no step at the 25 km count radius.
+func TestDensity(t *testing.T) {
+	m := fixture(t)
+	south := func(km float64) hazard.Site {
+		return hazard.Site{Lat: 21.37 - km/geo.KmPerDegLat, Lon: -157.80, StateCode: "HI"}
+	}
+	tests := []struct {
+		km      float64
+		density float64
+		count   float64
+	}{
+		{0, 1.0 / 30, 1},
+		{2, math.Exp(-0.2) / 30, 1},
+		{15, math.Exp(-1.5) / 30, 1},
+		{24.9, math.Exp(-2.49) / 30, 1},
+		{25.1, math.Exp(-2.51) / 30, 0},
+		{59.9, math.Exp(-5.99) / 30, 0},
+		{60.1, 0, 0},
+		{80, 0, 0},
+	}
+	for _, tc := range tests {
+		got := m.Measure(south(tc.km))
+		d, _ := indicator(got, IndicatorDensity)
+		if math.Abs(d.Value-tc.density) > 1e-12 {
+			t.Errorf("%g km: density %.15g, want %.15g", tc.km, d.Value, tc.density)
+		}
+		if c, _ := indicator(got, IndicatorCount); c.Value != tc.count {
+			t.Errorf("%g km: count %g, want %g", tc.km, c.Value, tc.count)
+		}
+		if !got.HasHazardData() {
+			t.Errorf("%g km: no weighted indicator; a density of 0 is a measurement", tc.km)
+		}
+	}
+	// Across the 25 km count radius the count steps from 1 to 0, the
+	// density falls by only (e^-2.49 - e^-2.51) / 30, about 5.5e-5.
+	in, out := m.Measure(south(24.9)), m.Measure(south(25.1))
+	a, _ := indicator(in, IndicatorDensity)
+	b, _ := indicator(out, IndicatorDensity)
+	if diff := a.Value - b.Value; diff <= 0 || diff > 6e-5 {
+		t.Errorf("density %g at 24.9 km, %g at 25.1 km: a fall of %g, want a small positive one (< 6e-5)", a.Value, b.Value, diff)
+	}
+	// Two events: the sum of their weights (radius edge, Nebraska, events
+	// 24.9 and 25.1 km due north, the count taking only the first).
+	ne := m.Measure(hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE"})
+	want := (math.Exp(-(40.22393-40)*geo.KmPerDegLat/10) + math.Exp(-(40.22573-40)*geo.KmPerDegLat/10)) / 30
+	if d, _ := indicator(ne, IndicatorDensity); math.Abs(d.Value-want) > 1e-12 {
+		t.Errorf("Nebraska: density %.15g, want %.15g", d.Value, want)
 	}
 }
 
@@ -185,6 +248,34 @@ func TestReal(t *testing.T) {
 	}
 	if seattle < 50 || portland < 50 {
 		t.Errorf("Seattle %v, Portland %v: want at least 50 each", seattle, portland)
+	}
+	// The weighted density, the module's only weighted indicator, orders
+	// the same places the same way.
+	density := func(lat, lon float64) float64 {
+		ms := m.Measure(hazard.Site{Lat: lat, Lon: lon})
+		in, ok := indicator(ms, IndicatorDensity)
+		if !ok || in.Weight != 1 {
+			t.Fatalf("(%v, %v): density indicator %+v, want weight 1", lat, lon, in)
+		}
+		for _, o := range ms.Indicators {
+			if o.ID != IndicatorDensity && o.Weight != 0 {
+				t.Errorf("%s carries weight %v, want context only", o.ID, o.Weight)
+			}
+		}
+		return in.Value
+	}
+	dSea, dPdx := density(47.6062, -122.3321), density(45.5152, -122.6784)
+	dWic, dTop := density(37.6872, -97.3301), density(39.0473, -95.6752)
+	t.Logf("weighted reports per year: Seattle %.3f, Portland %.3f, Wichita %.4f, Topeka %.4f", dSea, dPdx, dWic, dTop)
+	for _, ks := range []float64{dWic, dTop} {
+		if dSea <= ks || dPdx <= ks {
+			t.Errorf("density Seattle %v / Portland %v should exceed Kansas %v", dSea, dPdx, ks)
+		}
+	}
+	// Every event within 60 km weighs at most 1/30 per year, and at least
+	// e^-2.5/30 within 25 km: the density is bounded by the counts.
+	if dSea < seattle*math.Exp(-2.5)/30 || dPdx < portland*math.Exp(-2.5)/30 {
+		t.Errorf("density Seattle %v, Portland %v below the 25 km counts' floor", dSea, dPdx)
 	}
 }
 

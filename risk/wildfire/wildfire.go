@@ -1,24 +1,29 @@
 // Package wildfire is the wildfire hazard module. It scores a site from
-// three county-level tables:
+// measures taken where the county's homes are, and reports land-based
+// measures as context:
 //
 //   - USDA Forest Service Wildfire Risk to Communities v1 (2020) county
-//     summary: the housing-unit weighted mean annual burn probability (BP)
-//     and risk to potential structures (RPS = BP x conditional risk) of the
-//     county's homes;
-//   - USFS Wildfire Hazard Potential 2014 (classified, 270 m), as the share of
-//     each county's land in the high and very high classes;
+//     summary: the mean annual burn probability of the county's housing
+//     units exposed to wildfire, the expected share of all its housing units
+//     reached by wildfire each year, and the expected annual relative risk
+//     per housing unit. These three are the scored indicators.
+//   - USFS Wildfire Hazard Potential 2020 and 2014 (classified, 270 m), as
+//     the share of each county's area (2020) or land (2014) in the high and
+//     very high classes: context, not scored, because wild land far from
+//     the homes (the Everglades in Miami-Dade) would otherwise leak into the
+//     score of every site in the county.
 //   - FEMA National Risk Index Future Risk (2024): the county's wildfire risk
 //     score projected for mid and late century under lower and higher
 //     warming, reported as context only.
 //
 // Limits: every value is a county aggregate, so a site on a fire-prone
 // ridge and one downtown in the same county get the same numbers. The fuels
-// behind both USFS products date from 2014 (LANDFIRE 1.4), before the large
-// fires of 2017-2021. WHP 2014 covers only the conterminous states and DC;
-// WRC v1 covers the 50 states but not DC; neither covers the territories,
-// where the module reports no hazard data and the engine falls back to the
-// NRI. Connecticut's 2022 planning regions and Alaska's 2019 Chugach/Copper
-// River split are mapped to the older county that the tables use.
+// behind WRC v1 date from 2014 (LANDFIRE), before the large fires of
+// 2017-2021. WRC v1 covers the 50 states but not DC, where the module has
+// context only and the engine falls back to the NRI; WHP covers only the
+// conterminous states and DC; nothing covers the territories.
+// Connecticut's 2022 planning regions and Alaska's 2019 Chugach/Copper River
+// split are mapped to the older county that the tables use.
 package wildfire
 
 import (
@@ -32,18 +37,23 @@ import (
 	"locrisk/risk/hazard"
 )
 
-// Catalog ids of the three tables.
+// Catalog ids of the four tables.
 const (
-	SourceWRC    = "usfs-wrc-v1"
-	SourceWHP    = "usfs-whp-2014"
-	SourceFuture = "fema-nri-future-2024"
+	SourceWRC     = "usfs-wrc-v1"
+	SourceWHP2020 = "usfs-whp-2020"
+	SourceWHP2014 = "usfs-whp-2014"
+	SourceFuture  = "fema-nri-future-2024"
 )
 
 // Indicator ids.
 const (
-	IDBurnProbability  = "burn_probability"
-	IDRiskToHomes      = "risk_to_homes"
-	IDWHPHighShare     = "whp_high_very_high_share"
+	// Scored, measured where the homes are (WRC, housing-unit weighted).
+	IDBurnProbability    = "burn_probability"
+	IDHomesExposedShare  = "annual_share_of_homes_exposed"
+	IDRelativeRiskToHome = "annual_relative_risk_per_home"
+	// Context: land-area shares and projections.
+	IDWHP2020HighShare = "whp2020_high_very_high_share"
+	IDWHP2014HighShare = "whp2014_high_very_high_share"
 	IDFutureMidLower   = "nri_wildfire_mid_century_lower"
 	IDFutureMidHigher  = "nri_wildfire_mid_century_higher"
 	IDFutureLateLower  = "nri_wildfire_late_century_lower"
@@ -54,24 +64,37 @@ const (
 // engine gives county averages.
 const (
 	qualityWRC       = 1.0  // WRC present
-	qualityWHPOnly   = 0.75 // only the area-based 2014 WHP share (DC)
 	qualityCrosswalk = 0.15 // subtracted where an older county stands in
 )
 
-// resCounty is the resolution of every indicator here.
-var resCounty = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county, housing-unit weighted"}
+// Resolutions: WRC values are means over the county's housing units; WHP
+// shares are shares of the county's 270 m cells.
+var (
+	resHousing = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county, housing-unit weighted"}
+	resWHP2020 = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county area share (270 m cells, water included)"}
+	resWHP2014 = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county land area share"}
+	resFuture  = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"}
+)
 
-// Weights of the ranked indicators' percentiles in the module score. RPS
-// carries the most because it is the one quantity that combines how often
-// fire reaches the county's homes with how intense it would be there; BP
-// adds the likelihood on its own; the WHP share describes the land around
-// the homes but is older, area-based rather than housing-weighted and
-// covers only the conterminous states. Where one indicator is missing, the
-// engine's weighted mean runs over those present.
+// Weights of the scored indicators' shares in the peril's hazard value
+// (docs/methodology.md, wildfire module). All three are WRC measures taken
+// at the county's homes:
+//   - the expected share of homes reached by fire each year counts every
+//     home, those WRC finds out of reach of wildland fire at zero: it is the
+//     county's best single estimate of how likely fire is to reach a home
+//     there, so it carries the most;
+//   - the relative risk per home adds how destructive fire would be where it
+//     reaches homes (intensity and susceptibility), over all homes;
+//   - the burn probability of the exposed homes keeps the likelihood that a
+//     home at the wildland edge faces where few of the county's homes are
+//     exposed; it ignores how many are, the county-to-site leak the module
+//     is built to avoid, so it carries the least.
+//
+// Where one is missing, the engine's weighted mean runs over those present.
 const (
-	weightRiskToHomes     = 0.40
-	weightBurnProbability = 0.35
-	weightWHPHighShare    = 0.25
+	weightHomesExposedShare  = 0.40
+	weightRelativeRiskToHome = 0.35
+	weightBurnProbability    = 0.25
 )
 
 // futureCols are the NRI Future Risk projected wildfire risk index scores,
@@ -116,21 +139,24 @@ var legacy = []struct {
 
 // Presence bits of a county record.
 const (
-	hasBP uint8 = 1 << iota
-	hasRPS
-	hasWHP
+	hasBP uint16 = 1 << iota
+	hasExposed
+	hasRisk
+	hasWHP2020
+	hasWHP2014
 	hasFuture0 // + i for projection i
 
-	wrcMask    = hasBP | hasRPS
+	wrcMask    = hasBP | hasExposed | hasRisk
 	futureMask = hasFuture0 * 0xF
 )
 
 type county struct {
-	bp, rps, whpShare float64
-	future            [4]float64
-	has               uint8
-	quality           float64
-	notes             []string // precomputed so Measure does not format text
+	wrc              wrcRow
+	whp2020, whp2014 float64
+	future           [4]float64
+	has              uint16
+	quality          float64
+	notes            []string // precomputed so Measure does not format text
 }
 
 func (c *county) hasFuture(i int) bool { return c.has&(hasFuture0<<i) != 0 }
@@ -144,13 +170,17 @@ type Module struct {
 	noData []string
 }
 
-// Load reads the three wildfire tables from the data directory dir.
+// Load reads the four wildfire tables from the data directory dir.
 func Load(dir string) (*Module, error) {
 	wrc, nWRC, err := loadWRC(dir)
 	if err != nil {
 		return nil, err
 	}
-	whp, nWHP, err := loadWHP(dir)
+	whp20, nWHP20, err := loadWHP2020(dir)
+	if err != nil {
+		return nil, err
+	}
+	whp14, nWHP14, err := loadWHP2014(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -170,11 +200,15 @@ func Load(dir string) (*Module, error) {
 	}
 	for n, v := range wrc {
 		c := get(n)
-		c.bp, c.rps, c.has = v.bp, v.rps, c.has|v.has
+		c.wrc, c.has = v, c.has|v.has
 	}
-	for n, v := range whp {
+	for n, v := range whp20 {
 		c := get(n)
-		c.whpShare, c.has = v, c.has|hasWHP
+		c.whp2020, c.has = v, c.has|hasWHP2020
+	}
+	for n, v := range whp14 {
+		c := get(n)
+		c.whp2014, c.has = v, c.has|hasWHP2014
 	}
 	for n, v := range fut {
 		c := get(n)
@@ -191,10 +225,13 @@ func Load(dir string) (*Module, error) {
 		c := get(n)
 		before := c.has
 		if c.has&wrcMask == 0 && src.has&wrcMask != 0 {
-			c.bp, c.rps, c.has = src.bp, src.rps, c.has|src.has&wrcMask
+			c.wrc, c.has = src.wrc, c.has|src.has&wrcMask
 		}
-		if c.has&hasWHP == 0 && src.has&hasWHP != 0 {
-			c.whpShare, c.has = src.whpShare, c.has|hasWHP
+		if c.has&hasWHP2020 == 0 && src.has&hasWHP2020 != 0 {
+			c.whp2020, c.has = src.whp2020, c.has|hasWHP2020
+		}
+		if c.has&hasWHP2014 == 0 && src.has&hasWHP2014 != 0 {
+			c.whp2014, c.has = src.whp2014, c.has|hasWHP2014
 		}
 		if c.has&futureMask == 0 && src.has&futureMask != 0 {
 			c.future, c.has = src.future, c.has|src.has&futureMask
@@ -206,8 +243,8 @@ func Load(dir string) (*Module, error) {
 
 	m := &Module{
 		index:  make([]uint16, 100000),
-		counts: map[string]int{SourceWRC: nWRC, SourceWHP: nWHP, SourceFuture: nFut},
-		noData: []string{"No USFS wildfire hazard data covers this county: Wildfire Risk to Communities (2020) covers the 50 states but not the District of Columbia, Wildfire Hazard Potential (2014) only the conterminous states, and neither the territories."},
+		counts: map[string]int{SourceWRC: nWRC, SourceWHP2020: nWHP20, SourceWHP2014: nWHP14, SourceFuture: nFut},
+		noData: []string{"No USFS wildfire data covers this county: Wildfire Risk to Communities (2020) covers the 50 states but not the District of Columbia, Wildfire Hazard Potential (2014, 2020) only the conterminous states and DC, and neither the territories."},
 	}
 	// Records go into the slice in FIPS order so that the layout does not
 	// depend on map order.
@@ -229,36 +266,51 @@ func Load(dir string) (*Module, error) {
 	return m, nil
 }
 
+// qualityFor is 1 where WRC describes the county's homes, less where an
+// older county stands in, and 0 where only context is available (the
+// module then scores nothing).
 func qualityFor(c *county, crosswalked bool) float64 {
-	var conf float64
-	switch {
-	case c.has&wrcMask != 0:
-		conf = qualityWRC
-	case c.has&hasWHP != 0:
-		conf = qualityWHPOnly
-	default:
-		return 0 // only context projections: no hazard data to be confident in
+	if c.has&wrcMask == 0 {
+		return 0
 	}
+	q := qualityWRC
 	if crosswalked {
-		conf -= qualityCrosswalk
+		q -= qualityCrosswalk
 	}
-	return conf
+	return q
 }
 
+// wrcRow is one county's housing-unit measures.
 type wrcRow struct {
-	bp, rps float64
-	has     uint8
+	bp          float64 // mean annual burn probability of the exposed homes
+	exposedFrac float64 // share of the county's homes exposed, 0..1
+	homesShare  float64 // expected share of all homes reached by fire per year
+	riskPerHome float64 // expected annual relative risk per home (all homes)
+	has         uint16
 }
 
 // WRC v1 column names, exactly as in the file's header.
 const (
-	wrcGEOID = "GEOID"
-	wrcBP    = "Mean BP"
-	wrcRPS   = "Mean RPS"
+	wrcGEOID     = "GEOID"
+	wrcHomes     = "Total number of Housing Units (HUs)"
+	wrcExposed   = "Total number of exposed HUs"
+	wrcBP        = "Mean BP"
+	wrcRPS       = "Mean RPS"
+	wrcEAExposed = "Expected Annual HU Exposed"
+	wrcEARisk    = "Expected Annual Relative HU Risk"
 )
 
+// loadWRC reads the county summary. The file's "Mean" columns are means
+// over the county's *exposed* housing units (directly exposed, in burnable
+// cover, or indirectly, within reach of embers): in every row with a
+// value, Expected Annual HU Exposed = exposed HUs x Mean BP and Expected
+// Annual Relative HU Risk = exposed HUs x Mean RPS, to the files' rounding
+// (0.01 and 1 housing unit). Dividing those by all the county's HUs gives
+// the means over all its homes, unexposed ones counting zero. The module
+// computes them from the unrounded product and checks the published totals
+// against it, which also catches shifted columns.
 func loadWRC(dir string) (map[int]wrcRow, int, error) {
-	t, err := data.OpenTable(dir, data.Path(SourceWRC), wrcGEOID, wrcBP, wrcRPS)
+	t, err := data.OpenTable(dir, data.Path(SourceWRC), wrcGEOID, wrcHomes, wrcExposed, wrcBP, wrcRPS, wrcEAExposed, wrcEARisk)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
@@ -272,19 +324,9 @@ func loadWRC(dir string) (map[int]wrcRow, int, error) {
 		if _, dup := out[n]; dup {
 			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("county %s appears twice", t.String(wrcGEOID)))
 		}
-		var r wrcRow
-		var ok bool
-		// BP is an annual probability; RPS = BP x cRPS with cRPS on 0-100,
-		// so it cannot exceed 100.
-		if r.bp, ok, err = rangedFloat(t, wrcBP, 0, 1); err != nil {
+		r, err := wrcMeasures(t)
+		if err != nil {
 			return nil, 0, err
-		} else if ok {
-			r.has |= hasBP
-		}
-		if r.rps, ok, err = rangedFloat(t, wrcRPS, 0, 100); err != nil {
-			return nil, 0, err
-		} else if ok {
-			r.has |= hasRPS
 		}
 		out[n] = r
 	}
@@ -297,12 +339,151 @@ func loadWRC(dir string) (map[int]wrcRow, int, error) {
 	return out, t.Rows(), nil
 }
 
-func loadWHP(dir string) (map[int]float64, int, error) {
+func wrcMeasures(t *data.Table) (wrcRow, error) {
+	var r wrcRow
+	homes, okH, err := rangedFloat(t, wrcHomes, 0, 1e8)
+	if err != nil {
+		return r, err
+	}
+	exposed, okE, err := rangedFloat(t, wrcExposed, 0, 1e8)
+	if err != nil {
+		return r, err
+	}
+	if okH && okE && exposed > homes {
+		return r, fmt.Errorf("wildfire: %w", t.Errorf("%g exposed housing units exceed the county's %g", exposed, homes))
+	}
+	// BP is an annual probability; RPS = BP x cRPS with cRPS on 0-100, so
+	// it cannot exceed 100.
+	bp, okBP, err := rangedFloat(t, wrcBP, 0, 1)
+	if err != nil {
+		return r, err
+	}
+	rps, okRPS, err := rangedFloat(t, wrcRPS, 0, 100)
+	if err != nil {
+		return r, err
+	}
+	if !okH || !okE || homes <= 0 {
+		return r, nil // no housing units to describe: no WRC measures
+	}
+	r.exposedFrac = exposed / homes
+	if okBP {
+		r.bp, r.homesShare = bp, exposed*bp/homes
+		r.has |= hasBP | hasExposed
+		if err := checkTotal(t, wrcEAExposed, exposed*bp, 0.005); err != nil {
+			return r, err
+		}
+	}
+	if okRPS {
+		r.riskPerHome = exposed * rps / homes
+		r.has |= hasRisk
+		if err := checkTotal(t, wrcEARisk, exposed*rps, 0.5); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// checkTotal checks a published county total against exposed HUs x mean:
+// within the total's rounding (half its last digit) plus 1% for the means'
+// own rounding. An empty cell is not checked.
+func checkTotal(t *data.Table, col string, want, half float64) error {
+	v, ok, err := t.OptFloat(col)
+	if err != nil {
+		return fmt.Errorf("wildfire: %w", err)
+	}
+	if ok && !(math.Abs(v-want) <= half+0.01*want) {
+		return fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not exposed HUs x mean (%.4g)", col, v, want))
+	}
+	return nil
+}
+
+// WHP 2020 columns: pixel counts per class; "NA" lumps non-burnable land
+// and water, which the source does not tell apart.
+var whp2020Classes = [5]string{"px_whp_cls1", "px_whp_cls2", "px_whp_cls3", "px_whp_cls4", "px_whp_cls5"}
+
+const (
+	whp2020NA    = "px_NA_nonburnable_or_water"
+	whp2020Total = "px_total"
+	whp2020HiVhi = "frac_hi_vhi"
+)
+
+// loadWHP2020 reads the share of each county's 270 m cells in WHP classes 4
+// (high) and 5 (very high), in percent of all its cells, from the pixel
+// counts; the file's rounded frac_hi_vhi must agree.
+func loadWHP2020(dir string) (map[int]float64, int, error) {
+	cols := append([]string{"GEOID", whp2020NA, whp2020Total, whp2020HiVhi}, whp2020Classes[:]...)
+	t, err := data.OpenTable(dir, data.Path(SourceWHP2020), cols...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("wildfire: %w", err)
+	}
+	defer t.Close()
+	out := make(map[int]float64, 3200)
+	for t.Scan() {
+		n, err := countyKey(t, "GEOID")
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, dup := out[n]; dup {
+			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("county %s appears twice", t.String("GEOID")))
+		}
+		var px [5]float64
+		sum := 0.0
+		for k, col := range append(whp2020Classes[:], whp2020NA) {
+			v, err := count(t, col)
+			if err != nil {
+				return nil, 0, err
+			}
+			if k < 5 {
+				px[k] = v
+			}
+			sum += v
+		}
+		total, err := count(t, whp2020Total)
+		if err != nil {
+			return nil, 0, err
+		}
+		if total <= 0 || sum != total {
+			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("class counts sum to %g, not %s %g", sum, whp2020Total, total))
+		}
+		share := (px[3] + px[4]) / total
+		frac, err := t.Float(whp2020HiVhi)
+		if err != nil {
+			return nil, 0, fmt.Errorf("wildfire: %w", err)
+		}
+		if math.Abs(frac-share) > 1e-4 {
+			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not (classes 4 + 5) / total = %.5f", whp2020HiVhi, frac, share))
+		}
+		out[n] = 100 * share
+	}
+	if err := t.Err(); err != nil {
+		return nil, 0, fmt.Errorf("wildfire: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWHP2020))
+	}
+	return out, t.Rows(), nil
+}
+
+// count reads a non-negative whole number of cells.
+func count(t *data.Table, col string) (float64, error) {
+	v, err := t.Float(col)
+	if err != nil {
+		return 0, fmt.Errorf("wildfire: %w", err)
+	}
+	if v < 0 || v != math.Trunc(v) || v > 1e9 {
+		return 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not a cell count", col, v))
+	}
+	return v, nil
+}
+
+// loadWHP2014 reads the share of each county's land in WHP 2014 classes 4
+// and 5, in percent.
+func loadWHP2014(dir string) (map[int]float64, int, error) {
 	var cls [7]string
 	for k := range cls {
 		cls[k] = "risk_" + strconv.Itoa(k+1)
 	}
-	t, err := data.OpenTable(dir, data.Path(SourceWHP), append([]string{"GEOID"}, cls[:]...)...)
+	t, err := data.OpenTable(dir, data.Path(SourceWHP2014), append([]string{"GEOID"}, cls[:]...)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
@@ -346,14 +527,14 @@ func loadWHP(dir string) (map[int]float64, int, error) {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
 	if len(out) == 0 {
-		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWHP))
+		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWHP2014))
 	}
 	return out, t.Rows(), nil
 }
 
 type futureRow struct {
 	score [4]float64
-	has   uint8
+	has   uint16
 }
 
 func loadFuture(dir string) (map[int]futureRow, int, error) {
@@ -436,7 +617,9 @@ func fipsNumber(fips string) int {
 func (m *Module) Name() string { return hazard.Wildfire }
 
 // Sources lists the catalog ids the module read.
-func (m *Module) Sources() []string { return []string{SourceWRC, SourceWHP, SourceFuture} }
+func (m *Module) Sources() []string {
+	return []string{SourceWRC, SourceWHP2020, SourceWHP2014, SourceFuture}
+}
 
 // Rows reports the data rows read from each source.
 func (m *Module) Rows() map[string]int {
@@ -466,45 +649,69 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		out.Notes = m.noData
 		return out
 	}
-	ins := make([]hazard.Indicator, 0, 7)
+	ins := make([]hazard.Indicator, 0, 9)
 	if c.has&hasBP != 0 {
 		ins = append(ins, hazard.Indicator{
 			ID:           IDBurnProbability,
-			Label:        "Annual burn probability, mean over the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:        c.bp,
+			Label:        "Annual burn probability, mean over the county's homes exposed to wildfire (USFS Wildfire Risk to Communities, 2020)",
+			Value:        c.wrc.bp,
 			Unit:         "probability",
 			Source:       SourceWRC,
 			Peril:        hazard.PerilWildfire,
-			Resolution:   resCounty,
+			Resolution:   resHousing,
 			Ranked:       true,
 			Weight:       weightBurnProbability,
 			AnnualChance: true,
 		})
 	}
-	if c.has&hasRPS != 0 {
+	if c.has&hasExposed != 0 {
 		ins = append(ins, hazard.Indicator{
-			ID:         IDRiskToHomes,
-			Label:      "Wildfire risk to homes (risk to potential structures), mean over the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.rps,
+			ID:         IDHomesExposedShare,
+			Label:      "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.wrc.homesShare,
+			Unit:       "probability",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resHousing,
+			Ranked:     true,
+			Weight:     weightHomesExposedShare,
+		})
+	}
+	if c.has&hasRisk != 0 {
+		ins = append(ins, hazard.Indicator{
+			ID:         IDRelativeRiskToHome,
+			Label:      "Expected annual relative wildfire risk per home, all the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.wrc.riskPerHome,
 			Unit:       "index",
 			Source:     SourceWRC,
 			Peril:      hazard.PerilWildfire,
-			Resolution: resCounty,
+			Resolution: resHousing,
 			Ranked:     true,
-			Weight:     weightRiskToHomes,
+			Weight:     weightRelativeRiskToHome,
 		})
 	}
-	if c.has&hasWHP != 0 {
+	if c.has&hasWHP2020 != 0 {
 		ins = append(ins, hazard.Indicator{
-			ID:         IDWHPHighShare,
-			Label:      "Share of the county's land rated high or very high Wildfire Hazard Potential (USFS, 2014)",
-			Value:      c.whpShare,
+			ID:         IDWHP2020HighShare,
+			Label:      "Share of the county's area rated high or very high Wildfire Hazard Potential (USFS, 2020)",
+			Value:      c.whp2020,
 			Unit:       "percent",
-			Source:     SourceWHP,
+			Source:     SourceWHP2020,
 			Peril:      hazard.PerilWildfire,
-			Resolution: hazard.Resolution{Kind: hazard.ResCounty, Detail: "county land area share"},
+			Resolution: resWHP2020,
 			Ranked:     true,
-			Weight:     weightWHPHighShare,
+		})
+	}
+	if c.has&hasWHP2014 != 0 {
+		ins = append(ins, hazard.Indicator{
+			ID:         IDWHP2014HighShare,
+			Label:      "Share of the county's land rated high or very high Wildfire Hazard Potential (USFS, 2014)",
+			Value:      c.whp2014,
+			Unit:       "percent",
+			Source:     SourceWHP2014,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resWHP2014,
+			Ranked:     true,
 		})
 	}
 	for i := range futureCols {
@@ -518,7 +725,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 			Unit:       "score",
 			Source:     SourceFuture,
 			Peril:      hazard.PerilWildfire,
-			Resolution: hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"},
+			Resolution: resFuture,
 			Percentile: &c.future[i],
 		})
 	}
@@ -532,10 +739,12 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 func notesFor(c *county, oldCounty string) []string {
 	var notes []string
 	if c.has&hasBP != 0 {
-		notes = append(notes, burnProbabilityNote(c.bp))
+		notes = append(notes, burnProbabilityNote(c.wrc))
+	} else {
+		notes = append(notes, "USFS Wildfire Risk to Communities (2020) gives no figures for this county's homes, so no wildfire measure taken where its homes are scores this site; the values shown are county context.")
 	}
-	if c.has&hasWHP != 0 {
-		notes = append(notes, whpNote(c.whpShare))
+	if c.has&hasWHP2020 != 0 {
+		notes = append(notes, whpNote(c.whp2020))
 	}
 	if oldCounty != "" {
 		notes = append(notes, "The wildfire tables predate this county's current boundaries; the values shown are those of the former "+oldCounty+", which covers most of it.")
@@ -543,20 +752,40 @@ func notesFor(c *county, oldCounty string) []string {
 	return notes[:len(notes):len(notes)]
 }
 
-func burnProbabilityNote(bp float64) string {
-	const src = " (USFS Wildfire Risk to Communities, 2020)."
-	if bp <= 0 {
-		return "Across the county's housing, the modelled annual burn probability is zero" + src
+const wrcCite = " (USFS Wildfire Risk to Communities, 2020)."
+
+// burnProbabilityNote states the burn probability of the exposed homes and
+// what it is over all the county's homes, both county figures.
+func burnProbabilityNote(r wrcRow) string {
+	if r.bp <= 0 {
+		return "The modelled annual burn probability of the county's homes is zero" + wrcCite
 	}
-	s := "Across the county's housing, the mean annual burn probability is " + sigFigs(100*bp, 2) + "%"
-	if bp < 0.5 {
-		s += ", about a 1-in-" + withCommas(roundSig(1/bp, 2)) + " chance each year"
+	s := "Across the county's homes exposed to wildfire (" + homesPhrase(r.exposedFrac) + "), the mean annual burn probability is " +
+		sigFigs(100*r.bp, 2) + "%"
+	if r.bp < 0.5 {
+		s += ", about a 1-in-" + withCommas(roundSig(1/r.bp, 2)) + " chance each year"
 	}
-	return s + src
+	if r.exposedFrac < 1 && r.homesShare > 0 {
+		s += "; averaged over all its homes, exposed or not, about 1 in " + withCommas(roundSig(1/r.homesShare, 2))
+	}
+	return s + wrcCite
+}
+
+// homesPhrase says what share of the county's homes are exposed.
+func homesPhrase(f float64) string {
+	switch {
+	case f >= 1:
+		return "all of its homes"
+	case f >= 0.995:
+		return "nearly all of its homes"
+	case f < 0.005:
+		return "less than 1% of its homes"
+	}
+	return strconv.FormatFloat(100*f, 'f', 0, 64) + "% of its homes"
 }
 
 func whpNote(share float64) string {
-	const tail = " of the county's land is rated high or very high Wildfire Hazard Potential (USFS, 2014)."
+	const tail = " of the county's area is rated high or very high Wildfire Hazard Potential (USFS, 2020); that share counts wild land anywhere in the county, not only where its homes are, and does not drive the score."
 	switch {
 	case share <= 0:
 		return "None" + tail
