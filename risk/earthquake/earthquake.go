@@ -248,7 +248,7 @@ func (m *Module) addFault(out *hazard.Measurement, p geo.Point, state string) {
 		index = math.Exp(-km / faultDecayKm)
 	} else {
 		km = faultSearchKm
-		label = "Distance to the nearest mapped active fault section (USGS NSHM 2023; capped: none within 200 km)"
+		label = "Distance to the nearest mapped active fault section (USGS NSHM 2023; capped: none within 100 km)"
 	}
 	out.Indicators = append(out.Indicators,
 		hazard.Indicator{ID: IndicatorFault, Label: "Fault proximity index: exp(-distance to the nearest mapped active fault / 10 km)",
@@ -260,7 +260,7 @@ func (m *Module) addFault(out *hazard.Measurement, p geo.Point, state string) {
 			Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault, Text: name})
 		out.Notes = append(out.Notes, fmt.Sprintf("The nearest mapped active fault section is %s, %s away (USGS NSHM 2023 fault database).", name, kmWords(km)))
 	} else {
-		out.Notes = append(out.Notes, "No mapped active fault section lies within 200 km.")
+		out.Notes = append(out.Notes, "No mapped active fault section lies within 100 km.")
 	}
 }
 

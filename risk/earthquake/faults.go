@@ -16,7 +16,7 @@ const faultSource = "usgs-nshm-2023-faults"
 // is to the nearest mapped active fault section. Near-fault sites shake
 // hardest and most often in the earthquakes those faults produce.
 const (
-	faultSearchKm = 200.0 // farther than this the distance is capped
+	faultSearchKm = 100.0 // farther than this the distance is capped (the proximity index is below 0.0001)
 	faultDecayKm  = 10.0  // proximity index exp(-distance / 10 km)
 	faultCellDeg  = 0.5
 )

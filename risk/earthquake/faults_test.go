@@ -106,7 +106,7 @@ func TestNearestFault(t *testing.T) {
 		{"on the Basin fault", geo.Point{Lat: 34.05, Lon: -118.20}, "Test Basin Fault", 0, true},
 		{"near the Basin fault", geo.Point{Lat: 34.10, Lon: -118.20}, "Test Basin Fault", -1, true},
 		// North-eastern California: over 400 km from every test fault.
-		{"none within 200 km", geo.Point{Lat: 41.5, Lon: -120.5}, "", 0, false},
+		{"none within 100 km", geo.Point{Lat: 41.5, Lon: -120.5}, "", 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestFaultCovers(t *testing.T) {
 // TestMeasureFault checks the fault indicators in the conterminous states:
 // given only where the fault database maps the site's state, context only
 // (no weight), the index exp(-d / 10 km) ranked, the distance capped at
-// 200 km, the name and a note.
+// 100 km, the name and a note.
 func TestMeasureFault(t *testing.T) {
 	m := fixture(t)
 	sf := hazard.Site{Lat: 37.775, Lon: -122.425, StateCode: "CA", Conus: true}
@@ -153,7 +153,7 @@ func TestMeasureFault(t *testing.T) {
 		name   string
 		site   hazard.Site
 		mapped bool    // fault indicators expected
-		fault  string  // nearest fault name; "" for none within 200 km
+		fault  string  // nearest fault name; "" for none within 100 km
 		km     float64 // its distance (when fault != "")
 		note   string
 	}{
@@ -163,8 +163,8 @@ func TestMeasureFault(t *testing.T) {
 			"The nearest mapped active fault section is Test Bay Fault, less than 1 km away (USGS NSHM 2023 fault database)."},
 		{"Seattle side of the Sound fault", hazard.Site{Lat: 47.68, Lon: -122.35, StateCode: "WA", Conus: true}, true, "Test Sound Fault", 0.1 * geo.KmPerDegLat,
 			"The nearest mapped active fault section is Test Sound Fault, 11 km away (USGS NSHM 2023 fault database)."},
-		{"mapped state, no fault within 200 km", hazard.Site{Lat: 41.5, Lon: -120.5, StateCode: "CA", Conus: true}, true, "", 0,
-			"No mapped active fault section lies within 200 km."},
+		{"mapped state, no fault within 100 km", hazard.Site{Lat: 41.5, Lon: -120.5, StateCode: "CA", Conus: true}, true, "", 0,
+			"No mapped active fault section lies within 100 km."},
 		// The state decides, not the distance: 5.6 km from the Bay fault
 		// but in a state the (fixture) database does not map.
 		{"unmapped state near a fault", hazard.Site{Lat: 37.85, Lon: -122.44, StateCode: "NV", Conus: true}, false, "", 0, westOnly},
@@ -197,7 +197,7 @@ func TestMeasureFault(t *testing.T) {
 				}
 				if tc.fault == "" {
 					if hasName || !strings.Contains(dist.Label, "capped") {
-						t.Errorf("no fault within 200 km: name %v, label %q; want no name and a capped label", hasName, dist.Label)
+						t.Errorf("no fault within 100 km: name %v, label %q; want no name and a capped label", hasName, dist.Label)
 					}
 				} else if !hasName || name.Text != tc.fault || name.Weight != 0 || name.Ranked {
 					t.Errorf("name %+v, want %q as unranked text", name, tc.fault)
