@@ -19,6 +19,9 @@ func recommendations(results []moduleResult) []Recommendation {
 	for i := range results {
 		r := &results[i]
 		key, advice := r.spec.Key, r.spec.Advice
+		if r.score != nil && !relevant(r) {
+			continue
+		}
 		switch {
 		case r.score == nil:
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: advice.NoData})
@@ -97,4 +100,18 @@ func nearCondition(r *moduleResult) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// relevant reports whether a scored module's leading peril meets its
+// Relevant condition (or has none).
+func relevant(r *moduleResult) bool {
+	if r.driver < 0 || r.driver >= len(r.spec.Perils) {
+		return true
+	}
+	t := r.spec.Perils[r.driver].Relevant
+	if t == nil {
+		return true
+	}
+	in, ok := indicatorByID(r.meas.Indicators, t.Indicator)
+	return ok && t.Met(in.Value)
 }

@@ -44,6 +44,10 @@ type PerilSpec struct {
 	// index made from it); empty, or absent at a site, means the peril's
 	// heaviest weighted indicator.
 	Evidence string
+	// Relevant, when set, is a condition without which the peril earns no
+	// recommendation at all, whatever its percentile: a Superfund site
+	// 9 km away can rank above most residents and still call for no action.
+	Relevant *Threshold
 	// High is the site- or grid-level evidence a high-priority
 	// recommendation needs; nil means the peril's data can never justify
 	// one on their own (docs/methodology.md, "Recommendations").
@@ -165,7 +169,8 @@ var registry = [...]ModuleSpec{
 		Key: hazard.EnvironmentalExposure, Title: "Environmental exposure", Noun: "environmental exposure",
 		Perils: []PerilSpec{
 			{Key: hazard.PerilSuperfund, Title: "Superfund sites", Evidence: environment.IndNearestSiteKm,
-				High: &Threshold{Indicator: environment.IndActiveWithin1Km, AtLeast: 1, Text: "a final or proposed Superfund NPL site within 1 km"}},
+				Relevant: &Threshold{Indicator: environment.IndActiveWithin5Km, AtLeast: 1, Text: "a final or proposed Superfund NPL site within 5 km"},
+				High:     &Threshold{Indicator: environment.IndActiveWithin1Km, AtLeast: 1, Text: "a final or proposed Superfund NPL site within 1 km"}},
 		},
 		Advice: Advice{
 			Act:    "Order a Phase I environmental site assessment; a nearby Superfund site can affect the property's value, lending and liability.",

@@ -345,3 +345,30 @@ func TestRecommendationsNeedSiteEvidence(t *testing.T) {
 		t.Errorf("order %+v", got)
 	}
 }
+
+// A Superfund percentile with no active site within 5 km earns no action:
+// ranking above residents who live farther away is not a reason for a
+// Phase I assessment.
+func TestSuperfundRecommendationNeedsANearbySite(t *testing.T) {
+	spec, _ := ModuleByKey(hazard.EnvironmentalExposure)
+	mk := func(within5, within1 float64) moduleResult {
+		ins := []hazard.Indicator{
+			{ID: "npl_proximity_index", Label: "P", Value: 0.12, Resolution: hazard.Resolution{Kind: hazard.ResSite}},
+			{ID: "npl_sites_5km", Label: "Sites within 5 km", Value: within5, Resolution: hazard.Resolution{Kind: hazard.ResSite}},
+			{ID: "npl_sites_1km", Label: "Sites within 1 km", Value: within1, Resolution: hazard.Resolution{Kind: hazard.ResSite}},
+		}
+		s := 75
+		return moduleResult{spec: &spec, score: &s, basis: basisHazard, driver: 0,
+			perils: []perilResult{{value: 0.75, share: 0.75}}, meas: hazard.Measurement{Indicators: ins},
+			os: []obs{{id: "npl_proximity_index", peril: 0, weight: 1, value: 0.12, res: hazard.ResSite}}, shares: []float64{0.75}}
+	}
+	if got := recommendations([]moduleResult{mk(0, 0)}); len(got) != 0 {
+		t.Errorf("no active site within 5 km: %+v, want none", got)
+	}
+	if got := recommendations([]moduleResult{mk(2, 0)}); len(got) != 1 || got[0].Priority != "medium" {
+		t.Errorf("two sites within 5 km, none within 1 km: %+v, want one medium", got)
+	}
+	if got := recommendations([]moduleResult{mk(2, 1)}); len(got) != 1 || got[0].Priority != "high" {
+		t.Errorf("a site within 1 km: %+v, want one high", got)
+	}
+}

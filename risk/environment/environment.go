@@ -54,6 +54,8 @@ const (
 	IndProximity = "npl_proximity_index"
 	// IndActiveWithin1Km counts final and proposed NPL sites within 1 km.
 	IndActiveWithin1Km = "npl_sites_1km"
+	// IndActiveWithin5Km counts final and proposed NPL sites within 5 km.
+	IndActiveWithin5Km = "npl_sites_5km"
 	// IndNearestSiteKm is the distance to the nearest NPL site of any status.
 	IndNearestSiteKm = "nearest_npl_site_km"
 )
@@ -246,7 +248,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			Value: index, Unit: "per km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite, Ranked: true, Weight: 1},
 		hazard.Indicator{ID: IndActiveWithin1Km, Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
-		hazard.Indicator{ID: "npl_sites_5km", Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: IndActiveWithin5Km, Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted Superfund NPL sites within 5 km (cleanup complete; context, no weight)", Value: float64(deleted5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 	)
 	var notes []string
