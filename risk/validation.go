@@ -55,6 +55,23 @@ type ValidationResult struct {
 	Gaps     []string // known gaps, with whether they hold now
 }
 
+// record counts one check: a known gap is reported with whether it holds
+// now; any other check that does not hold is a failure.
+func (res *ValidationResult) record(key, line string, holds bool, why string) {
+	if gapWhy, gap := knownGap(key); gap {
+		state := "still open"
+		if holds {
+			state = "now holds"
+		}
+		res.Gaps = append(res.Gaps, line+": "+state+"; "+gapWhy)
+		return
+	}
+	res.Checks++
+	if !holds {
+		res.Failures = append(res.Failures, line+": "+why)
+	}
+}
+
 func validationKey(module, peril, higher, lower string) string {
 	if peril != "" {
 		module += "/" + peril
@@ -116,19 +133,7 @@ func (e *Engine) Validate(ctx context.Context, w io.Writer) (ValidationResult, e
 		hs, ls := placeScore(h, o.Module, o.Peril), placeScore(l, o.Module, o.Peril)
 		holds := hs != nil && (ls == nil || *hs > *ls)
 		key := validationKey(o.Module, o.Peril, o.Higher, o.Lower)
-		line := fmt.Sprintf("%s (%s vs %s)", key, scoreText(hs), scoreText(ls))
-		if why, gap := knownGap(key); gap {
-			state := "still open"
-			if holds {
-				state = "now holds"
-			}
-			res.Gaps = append(res.Gaps, line+": "+state+"; "+why)
-			continue
-		}
-		res.Checks++
-		if !holds {
-			res.Failures = append(res.Failures, line+": "+o.Why)
-		}
+		res.record(key, fmt.Sprintf("%s (%s vs %s)", key, scoreText(hs), scoreText(ls)), holds, o.Why)
 	}
 	for _, lo := range validationLows {
 		a := byName[lo.Place]
@@ -138,19 +143,7 @@ func (e *Engine) Validate(ctx context.Context, w io.Writer) (ValidationResult, e
 		s := placeScore(a, lo.Module, lo.Peril)
 		holds := s == nil || *s < lo.Max
 		key := lowKey(lo)
-		line := fmt.Sprintf("%s (%s)", key, scoreText(s))
-		if why, gap := knownGap(key); gap {
-			state := "still open"
-			if holds {
-				state = "now holds"
-			}
-			res.Gaps = append(res.Gaps, line+": "+state+"; "+why)
-			continue
-		}
-		res.Checks++
-		if !holds {
-			res.Failures = append(res.Failures, line+": "+lo.Why)
-		}
+		res.record(key, fmt.Sprintf("%s (%s)", key, scoreText(s)), holds, lo.Why)
 	}
 	if w != nil {
 		writeValidationTable(w, byName, res)

@@ -411,8 +411,44 @@ const (
 // (high) and 5 (very high), in percent of all its cells, from the pixel
 // counts; the file's rounded frac_hi_vhi must agree.
 func loadWHP2020(dir string) (map[int]float64, int, error) {
-	cols := append([]string{"GEOID", whp2020NA, whp2020Total, whp2020HiVhi}, whp2020Classes[:]...)
-	t, err := data.OpenTable(dir, data.Path(SourceWHP2020), cols...)
+	cols := append([]string{whp2020NA, whp2020Total, whp2020HiVhi}, whp2020Classes[:]...)
+	return readCountyShares(dir, SourceWHP2020, cols, func(t *data.Table) (float64, error) {
+		var px [5]float64
+		sum := 0.0
+		for k, col := range append(whp2020Classes[:], whp2020NA) {
+			v, err := count(t, col)
+			if err != nil {
+				return 0, err
+			}
+			if k < 5 {
+				px[k] = v
+			}
+			sum += v
+		}
+		total, err := count(t, whp2020Total)
+		if err != nil {
+			return 0, err
+		}
+		if total <= 0 || sum != total {
+			return 0, fmt.Errorf("wildfire: %w", t.Errorf("class counts sum to %g, not %s %g", sum, whp2020Total, total))
+		}
+		share := (px[3] + px[4]) / total
+		frac, err := t.Float(whp2020HiVhi)
+		if err != nil {
+			return 0, fmt.Errorf("wildfire: %w", err)
+		}
+		if math.Abs(frac-share) > 1e-4 {
+			return 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not (classes 4 + 5) / total = %.5f", whp2020HiVhi, frac, share))
+		}
+		return 100 * share, nil
+	})
+}
+
+// readCountyShares reads one value per county (keyed by GEOID) from a
+// county table with the columns cols, computed by value from each row; a
+// county listed twice, or a table without rows, is an error.
+func readCountyShares(dir, source string, cols []string, value func(t *data.Table) (float64, error)) (map[int]float64, int, error) {
+	t, err := data.OpenTable(dir, data.Path(source), append([]string{"GEOID"}, cols...)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
@@ -426,40 +462,15 @@ func loadWHP2020(dir string) (map[int]float64, int, error) {
 		if _, dup := out[n]; dup {
 			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("county %s appears twice", t.String("GEOID")))
 		}
-		var px [5]float64
-		sum := 0.0
-		for k, col := range append(whp2020Classes[:], whp2020NA) {
-			v, err := count(t, col)
-			if err != nil {
-				return nil, 0, err
-			}
-			if k < 5 {
-				px[k] = v
-			}
-			sum += v
-		}
-		total, err := count(t, whp2020Total)
-		if err != nil {
+		if out[n], err = value(t); err != nil {
 			return nil, 0, err
 		}
-		if total <= 0 || sum != total {
-			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("class counts sum to %g, not %s %g", sum, whp2020Total, total))
-		}
-		share := (px[3] + px[4]) / total
-		frac, err := t.Float(whp2020HiVhi)
-		if err != nil {
-			return nil, 0, fmt.Errorf("wildfire: %w", err)
-		}
-		if math.Abs(frac-share) > 1e-4 {
-			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not (classes 4 + 5) / total = %.5f", whp2020HiVhi, frac, share))
-		}
-		out[n] = 100 * share
 	}
 	if err := t.Err(); err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
 	if len(out) == 0 {
-		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWHP2020))
+		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(source))
 	}
 	return out, t.Rows(), nil
 }
@@ -483,53 +494,32 @@ func loadWHP2014(dir string) (map[int]float64, int, error) {
 	for k := range cls {
 		cls[k] = "risk_" + strconv.Itoa(k+1)
 	}
-	t, err := data.OpenTable(dir, data.Path(SourceWHP2014), append([]string{"GEOID"}, cls[:]...)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("wildfire: %w", err)
-	}
-	defer t.Close()
-	out := make(map[int]float64, 3200)
-	for t.Scan() {
-		n, err := countyKey(t, "GEOID")
-		if err != nil {
-			return nil, 0, err
-		}
-		if _, dup := out[n]; dup {
-			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("county %s appears twice", t.String("GEOID")))
-		}
+	return readCountyShares(dir, SourceWHP2014, cls[:], func(t *data.Table) (float64, error) {
 		var f [7]float64
 		sum := 0.0
 		for k, col := range cls {
 			v, err := t.Float(col)
 			if err != nil {
-				return nil, 0, fmt.Errorf("wildfire: %w", err)
+				return 0, fmt.Errorf("wildfire: %w", err)
 			}
 			if v < 0 || v > 1 {
-				return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not a fraction", col, v))
+				return 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is not a fraction", col, v))
 			}
 			f[k] = v
 			sum += v
 		}
-		// The seven class shares partition the county; a sum far from 1 means
-		// shifted or truncated columns.
+		// The seven class shares partition the county; a sum far from 1
+		// means shifted or truncated columns.
 		if math.Abs(sum-1) > 0.01 {
-			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("class fractions risk_1..risk_7 sum to %.4f, not 1", sum))
+			return 0, fmt.Errorf("wildfire: %w", t.Errorf("class fractions risk_1..risk_7 sum to %.4f, not 1", sum))
 		}
 		// Share of the county's land, not its whole area: class 7 is water,
 		// which would otherwise dilute coastal and lake counties.
-		share := 0.0
 		if land := 1 - f[6]; land > 1e-9 {
-			share = math.Min(100, 100*(f[3]+f[4])/land)
+			return math.Min(100, 100*(f[3]+f[4])/land), nil
 		}
-		out[n] = share
-	}
-	if err := t.Err(); err != nil {
-		return nil, 0, fmt.Errorf("wildfire: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceWHP2014))
-	}
-	return out, t.Rows(), nil
+		return 0, nil
+	})
 }
 
 type futureRow struct {
