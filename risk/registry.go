@@ -168,7 +168,7 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.EnvironmentalExposure, Title: "Environmental exposure", Noun: "environmental exposure",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilSuperfund, Title: "Superfund sites", Evidence: environment.IndNearestSiteKm,
+			{Key: hazard.PerilSuperfund, Title: "Superfund sites", Evidence: environment.IndNearestActiveKm,
 				Relevant: &Threshold{Indicator: environment.IndActiveWithin5Km, AtLeast: 1, Text: "a final or proposed Superfund NPL site within 5 km"},
 				High:     &Threshold{Indicator: environment.IndActiveWithin1Km, AtLeast: 1, Text: "a final or proposed Superfund NPL site within 1 km"}},
 		},

@@ -58,6 +58,9 @@ const (
 	IndActiveWithin5Km = "npl_sites_5km"
 	// IndNearestSiteKm is the distance to the nearest NPL site of any status.
 	IndNearestSiteKm = "nearest_npl_site_km"
+	// IndNearestActiveKm is the distance to the nearest final or proposed
+	// NPL site, the one the proximity rests on.
+	IndNearestActiveKm = "nearest_active_npl_site_km"
 )
 
 // resSite is the resolution of the module's distance measures.
@@ -232,23 +235,25 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	if nearest < 0 {
 		nearest, nearestKm = m.far.Nearest(p, nearestMaxKm)
 	}
+	activeKm := nearestActiveKm
 	if active5 == 0 {
 		// No active site within 5 km: the nearest one, however far, as
 		// EJScreen does.
-		d := farCapKm
+		activeKm = farCapKm
 		if i, km := m.farActive.Nearest(p, farCapKm); i >= 0 {
-			d = km
+			activeKm = km
 		}
-		index = 1 / math.Max(d, minKm)
+		index = 1 / math.Max(activeKm, minKm)
 	}
 
-	ins := make([]hazard.Indicator, 0, 7)
+	ins := make([]hazard.Indicator, 0, 8)
 	ins = append(ins,
 		hazard.Indicator{ID: IndProximity, Label: "Superfund proximity (EPA EJScreen formula): sum over final and proposed NPL sites within 5 km of 1/distance, or 1/distance to the nearest one",
 			Value: index, Unit: "per km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite, Ranked: true, Weight: 1},
 		hazard.Indicator{ID: IndActiveWithin1Km, Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: IndActiveWithin5Km, Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: IndNearestActiveKm, Label: activeLabel(activeKm), Value: activeKm, Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted Superfund NPL sites within 5 km (cleanup complete; context, no weight)", Value: float64(deleted5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 	)
 	var notes []string
@@ -280,6 +285,13 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		flags = append(flags, hazard.Flag{Code: "near_superfund_site", Message: msg})
 	}
 	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: notes, Flags: flags}
+}
+
+func activeLabel(km float64) string {
+	if km >= farCapKm {
+		return "Distance to the nearest final or proposed Superfund NPL site (capped: none within 500 km)"
+	}
+	return "Distance to the nearest final or proposed Superfund NPL site"
 }
 
 // closer orders sites by distance, then by file order, so ties are

@@ -100,7 +100,7 @@ var (
 	resShoreline = hazard.Resolution{Kind: hazard.ResSite, Detail: "GSHHG shoreline, about 0.2 km"}
 	resRiver     = hazard.Resolution{Kind: hazard.ResSite, Detail: "WDBII rivers, about 0.1-0.2 km"}
 	resGauges    = hazard.Resolution{Kind: hazard.ResSite, Detail: "NWS river gauge points"}
-	resSurge     = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.1-degree hurricane wind grid, about 10 km, times the site's coastal proximity"}
+	resSurge     = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.1-degree hurricane wind grid, about 11 km, times the site's coastal proximity"}
 	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"}
 )
 

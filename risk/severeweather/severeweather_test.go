@@ -568,7 +568,7 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 			t.Errorf("Honolulu %s source %q", id, h.Source)
 		}
 	}
-	if !strings.Contains(hnl.Notes[2], "eastern and central Pacific best tracks 1949-2019, about once in 71 years") {
+	if !strings.Contains(hnl.Notes[2], "eastern and central Pacific best tracks 1949-2019, about once in 72 years") {
 		t.Errorf("Honolulu wind-field note %q", hnl.Notes[2])
 	}
 	if !strings.Contains(hnl.Notes[3], "since 1949") {

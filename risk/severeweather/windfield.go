@@ -294,9 +294,9 @@ func (w windResult) note() string {
 		return fmt.Sprintf("No hurricane-force winds reached this site in the modelled wind fields of the %s (%d years).", w.record(), years)
 	}
 	s := fmt.Sprintf("Hurricane-force winds (64 kt+) reached this site in %s of the %s, about once in %s years",
-		plural(w.hurricane, "storm", "storms"), w.record(), returnYears(float64(years)/float64(w.hurricane)))
+		plural(w.hurricane, "storm", "storms"), w.record(), returnYears(1/w.hurricaneProb()))
 	if w.major > 0 {
-		s += fmt.Sprintf("; major-hurricane winds (96 kt+) in %d, about once in %s years", w.major, returnYears(float64(years)/float64(w.major)))
+		s += fmt.Sprintf("; major-hurricane winds (96 kt+) in %d, about once in %s years", w.major, returnYears(1/w.majorProb()))
 	} else {
 		s += "; major-hurricane winds (96 kt+) in none"
 	}
