@@ -468,6 +468,11 @@ func TestEJScreenDeletedAndProposed(t *testing.T) {
 			if got := indicator(t, ms, "nearest_npl_site").Text; got != tc.nearest {
 				t.Errorf("nearest %q, want %q", got, tc.nearest)
 			}
+			// The cited distance is the active site's the value rests on
+			// (the sum's nearest term where several lie within 5 km).
+			if got := value(t, ms, IndNearestActiveKm); math.Abs(1/got-tc.want) > 1e-6*tc.want && tc.active5 <= 1 {
+				t.Errorf("nearest active %.6g km, want %.6g", got, 1/tc.want)
+			}
 		})
 	}
 }
