@@ -244,3 +244,20 @@ func FIPS5(s string) string {
 	}
 	return strings.Repeat("0", 5-len(s)) + s
 }
+
+// FIPSNumber turns a 5-digit FIPS string into its number, for compact
+// county-keyed tables, or -1 when it is not exactly five digits.
+func FIPSNumber(fips string) int {
+	if len(fips) != 5 {
+		return -1
+	}
+	n := 0
+	for i := 0; i < 5; i++ {
+		c := fips[i]
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

@@ -563,3 +563,14 @@ func scan(tb *Table) (bool, error) {
 	ok := tb.Scan()
 	return ok, tb.Err()
 }
+
+func TestFIPSNumber(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{{"06075", 6075}, {"72127", 72127}, {"00000", 0}, {"6075", -1}, {"060750", -1}, {"06a75", -1}, {"", -1}} {
+		if got := FIPSNumber(tt.in); got != tt.want {
+			t.Errorf("FIPSNumber(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}

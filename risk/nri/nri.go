@@ -165,7 +165,7 @@ func Load(dir string) (*Table, error) {
 		if fips == "" {
 			return nil, fmt.Errorf("nri: %w", t.Errorf("STCOFIPS %q is not a county FIPS code", raw))
 		}
-		n := fipsNumber(fips)
+		n := data.FIPSNumber(fips)
 		if tab.index[n] != 0 {
 			return nil, fmt.Errorf("nri: %w", t.Errorf("county %s appears twice", fips))
 		}
@@ -202,25 +202,8 @@ func Load(dir string) (*Table, error) {
 	return tab, nil
 }
 
-// fipsNumber turns a 5-digit FIPS string into its number, or -1 when it is
-// not exactly five digits.
-func fipsNumber(fips string) int {
-	if len(fips) != 5 {
-		return -1
-	}
-	n := 0
-	for i := 0; i < 5; i++ {
-		c := fips[i]
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
-
 func (t *Table) row(fips string) *county {
-	n := fipsNumber(fips)
+	n := data.FIPSNumber(fips)
 	if n < 0 {
 		return nil
 	}

@@ -217,7 +217,7 @@ func Load(dir string) (*Module, error) {
 
 	crosswalked := map[int]string{}
 	for _, l := range legacy {
-		n, old := fipsNumber(l.fips), fipsNumber(l.old)
+		n, old := data.FIPSNumber(l.fips), data.FIPSNumber(l.old)
 		src := recs[old]
 		if src == nil {
 			continue
@@ -568,7 +568,7 @@ func loadFuture(dir string) (map[int]futureRow, int, error) {
 
 func countyKey(t *data.Table, col string) (int, error) {
 	raw := t.String(col)
-	n := fipsNumber(data.FIPS5(raw))
+	n := data.FIPSNumber(data.FIPS5(raw))
 	if n < 0 {
 		return 0, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %q is not a county FIPS code", col, raw))
 	}
@@ -585,22 +585,6 @@ func rangedFloat(t *data.Table, col string, lo, hi float64) (float64, bool, erro
 		return 0, false, fmt.Errorf("wildfire: %w", t.Errorf("column %q: %g is outside %g-%g", col, v, lo, hi))
 	}
 	return v, ok, nil
-}
-
-// fipsNumber turns a 5-digit FIPS string into its number, or -1.
-func fipsNumber(fips string) int {
-	if len(fips) != 5 {
-		return -1
-	}
-	n := 0
-	for i := 0; i < 5; i++ {
-		c := fips[i]
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 // Name is hazard.Wildfire.
@@ -621,7 +605,7 @@ func (m *Module) Rows() map[string]int {
 }
 
 func (m *Module) lookup(fips string) *county {
-	n := fipsNumber(fips)
+	n := data.FIPSNumber(fips)
 	if n < 0 || m.index[n] == 0 {
 		return nil
 	}
