@@ -9,6 +9,7 @@ import (
 
 	"locrisk/ids"
 	"locrisk/store"
+	"locrisk/view"
 	"locrisk/webhook"
 )
 
@@ -46,13 +47,13 @@ func WebhookOutbox(wake func()) store.JobFinalHook {
 		if len(endpoints) == 0 {
 			return nil
 		}
-		view, err := json.Marshal(NewJobView(job))
+		data, err := json.Marshal(view.NewJob(job))
 		if err != nil {
 			return fmt.Errorf("webhook outbox: encode job %s: %w", job.ID, err)
 		}
 		// The event is as old as the transition it reports, so its
 		// createdUtc equals the job's completedUtc.
-		ev := webhook.NewEvent(ids.New(ids.Event), typ, *job.CompletedUTC, view)
+		ev := webhook.NewEvent(ids.New(ids.Event), typ, *job.CompletedUTC, data)
 		body, err := webhook.MarshalEvent(ev)
 		if err != nil {
 			return fmt.Errorf("webhook outbox: %w", err)
