@@ -18,9 +18,9 @@ import (
 )
 
 // Operations 14 to 17: webhook endpoints and their deliveries (CONTRACT
-// section 7). Events are written by the outbox hook (outbox.go) and sent by
-// package delivery; these handlers manage endpoints and show the log, in
-// the shapes of package view.
+// section 7). Events are written by the outbox hook (package outbox) and
+// sent by package delivery; these handlers manage endpoints and show the
+// log, in the shapes of package view.
 
 // WebhookConfig is the server's part of the webhook settings.
 type WebhookConfig struct {

@@ -21,6 +21,7 @@ import (
 
 	"locrisk/delivery"
 	"locrisk/ids"
+	"locrisk/outbox"
 	"locrisk/store"
 	"locrisk/view"
 	"locrisk/webhook"
@@ -50,7 +51,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	clock := &fakeClock{t: time.Now()}
 	wake := delivery.NewSignal()
 	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), string(schema),
-		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{WebhookOutbox(wake.Notify)}})
+		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"locrisk/risk"
 	"locrisk/store"
+	"locrisk/webhook"
 )
 
 // The paths are the contract's; the route table and every link use these.
@@ -92,5 +93,42 @@ func TestNewReport(t *testing.T) {
 	rep.Body = []byte("{")
 	if _, err := NewReport(rep, DetailSummary); err == nil || !strings.Contains(err.Error(), "report rep: stored body") {
 		t.Errorf("broken body: %v", err)
+	}
+}
+
+func TestNewJobEvent(t *testing.T) {
+	done := t0.Add(time.Minute)
+	rid := "rep"
+	j := store.Job{ID: "job_1", AccountID: "acct_1", Status: store.StatusCompleted, ReportID: &rid, Attempts: 1,
+		CreatedUTC: t0, UpdatedUTC: done, CompletedUTC: &done}
+	ev, err := NewJobEvent("evt_1", j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(NewJob(j))
+	if ev.ID != "evt_1" || ev.Type != webhook.EventJobCompleted || ev.APIVersion != APIVersion ||
+		ev.CreatedUTC != "2026-03-01T12:01:00Z" || string(ev.Data.Job) != string(want) {
+		t.Errorf("event %+v, data.job %s; want data.job %s", ev, ev.Data.Job, want)
+	}
+	if !strings.Contains(string(want), `"result":{"reportId":"rep","reportUrl":"/api/v1/location-risk/reports/rep","pdfUrl":"/api/v1/location-risk/reports/rep/pdf"}`) {
+		t.Errorf("job view %s", want)
+	}
+
+	j.Status = store.StatusFailed
+	if got := JobEventType(j); got != webhook.EventJobFailed {
+		t.Errorf("failed job: event type %q", got)
+	}
+	j.CompletedUTC = nil
+	if _, err := NewJobEvent("evt_2", j); err == nil {
+		t.Error("event of a final job without completion time")
+	}
+	for _, st := range []string{store.StatusQueued, store.StatusProcessing} {
+		j.Status = st
+		if got := JobEventType(j); got != "" {
+			t.Errorf("%s job: event type %q", st, got)
+		}
+		if _, err := NewJobEvent("evt_3", j); err == nil {
+			t.Errorf("event of a %s job", st)
+		}
 	}
 }
