@@ -32,6 +32,7 @@ import (
 
 	"locrisk/delivery"
 	"locrisk/jobs"
+	"locrisk/outbox"
 	"locrisk/risk"
 	"locrisk/server"
 	"locrisk/store"
@@ -293,7 +294,7 @@ func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
-	return store.OpenWith(c.ctx, path, schema, store.Options{OnJobFinal: []store.JobFinalHook{server.WebhookOutbox(wake)}})
+	return store.OpenWith(c.ctx, path, schema, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
 }
 
 // ---- serve ----

@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,10 +27,9 @@ import (
 	"time"
 
 	"locrisk/jobs"
-	"locrisk/pdf"
 	"locrisk/risk"
-	"locrisk/server"
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // reportPollInterval is how often the command looks at its job.
@@ -140,28 +138,25 @@ job fails or the wait times out.`, `
 	if err != nil {
 		return fmt.Errorf("job %s completed but its report cannot be read: %w", job.ID, err)
 	}
-	var a risk.Assessment
-	if err := json.Unmarshal(rep.Body, &a); err != nil {
-		return fmt.Errorf("report %s: stored body: %w", rep.ID, err)
-	}
 
 	if pdfPath != "" {
-		state, county := eng.Outlines(a.Location.CountyFips)
-		doc, err := pdf.Render(pdf.Input{ReportID: rep.ID, JobID: rep.JobID, Generated: rep.GeneratedUTC,
-			Assessment: &a, StateOutline: state, CountyOutline: county})
+		doc, err := view.PDF(rep, eng)
 		if err != nil {
-			return fmt.Errorf("report %s: rendering PDF: %w", rep.ID, err)
+			return err
 		}
 		if err := os.WriteFile(pdfPath, doc, 0o644); err != nil {
 			return fmt.Errorf("writing the PDF: %w", err)
 		}
 		fmt.Fprintf(c.stderr, "wrote %s (%d bytes)\n", pdfPath, len(doc))
 	}
-	view := summaryView(rep, a)
-	if asJSON {
-		return writeJSON(c.stdout, view)
+	v, err := view.NewReport(rep, view.DetailSummary)
+	if err != nil {
+		return err
 	}
-	return printSummary(c.stdout, view)
+	if asJSON {
+		return writeJSON(c.stdout, v)
+	}
+	return printSummary(c.stdout, v)
 }
 
 // waitForJob runs a one-worker scheduler until job is final, the timeout
@@ -196,31 +191,8 @@ func (c *cli) waitForJob(st *store.Store, eng *risk.Engine, log *slog.Logger, jo
 	}
 }
 
-// summaryView is the report as the API shows it with detail=summary.
-func summaryView(rep store.Report, a risk.Assessment) server.ReportView {
-	self := "/api/v1/location-risk/reports/" + rep.ID
-	a.Summary.Links = risk.Links{Self: self, Full: self + "?detail=full", PDF: self + "/pdf", Job: "/api/v1/location-risk/report-jobs/" + rep.JobID}
-	if a.Summary.TopRisks == nil {
-		a.Summary.TopRisks = []risk.TopRisk{}
-	}
-	if a.Summary.Recommendations == nil {
-		a.Summary.Recommendations = []risk.Recommendation{}
-	}
-	if a.Summary.ReviewFlags == nil {
-		a.Summary.ReviewFlags = []risk.ReviewFlag{}
-	}
-	v := server.ReportView{
-		APIVersion: "v1", Detail: "summary", ReportID: rep.ID, JobID: rep.JobID,
-		GeneratedUTC: apiTime(rep.GeneratedUTC), Location: a.Location, DataVersion: rep.DataVersion, Summary: a.Summary,
-	}
-	if v.DataVersion == "" {
-		v.DataVersion = a.DataVersion
-	}
-	return v
-}
-
 // printSummary writes the summary for a person.
-func printSummary(w io.Writer, v server.ReportView) error {
+func printSummary(w io.Writer, v view.Report) error {
 	s, l := v.Summary, v.Location
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Report\t%s (job %s, generated %s)\n", v.ReportID, v.JobID, v.GeneratedUTC)

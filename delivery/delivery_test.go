@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"locrisk/delivery"
-	"locrisk/server"
+	"locrisk/outbox"
 	"locrisk/store"
 	"locrisk/webhook"
 )
@@ -35,7 +35,7 @@ func readSchema(t testing.TB) string {
 func openStore(t testing.TB, path string, sig delivery.Signal) *store.Store {
 	t.Helper()
 	st, err := store.OpenWith(context.Background(), path, readSchema(t),
-		store.Options{OnJobFinal: []store.JobFinalHook{server.WebhookOutbox(sig.Notify)}})
+		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

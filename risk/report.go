@@ -85,7 +85,8 @@ type ReviewFlag struct {
 	Message string `json:"message"`
 }
 
-// Links are API paths; the server fills them in, the engine leaves them empty.
+// Links are API paths; package view fills them in, the engine leaves them
+// empty.
 type Links struct {
 	Self string `json:"self"`
 	Full string `json:"full"`

@@ -15,6 +15,7 @@ import (
 	"locrisk/ids"
 	"locrisk/risk"
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // Operations 7 to 10: coordinate batches (CONTRACT section 4). A batch is a
@@ -32,110 +33,6 @@ const (
 	msgLatitudeInvalid  = "latitude is required and must be a JSON number from -90 to 90"
 	msgLongitudeInvalid = "longitude is required and must be a JSON number from -180 to 180"
 )
-
-func batchPath(id string) string { return apiPrefix + "/location-risk/batches/" + id }
-
-// BatchView is a batch as the API shows it.
-type BatchView struct {
-	BatchID         string          `json:"batchId"`
-	Name            *string         `json:"name"` // null when none was given
-	Status          string          `json:"status"`
-	TotalItems      int             `json:"totalItems"`
-	ProgressPercent int             `json:"progressPercent"`
-	Counts          BatchCountsView `json:"counts"`
-	CreatedUTC      string          `json:"createdUtc"`
-	CompletedUTC    *string         `json:"completedUtc"` // null until completed
-	StatusURL       string          `json:"statusUrl"`
-	ItemsURL        string          `json:"itemsUrl"`
-	CSVURL          string          `json:"csvUrl"`
-}
-
-// BatchCountsView is how many items are in each state.
-type BatchCountsView struct {
-	Queued     int `json:"queued"`
-	Processing int `json:"processing"`
-	Completed  int `json:"completed"`
-	Failed     int `json:"failed"`
-	Rejected   int `json:"rejected"`
-}
-
-// NewBatchView renders b.
-func NewBatchView(b store.Batch) BatchView {
-	p := batchPath(b.ID)
-	return BatchView{
-		BatchID:         b.ID,
-		Name:            optString(b.Name),
-		Status:          b.Status,
-		TotalItems:      b.TotalItems,
-		ProgressPercent: b.ProgressPercent(),
-		Counts: BatchCountsView{
-			Queued: b.Counts.Queued, Processing: b.Counts.Processing, Completed: b.Counts.Completed,
-			Failed: b.Counts.Failed, Rejected: b.Counts.Rejected,
-		},
-		CreatedUTC:   apiTime(b.CreatedUTC),
-		CompletedUTC: apiTimePtr(b.CompletedUTC),
-		StatusURL:    p,
-		ItemsURL:     p + "/items",
-		CSVURL:       p + "/results.csv",
-	}
-}
-
-// BatchItemsView is the response of operation 9.
-type BatchItemsView struct {
-	BatchID string          `json:"batchId"`
-	Items   []BatchItemView `json:"items"`
-}
-
-// BatchItemView is one item. Every field is always present; those that do
-// not apply (yet) are null.
-type BatchItemView struct {
-	RowNumber   int             `json:"rowNumber"`
-	ExternalID  *string         `json:"externalId"`
-	Latitude    *float64        `json:"latitude"`
-	Longitude   *float64        `json:"longitude"`
-	Status      string          `json:"status"`
-	ReportJobID *string         `json:"reportJobId"`
-	ReportID    *string         `json:"reportId"`
-	Score       *int            `json:"score"`
-	RiskLevel   *string         `json:"riskLevel"`
-	Error       *BatchItemError `json:"error"`
-}
-
-// BatchItemError is why an item was rejected or its job failed.
-type BatchItemError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// NewBatchItemView renders it.
-func NewBatchItemView(it store.BatchItem) BatchItemView {
-	v := BatchItemView{
-		RowNumber:   it.RowNumber,
-		ExternalID:  optString(it.ExternalID),
-		Latitude:    it.Latitude,
-		Longitude:   it.Longitude,
-		Status:      it.Status,
-		ReportJobID: it.JobID,
-		ReportID:    it.ReportID,
-		Score:       it.Score,
-		RiskLevel:   it.RiskLevel,
-	}
-	if it.ErrorCode != nil {
-		v.Error = &BatchItemError{Code: *it.ErrorCode}
-		if it.ErrorMessage != nil {
-			v.Error.Message = *it.ErrorMessage
-		}
-	}
-	return v
-}
-
-// optString is nil for "" (an absent optional label), else &s.
-func optString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
 
 // createBatch is operation 7, POST /location-risk/batches. Checks run in
 // the order of CONTRACT section 5: the 400s (Idempotency-Key header, then
@@ -169,8 +66,8 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, p *principa
 	} else if b.Counts.Queued > 0 {
 		s.notify()
 	}
-	w.Header().Set("Location", batchPath(b.ID))
-	writeJSON(w, http.StatusAccepted, NewBatchView(b))
+	w.Header().Set("Location", view.BatchPath(b.ID))
+	writeJSON(w, http.StatusAccepted, view.NewBatch(b))
 	return nil
 }
 
@@ -354,7 +251,7 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request, p *principal) 
 	if err != nil {
 		return storeError(err, codeBatchNotFound, s.now())
 	}
-	writeJSON(w, http.StatusOK, NewBatchView(b))
+	writeJSON(w, http.StatusOK, view.NewBatch(b))
 	return nil
 }
 
@@ -365,9 +262,9 @@ func (s *Server) getBatchItems(w http.ResponseWriter, r *http.Request, p *princi
 	if err != nil {
 		return err
 	}
-	out := BatchItemsView{BatchID: id, Items: make([]BatchItemView, 0, maxBatchItems)}
+	out := view.BatchItems{BatchID: id, Items: make([]view.BatchItem, 0, maxBatchItems)}
 	err = s.store.BatchItems(r.Context(), p.account.ID, id, func(it store.BatchItem) error {
-		out.Items = append(out.Items, NewBatchItemView(it))
+		out.Items = append(out.Items, view.NewBatchItem(it))
 		return nil
 	})
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"locrisk/jobs"
 	"locrisk/risk"
 	"locrisk/store"
+	"locrisk/view"
 )
 
 const batchesPath = "/api/v1/location-risk/batches"
@@ -60,35 +61,35 @@ func validItems(n int) []any {
 	return out
 }
 
-func (e *env) createBatch(key, body string, opts ...reqOpt) BatchView {
+func (e *env) createBatch(key, body string, opts ...reqOpt) view.Batch {
 	e.t.Helper()
 	rec := e.do("POST", batchesPath, key, body, opts...)
 	if rec.Code != http.StatusAccepted {
 		e.t.Fatalf("create batch: status %d, body %s", rec.Code, rec.Body)
 	}
-	v := decode[BatchView](e.t, rec)
+	v := decode[view.Batch](e.t, rec)
 	if loc := rec.Header().Get("Location"); loc != batchesPath+"/"+v.BatchID {
 		e.t.Errorf("Location = %q, want %s/%s", loc, batchesPath, v.BatchID)
 	}
 	return v
 }
 
-func (e *env) getBatch(key, id string) BatchView {
+func (e *env) getBatch(key, id string) view.Batch {
 	e.t.Helper()
 	rec := e.do("GET", batchesPath+"/"+id, key, "")
 	if rec.Code != http.StatusOK {
 		e.t.Fatalf("get batch: status %d, body %s", rec.Code, rec.Body)
 	}
-	return decode[BatchView](e.t, rec)
+	return decode[view.Batch](e.t, rec)
 }
 
-func (e *env) getItems(key, id string) []BatchItemView {
+func (e *env) getItems(key, id string) []view.BatchItem {
 	e.t.Helper()
 	rec := e.do("GET", batchesPath+"/"+id+"/items", key, "")
 	if rec.Code != http.StatusOK {
 		e.t.Fatalf("get items: status %d, body %s", rec.Code, rec.Body)
 	}
-	v := decode[BatchItemsView](e.t, rec)
+	v := decode[view.BatchItems](e.t, rec)
 	if v.BatchID != id {
 		e.t.Errorf("items batchId = %q, want %s", v.BatchID, id)
 	}
@@ -326,7 +327,7 @@ func TestBatchRejectedItems(t *testing.T) {
 		t.Errorf("workers notified %d times, want once", e.notified.Load()-before)
 	}
 	if v.Status != "processing" || v.TotalItems != 14 || v.ProgressPercent != 85 ||
-		v.Counts != (BatchCountsView{Queued: 2, Rejected: 12}) || v.Name == nil || *v.Name != "mixed" {
+		v.Counts != (view.BatchCounts{Queued: 2, Rejected: 12}) || v.Name == nil || *v.Name != "mixed" {
 		t.Errorf("batch %+v", v)
 	}
 	type want struct {
@@ -376,7 +377,7 @@ func TestBatchRejectedItems(t *testing.T) {
 				t.Errorf("row %d: valid item with error %+v / job %v", i+1, it.Error, it.ReportJobID)
 				continue
 			}
-			job := decode[JobView](t, e.do("GET", jobsPath+"/"+*it.ReportJobID, key, ""))
+			job := decode[view.Job](t, e.do("GET", jobsPath+"/"+*it.ReportJobID, key, ""))
 			if job.BatchID == nil || *job.BatchID != v.BatchID || job.Status != "queued" || str(&job.Latitude) != w.lat {
 				t.Errorf("row %d: job %+v", i+1, job)
 			}
@@ -458,7 +459,7 @@ func TestBatchAllRejected(t *testing.T) {
 	before := e.notified.Load()
 	v := e.createBatch(key, batchBody(t, "nothing valid", item{"latitude": 95, "longitude": -74}, item{"latitude": -30, "longitude": 20}))
 	if v.Status != "completed" || v.ProgressPercent != 100 || v.CompletedUTC == nil || *v.CompletedUTC != v.CreatedUTC ||
-		v.Counts != (BatchCountsView{Rejected: 2}) {
+		v.Counts != (view.BatchCounts{Rejected: 2}) {
 		t.Errorf("all-rejected batch %+v", v)
 	}
 	if e.notified.Load() != before {
@@ -528,7 +529,7 @@ func TestBatchIdempotency(t *testing.T) {
 			if rec.Code != http.StatusAccepted || rec.Header().Get("Idempotent-Replayed") != "true" {
 				t.Fatalf("replay: status %d, Idempotent-Replayed %q; %s", rec.Code, rec.Header().Get("Idempotent-Replayed"), rec.Body)
 			}
-			if v := decode[BatchView](t, rec); v.BatchID != first.BatchID {
+			if v := decode[view.Batch](t, rec); v.BatchID != first.BatchID {
 				t.Errorf("replay gave batch %s, want %s", v.BatchID, first.BatchID)
 			}
 		})
@@ -561,7 +562,7 @@ func TestBatchIdempotencyUnderConcurrency(t *testing.T) {
 				t.Errorf("request %d: status %d %s", i, rec.Code, rec.Body)
 				return
 			}
-			var v BatchView
+			var v view.Batch
 			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 				t.Error(err)
 				return
@@ -581,7 +582,7 @@ func TestBatchIdempotencyUnderConcurrency(t *testing.T) {
 }
 
 // wantView checks the batch's derived fields.
-func wantView(t *testing.T, v BatchView, status string, c BatchCountsView, progress int, completed string) {
+func wantView(t *testing.T, v view.Batch, status string, c view.BatchCounts, progress int, completed string) {
 	t.Helper()
 	gotCompleted := "null"
 	if v.CompletedUTC != nil {
@@ -602,18 +603,18 @@ func TestBatchLifecycle(t *testing.T) {
 		item{"latitude": 40, "longitude": -74}, item{"latitude": 41, "longitude": -75}, item{"latitude": 42, "longitude": -76},
 		item{"latitude": 0, "longitude": -74}))
 	id := v.BatchID
-	wantView(t, v, "processing", BatchCountsView{Queued: 3, Rejected: 1}, 25, "null")
+	wantView(t, v, "processing", view.BatchCounts{Queued: 3, Rejected: 1}, 25, "null")
 	items := e.getItems(key, id)
 	j1, j2, j3 := *items[0].ReportJobID, *items[1].ReportJobID, *items[2].ReportJobID
 
 	e.claim(j1)
-	wantView(t, e.getBatch(key, id), "processing", BatchCountsView{Queued: 2, Processing: 1, Rejected: 1}, 25, "null")
+	wantView(t, e.getBatch(key, id), "processing", view.BatchCounts{Queued: 2, Processing: 1, Rejected: 1}, 25, "null")
 	e.clock.Advance(time.Second)
 	rep1, err := e.st.CompleteJob(context.Background(), j1, "test-worker", store.Report{DataVersion: "dv", Body: mustJSON(t, sampleAssessment(40, -74))}, e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantView(t, e.getBatch(key, id), "processing", BatchCountsView{Queued: 2, Completed: 1, Rejected: 1}, 50, "null")
+	wantView(t, e.getBatch(key, id), "processing", view.BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, "null")
 	it := e.getItems(key, id)[0]
 	if it.Status != "completed" || it.ReportID == nil || *it.ReportID != *rep1.ReportID || it.Score == nil || *it.Score != 64 ||
 		it.RiskLevel == nil || *it.RiskLevel != "high" || it.Error != nil {
@@ -622,7 +623,7 @@ func TestBatchLifecycle(t *testing.T) {
 
 	e.clock.Advance(time.Second)
 	e.fail(j2, true)
-	wantView(t, e.getBatch(key, id), "processing", BatchCountsView{Queued: 1, Completed: 1, Failed: 1, Rejected: 1}, 75, "null")
+	wantView(t, e.getBatch(key, id), "processing", view.BatchCounts{Queued: 1, Completed: 1, Failed: 1, Rejected: 1}, 75, "null")
 	if it := e.getItems(key, id)[1]; it.Status != "failed" || it.Error == nil || it.Error.Code != "report_generation_failed" ||
 		it.Error.Message != "the engine failed" || it.ReportID != nil || it.Score != nil {
 		t.Errorf("failed item %+v", it)
@@ -630,20 +631,20 @@ func TestBatchLifecycle(t *testing.T) {
 
 	e.clock.Advance(time.Second)
 	e.complete(j3)
-	wantView(t, e.getBatch(key, id), "completed", BatchCountsView{Completed: 2, Failed: 1, Rejected: 1}, 100, "2026-11-22T12:00:13Z")
+	wantView(t, e.getBatch(key, id), "completed", view.BatchCounts{Completed: 2, Failed: 1, Rejected: 1}, 100, "2026-11-22T12:00:13Z")
 
 	// A failed job retried by hand puts the batch back to processing.
 	e.clock.Advance(time.Second)
 	if rec := e.do("POST", jobsPath+"/"+j2+"/retry", key, ""); rec.Code != http.StatusAccepted {
 		t.Fatalf("retry: %d %s", rec.Code, rec.Body)
 	}
-	wantView(t, e.getBatch(key, id), "processing", BatchCountsView{Queued: 1, Completed: 2, Rejected: 1}, 75, "null")
+	wantView(t, e.getBatch(key, id), "processing", view.BatchCounts{Queued: 1, Completed: 2, Rejected: 1}, 75, "null")
 	if it := e.getItems(key, id)[1]; it.Status != "queued" || it.Error != nil {
 		t.Errorf("retried item %+v", it)
 	}
 	e.clock.Advance(time.Second)
 	e.complete(j2)
-	wantView(t, e.getBatch(key, id), "completed", BatchCountsView{Completed: 3, Rejected: 1}, 100, "2026-11-22T12:00:15Z")
+	wantView(t, e.getBatch(key, id), "completed", view.BatchCounts{Completed: 3, Rejected: 1}, 100, "2026-11-22T12:00:15Z")
 }
 
 func mustJSON(t testing.TB, v any) []byte {
@@ -667,9 +668,9 @@ func TestBatchWithScheduler(t *testing.T) {
 	v := e.createBatch(key, batchBody(t, "sched", append(validItems(20), item{"latitude": "x"})...))
 
 	e.waitBatch(acct.ID, v.BatchID, 10*time.Second)
-	wantView(t, e.getBatch(key, v.BatchID), "completed", BatchCountsView{Completed: 19, Failed: 1, Rejected: 1}, 100, apiTime(t0))
+	wantView(t, e.getBatch(key, v.BatchID), "completed", view.BatchCounts{Completed: 19, Failed: 1, Rejected: 1}, 100, view.Time(t0))
 	items := e.getItems(key, v.BatchID)
-	var failed BatchItemView
+	var failed view.BatchItem
 	for _, it := range items[:20] {
 		switch it.Status {
 		case "failed":
@@ -691,7 +692,7 @@ func TestBatchWithScheduler(t *testing.T) {
 		t.Fatalf("retry: %d %s", rec.Code, rec.Body)
 	}
 	e.waitBatch(acct.ID, v.BatchID, 10*time.Second)
-	wantView(t, e.getBatch(key, v.BatchID), "completed", BatchCountsView{Completed: 20, Rejected: 1}, 100, apiTime(t0))
+	wantView(t, e.getBatch(key, v.BatchID), "completed", view.BatchCounts{Completed: 20, Rejected: 1}, 100, view.Time(t0))
 	if got := eng.calls.Load(); got != 21 {
 		t.Errorf("engine called %d times, want 21 (20 jobs, one twice)", got)
 	}
@@ -952,7 +953,7 @@ func submitBatches(t testing.TB, e *env, key string, n, size int) []string {
 				t.Errorf("batch %d: status %d %s", i, rec.Code, rec.Body)
 				return
 			}
-			var v BatchView
+			var v view.Batch
 			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 				t.Error(err)
 			}
@@ -1057,7 +1058,7 @@ func BenchmarkBatch100(b *testing.B) {
 		if rec.Code != http.StatusAccepted {
 			b.Fatalf("status %d %s", rec.Code, rec.Body)
 		}
-		var v BatchView
+		var v view.Batch
 		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 			b.Fatal(err)
 		}
@@ -1206,10 +1207,10 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 		}
 		return resp.StatusCode, resp.Header, b
 	}
-	getBatch := func(base, id string) BatchView {
+	getBatch := func(base, id string) view.Batch {
 		t.Helper()
 		code, _, b := call("GET", base+batchesPath+"/"+id, "")
-		var v BatchView
+		var v view.Batch
 		if code != http.StatusOK || json.Unmarshal(b, &v) != nil {
 			t.Fatalf("get batch: %d %s", code, b)
 		}
@@ -1222,12 +1223,12 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 
 	cmd, base := start()
 	code, _, b := call("POST", base+batchesPath, body, "Idempotency-Key", "kill-test")
-	var created BatchView
+	var created view.Batch
 	if code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
 		t.Fatalf("create: %d %s", code, b)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	var atKill BatchView
+	var atKill view.Batch
 	for {
 		atKill = getBatch(base, created.BatchID)
 		if atKill.Counts.Completed >= 20 {
@@ -1249,12 +1250,12 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 
 	_, base = start()
 	code, hdr, b := call("POST", base+batchesPath, body, "Idempotency-Key", "kill-test")
-	var replay BatchView
+	var replay view.Batch
 	if code != http.StatusAccepted || json.Unmarshal(b, &replay) != nil || replay.BatchID != created.BatchID || hdr.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay after restart: %d %s", code, b)
 	}
 	deadline = time.Now().Add(60 * time.Second)
-	var final BatchView
+	var final view.Batch
 	for {
 		final = getBatch(base, created.BatchID)
 		if final.Status == "completed" {
@@ -1265,11 +1266,11 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if final.Counts != (BatchCountsView{Completed: 95, Rejected: 5}) || final.ProgressPercent != 100 || final.CompletedUTC == nil {
+	if final.Counts != (view.BatchCounts{Completed: 95, Rejected: 5}) || final.ProgressPercent != 100 || final.CompletedUTC == nil {
 		t.Errorf("final batch %+v", final)
 	}
 	code, _, b = call("GET", base+batchesPath+"/"+created.BatchID+"/items", "")
-	var iv BatchItemsView
+	var iv view.BatchItems
 	if code != http.StatusOK || json.Unmarshal(b, &iv) != nil || len(iv.Items) != 100 {
 		t.Fatalf("items: %d %s", code, b)
 	}

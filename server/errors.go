@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // Error is an API error: a stable machine code from codeStatus and a message
@@ -115,7 +116,7 @@ func storeError(err error, notFound string, now time.Time) error {
 	case errors.As(err, &qe):
 		return &Error{
 			Code:       codeQuotaExceeded,
-			Message:    fmt.Sprintf("the monthly report job quota is used up; it resets at %s", apiTime(qe.ResetsAt)),
+			Message:    fmt.Sprintf("the monthly report job quota is used up; it resets at %s", view.Time(qe.ResetsAt)),
 			RetryAfter: qe.ResetsAt.Sub(now),
 		}
 	case errors.Is(err, store.ErrQuotaExceeded):

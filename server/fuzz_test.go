@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"locrisk/view"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -149,7 +150,7 @@ func FuzzCreateJobBody(f *testing.F) {
 			if rec.Code != http.StatusAccepted {
 				t.Fatalf("body %q: status %d, want 202; %s", body, rec.Code, rec.Body)
 			}
-			v := decode[JobView](t, rec)
+			v := decode[view.Job](t, rec)
 			if v.Latitude != want.lat || v.Longitude != want.lon || v.Status != "queued" || rec.Header().Get("Location") != v.StatusURL {
 				t.Fatalf("body %q: job %+v, Location %q; want a queued job at %v, %v", body, v, rec.Header().Get("Location"), want.lat, want.lon)
 			}

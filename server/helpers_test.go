@@ -22,6 +22,7 @@ import (
 	"locrisk/risk"
 	"locrisk/risk/geo"
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // t0 is ten seconds into a UTC minute, so a fresh rate-limit window has 50
@@ -191,14 +192,14 @@ func (e *env) do(method, path, key, body string, opts ...reqOpt) *httptest.Respo
 const jobsPath = "/api/v1/location-risk/report-jobs"
 
 // createJob posts a job and insists on 202.
-func (e *env) createJob(key string, lat, lon float64, opts ...reqOpt) JobView {
+func (e *env) createJob(key string, lat, lon float64, opts ...reqOpt) view.Job {
 	e.t.Helper()
 	body, _ := json.Marshal(map[string]float64{"latitude": lat, "longitude": lon})
 	rec := e.do("POST", jobsPath, key, string(body), opts...)
 	if rec.Code != http.StatusAccepted {
 		e.t.Fatalf("create job: status %d, body %s", rec.Code, rec.Body)
 	}
-	return decode[JobView](e.t, rec)
+	return decode[view.Job](e.t, rec)
 }
 
 // complete runs the scheduler's side for a queued job: claim it and store

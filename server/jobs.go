@@ -15,6 +15,7 @@ import (
 	"locrisk/ids"
 	"locrisk/risk"
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // maxBodyBytes is the largest request body accepted (CONTRACT section 2).
@@ -28,84 +29,6 @@ const (
 
 // maxIdempotencyKeyLen is the longest Idempotency-Key accepted.
 const maxIdempotencyKeyLen = 255
-
-// pollAfterActive is the suggested poll interval while a job is queued or
-// processing; a report takes milliseconds to generate once a worker is free.
-const pollAfterActive = 1
-
-func jobPath(id string) string    { return apiPrefix + "/location-risk/report-jobs/" + id }
-func reportPath(id string) string { return apiPrefix + "/location-risk/reports/" + id }
-
-// JobView is a report job as the API shows it (CONTRACT section 2). It is
-// exported because a webhook event's data.job must be exactly this.
-type JobView struct {
-	JobID            string     `json:"jobId"`
-	Status           string     `json:"status"`
-	StatusURL        string     `json:"statusUrl"`
-	Result           *JobResult `json:"result,omitempty"`
-	PollAfterSeconds int        `json:"pollAfterSeconds"`
-	Latitude         float64    `json:"latitude"`
-	Longitude        float64    `json:"longitude"`
-	BatchID          *string    `json:"batchId"`
-	Attempts         int        `json:"attempts"`
-	CreatedUTC       string     `json:"createdUtc"`
-	UpdatedUTC       string     `json:"updatedUtc"`
-	CompletedUTC     *string    `json:"completedUtc,omitempty"`
-	Error            *JobError  `json:"error,omitempty"`
-}
-
-// JobResult points at a completed job's report.
-type JobResult struct {
-	ReportID  string `json:"reportId"`
-	ReportURL string `json:"reportUrl"`
-	PDFURL    string `json:"pdfUrl"`
-}
-
-// JobError is why a job failed.
-type JobError struct {
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Transient bool   `json:"transient"`
-}
-
-// NewJobView renders j. Fields that belong to one state only (result,
-// completedUtc, error) are left out in the others rather than sent as null.
-func NewJobView(j store.Job) JobView {
-	v := JobView{
-		JobID:            j.ID,
-		Status:           j.Status,
-		StatusURL:        jobPath(j.ID),
-		PollAfterSeconds: pollAfterActive,
-		Latitude:         j.Latitude,
-		Longitude:        j.Longitude,
-		BatchID:          j.BatchID,
-		Attempts:         j.Attempts,
-		CreatedUTC:       apiTime(j.CreatedUTC),
-		UpdatedUTC:       apiTime(j.UpdatedUTC),
-	}
-	if j.Terminal() {
-		v.PollAfterSeconds = 0
-		v.CompletedUTC = apiTimePtr(j.CompletedUTC)
-	}
-	if j.Status == store.StatusCompleted && j.ReportID != nil {
-		rp := reportPath(*j.ReportID)
-		v.Result = &JobResult{ReportID: *j.ReportID, ReportURL: rp, PDFURL: rp + "/pdf"}
-	}
-	if j.Status == store.StatusFailed {
-		e := &JobError{}
-		if j.ErrorCode != nil {
-			e.Code = *j.ErrorCode
-		}
-		if j.ErrorMessage != nil {
-			e.Message = *j.ErrorMessage
-		}
-		if j.ErrorTransient != nil {
-			e.Transient = *j.ErrorTransient
-		}
-		v.Error = e
-	}
-	return v
-}
 
 // createJob is operation 1, POST /location-risk/report-jobs. Checks run in
 // the order of CONTRACT section 5: the 400s (Idempotency-Key header, then
@@ -142,8 +65,8 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request, p *principal)
 	} else {
 		s.notify()
 	}
-	w.Header().Set("Location", jobPath(job.ID))
-	writeJSON(w, http.StatusAccepted, NewJobView(job))
+	w.Header().Set("Location", view.JobPath(job.ID))
+	writeJSON(w, http.StatusAccepted, view.NewJob(job))
 	return nil
 }
 
@@ -234,13 +157,6 @@ func jobRequestHash(lat, lon float64) string {
 
 func formatCoord(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// JobList is the response of operation 2.
-type JobList struct {
-	Jobs       []JobView `json:"jobs"`
-	Limit      int       `json:"limit"`
-	NextCursor *string   `json:"nextCursor"`
-}
-
 // listJobs is operation 2, GET /location-risk/report-jobs: the account's
 // jobs, newest first, limit (default 20, 1..100), opaque cursor, optional
 // status. A parameter that is present must be valid, empty included.
@@ -275,14 +191,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 	if err != nil {
 		return storeError(err, codeReportJobNotFound, s.now())
 	}
-	out := JobList{Jobs: make([]JobView, 0, len(jobs)), Limit: limit}
-	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, NewJobView(j))
-	}
-	if next != "" {
-		out.NextCursor = &next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, view.NewJobList(jobs, limit, next))
 	return nil
 }
 
@@ -340,7 +249,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p *principal) er
 	if err != nil {
 		return storeError(err, codeReportJobNotFound, s.now())
 	}
-	writeJSON(w, http.StatusOK, NewJobView(job))
+	writeJSON(w, http.StatusOK, view.NewJob(job))
 	return nil
 }
 
@@ -358,7 +267,7 @@ func (s *Server) retryJob(w http.ResponseWriter, r *http.Request, p *principal) 
 		return storeError(err, codeReportJobNotFound, now)
 	}
 	s.notify()
-	w.Header().Set("Location", jobPath(job.ID))
-	writeJSON(w, http.StatusAccepted, NewJobView(job))
+	w.Header().Set("Location", view.JobPath(job.ID))
+	writeJSON(w, http.StatusAccepted, view.NewJob(job))
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"locrisk/ids"
+	"locrisk/view"
 )
 
 func TestCreateJobBody(t *testing.T) {
@@ -84,7 +85,7 @@ func TestCreateJobResponse(t *testing.T) {
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	v := decode[JobView](t, rec)
+	v := decode[view.Job](t, rec)
 	if !ids.HasPrefix(v.JobID, ids.Job) {
 		t.Errorf("jobId %q", v.JobID)
 	}
@@ -105,7 +106,7 @@ func TestCreateJobResponse(t *testing.T) {
 	}
 	// The job is retrievable at its Location.
 	got := e.do("GET", rec.Header().Get("Location"), key, "")
-	if got.Code != 200 || decode[JobView](t, got).JobID != v.JobID {
+	if got.Code != 200 || decode[view.Job](t, got).JobID != v.JobID {
 		t.Errorf("GET Location: %d %s", got.Code, got.Body)
 	}
 }
@@ -157,16 +158,16 @@ func TestJobShapes(t *testing.T) {
 			}
 		})
 	}
-	c := decode[JobView](t, e.do("GET", jobsPath+"/"+completed.JobID, key, ""))
-	wantResult := JobResult{ReportID: reportID, ReportURL: "/api/v1/location-risk/reports/" + reportID, PDFURL: "/api/v1/location-risk/reports/" + reportID + "/pdf"}
+	c := decode[view.Job](t, e.do("GET", jobsPath+"/"+completed.JobID, key, ""))
+	wantResult := view.JobResult{ReportID: reportID, ReportURL: "/api/v1/location-risk/reports/" + reportID, PDFURL: "/api/v1/location-risk/reports/" + reportID + "/pdf"}
 	if c.Result == nil || *c.Result != wantResult {
 		t.Errorf("result = %+v, want %+v", c.Result, wantResult)
 	}
 	if c.CompletedUTC == nil || *c.CompletedUTC != "2026-11-22T12:00:13Z" || c.Attempts != 1 {
 		t.Errorf("completed job = %+v", c)
 	}
-	f := decode[JobView](t, e.do("GET", jobsPath+"/"+failed.JobID, key, ""))
-	if f.Error == nil || *f.Error != (JobError{Code: "report_generation_failed", Message: "the engine failed", Transient: false}) {
+	f := decode[view.Job](t, e.do("GET", jobsPath+"/"+failed.JobID, key, ""))
+	if f.Error == nil || *f.Error != (view.JobError{Code: "report_generation_failed", Message: "the engine failed", Transient: false}) {
 		t.Errorf("error = %+v", f.Error)
 	}
 }
@@ -224,7 +225,7 @@ func TestIdempotentReplayAndConflict(t *testing.T) {
 	if first.Code != 202 || first.Header().Get("Idempotent-Replayed") != "" {
 		t.Fatalf("first: %d replayed=%q", first.Code, first.Header().Get("Idempotent-Replayed"))
 	}
-	j1 := decode[JobView](t, first)
+	j1 := decode[view.Job](t, first)
 
 	// The same payload, spelled differently, from another key of the account.
 	for _, body := range []string{`{"latitude": 10, "longitude": -100}`, `{"longitude": -1e2, "latitude": 10.0, "extra": 1}`} {
@@ -232,7 +233,7 @@ func TestIdempotentReplayAndConflict(t *testing.T) {
 		if rec.Code != 202 {
 			t.Fatalf("replay: status %d %s", rec.Code, rec.Body)
 		}
-		if got := decode[JobView](t, rec).JobID; got != j1.JobID {
+		if got := decode[view.Job](t, rec).JobID; got != j1.JobID {
 			t.Errorf("replay returned job %s, want %s", got, j1.JobID)
 		}
 		if rec.Header().Get("Location") != j1.StatusURL || rec.Header().Get("Idempotent-Replayed") != "true" {
@@ -253,7 +254,7 @@ func TestIdempotentReplayAndConflict(t *testing.T) {
 	if j := e.createJob(keyA, 10.5, -100, withHeader("Idempotency-Key", "order-1")); j.JobID == j1.JobID {
 		t.Errorf("a day-old key still replayed")
 	}
-	list := decode[JobList](t, e.do("GET", jobsPath, keyA, ""))
+	list := decode[view.JobList](t, e.do("GET", jobsPath, keyA, ""))
 	if len(list.Jobs) != 2 {
 		t.Errorf("account A has %d jobs, want 2", len(list.Jobs))
 	}
@@ -264,7 +265,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 	key := e.allScopesKey(e.account(1000, 1000))
 	const n = 20
 	var wg sync.WaitGroup
-	recs := make([]*JobView, n)
+	recs := make([]*view.Job, n)
 	codes := make([]int, n)
 	for i := range n {
 		wg.Add(1)
@@ -272,7 +273,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 			defer wg.Done()
 			rec := e.do("POST", jobsPath, key, `{"latitude": 35, "longitude": -97}`, withHeader("Idempotency-Key", "same"))
 			codes[i] = rec.Code
-			var v JobView
+			var v view.Job
 			if json.Unmarshal(rec.Body.Bytes(), &v) == nil {
 				recs[i] = &v
 			}
@@ -284,7 +285,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 			t.Fatalf("request %d: status %d job %+v, want 202 and job %s", i, codes[i], recs[i], recs[0].JobID)
 		}
 	}
-	list := decode[JobList](t, e.do("GET", jobsPath, key, ""))
+	list := decode[view.JobList](t, e.do("GET", jobsPath, key, ""))
 	if len(list.Jobs) != 1 {
 		t.Errorf("%d jobs created, want 1", len(list.Jobs))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"locrisk/ids"
+	"locrisk/view"
 )
 
 func TestListJobsPaging(t *testing.T) {
@@ -41,7 +42,7 @@ func TestListJobsPaging(t *testing.T) {
 	}
 
 	// Default page size is 20.
-	first := decode[JobList](t, e.do("GET", jobsPath, key, ""))
+	first := decode[view.JobList](t, e.do("GET", jobsPath, key, ""))
 	if first.Limit != 20 || len(first.Jobs) != 20 || first.NextCursor == nil {
 		t.Fatalf("default page: limit %d, %d jobs, nextCursor %v", first.Limit, len(first.Jobs), first.NextCursor)
 	}
@@ -61,7 +62,7 @@ func TestListJobsPaging(t *testing.T) {
 		if rec.Code != 200 {
 			t.Fatalf("page %d: status %d %s", pages, rec.Code, rec.Body)
 		}
-		page := decode[JobList](t, rec)
+		page := decode[view.JobList](t, rec)
 		if page.Limit != 7 || len(page.Jobs) > 7 {
 			t.Fatalf("page %d: limit %d with %d jobs", pages, page.Limit, len(page.Jobs))
 		}
@@ -111,7 +112,7 @@ func TestListJobsFilterAndEmpty(t *testing.T) {
 		{"processing", nil},
 	}
 	for _, tc := range tests {
-		page := decode[JobList](t, e.do("GET", jobsPath+"?status="+tc.status, key, ""))
+		page := decode[view.JobList](t, e.do("GET", jobsPath+"?status="+tc.status, key, ""))
 		var got []string
 		for _, j := range page.Jobs {
 			if j.Status != tc.status {
@@ -192,7 +193,7 @@ func TestGetAndRetryJob(t *testing.T) {
 	if rec.Code != 202 {
 		t.Fatalf("retry: status %d %s", rec.Code, rec.Body)
 	}
-	v := decode[JobView](t, rec)
+	v := decode[view.Job](t, rec)
 	if v.JobID != transient.JobID || v.Status != "queued" || v.Error != nil || v.CompletedUTC != nil || v.PollAfterSeconds < 1 || v.Attempts != 1 {
 		t.Errorf("retried job = %+v", v)
 	}
@@ -229,12 +230,12 @@ func TestIsolation(t *testing.T) {
 	for _, q := range []string{"", "?detail=summary", "?detail=full"} {
 		wantError(t, e.do("GET", "/api/v1/location-risk/reports/"+reportA+q, keyB, ""), 404, "report_not_found")
 	}
-	listB := decode[JobList](t, e.do("GET", jobsPath+"?limit=100", keyB, ""))
+	listB := decode[view.JobList](t, e.do("GET", jobsPath+"?limit=100", keyB, ""))
 	if len(listB.Jobs) != 1 {
 		t.Errorf("B lists %d jobs, want only its own 1", len(listB.Jobs))
 	}
 	// The failed job was not retried by B's attempt.
-	if v := decode[JobView](t, e.do("GET", jobsPath+"/"+failedA.JobID, keyA, "")); v.Status != "failed" {
+	if v := decode[view.Job](t, e.do("GET", jobsPath+"/"+failedA.JobID, keyA, "")); v.Status != "failed" {
 		t.Errorf("A's job changed to %s after B's retry", v.Status)
 	}
 	if rec := e.do("GET", "/api/v1/location-risk/reports/"+reportA, keyA, ""); rec.Code != 200 {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // latencyBucketsMs are the upper bounds, in milliseconds, of the latency
@@ -398,8 +399,8 @@ func (s *Server) getObservability(w http.ResponseWriter, r *http.Request, p *pri
 		return err
 	}
 	v := OpsSummaryView{
-		WindowStartUTC: apiTime(from),
-		WindowEndUTC:   apiTime(now),
+		WindowStartUTC: view.Time(from),
+		WindowEndUTC:   view.Time(now),
 		Hours:          hours,
 		Requests: OpsRequests{
 			Total: rc.Total, Succeeded: rc.Succeeded, ClientErrors: rc.ClientErrors,
@@ -418,7 +419,7 @@ func (s *Server) getObservability(w http.ResponseWriter, r *http.Request, p *pri
 		RecentFailures: make([]OpsRecentFailure, 0, len(ops.RecentFailures)),
 	}
 	for _, f := range ops.RecentFailures {
-		v.RecentFailures = append(v.RecentFailures, OpsRecentFailure{Kind: f.Kind, ID: f.ID, Code: f.Code, Message: f.Message, OccurredUTC: apiTime(f.OccurredUTC)})
+		v.RecentFailures = append(v.RecentFailures, OpsRecentFailure{Kind: f.Kind, ID: f.ID, Code: f.Code, Message: f.Message, OccurredUTC: view.Time(f.OccurredUTC)})
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil

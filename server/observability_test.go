@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"locrisk/store"
+	"locrisk/view"
 )
 
 func TestLatencyBucket(t *testing.T) {
@@ -135,8 +136,8 @@ func TestOpsSummaryNumbers(t *testing.T) {
 
 	s := getOpsSummary(e, key, "?hours=1")
 	now := e.clock.Now()
-	if s.WindowEndUTC != apiTime(now) || s.WindowStartUTC != apiTime(now.Add(-time.Hour)) || s.Hours != 1 {
-		t.Errorf("window %s .. %s (hours %d), now %s", s.WindowStartUTC, s.WindowEndUTC, s.Hours, apiTime(now))
+	if s.WindowEndUTC != view.Time(now) || s.WindowStartUTC != view.Time(now.Add(-time.Hour)) || s.Hours != 1 {
+		t.Errorf("window %s .. %s (hours %d), now %s", s.WindowStartUTC, s.WindowEndUTC, s.Hours, view.Time(now))
 	}
 	r := s.Requests
 	if r.Total != 8 || r.Succeeded != 4 || r.ClientErrors != 4 || r.ServerErrors != 0 || r.RateLimited != 1 {
@@ -182,7 +183,7 @@ func TestOpsSummaryNumbers(t *testing.T) {
 		t.Errorf("hours=3: requests %+v jobs %+v", s.Requests, s.ReportJobs)
 	}
 	// The default window is 24 hours.
-	if s := getOpsSummary(e, key, ""); s.Hours != 24 || s.WindowStartUTC != apiTime(e.clock.Now().Add(-24*time.Hour)) || s.Requests.Total != 12 {
+	if s := getOpsSummary(e, key, ""); s.Hours != 24 || s.WindowStartUTC != view.Time(e.clock.Now().Add(-24*time.Hour)) || s.Requests.Total != 12 {
 		t.Errorf("default: hours %d start %s requests %d", s.Hours, s.WindowStartUTC, s.Requests.Total)
 	}
 	// The other account saw only its own request.
@@ -244,7 +245,7 @@ func TestOpsRecentFailuresCap(t *testing.T) {
 	}
 	for i, f := range s.RecentFailures {
 		wantID := ids[22-i]
-		wantAt := apiTime(t0.Add(time.Duration(23-i) * time.Second))
+		wantAt := view.Time(t0.Add(time.Duration(23-i) * time.Second))
 		if f.ID != wantID || f.OccurredUTC != wantAt || f.Kind != "report_job" {
 			t.Errorf("failure %d = %+v, want %s at %s", i, f, wantID, wantAt)
 		}

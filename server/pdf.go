@@ -3,14 +3,11 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"locrisk/pdf"
-	"locrisk/risk"
+	"locrisk/view"
 )
 
 // getReportPDF is operation 6, GET /location-risk/reports/{reportId}/pdf.
@@ -26,21 +23,9 @@ func (s *Server) getReportPDF(w http.ResponseWriter, r *http.Request, p *princip
 	if err != nil {
 		return storeError(err, codeReportNotFound, s.now())
 	}
-	var a risk.Assessment
-	if err := json.Unmarshal(rep.Body, &a); err != nil {
-		return fmt.Errorf("report %s: stored body: %w", rep.ID, err)
-	}
-	state, county := s.loc.Outlines(a.Location.CountyFips)
-	doc, err := pdf.Render(pdf.Input{
-		ReportID:      rep.ID,
-		JobID:         rep.JobID,
-		Generated:     rep.GeneratedUTC,
-		Assessment:    &a,
-		StateOutline:  state,
-		CountyOutline: county,
-	})
+	doc, err := view.PDF(rep, s.loc)
 	if err != nil {
-		return fmt.Errorf("report %s: rendering PDF: %w", rep.ID, err)
+		return err
 	}
 	sum := sha256.Sum256(doc)
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`

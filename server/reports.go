@@ -1,34 +1,10 @@
 package server
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 
-	"locrisk/risk"
+	"locrisk/view"
 )
-
-// apiVersion is the apiVersion field of report and usage responses.
-const apiVersion = "v1"
-
-// Report detail levels (CONTRACT section 3).
-const (
-	detailSummary = "summary"
-	detailFull    = "full"
-)
-
-// ReportView is the response of operation 5 (CONTRACT section 3).
-type ReportView struct {
-	APIVersion   string        `json:"apiVersion"`
-	Detail       string        `json:"detail"`
-	ReportID     string        `json:"reportId"`
-	JobID        string        `json:"jobId"`
-	GeneratedUTC string        `json:"generatedUtc"`
-	Location     risk.Location `json:"location"`
-	DataVersion  string        `json:"dataVersion"`
-	Summary      risk.Summary  `json:"summary"`
-	Report       *risk.Full    `json:"report,omitempty"`
-}
 
 // reportIDParam is the {reportId} of the path as a lowercase UUID. Report
 // ids are issued in lowercase; an uppercase spelling of the same UUID is
@@ -65,7 +41,7 @@ func canonicalUUID(s string) (string, bool) {
 
 // getReport is operation 5, GET /location-risk/reports/{reportId}. The 400s
 // (report id, then detail) come before the 404, as CONTRACT section 5 says.
-// The stored body is the engine's Assessment; the links are added here.
+// The body is view.NewReport of the stored report.
 func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := reportIDParam(r)
 	if err != nil {
@@ -75,10 +51,10 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal)
 	if err != nil {
 		return err
 	}
-	detail := detailSummary
+	detail := view.DetailSummary
 	if vs, ok := q["detail"]; ok {
 		detail = vs[0]
-		if detail != detailSummary && detail != detailFull {
+		if detail != view.DetailSummary && detail != view.DetailFull {
 			return errorf(codeInvalidDetail, "detail must be summary or full")
 		}
 	}
@@ -86,59 +62,10 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal)
 	if err != nil {
 		return storeError(err, codeReportNotFound, s.now())
 	}
-	var a risk.Assessment
-	if err := json.Unmarshal(rep.Body, &a); err != nil {
-		return fmt.Errorf("report %s: stored body: %w", rep.ID, err)
-	}
-	self := reportPath(rep.ID)
-	a.Summary.Links = risk.Links{Self: self, Full: self + "?detail=full", PDF: self + "/pdf", Job: jobPath(rep.JobID)}
-	normaliseSummary(&a.Summary)
-	v := ReportView{
-		APIVersion:   apiVersion,
-		Detail:       detail,
-		ReportID:     rep.ID,
-		JobID:        rep.JobID,
-		GeneratedUTC: apiTime(rep.GeneratedUTC),
-		Location:     a.Location,
-		DataVersion:  rep.DataVersion,
-		Summary:      a.Summary,
-	}
-	if v.DataVersion == "" {
-		v.DataVersion = a.DataVersion
-	}
-	if detail == detailFull {
-		normaliseFull(&a.Report)
-		v.Report = &a.Report
+	v, err := view.NewReport(rep, detail)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
-}
-
-// normaliseSummary turns absent lists into empty ones, so clients always
-// get arrays, never null.
-func normaliseSummary(s *risk.Summary) {
-	if s.TopRisks == nil {
-		s.TopRisks = []risk.TopRisk{}
-	}
-	if s.Recommendations == nil {
-		s.Recommendations = []risk.Recommendation{}
-	}
-	if s.ReviewFlags == nil {
-		s.ReviewFlags = []risk.ReviewFlag{}
-	}
-}
-
-func normaliseFull(f *risk.Full) {
-	if f.Sources == nil {
-		f.Sources = []risk.SourceRef{}
-	}
-	for i := range f.Modules {
-		m := &f.Modules[i].Value
-		if m.Indicators == nil {
-			m.Indicators = []risk.Indicator{}
-		}
-		if m.Perils == nil {
-			m.Perils = []risk.Peril{}
-		}
-	}
 }

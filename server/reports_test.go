@@ -8,6 +8,7 @@ import (
 
 	"locrisk/ids"
 	"locrisk/risk"
+	"locrisk/view"
 )
 
 const reportsPath = "/api/v1/location-risk/reports/"
@@ -48,7 +49,7 @@ func TestGetReport(t *testing.T) {
 			if got := keysOf(m); !slices.Equal(got, wantKeys) {
 				t.Errorf("keys = %v, want %v", got, wantKeys)
 			}
-			v := decode[ReportView](t, rec)
+			v := decode[view.Report](t, rec)
 			if v.APIVersion != "v1" || v.Detail != tc.detail || v.ReportID != id || v.JobID != job.JobID ||
 				v.GeneratedUTC != "2026-11-22T12:00:10Z" || v.DataVersion != "dv-test" || v.Location != want.Location {
 				t.Errorf("report header = %+v", v)
@@ -81,7 +82,7 @@ func TestGetReport(t *testing.T) {
 
 	// Uppercase spelling of the same UUID is the same report.
 	rec := e.do("GET", reportsPath+strings.ToUpper(id), key, "")
-	if rec.Code != 200 || decode[ReportView](t, rec).ReportID != id {
+	if rec.Code != 200 || decode[view.Report](t, rec).ReportID != id {
 		t.Errorf("uppercase id: status %d %s", rec.Code, rec.Body)
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"net/http"
 
 	"locrisk/store"
+	"locrisk/view"
 )
-
-// apiPrefix starts every path of the API and every path in its responses.
-const apiPrefix = "/api/v1"
 
 // route is one operation of specification section 4.
 type route struct {
@@ -17,28 +15,29 @@ type route struct {
 }
 
 // routeTable lists every operation, numbered as in specification section 4.
-// It is the one place that says which path, method and scope an operation
-// has.
+// It is the one place that says which method and scope an operation has;
+// its path comes from package view, which also builds the paths responses
+// link to.
 func (s *Server) routeTable() []route {
 	return []route{
 		// Report jobs and reports (jobs.go, reports.go, pdf.go).
-		{"POST " + apiPrefix + "/location-risk/report-jobs", needs(store.ScopeReportsCreate), s.createJob},               // 1
-		{"GET " + apiPrefix + "/location-risk/report-jobs", needs(store.ScopeReportsRead), s.listJobs},                   // 2
-		{"GET " + apiPrefix + "/location-risk/report-jobs/{jobId}", needs(store.ScopeReportsRead), s.getJob},             // 3
-		{"POST " + apiPrefix + "/location-risk/report-jobs/{jobId}/retry", needs(store.ScopeReportsCreate), s.retryJob},  // 4
-		{"GET " + apiPrefix + "/location-risk/reports/{reportId}", needs(store.ScopeReportsRead), s.getReport},           // 5
-		{"GET " + apiPrefix + "/location-risk/reports/{reportId}/pdf", needs(store.ScopeReportsPDF), s.getReportPDF},     // 6
-		{"POST " + apiPrefix + "/location-risk/batches", needs(store.ScopeBulkCreate), s.createBatch},                    // 7
-		{"GET " + apiPrefix + "/location-risk/batches/{batchId}", needs(store.ScopeBulkRead), s.getBatch},                // 8
-		{"GET " + apiPrefix + "/location-risk/batches/{batchId}/items", needs(store.ScopeBulkRead), s.getBatchItems},     // 9
-		{"GET " + apiPrefix + "/location-risk/batches/{batchId}/results.csv", needs(store.ScopeBulkRead), s.getBatchCSV}, // 10
-		{"GET " + apiPrefix + "/usage/current", usageAccess(), s.getUsageCurrent},                                        // 11
-		{"GET " + apiPrefix + "/usage/history", usageAccess(), s.getUsageHistory},                                        // 12
-		{"GET " + apiPrefix + "/observability/current", usageAccess(), s.getObservability},                               // 13
-		{"GET " + apiPrefix + "/webhooks", needs(store.ScopeWebhooksRead), s.listWebhooks},                               // 14
-		{"POST " + apiPrefix + "/webhooks", needs(store.ScopeWebhooksWrite), s.createWebhook},                            // 15
-		{"DELETE " + apiPrefix + "/webhooks/{endpointId}", needs(store.ScopeWebhooksWrite), s.deleteWebhook},             // 16
-		{"GET " + apiPrefix + "/webhooks/deliveries", needs(store.ScopeWebhooksRead), s.listDeliveries},                  // 17
+		{"POST " + view.JobsPath, needs(store.ScopeReportsCreate), s.createJob},                          // 1
+		{"GET " + view.JobsPath, needs(store.ScopeReportsRead), s.listJobs},                              // 2
+		{"GET " + view.JobPath("{jobId}"), needs(store.ScopeReportsRead), s.getJob},                      // 3
+		{"POST " + view.JobRetryPath("{jobId}"), needs(store.ScopeReportsCreate), s.retryJob},            // 4
+		{"GET " + view.ReportPath("{reportId}"), needs(store.ScopeReportsRead), s.getReport},             // 5
+		{"GET " + view.ReportPDFPath("{reportId}"), needs(store.ScopeReportsPDF), s.getReportPDF},        // 6
+		{"POST " + view.BatchesPath, needs(store.ScopeBulkCreate), s.createBatch},                        // 7
+		{"GET " + view.BatchPath("{batchId}"), needs(store.ScopeBulkRead), s.getBatch},                   // 8
+		{"GET " + view.BatchItemsPath("{batchId}"), needs(store.ScopeBulkRead), s.getBatchItems},         // 9
+		{"GET " + view.BatchCSVPath("{batchId}"), needs(store.ScopeBulkRead), s.getBatchCSV},             // 10
+		{"GET " + view.UsageCurrentPath, usageAccess(), s.getUsageCurrent},                               // 11
+		{"GET " + view.UsageHistoryPath, usageAccess(), s.getUsageHistory},                               // 12
+		{"GET " + view.ObservabilityPath, usageAccess(), s.getObservability},                             // 13
+		{"GET " + view.WebhooksPath, needs(store.ScopeWebhooksRead), s.listWebhooks},                     // 14
+		{"POST " + view.WebhooksPath, needs(store.ScopeWebhooksWrite), s.createWebhook},                  // 15
+		{"DELETE " + view.WebhookPath("{endpointId}"), needs(store.ScopeWebhooksWrite), s.deleteWebhook}, // 16
+		{"GET " + view.WebhookDeliveriesPath, needs(store.ScopeWebhooksRead), s.listDeliveries},          // 17
 	}
 }
 

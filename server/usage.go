@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"locrisk/store"
+	"locrisk/view"
 )
 
 // Operations 11 and 12 (usage, CONTRACT section 5). Both accept usage:read
@@ -66,17 +67,17 @@ func (s *Server) getUsageCurrent(w http.ResponseWriter, r *http.Request, p *prin
 		return err
 	}
 	rate := s.limiter.Peek(p.account.ID, p.account.RateLimitPerMinute, now)
-	periodStart := apiTime(u.Start)
+	periodStart := view.Time(u.Start)
 	window := int(RateWindow / time.Second)
 	v := UsageCurrentView{
-		APIVersion:   apiVersion,
-		GeneratedUTC: apiTime(now),
+		APIVersion:   view.APIVersion,
+		GeneratedUTC: view.Time(now),
 		AccountID:    p.account.ID,
 		Quotas: []QuotaView{
 			{Name: quotaReportJobs, Limit: u.Limit, Used: u.Created, Remaining: u.Remaining(),
-				PeriodStartUTC: &periodStart, ResetsAtUTC: apiTime(u.End)},
+				PeriodStartUTC: &periodStart, ResetsAtUTC: view.Time(u.End)},
 			{Name: quotaRequestsPerMinute, Limit: rate.Limit, Used: rate.Used, Remaining: rate.Remaining,
-				WindowSeconds: &window, ResetsAtUTC: apiTime(rate.ResetsAt)},
+				WindowSeconds: &window, ResetsAtUTC: view.Time(rate.ResetsAt)},
 		},
 		APIReportJobs: APIReportJobsView{
 			Created: u.Created, Queued: u.Queued, Processing: u.Processing,
@@ -142,16 +143,16 @@ func (s *Server) getUsageHistory(w http.ResponseWriter, r *http.Request, p *prin
 		return err
 	}
 	v := UsageHistoryView{
-		APIVersion: apiVersion,
+		APIVersion: view.APIVersion,
 		AccountID:  p.account.ID,
-		ToUTC:      apiTime(now),
+		ToUTC:      view.Time(now),
 		Days:       days,
 		Bucket:     bucket,
 		Items:      make([]UsageHistoryItem, 0, len(hist)),
 	}
 	for i, d := range hist {
 		if i == 0 {
-			v.FromUTC = apiTime(d.Day)
+			v.FromUTC = view.Time(d.Day)
 		}
 		v.Items = append(v.Items, UsageHistoryItem{DateUTC: d.Day.Format(time.DateOnly), Bucket: d.Bucket,
 			ReportJobs: d.ReportJobs, Completed: d.Completed, Failed: d.Failed})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"locrisk/store"
+	"locrisk/view"
 )
 
 const (
@@ -327,7 +328,7 @@ func TestUsageHistory(t *testing.T) {
 		if tc.bucket == nil {
 			days /= 3
 		}
-		from := at(22, 0).AddDate(0, 0, -(days - 1)).Format(apiTimeLayout)
+		from := at(22, 0).AddDate(0, 0, -(days - 1)).Format(view.TimeLayout)
 		if h.APIVersion != "v1" || h.FromUTC != from || h.ToUTC != "2026-11-22T12:34:00Z" || h.Days != days || h.AccountID != acct.ID {
 			t.Errorf("%s: header fields %+v", tc.query, h)
 		}

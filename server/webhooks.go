@@ -13,12 +13,14 @@ import (
 
 	"locrisk/ids"
 	"locrisk/store"
+	"locrisk/view"
 	"locrisk/webhook"
 )
 
 // Operations 14 to 17: webhook endpoints and their deliveries (CONTRACT
-// section 7). Events are written by the outbox hook (outbox.go) and sent by
-// package delivery; these handlers manage endpoints and show the log.
+// section 7). Events are written by the outbox hook (package outbox) and
+// sent by package delivery; these handlers manage endpoints and show the
+// log, in the shapes of package view.
 
 // WebhookConfig is the server's part of the webhook settings.
 type WebhookConfig struct {
@@ -46,70 +48,6 @@ const (
 	endpointURLLookupTimeout = 5 * time.Second
 )
 
-// WebhookEndpointView is an endpoint as the API shows it: never the secret.
-type WebhookEndpointView struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	URL         string   `json:"url"`
-	Events      []string `json:"events"`
-	IsActive    bool     `json:"isActive"`
-	CreatedUTC  string   `json:"createdUtc"`
-	DisabledUTC *string  `json:"disabledUtc"`
-}
-
-func newEndpointView(e store.WebhookEndpoint) WebhookEndpointView {
-	events := e.Events
-	if events == nil {
-		events = []string{}
-	}
-	return WebhookEndpointView{ID: e.ID, Name: e.Name, URL: e.URL, Events: events, IsActive: e.Active,
-		CreatedUTC: apiTime(e.CreatedUTC), DisabledUTC: apiTimePtr(e.DisabledUTC)}
-}
-
-// CreatedWebhookEndpoint is the response of operation 15, the one time the
-// signing secret is shown.
-type CreatedWebhookEndpoint struct {
-	Endpoint      WebhookEndpointView `json:"endpoint"`
-	SigningSecret string              `json:"signingSecret"`
-}
-
-// WebhookEndpointList is the response of operation 14.
-type WebhookEndpointList struct {
-	Endpoints []WebhookEndpointView `json:"endpoints"`
-}
-
-// WebhookDeliveryView is one delivery (one event to one endpoint) in the
-// delivery log. Fields that do not apply yet, or any more, are null.
-type WebhookDeliveryView struct {
-	ID             string  `json:"id"`
-	EndpointID     string  `json:"endpointId"`
-	EventID        string  `json:"eventId"`
-	Event          string  `json:"event"`
-	JobID          string  `json:"jobId"`
-	Status         string  `json:"status"`
-	Attempts       int     `json:"attempts"`
-	ResponseStatus *int    `json:"responseStatus"`
-	Error          *string `json:"error"`
-	CreatedUTC     string  `json:"createdUtc"`
-	LastAttemptUTC *string `json:"lastAttemptUtc"`
-	NextAttemptUTC *string `json:"nextAttemptUtc"`
-	DeliveredUTC   *string `json:"deliveredUtc"`
-}
-
-// WebhookDeliveryList is the response of operation 17.
-type WebhookDeliveryList struct {
-	Deliveries []WebhookDeliveryView `json:"deliveries"`
-}
-
-func newDeliveryView(d store.WebhookDelivery) WebhookDeliveryView {
-	return WebhookDeliveryView{
-		ID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Event: d.Event, JobID: d.JobID,
-		Status: d.Status, Attempts: d.Attempts, ResponseStatus: d.ResponseStatus, Error: d.Error,
-		CreatedUTC: apiTime(d.CreatedUTC), LastAttemptUTC: apiTimePtr(d.LastAttemptUTC),
-		NextAttemptUTC: apiTimePtr(d.NextAttemptUTC), DeliveredUTC: apiTimePtr(d.DeliveredUTC),
-	}
-}
-
 // listWebhooks is operation 14, GET /webhooks: every endpoint of the
 // account, disabled ones included, newest first. An account has at most 20
 // active endpoints, so the list is not paged.
@@ -118,11 +56,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *princip
 	if err != nil {
 		return err
 	}
-	out := WebhookEndpointList{Endpoints: make([]WebhookEndpointView, 0, len(eps))}
-	for _, e := range eps {
-		out.Endpoints = append(out.Endpoints, newEndpointView(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, view.NewWebhookEndpointList(eps))
 	return nil
 }
 
@@ -157,7 +91,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	if err != nil {
 		return storeError(err, codeWebhookEndpointMissing, s.now())
 	}
-	writeJSON(w, http.StatusCreated, CreatedWebhookEndpoint{Endpoint: newEndpointView(ep), SigningSecret: secret})
+	writeJSON(w, http.StatusCreated, view.CreatedWebhookEndpoint{Endpoint: view.NewWebhookEndpoint(ep), SigningSecret: secret})
 	return nil
 }
 
@@ -290,10 +224,6 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *princ
 	if err != nil {
 		return err
 	}
-	out := WebhookDeliveryList{Deliveries: make([]WebhookDeliveryView, 0, len(ds))}
-	for _, d := range ds {
-		out.Deliveries = append(out.Deliveries, newDeliveryView(d))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, view.NewWebhookDeliveryList(ds))
 	return nil
 }

@@ -21,7 +21,9 @@ import (
 
 	"locrisk/delivery"
 	"locrisk/ids"
+	"locrisk/outbox"
 	"locrisk/store"
+	"locrisk/view"
 	"locrisk/webhook"
 )
 
@@ -49,7 +51,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	clock := &fakeClock{t: time.Now()}
 	wake := delivery.NewSignal()
 	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), string(schema),
-		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{WebhookOutbox(wake.Notify)}})
+		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -132,23 +134,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // createEndpoint posts an endpoint and insists on 201.
-func (e *env) createEndpoint(key, name, url string, events ...string) CreatedWebhookEndpoint {
+func (e *env) createEndpoint(key, name, url string, events ...string) view.CreatedWebhookEndpoint {
 	e.t.Helper()
 	body, _ := json.Marshal(map[string]any{"name": name, "url": url, "events": events})
 	rec := e.do("POST", webhooksPath, key, string(body))
 	if rec.Code != http.StatusCreated {
 		e.t.Fatalf("create endpoint %s: status %d, body %s", url, rec.Code, rec.Body)
 	}
-	return decode[CreatedWebhookEndpoint](e.t, rec)
+	return decode[view.CreatedWebhookEndpoint](e.t, rec)
 }
 
-func (e *env) deliveries(key, query string) []WebhookDeliveryView {
+func (e *env) deliveries(key, query string) []view.WebhookDelivery {
 	e.t.Helper()
 	rec := e.do("GET", deliveriesPath+query, key, "")
 	if rec.Code != http.StatusOK {
 		e.t.Fatalf("list deliveries: %d %s", rec.Code, rec.Body)
 	}
-	return decode[WebhookDeliveryList](e.t, rec).Deliveries
+	return decode[view.WebhookDeliveryList](e.t, rec).Deliveries
 }
 
 func TestWebhookEndpointLifecycle(t *testing.T) {
@@ -173,11 +175,11 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	if got := keysOf(epRaw); !slices.Equal(got, []string{"createdUtc", "disabledUtc", "events", "id", "isActive", "name", "url"}) {
 		t.Errorf("endpoint keys %v", got)
 	}
-	created := decode[CreatedWebhookEndpoint](t, rec)
+	created := decode[view.CreatedWebhookEndpoint](t, rec)
 	ep := created.Endpoint
 	if !ids.HasPrefix(ep.ID, ids.WebhookEndpoint) || ep.Name != "Orders" || ep.URL != "https://hooks.example.com/locrisk?x=1" ||
 		!slices.Equal(ep.Events, []string{"report.job.failed", "report.job.completed"}) || !ep.IsActive ||
-		ep.CreatedUTC != apiTime(e.clock.Now()) || ep.DisabledUTC != nil {
+		ep.CreatedUTC != view.Time(e.clock.Now()) || ep.DisabledUTC != nil {
 		t.Errorf("created endpoint %+v", ep)
 	}
 	if !strings.HasPrefix(created.SigningSecret, "whsec_") || len(created.SigningSecret) < len("whsec_")+32 {
@@ -194,7 +196,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	if strings.Contains(rec.Body.String(), created.SigningSecret) || strings.Contains(rec.Body.String(), "whsec_") {
 		t.Error("the list shows a signing secret")
 	}
-	list := decode[WebhookEndpointList](t, rec).Endpoints
+	list := decode[view.WebhookEndpointList](t, rec).Endpoints
 	if len(list) != 2 || list[0].ID != second.ID || list[1].ID != ep.ID {
 		t.Fatalf("list = %+v, want newest first", list)
 	}
@@ -206,9 +208,9 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 			t.Fatalf("delete #%d: %d %q", i+1, rec.Code, rec.Body)
 		}
 	}
-	list = decode[WebhookEndpointList](t, e.do("GET", webhooksPath, key, "")).Endpoints
+	list = decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, key, "")).Endpoints
 	if len(list) != 2 || list[1].ID != ep.ID || list[1].IsActive || list[1].DisabledUTC == nil ||
-		*list[1].DisabledUTC != apiTime(e.clock.Now()) || !list[0].IsActive {
+		*list[1].DisabledUTC != view.Time(e.clock.Now()) || !list[0].IsActive {
 		t.Errorf("after delete: %+v", list)
 	}
 	// The empty list is an empty array, not null.
@@ -379,7 +381,7 @@ func TestWebhookEndpointLimitAPI(t *testing.T) {
 	if rec := e.do("POST", webhooksPath, key, body); rec.Code != 201 {
 		t.Fatalf("create after disabling one: %d %s", rec.Code, rec.Body)
 	}
-	if n := len(decode[WebhookEndpointList](t, e.do("GET", webhooksPath, key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
+	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
 		t.Errorf("list has %d endpoints, want %d (disabled ones included)", n, store.MaxActiveEndpoints+1)
 	}
 	wantError(t, e.do("POST", webhooksPath, key, body), 400, "endpoint_limit_reached")
@@ -392,12 +394,12 @@ func TestWebhookNotFoundAndIsolation(t *testing.T) {
 	epA := e.createEndpoint(keyA, "a", "https://hooks.example.com/a", "report.job.completed").Endpoint
 
 	// B sees nothing of A's and cannot touch it.
-	if list := decode[WebhookEndpointList](t, e.do("GET", webhooksPath, keyB, "")).Endpoints; len(list) != 0 {
+	if list := decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, keyB, "")).Endpoints; len(list) != 0 {
 		t.Errorf("B lists %d endpoints", len(list))
 	}
 	wantError(t, e.do("DELETE", webhooksPath+"/"+epA.ID, keyB, ""), 404, "webhook_endpoint_not_found")
 	wantError(t, e.do("GET", deliveriesPath+"?endpointId="+epA.ID, keyB, ""), 404, "webhook_endpoint_not_found")
-	if list := decode[WebhookEndpointList](t, e.do("GET", webhooksPath, keyA, "")).Endpoints; len(list) != 1 || !list[0].IsActive {
+	if list := decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, keyA, "")).Endpoints; len(list) != 1 || !list[0].IsActive {
 		t.Errorf("A's endpoint after B's DELETE: %+v", list)
 	}
 
@@ -454,7 +456,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	if len(list) != 2 {
 		t.Fatalf("deliveries list has %d entries, want 2", len(list))
 	}
-	byJob := map[string]WebhookDeliveryView{}
+	byJob := map[string]view.WebhookDelivery{}
 	for _, d := range list {
 		byJob[d.JobID] = d
 	}
@@ -476,7 +478,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			t.Errorf("event keys %v", k)
 		}
 		json.Unmarshal(r.body, &ev)
-		var job JobView
+		var job view.Job
 		if err := json.Unmarshal(ev.Data["job"], &job); err != nil || len(ev.Data) != 1 {
 			t.Fatalf("data %s: %v", top["data"], err)
 		}

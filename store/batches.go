@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"locrisk/ids"
+	"locrisk/risk"
 )
 
 // Batch statuses, and the item status of an item refused at creation (the
@@ -287,21 +287,18 @@ type itemRow struct {
 	ReportID         sql.NullString  `db:"report_id"`
 	JobErrorCode     sql.NullString  `db:"job_error_code"`
 	JobErrorMessage  sql.NullString  `db:"job_error_message"`
-	Score            sql.NullInt64   `db:"score"`
-	RiskLevel        sql.NullString  `db:"risk_level"`
-	ModuleScores     sql.NullString  `db:"module_scores"` // JSON object
+	ReportBody       []byte          `db:"report_body"` // nil unless the job is completed
 }
 
-// itemsQuery lists a batch's items in row order with their job's state and
-// the scores picked out of the stored report by json_extract, so a whole
-// report body is never decoded per row. Scores are read only from the
-// report of a job that is completed now.
+// itemsQuery lists a batch's items in row order with their job's state and,
+// for a job that is completed now, its stored report. The store does not
+// know the report's JSON: item() has risk.ReadSummary, which owns that
+// shape, read the scores from the body's summary, leaving the full report
+// that follows it unread.
 const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
 		i.error_code AS item_error_code, i.error_message AS item_error_message,
 		j.status AS job_status, j.report_id, j.error_code AS job_error_code, j.error_message AS job_error_message,
-		json_extract(r.body, '$.summary.overallScore') AS score,
-		json_extract(r.body, '$.summary.riskLevel') AS risk_level,
-		json_extract(r.body, '$.summary.moduleScores') AS module_scores
+		r.body AS report_body
 	FROM batch_items i
 	JOIN batches b ON b.id = i.batch_id
 	LEFT JOIN report_jobs j ON j.id = i.job_id
@@ -324,13 +321,8 @@ func (r itemRow) item() BatchItem {
 	switch it.Status {
 	case StatusCompleted:
 		it.ReportID = strPtr(r.ReportID)
-		it.Score = intPtr(r.Score)
-		it.RiskLevel = strPtr(r.RiskLevel)
-		if r.ModuleScores.Valid {
-			// A stored report's scores are the engine's own output; one
-			// that does not decode shows no module scores rather than
-			// failing the whole listing.
-			_ = json.Unmarshal([]byte(r.ModuleScores.String), &it.ModuleScores)
+		if r.ReportBody != nil {
+			it.Score, it.RiskLevel, it.ModuleScores = reportScores(r.ReportBody)
 		}
 	case StatusFailed:
 		// A queued job may still carry the error of an attempt that is
@@ -338,6 +330,22 @@ func (r itemRow) item() BatchItem {
 		it.ErrorCode, it.ErrorMessage = strPtr(r.JobErrorCode), strPtr(r.JobErrorMessage)
 	}
 	return it
+}
+
+// reportScores are the overall score, risk level and module scores of the
+// summary of a stored report body. A stored report is the engine's own
+// output; one whose summary does not decode shows no scores rather than
+// failing the whole listing.
+func reportScores(body []byte) (score *int, level *string, modules map[string]*int) {
+	s, err := risk.ReadSummary(body)
+	if err != nil {
+		return nil, nil, nil
+	}
+	modules = make(map[string]*int, len(s.ModuleScores))
+	for _, m := range s.ModuleScores {
+		modules[m.Module] = m.Value
+	}
+	return &s.OverallScore, &s.RiskLevel, modules
 }
 
 // BatchItems calls fn for each item of the account's batch in rowNumber
@@ -388,13 +396,5 @@ func floatPtr(n sql.NullFloat64) *float64 {
 		return nil
 	}
 	v := n.Float64
-	return &v
-}
-
-func intPtr(n sql.NullInt64) *int {
-	if !n.Valid {
-		return nil
-	}
-	v := int(n.Int64)
 	return &v
 }

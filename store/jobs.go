@@ -604,7 +604,7 @@ func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job Job) error {
 		}
 	}
 	for _, h := range s.onFinal {
-		if err := h(ctx, tx, job); err != nil {
+		if err := h(ctx, finalTx{tx}, job); err != nil {
 			return fmt.Errorf("job %s final hook: %w", job.ID, err)
 		}
 	}

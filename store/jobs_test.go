@@ -669,10 +669,10 @@ func TestConcurrentClaims(t *testing.T) {
 func TestJobFinalHooks(t *testing.T) {
 	var calls []string
 	fail := false
-	hook := func(ctx context.Context, tx *sqlx.Tx, job Job) error {
+	hook := func(ctx context.Context, tx Tx, job Job) error {
 		// The hook sees the job's final state inside the transaction.
 		var status string
-		if err := tx.GetContext(ctx, &status, `SELECT status FROM report_jobs WHERE id = ?`, job.ID); err != nil {
+		if err := tx.(finalTx).tx.GetContext(ctx, &status, `SELECT status FROM report_jobs WHERE id = ?`, job.ID); err != nil {
 			return err
 		}
 		calls = append(calls, job.Status+"/"+status)

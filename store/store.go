@@ -73,7 +73,7 @@ func (e *QuotaError) Unwrap() error { return ErrQuotaExceeded }
 // must only fail for real database errors. This is where the webhook outbox
 // (an event per subscribed endpoint) and batch completion attach, so their
 // rows commit atomically with the job's final state.
-type JobFinalHook func(ctx context.Context, tx *sqlx.Tx, job Job) error
+type JobFinalHook func(ctx context.Context, tx Tx, job Job) error
 
 // Options tune Open. The zero value is the production default.
 type Options struct {

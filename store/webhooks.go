@@ -203,10 +203,10 @@ func (s *Store) DisableWebhookEndpoint(ctx context.Context, accountID, id string
 	return nil
 }
 
-// WebhookSubscribers returns the ids of the account's active endpoints
+// webhookSubscribers returns the ids of the account's active endpoints
 // subscribed to eventType, oldest first. q may be the transaction of a job's
-// final transition (the outbox) or the database.
-func WebhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, eventType string) ([]string, error) {
+// final transition (the outbox, through Tx) or the database.
+func webhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, eventType string) ([]string, error) {
 	var rows []struct {
 		ID     string `db:"id"`
 		Events string `db:"events"`
@@ -238,10 +238,11 @@ type WebhookEvent struct {
 	CreatedUTC time.Time
 }
 
-// InsertWebhookEvent writes the event and one pending delivery per endpoint
+// insertWebhookEvent writes the event and one pending delivery per endpoint
 // id, due at once (at ev.CreatedUTC), inside tx: the outbox half of a job's
-// final transition. It returns the delivery ids in endpoint order.
-func InsertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev WebhookEvent, endpointIDs []string) ([]string, error) {
+// final transition (through Tx). It returns the delivery ids in endpoint
+// order.
+func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev WebhookEvent, endpointIDs []string) ([]string, error) {
 	if !ids.HasPrefix(ev.ID, ids.Event) || ev.Type == "" || ev.JobID == "" || len(ev.Body) == 0 {
 		return nil, fmt.Errorf("%w: incomplete webhook event %q", ErrInvalid, ev.ID)
 	}

@@ -47,11 +47,11 @@ func newEvent(t testing.TB, s *Store, acct, typ string, at time.Time) []string {
 	}
 	var out []string
 	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
-		eps, err := WebhookSubscribers(ctx, tx, acct, typ)
+		eps, err := webhookSubscribers(ctx, tx, acct, typ)
 		if err != nil {
 			return err
 		}
-		out, err = InsertWebhookEvent(ctx, tx, WebhookEvent{ID: ids.New(ids.Event), AccountID: acct, Type: typ,
+		out, err = insertWebhookEvent(ctx, tx, WebhookEvent{ID: ids.New(ids.Event), AccountID: acct, Type: typ,
 			JobID: j.ID, Body: []byte(`{"job":"` + j.ID + `"}`), CreatedUTC: at}, eps)
 		return err
 	})
@@ -180,7 +180,7 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 		{"acct_none", evFailed, nil},
 	}
 	for _, tc := range tests {
-		got, err := WebhookSubscribers(ctx, s.DB(), tc.acct, tc.typ)
+		got, err := webhookSubscribers(ctx, s.DB(), tc.acct, tc.typ)
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("subscribers(%s, %s) = %v, %v; want %v", tc.acct, tc.typ, got, err, tc.want)
 		}
@@ -208,7 +208,7 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 	j, _, _ := s.CreateJob(ctx, apiJob(a.ID), t0)
 	boom := errors.New("boom")
 	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := InsertWebhookEvent(ctx, tx, WebhookEvent{ID: ids.New(ids.Event), AccountID: a.ID, Type: evFailed,
+		if _, err := insertWebhookEvent(ctx, tx, WebhookEvent{ID: ids.New(ids.Event), AccountID: a.ID, Type: evFailed,
 			JobID: j.ID, Body: []byte(`{}`), CreatedUTC: t0}, []string{both.ID}); err != nil {
 			return err
 		}

@@ -39,7 +39,8 @@ type Event struct {
 }
 
 // EventData carries the report job exactly as GET shows it at that moment;
-// it is raw JSON so this package does not depend on the server's types.
+// it is raw JSON (built by package view) so this package does not depend
+// on the API's types.
 type EventData struct {
 	Job json.RawMessage `json:"job"`
 }

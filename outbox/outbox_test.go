@@ -1,0 +1,93 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"locrisk/store"
+	"locrisk/view"
+	"locrisk/webhook"
+)
+
+// fakeTx is a store.Tx that records what the hook writes.
+type fakeTx struct {
+	subscribers map[string][]string // by event type
+	err         error
+	asked       []string // event types looked up
+	events      []store.WebhookEvent
+	endpoints   [][]string
+}
+
+func (f *fakeTx) WebhookSubscribers(_ context.Context, accountID, eventType string) ([]string, error) {
+	f.asked = append(f.asked, accountID+" "+eventType)
+	return f.subscribers[eventType], f.err
+}
+
+func (f *fakeTx) InsertWebhookEvent(_ context.Context, ev store.WebhookEvent, endpointIDs []string) ([]string, error) {
+	f.events = append(f.events, ev)
+	f.endpoints = append(f.endpoints, endpointIDs)
+	return endpointIDs, f.err
+}
+
+func TestHook(t *testing.T) {
+	ctx := context.Background()
+	done := time.Date(2026, 3, 1, 12, 0, 0, 700e6, time.UTC)
+	rid := "rep"
+	completed := store.Job{ID: "job_1", AccountID: "acct_1", Status: store.StatusCompleted, ReportID: &rid,
+		CreatedUTC: done, UpdatedUTC: done, CompletedUTC: &done}
+	wakes := 0
+	hook := Hook(func() { wakes++ })
+
+	// Not final: nothing looked up, nothing written.
+	tx := &fakeTx{}
+	if err := hook(ctx, tx, store.Job{ID: "job_0", Status: store.StatusProcessing}); err != nil || len(tx.asked) != 0 {
+		t.Fatalf("processing job: err %v, lookups %v", err, tx.asked)
+	}
+	// No subscriber: nothing written, no wake.
+	if err := hook(ctx, tx, completed); err != nil || len(tx.events) != 0 || wakes != 0 {
+		t.Fatalf("no subscriber: err %v, %d events, %d wakes", err, len(tx.events), wakes)
+	}
+	if want := "acct_1 " + webhook.EventJobCompleted; len(tx.asked) != 1 || tx.asked[0] != want {
+		t.Errorf("lookups %v, want [%s]", tx.asked, want)
+	}
+
+	// Subscribers: one event for all of them, whose body is view's event.
+	tx = &fakeTx{subscribers: map[string][]string{webhook.EventJobCompleted: {"we_1", "we_2"}}}
+	if err := hook(ctx, tx, completed); err != nil {
+		t.Fatal(err)
+	}
+	if len(tx.events) != 1 || strings.Join(tx.endpoints[0], ",") != "we_1,we_2" || wakes != 1 {
+		t.Fatalf("%d events to %v, %d wakes", len(tx.events), tx.endpoints, wakes)
+	}
+	ev := tx.events[0]
+	wantEv, err := view.NewJobEvent(ev.ID, completed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBody, _ := webhook.MarshalEvent(wantEv)
+	if ev.AccountID != "acct_1" || ev.Type != webhook.EventJobCompleted || ev.JobID != "job_1" ||
+		!ev.CreatedUTC.Equal(done) || string(ev.Body) != string(wantBody) {
+		t.Errorf("event %+v\nbody %s\nwant %s", ev, ev.Body, wantBody)
+	}
+	var body webhook.Event
+	if err := json.Unmarshal(ev.Body, &body); err != nil || body.ID != ev.ID || body.CreatedUTC != "2026-03-01T12:00:00Z" {
+		t.Errorf("body %s (%v)", ev.Body, err)
+	}
+
+	// Errors roll the transition back: the store's, and a final job
+	// without a completion time.
+	boom := errors.New("boom")
+	tx = &fakeTx{subscribers: tx.subscribers, err: boom}
+	if err := hook(ctx, tx, completed); !errors.Is(err, boom) {
+		t.Errorf("store error: %v", err)
+	}
+	failed := completed
+	failed.Status, failed.CompletedUTC = store.StatusFailed, nil
+	if err := hook(ctx, &fakeTx{}, failed); err == nil || !strings.Contains(err.Error(), "no completion time") {
+		t.Errorf("failed job without completion time: %v", err)
+	}
+}

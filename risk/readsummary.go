@@ -1,0 +1,46 @@
+package risk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// summaryMember is the JSON name of Assessment.Summary.
+const summaryMember = "summary"
+
+// ReadSummary decodes the Summary of an Assessment encoded as JSON (a stored
+// report's body) without decoding the rest. The engine writes the summary
+// before the full report, so the full report, by far the larger part, is not
+// even scanned. Readers of stored reports that need only the headline
+// scores (the batch items and results.csv) use this rather than picking
+// members out of the JSON themselves, so the shape stays this package's.
+func ReadSummary(body []byte) (Summary, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return Summary{}, fmt.Errorf("read summary: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return Summary{}, errors.New("read summary: the report is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Summary{}, fmt.Errorf("read summary: %w", err)
+		}
+		if key, _ := tok.(string); key == summaryMember {
+			var s Summary
+			if err := dec.Decode(&s); err != nil {
+				return Summary{}, fmt.Errorf("read summary: %w", err)
+			}
+			return s, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return Summary{}, fmt.Errorf("read summary: %w", err)
+		}
+	}
+	return Summary{}, errors.New("read summary: the report has no summary")
+}

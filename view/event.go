@@ -1,0 +1,43 @@
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"locrisk/store"
+	"locrisk/webhook"
+)
+
+// JobEventType is the webhook event type that announces j's state:
+// report.job.completed or report.job.failed for a final job, "" for a job
+// that is still queued or processing.
+func JobEventType(j store.Job) string {
+	switch j.Status {
+	case store.StatusCompleted:
+		return webhook.EventJobCompleted
+	case store.StatusFailed:
+		return webhook.EventJobFailed
+	}
+	return ""
+}
+
+// NewJobEvent is the webhook event, with id (evt_...), that announces j's
+// final state (CONTRACT section 7). Its data.job is j exactly as
+// GET /location-risk/report-jobs/{jobId} shows it (NewJob), and since the
+// event is as old as the transition it reports, its createdUtc is j's
+// completedUtc. A job that is not final, or has no completion time, has no
+// event.
+func NewJobEvent(id string, j store.Job) (webhook.Event, error) {
+	typ := JobEventType(j)
+	if typ == "" {
+		return webhook.Event{}, fmt.Errorf("job %s is %s: only a final job has an event", j.ID, j.Status)
+	}
+	if j.CompletedUTC == nil {
+		return webhook.Event{}, fmt.Errorf("final job %s has no completion time", j.ID)
+	}
+	data, err := json.Marshal(NewJob(j))
+	if err != nil {
+		return webhook.Event{}, fmt.Errorf("encode job %s: %w", j.ID, err)
+	}
+	return webhook.NewEvent(id, typ, *j.CompletedUTC, data), nil
+}
