@@ -29,7 +29,8 @@ func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Error codes, as the specification and CONTRACT name them.
+// Error codes, every one the API answers with, as the README's error table
+// lists them. Add a code here and in codeStatus below; nowhere else.
 const (
 	codeInvalidAPIKey          = "invalid_api_key"
 	codeInsufficientScope      = "insufficient_scope"
@@ -58,6 +59,12 @@ const (
 	codePayloadTooLarge        = "payload_too_large"
 	codeUnsupportedLocation    = "unsupported_location"
 	codeInternal               = "internal_error"
+	codeInvalidDays            = "invalid_days"
+	codeInvalidBucket          = "invalid_bucket"
+	codeInvalidHours           = "invalid_hours"
+	codeInvalidURL             = "invalid_url"
+	codeInvalidEvents          = "invalid_events"
+	codeEndpointLimitReached   = "endpoint_limit_reached"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -82,12 +89,12 @@ var codeStatus = map[string]int{
 	codeTooManyItems:          http.StatusBadRequest,
 	// Codes of later features (usage, observability, webhooks), listed now
 	// so the table stays the one place.
-	"invalid_days":           http.StatusBadRequest,
-	"invalid_bucket":         http.StatusBadRequest,
-	"invalid_hours":          http.StatusBadRequest,
-	"invalid_url":            http.StatusBadRequest,
-	"invalid_events":         http.StatusBadRequest,
-	"endpoint_limit_reached": http.StatusBadRequest,
+	codeInvalidDays:          http.StatusBadRequest,
+	codeInvalidBucket:        http.StatusBadRequest,
+	codeInvalidHours:         http.StatusBadRequest,
+	codeInvalidURL:           http.StatusBadRequest,
+	codeInvalidEvents:        http.StatusBadRequest,
+	codeEndpointLimitReached: http.StatusBadRequest,
 
 	codeReportJobNotFound:      http.StatusNotFound,
 	codeReportNotFound:         http.StatusNotFound,
@@ -125,6 +132,8 @@ func storeError(err error, notFound string, now time.Time) error {
 		return &Error{Code: codeIdempotencyConflict, Message: "this Idempotency-Key was already used with a different request body"}
 	case errors.Is(err, store.ErrNotRetryable):
 		return &Error{Code: codeJobNotRetryable, Message: "only a failed job whose error is transient can be retried"}
+	case errors.Is(err, store.ErrEndpointLimit):
+		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", store.MaxActiveEndpoints)
 	case errors.Is(err, store.ErrBadCursor):
 		return &Error{Code: codeInvalidCursor, Message: "cursor is not a cursor this API returned"}
 	}

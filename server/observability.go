@@ -298,7 +298,6 @@ const (
 	defaultOpsHours    = 24
 	maxOpsHours        = 168
 	maxRecentFailures  = 20
-	codeInvalidHours   = "invalid_hours"
 	opsPercentileRound = 10 // report latencies to 0.1 ms
 )
 

@@ -21,8 +21,6 @@ const (
 const (
 	defaultHistoryDays = 30
 	maxHistoryDays     = 90
-	codeInvalidDays    = "invalid_days"
-	codeInvalidBucket  = "invalid_bucket"
 )
 
 // UsageCurrentView is the response of operation 11.

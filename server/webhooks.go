@@ -33,13 +33,6 @@ type WebhookConfig struct {
 	Resolver webhook.Resolver
 }
 
-// Error codes of operations 14 to 17 (their statuses are in codeStatus).
-const (
-	codeInvalidURL           = "invalid_url"
-	codeInvalidEvents        = "invalid_events"
-	codeEndpointLimitReached = "endpoint_limit_reached"
-)
-
 // Limits of operations 15 and 17.
 const (
 	maxEndpointNameLen       = 100 // characters (Unicode code points)
@@ -85,9 +78,6 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	ep, secret, err := s.store.CreateWebhookEndpoint(r.Context(), store.NewWebhookEndpoint{
 		AccountID: p.account.ID, Name: name, URL: rawURL, Events: events,
 	}, s.now())
-	if errors.Is(err, store.ErrEndpointLimit) {
-		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", store.MaxActiveEndpoints)
-	}
 	if err != nil {
 		return storeError(err, codeWebhookEndpointMissing, s.now())
 	}
