@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -38,11 +37,6 @@ import (
 	"locrisk/store"
 	"locrisk/webhook"
 )
-
-// schema is the one database schema, applied by store.Open.
-//
-//go:embed schema.sql
-var schema string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -294,7 +288,7 @@ func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
-	return store.OpenWith(c.ctx, path, schema, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
+	return store.OpenWith(c.ctx, path, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
 }
 
 // ---- serve ----

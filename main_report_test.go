@@ -49,7 +49,7 @@ func TestReportCommand(t *testing.T) {
 	if !strings.Contains(r.stdout, "\n  \"") {
 		t.Errorf("JSON is not indented:\n%s", r.stdout)
 	}
-	st, err := store.Open(context.Background(), db, schema)
+	st, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestAccountsAndKeys(t *testing.T) {
 	envQ := map[string]string{"LOCRISK_DB": db, "LOCRISK_NAME": "From env", "LOCRISK_MONTHLY_QUOTA": "5", "LOCRISK_RATE_LIMIT": "9"}
 	fromEnv := strings.TrimSpace(cmd(t, envQ, "accounts", "create").stdout)
 	fromFlag := strings.TrimSpace(cmd(t, envQ, "accounts", "create", "--monthly-quota", "7").stdout)
-	st, err := store.Open(context.Background(), db, schema)
+	st, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,19 +22,10 @@ import (
 	"locrisk/webhook"
 )
 
-func readSchema(t testing.TB) string {
-	t.Helper()
-	b, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatalf("read schema: %v", err)
-	}
-	return string(b)
-}
-
 // openStore opens path with the webhook outbox registered, waking sig.
 func openStore(t testing.TB, path string, sig delivery.Signal) *store.Store {
 	t.Helper()
-	st, err := store.OpenWith(context.Background(), path, readSchema(t),
+	st, err := store.OpenWith(context.Background(), path,
 		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}})
 	if err != nil {
 		t.Fatalf("open store: %v", err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -52,11 +51,7 @@ func (f *fakeEngine) Assess(ctx context.Context, lat, lon float64) (*risk.Assess
 
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	schema, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), string(schema))
+	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

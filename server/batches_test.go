@@ -1096,11 +1096,7 @@ const (
 // scheduler (2 workers, a fake engine taking 20 ms per report, 1 s leases)
 // until the process is killed. It writes its address to addrFile.
 func runBatchChild(t *testing.T, dbPath, addrFile string) {
-	schema, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), dbPath, string(schema))
+	st, err := store.Open(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1138,11 +1134,7 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "kill.db")
-	schema, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, dbPath, string(schema))
+	st, err := store.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

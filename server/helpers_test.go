@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,12 +112,8 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	schema, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatalf("read schema: %v", err)
-	}
 	clock := &fakeClock{t: t0}
-	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), string(schema),
+	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"),
 		store.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatalf("open store: %v", err)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -293,11 +292,7 @@ func restartEnv(t *testing.T, e *env) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	schema, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenWith(ctx, path, string(schema), store.Options{Now: e.clock.Now})
+	st, err := store.OpenWith(ctx, path, store.Options{Now: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

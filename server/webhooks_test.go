@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,13 +43,9 @@ type whOptions struct {
 // jobs so their times are current.
 func newWebhookEnv(t *testing.T, o whOptions) *env {
 	t.Helper()
-	schema, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatalf("read schema: %v", err)
-	}
 	clock := &fakeClock{t: time.Now()}
 	wake := delivery.NewSignal()
-	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), string(schema),
+	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"),
 		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
 	if err != nil {
 		t.Fatalf("open store: %v", err)

@@ -57,8 +57,7 @@ func TestReferenceCache(t *testing.T) {
 func TestMigrateV2AddsReferenceCache(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v2.db")
-	schema := readSchema(t)
-	s, err := Open(ctx, path, schema)
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +70,7 @@ func TestMigrateV2AddsReferenceCache(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = Open(ctx, path, schema)
+	s, err = Open(ctx, path)
 	if err != nil {
 		t.Fatalf("open v2 file: %v", err)
 	}

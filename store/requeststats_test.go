@@ -22,7 +22,7 @@ func TestRequestCountsAdd(t *testing.T) {
 func TestRequestStatsMergeAndRange(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "stats.db")
 	ctx := context.Background()
-	s, err := Open(ctx, path, readSchema(t))
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestRequestStatsMergeAndRange(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, path, readSchema(t))
+	s, err = Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,26 @@
 // Package store keeps locrisk's state in one SQLite file: accounts, API keys,
-// report jobs and their reports, and idempotency keys (later also batches,
-// usage statistics and the webhook outbox, all in schema.sql).
+// report jobs and their reports, idempotency keys, quota counters, batches,
+// request statistics, the webhook endpoints and outbox, and the risk
+// engine's reference cache.
+//
+// The store owns the schema. It is the numbered SQL files in migrations/
+// (001_initial.sql, 002_quota_usage.sql, ...), embedded in the binary; the
+// file's PRAGMA user_version is the number of the last one applied. Open
+// applies the missing ones in order, each in its own immediate transaction
+// that also sets user_version, so two processes starting together never
+// both apply one, and refuses a file whose version is above SchemaVersion
+// (written by a newer binary). To change the schema, add the next numbered
+// file and raise SchemaVersion; never edit a migration that has shipped,
+// because databases in the field have already run it. Migrations run inside
+// a transaction with foreign keys enforced (PRAGMA foreign_keys cannot be
+// changed there), which matters for a table rebuild, the SQLite way to make
+// the changes ALTER TABLE cannot. schema.sql at the repository root is
+// generated from a freshly migrated database, for reading with sqlite3;
+// after adding a migration, regenerate it with
+//
+//	go test ./store -run TestSchemaFile -update
+//
+// (TestSchemaFile fails while it is out of date).
 //
 // The file is opened in WAL mode, so any number of readers run beside one
 // writer, and every write transaction starts with BEGIN IMMEDIATE (the DSN's
@@ -33,9 +53,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 )
-
-// SchemaVersion is the PRAGMA user_version a fully migrated file carries.
-const SchemaVersion = 3
 
 // TimeLayout is the database's time format: UTC, millisecond precision,
 // fixed width so text order is time order.
@@ -99,13 +116,23 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it to
-// SchemaVersion by applying schema (the contents of schema.sql).
-func Open(ctx context.Context, path, schema string) (*Store, error) {
-	return OpenWith(ctx, path, schema, Options{})
+// SchemaVersion by applying the embedded migrations it has not had yet. A
+// file from a newer binary (a higher version) is refused with an error.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
 }
 
 // OpenWith is Open with options.
-func OpenWith(ctx context.Context, path, schema string, opt Options) (*Store, error) {
+func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
+	ms, err := embeddedMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("store: embedded migrations: %w", err)
+	}
+	return openMigrated(ctx, path, opt, ms)
+}
+
+// openMigrated is OpenWith with the migrations given (tests pass their own).
+func openMigrated(ctx context.Context, path string, opt Options, ms []migration) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("store: empty database path")
 	}
@@ -132,7 +159,7 @@ func OpenWith(ctx context.Context, path, schema string, opt Options) (*Store, er
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if err := s.migrate(ctx, schema); err != nil {
+	if err := s.migrate(ctx, ms); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
@@ -144,37 +171,6 @@ func OpenWith(ctx context.Context, path, schema string, opt Options) (*Store, er
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + p + "?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
-}
-
-// migrate applies the schema when the file is older than SchemaVersion, in
-// one immediate transaction so two processes starting together cannot both
-// apply it. The schema's statements are idempotent, so a file whose version
-// was never bumped (a crash in between is impossible inside one
-// transaction, but a hand-edited file is not) is repaired rather than broken.
-func (s *Store) migrate(ctx context.Context, schema string) error {
-	return s.WithTx(ctx, func(tx *sqlx.Tx) error {
-		var v int
-		if err := tx.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
-			return fmt.Errorf("read schema version: %w", err)
-		}
-		switch {
-		case v == SchemaVersion:
-			return nil
-		case v > SchemaVersion:
-			return fmt.Errorf("database schema version %d is newer than this binary supports (%d)", v, SchemaVersion)
-		}
-		if strings.TrimSpace(schema) == "" {
-			return fmt.Errorf("empty schema")
-		}
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
-			return fmt.Errorf("apply schema: %w", err)
-		}
-		// PRAGMA takes no bind parameters; the value is our constant.
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
-			return fmt.Errorf("set schema version: %w", err)
-		}
-		return nil
-	})
 }
 
 // Close closes the database.

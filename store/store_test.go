@@ -15,22 +15,13 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-func readSchema(t testing.TB) string {
-	t.Helper()
-	b, err := os.ReadFile("../schema.sql")
-	if err != nil {
-		t.Fatalf("read schema: %v", err)
-	}
-	return string(b)
-}
-
 // newStore opens a fresh database in a temporary directory.
 func newStore(t testing.TB, opt Options) *Store {
 	t.Helper()
 	if opt.Now == nil {
 		opt.Now = func() time.Time { return t0 }
 	}
-	s, err := OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), readSchema(t), opt)
+	s, err := OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), opt)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -50,9 +41,8 @@ func newAccount(t testing.TB, s *Store, quota int) Account {
 func TestOpenMigratesOnce(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
-	schema := readSchema(t)
 	for i := range 2 {
-		s, err := Open(ctx, path, schema)
+		s, err := Open(ctx, path)
 		if err != nil {
 			t.Fatalf("open #%d: %v", i+1, err)
 		}
@@ -98,7 +88,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 	}
 
 	// A file from a newer binary is refused rather than written to.
-	s, err := Open(ctx, path, schema)
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +96,13 @@ func TestOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, path, schema); err == nil || !strings.Contains(err.Error(), "newer") {
+	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Errorf("open of a version 7 file: err = %v, want a 'newer' error", err)
 	}
-	// An empty schema on a new file is an error, not an empty database.
-	if _, err := Open(ctx, filepath.Join(t.TempDir(), "e.db"), " "); err == nil {
+	// No schema (no migrations) on a new file is an error, not an empty
+	// database. (An empty migration file is refused when the files are
+	// read: TestLoadMigrations.)
+	if _, err := openMigrated(ctx, filepath.Join(t.TempDir(), "e.db"), Options{}, nil); err == nil {
 		t.Error("open with an empty schema succeeded")
 	}
 }
@@ -120,8 +112,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 func TestMigrateV1BackfillsQuotaUsage(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v1.db")
-	schema := readSchema(t)
-	s, err := Open(ctx, path, schema)
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +132,7 @@ func TestMigrateV1BackfillsQuotaUsage(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = Open(ctx, path, schema)
+	s, err = Open(ctx, path)
 	if err != nil {
 		t.Fatalf("open v1 file: %v", err)
 	}
@@ -164,7 +155,7 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "x.db")
-	s, err := Open(context.Background(), path, readSchema(t))
+	s, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
