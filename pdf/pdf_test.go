@@ -609,7 +609,7 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 	ords := map[float64]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th",
-		21: "21st", 22.4: "22nd", 99.6: "100th", 0: "0th", 111: "111th"}
+		21: "21st", 22.4: "22nd", 99.6: "99th", 0: "0th", 111: "111th"}
 	for v, want := range ords {
 		if got := ordinal(v); got != want {
 			t.Errorf("ordinal(%v) = %q, want %q", v, got, want)

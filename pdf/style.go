@@ -358,7 +358,7 @@ func toFloat(v any) (float64, bool) {
 
 // ordinal writes a national percentile as "87th".
 func ordinal(p float64) string {
-	n := int(math.Round(p))
+	n := int(math.Floor(p + 1e-9)) // down, like every percentile the report states
 	suf := "th"
 	if n%100 < 11 || n%100 > 13 {
 		switch n % 10 {

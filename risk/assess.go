@@ -16,6 +16,7 @@ import (
 
 // Thresholds of the scoring method (docs/methodology.md).
 const (
+	minAnnualChance = 1e-5 // below this no return period is shown
 	countyLineKm   = 2.0 // closer than this to another county's boundary raises near_county_line
 	topRiskMinimum = 40  // modules below moderate are not listed as top risks
 )
@@ -225,9 +226,14 @@ func (e *Engine) perilsOut(r *moduleResult) []Peril {
 			p.Resolution = perilResolution(r.os, pi)
 			if in, ok := annualChance(r.meas.Indicators, ps.Key); ok && in.Value > 0 {
 				prob := roundValue(in.Value)
-				rp := returnPeriod(in.Value)
-				p.AnnualProbability, p.ReturnPeriodYears = &prob, &rp
+				p.AnnualProbability = &prob
 				p.ProbabilityBasis = in.Label
+				// Past 1 in 100,000 years a return period drawn from a
+				// record of decades says nothing: it is left out.
+				if in.Value >= minAnnualChance {
+					rp := returnPeriod(in.Value)
+					p.ReturnPeriodYears = &rp
+				}
 			}
 		}
 		out[pi] = p
@@ -347,6 +353,15 @@ func resolutionWords(r hazard.Resolution) string {
 	return r.Detail
 }
 
+// stripParen drops a trailing parenthesis from a label, for a sentence
+// that names the source itself.
+func stripParen(s string) string {
+	if i := strings.LastIndex(s, " ("); i > 0 && strings.HasSuffix(s, ")") {
+		return s[:i]
+	}
+	return s
+}
+
 func lowerFirst(s string) string {
 	if s == "" || (len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z') {
 		return s // an acronym ("NRI", "EF2+") keeps its case
@@ -354,17 +369,22 @@ func lowerFirst(s string) string {
 	return strings.ToLower(s[:1]) + s[1:]
 }
 
-// residentsPhrase states a share the way every narrative does.
+// residentsPhrase states a share the way every narrative does: "more
+// hazardous than X% of US residents", rounded down; at the national
+// minimum, how many residents share it.
 func residentsPhrase(share float64, d *distribution, v float64) string {
 	s := scoreOf(share)
 	if s == 0 {
-		same := 100 * d.atOrBelow(v)
 		if share == 0 {
-			return fmt.Sprintf("at the national minimum, a level about %s%% of US residents share", formatNumber(math.Round(same)))
+			same := 100 * d.atOrBelow(v)
+			if same < 1 {
+				return "at the national minimum (no US resident's value is lower)"
+			}
+			return fmt.Sprintf("at the national minimum, a level about %s%% of US residents share", formatNumber(math.Floor(same)))
 		}
-		return "higher than that of less than 1% of US residents"
+		return "more hazardous than less than 1% of US residents"
 	}
-	return fmt.Sprintf("higher than that of %d%% of US residents", s)
+	return fmt.Sprintf("more hazardous than %d%% of US residents", s)
 }
 
 func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
@@ -373,7 +393,7 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 	switch r.basis {
 	case basisHazard:
 		v, _ := moduleValue(r.perils)
-		fmt.Fprintf(&b, "The %s at this location is %s: its combined hazard value is %s.",
+		fmt.Fprintf(&b, "The %s at this location is %s: by its combined hazard value it is %s.",
 			r.spec.Noun, levelWords(RiskLevel(*r.score)), residentsPhrase(r.share, e.ref.modules[mi], v))
 		if len(r.spec.Perils) > 1 {
 			dp := r.spec.Perils[r.driver]
@@ -388,8 +408,12 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 		for pi, p := range r.perilOut {
 			if p.AnnualProbability != nil {
 				in, _ := annualChance(r.meas.Indicators, p.Peril)
-				fmt.Fprintf(&b, " %s: an annual chance of about 1 in %s (%s, %s).", r.spec.Perils[pi].Title,
-					ReturnPeriodText(*p.ReturnPeriodYears), lowerFirst(in.Label), resolutionWords(in.Resolution))
+				chance := "below 1 in 100,000"
+				if p.ReturnPeriodYears != nil {
+					chance = "about 1 in " + ReturnPeriodText(*p.ReturnPeriodYears)
+				}
+				fmt.Fprintf(&b, " %s: an annual chance of %s, from the %s (%s).", r.spec.Perils[pi].Title,
+					chance, lowerFirst(stripParen(in.Label)), resolutionWords(in.Resolution))
 			}
 		}
 		if r.countyOnly {
@@ -435,7 +459,7 @@ func keyReason(r *moduleResult) string {
 		return "FEMA NRI county benchmark, used because no hazard layer covers this location"
 	case basisHazard:
 		p := r.spec.Perils[r.driver]
-		reason := fmt.Sprintf("%s: higher than %d%% of US residents", p.Title, scoreOf(r.perils[r.driver].share))
+		reason := fmt.Sprintf("%s: more hazardous than %d%% of US residents", p.Title, scoreOf(r.perils[r.driver].share))
 		if ev := evidence(r, r.driver); ev != "" {
 			reason += "; " + ev
 		}
@@ -494,8 +518,8 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 			}
 		}
 		if r.divergent {
-			flags = append(flags, ReviewFlag{"benchmark_divergence", fmt.Sprintf("%s: the site score %d and the FEMA NRI benchmark for %s (%d on the same resident scale) differ by more than for %d%% of US residents; NRI measures the county's expected loss, which grows with its property and population.",
-				title, *r.score, county.Name, scoreOf(r.bench), int(divergenceShare*100))})
+			flags = append(flags, ReviewFlag{"benchmark_divergence", fmt.Sprintf("%s: the site score %d and the FEMA NRI benchmark for %s (%d on the same resident scale) differ more than they do for %d%% of US residents; NRI measures the county's expected loss, which grows with its property and population.",
+				title, *r.score, county.Name, scoreOf(r.bench), 100-int(divergenceShare*100))})
 		}
 		for _, f := range r.meas.Flags {
 			flags = append(flags, ReviewFlag{f.Code, f.Message})
@@ -604,12 +628,18 @@ func formatValue(v float64, unit string) string {
 	case "", "count", "index", "score 0-100":
 		return s
 	case "probability":
+		if v == 0 {
+			return "none on record"
+		}
 		return formatNumber(roundValue(v*100)) + "%"
 	case "percent":
 		return s + "%"
 	case "km":
-		if v < 0.1 {
-			return "under 0.1 km"
+		switch {
+		case v < 0.01:
+			return "under 0.01 km"
+		case v < 1:
+			return strconv.FormatFloat(v, 'f', 2, 64) + " km"
 		}
 		return strconv.FormatFloat(v, 'f', 1, 64) + " km"
 	}

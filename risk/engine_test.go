@@ -91,7 +91,7 @@ func checkInvariants(t *testing.T, a *Assessment) {
 			if p.Score != nil && (*p.Score < 0 || *p.Score > 100 || p.RiskLevel == nil || *p.RiskLevel != RiskLevel(*p.Score)) {
 				t.Errorf("%s/%s: score %v level %v", nm.Name, p.Peril, *p.Score, p.RiskLevel)
 			}
-			if p.AnnualProbability != nil && (*p.AnnualProbability <= 0 || *p.AnnualProbability > 1 || p.ReturnPeriodYears == nil) {
+			if p.AnnualProbability != nil && (*p.AnnualProbability <= 0 || *p.AnnualProbability > 1 || (p.ReturnPeriodYears == nil) != (*p.AnnualProbability < minAnnualChance)) {
 				t.Errorf("%s/%s: probability %v return period %v", nm.Name, p.Peril, *p.AnnualProbability, p.ReturnPeriodYears)
 			}
 		}

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"strings"
 	"math"
 
 	"locrisk/risk/hazard"
@@ -27,16 +28,18 @@ func recommendations(results []moduleResult) []Recommendation {
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: advice.NoData})
 		case *r.score >= 60 && r.basis == basisFallback:
 			medium = append(medium, Recommendation{Module: key, Priority: "medium",
-				Text: "Screening from FEMA's county benchmark only (no hazard layer covers the site): " + advice.Act})
+				Text: advice.Act + " " + screening(r)})
 		case *r.score >= 60:
 			if ev, ok := strongEvidence(r); ok {
 				high = append(high, Recommendation{Module: key, Priority: "high", Text: advice.Act + " Evidence: " + ev + "."})
 				continue
 			}
-			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: screening(r) + advice.Act})
+			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: advice.Act + " " + screening(r)})
 		case *r.score >= 40:
 			text := advice.Check
-			if ev := evidence(r, r.driver); ev != "" {
+			if lead := screeningLead(r); lead != "Screening" && !strings.HasPrefix(lead, "Screening below") {
+				text += " " + screening(r)
+			} else if ev := evidence(r, r.driver); ev != "" {
 				text += " Evidence: " + ev + "."
 			}
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: text})
@@ -68,26 +71,33 @@ func strongEvidence(r *moduleResult) (string, bool) {
 	return "", false
 }
 
-// screening opens a recommendation that rests on evidence too coarse or too
+// screening closes a recommendation that rests on evidence too coarse or too
 // weak for a high priority, naming it: county averages, reported events, or
 // site and grid evidence below the peril's documented threshold.
 func screening(r *moduleResult) string {
+	lead := screeningLead(r)
 	ev := evidence(r, r.driver)
-	lead := "Screening"
+	if ev == "" || r.driver < 0 {
+		return lead + "."
+	}
+	return fmt.Sprintf("%s: %s; more hazardous than %d%% of US residents.", lead, ev, scoreOf(r.perils[r.driver].share))
+}
+
+// screeningLead names the kind of evidence a screening rests on.
+func screeningLead(r *moduleResult) string {
+	if r.driver < 0 {
+		return "Screening from FEMA's county benchmark only: no hazard layer covers the site"
+	}
 	switch perilResolution(r.os, r.driver) {
 	case hazard.ResCounty:
-		lead = "County-level screening"
+		return "County-level screening, not site evidence"
 	case hazard.ResReportedEvents:
-		lead = "Screening from reported events"
-	default:
-		if t := r.spec.Perils[r.driver].High; t != nil {
-			lead = "Screening below the high-priority threshold (" + t.Text + ")"
-		}
+		return "Screening from reported events, not site evidence"
 	}
-	if ev == "" {
-		return lead + ": "
+	if t := r.spec.Perils[r.driver].High; t != nil {
+		return "Screening below the high-priority threshold (" + t.Text + ")"
 	}
-	return fmt.Sprintf("%s; %s, higher than %d%% of US residents: ", lead, ev, scoreOf(r.perils[r.driver].share))
+	return "Screening"
 }
 
 // nearCondition reports the first of the module's Near conditions the site

@@ -211,7 +211,7 @@ func (e *Engine) buildReference(ctx context.Context, tracts []coverage.Tract, lo
 	for _, code := range nriCodesAll(e.specs) {
 		var o []weighted
 		for _, r := range recs {
-			if s := e.nri.Hazard(r.fips, code); s.OK {
+			if s := e.nri.Hazard(r.fips, code); benchmarkScore(s) {
 				o = append(o, weighted{s.Score, r.weight})
 			}
 		}

@@ -131,14 +131,33 @@ func perilValues(nPerils int, os []obs, shares []float64, out []perilResult) []p
 
 // moduleValue is the highest peril share, and the index of that peril
 // (the first one on ties); NaN and -1 when no peril has data.
+//
+// A module whose data cover fewer than half of its perils has no hazard
+// value: its highest measured peril would be a floor, not the module's
+// hazard (Alaska's severe weather is measured for tornadoes only), so the
+// module falls back to the NRI benchmark, or null.
 func moduleValue(perils []perilResult) (float64, int) {
-	best, at := math.NaN(), -1
+	best, at, measured := math.NaN(), -1, 0
 	for i, p := range perils {
-		if !math.IsNaN(p.share) && (at < 0 || p.share > best) {
+		if math.IsNaN(p.share) {
+			continue
+		}
+		measured++
+		if at < 0 || p.share > best {
 			best, at = p.share, i
 		}
 	}
+	if 2*measured < len(perils) {
+		return math.NaN(), -1
+	}
 	return best, at
+}
+
+// benchmarkScore reports whether an NRI score can serve as a benchmark:
+// it has a score, and the score is not FEMA's "No Rating" (a hazard that
+// can occur but is not expected to cause loss), which reads as 0.
+func benchmarkScore(s nri.Score) bool {
+	return s.OK && s.Rating != "No Rating"
 }
 
 // benchValue is a module's NRI benchmark value at a county: the highest
@@ -149,7 +168,7 @@ func (r *reference) benchValue(t *nri.Table, spec *ModuleSpec, fips string) floa
 	for _, code := range spec.nriCodes() {
 		s := t.Hazard(fips, code)
 		d := r.nri[code]
-		if !s.OK || d.empty() {
+		if !benchmarkScore(s) || d.empty() {
 			continue
 		}
 		if v := d.below(s.Score); math.IsNaN(best) || v > best {

@@ -311,14 +311,14 @@ func nearNote(ns site, km float64, active5, deleted5 int) string {
 	default:
 		fmt.Fprintf(&b, "; %d final or proposed NPL sites lie within 5 km", active5)
 	}
+	b.WriteString(".")
 	switch deleted5 {
 	case 0:
 	case 1:
-		b.WriteString(", and 1 deleted site")
+		b.WriteString(" One deleted site (cleanup complete) also lies within 5 km; it carries no weight.")
 	default:
-		fmt.Fprintf(&b, ", and %d deleted sites", deleted5)
+		fmt.Fprintf(&b, " %d deleted sites (cleanup complete) also lie within 5 km; they carry no weight.", deleted5)
 	}
-	b.WriteString(".")
 	return b.String()
 }
 

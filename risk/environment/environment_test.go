@@ -110,7 +110,7 @@ func TestChicago(t *testing.T) {
 		!strings.Contains(ms.Flags[0].Message, "Loop Plating Works (final), Chicago, Illinois is 0.5 km") {
 		t.Errorf("flags %+v", ms.Flags)
 	}
-	wantNote := "The nearest Superfund NPL site is Loop Plating Works (final), Chicago, Illinois, 0.5 km away; 3 final or proposed NPL sites lie within 5 km, and 1 deleted site."
+	wantNote := "The nearest Superfund NPL site is Loop Plating Works (final), Chicago, Illinois, 0.5 km away; 3 final or proposed NPL sites lie within 5 km. One deleted site (cleanup complete) also lies within 5 km; it carries no weight."
 	if len(ms.Notes) != 1 || ms.Notes[0] != wantNote {
 		t.Errorf("notes %q, want %q", ms.Notes, wantNote)
 	}

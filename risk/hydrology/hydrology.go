@@ -429,9 +429,17 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		if near >= 0 {
 			gaugeIdx = decay(nearKm, gaugeDecayKm, gaugeIndexKm)
 		}
+		// Without the river layers (Hawaii) a gauge alone would carry the
+		// whole riverine peril and rank it above mainland sites where the
+		// river distance tempers it; there the riverine peril is not
+		// scored, and the gauges are context.
+		gaugeWeight := wGauges
+		if !rv.covered {
+			gaugeWeight = 0
+		}
 		ins = append(ins,
 			hazard.Indicator{ID: IndRiverGaugeProximity, Label: "River gauge proximity index: exp(-distance to the nearest NWS river gauge with a defined flood stage / 3 km), 0 beyond 10 km",
-				Value: gaugeIdx, Unit: "index", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true, Weight: wGauges, Basis: IndNearestRiverGaugeKm},
+				Value: gaugeIdx, Unit: "index", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true, Weight: gaugeWeight, Basis: IndNearestRiverGaugeKm},
 			hazard.Indicator{ID: "river_gauges_with_flood_stage_10km", Label: "In-service NWS river gauges with a defined flood stage within 10 km",
 				Value: float64(count), Unit: "count", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true},
 		)

@@ -542,7 +542,12 @@ func TestIndicatorContract(t *testing.T) {
 					}
 					siteLevel = siteLevel || in.Resolution.Kind != hazard.ResCounty
 				}
-				if w, ok := ranked[in.ID]; ok != in.Ranked || (ok && w != in.Weight) || (!ok && in.Weight != 0) {
+				if w, ok := ranked[in.ID]; in.ID == IndRiverGaugeProximity && !riverCovered(s) {
+					// Without the river layers the gauges are context.
+					if !in.Ranked || in.Weight != 0 {
+						t.Errorf("%s, %s: %s outside the river layers ranked=%v weight=%g, want ranked context", name, s.CountyFIPS, in.ID, in.Ranked, in.Weight)
+					}
+				} else if ok != in.Ranked || (ok && w != in.Weight) || (!ok && in.Weight != 0) {
 					t.Errorf("%s, %s: %s ranked=%v weight=%g", name, s.CountyFIPS, in.ID, in.Ranked, in.Weight)
 				}
 				if in.Label == "" || in.Unit == "" || in.Source == "" {

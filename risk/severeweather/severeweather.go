@@ -257,7 +257,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	}
 
 	if !reportTallyCovers(site) {
-		notes = append(notes, "The SPC hail and wind tallies file Alaska's reports under pre-1980 census divisions that no longer match its boroughs, so hail and straight-line wind are not measured here.")
+		notes = append(notes, "The SPC hail and wind tallies file this state's or territory's reports under codes that no longer match its counties (Alaska's pre-1980 census divisions, an obsolete Virgin Islands code), so hail and straight-line wind are not measured here.")
 	}
 
 	meas.Notes = notes
@@ -273,7 +273,9 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 // Alaska borough's tally would read as zero reports, which is missing data,
 // not evidence of none.
 func reportTallyCovers(site hazard.Site) bool {
-	return site.StateFIPS != "02"
+	// The Virgin Islands' tallies are filed under a code (78002) no
+	// district has: every district would read as zero reports.
+	return site.StateFIPS != "02" && site.StateFIPS != "78"
 }
 
 func normLon(lon float64) float64 {

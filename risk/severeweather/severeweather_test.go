@@ -540,7 +540,7 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 		t.Errorf("strongest category should be context only: %+v", s)
 	}
 	wantNotes := []string{
-		"A tornado came within 25 miles on 4 days in 1950-2022 (5 tornadoes, 2 rated EF2 or stronger): an annual chance of about 5.3%, or about 10% weighted by EF rating.",
+		"A tornado came within 25 miles on 4 days in 1950-2022 (5 tornadoes, 2 rated EF2 or stronger): an annual chance of about 5.3% (about 10% on an index that weights each day by its strongest rating).",
 		// EF2+ path area about 96 km² in 69 years, any rating about 98 km²
 		// in 24, over the 5,077 km² disc (TestTornadoAtPathArea).
 		"From the tornado path area recorded within 25 miles: a tornado of any rating crosses a given point here about once in 1,200 years; an EF2+ tornado about once in 3,700 years.",
@@ -556,7 +556,7 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 	if h := indicator(t, mia, IndHurricaneRate); !near(h.Value, 3.0/120) || h.Source != srcHurdatAtlantic {
 		t.Errorf("Miami hurricane rate %+v", h)
 	}
-	if want := "Hurricane-force winds (64 kt+) reached this site in 1 storm of the Atlantic best tracks 1900-2019, about once in 120 years; major-hurricane winds (96 kt+) in none."; mia.Notes[2] != want {
+	if want := "Hurricane-force winds (64 kt+) reached this site in 1 storm of the Atlantic best tracks 1900-2019, about once in 120 years; major-hurricane winds (96 kt+) in none of them."; mia.Notes[2] != want {
 		t.Errorf("Miami wind-field note %q, want %q", mia.Notes[2], want)
 	}
 	if !strings.Contains(mia.Notes[3], "1 hurricane has passed within 100 km since 1900 (through 2019), strongest Category 3.") {

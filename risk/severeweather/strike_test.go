@@ -306,7 +306,7 @@ func TestStrikeNote(t *testing.T) {
 		{"any only", tornadoResult{anyAreaKm2: any},
 			"From the tornado path area recorded within 25 miles: a tornado of any rating crosses a given point here about once in 250 years; no EF2+ path was recorded this close."},
 		{"EF2+ only", tornadoResult{sigAreaKm2: sig},
-			"From the tornado path area recorded within 25 miles: no tornado path of any rating has come this close since 1995; an EF2+ tornado about once in 1,000 years."},
+			"From the tornado path area recorded within 25 miles: a tornado of any rating crosses a given point here about once in 1,000 years; an EF2+ tornado about once in 1,000 years."},
 	} {
 		if got := c.r.strikeNote(); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)

@@ -362,8 +362,12 @@ func (r tornadoResult) sigStrikeProb() float64 {
 	return 1 - math.Exp(-strikeRate(r.sigAreaKm2, strikeSigYears))
 }
 
+//
+// A tornado of any rating is at least as likely as an EF2+ one; where the
+// shorter 1995-2018 record holds less path area near the site than the
+// EF2+ tornadoes of 1950-2018, the EF2+ chance is the better lower bound.
 func (r tornadoResult) anyStrikeProb() float64 {
-	return 1 - math.Exp(-strikeRate(r.anyAreaKm2, strikeAnyYears))
+	return math.Max(1-math.Exp(-strikeRate(r.anyAreaKm2, strikeAnyYears)), r.sigStrikeProb())
 }
 
 // pathAreaInDisc is the area (km²) of a track's path that lies within the
@@ -457,7 +461,7 @@ func (r tornadoResult) note() string {
 		return fmt.Sprintf("No tornado was recorded within 25 miles (40 km) in %d-%d.", tornadoFirstYr, tornadoLastYr)
 	}
 	plain := 1 - math.Exp(-float64(r.days)/tornadoYears)
-	return fmt.Sprintf("A tornado came within 25 miles on %s in %d-%d (%s, %d rated EF2 or stronger): an annual chance of %s, or %s weighted by EF rating.",
+	return fmt.Sprintf("A tornado came within 25 miles on %s in %d-%d (%s, %d rated EF2 or stronger): an annual chance of %s (%s on an index that weights each day by its strongest rating).",
 		plural(r.days, "day", "days"), tornadoFirstYr, tornadoLastYr, plural(r.count, "tornado", "tornadoes"), r.sig, percent(plain), percent(r.prob()))
 }
 

@@ -298,7 +298,7 @@ func (w windResult) note() string {
 	if w.major > 0 {
 		s += fmt.Sprintf("; major-hurricane winds (96 kt+) in %d, about once in %s years", w.major, returnYears(1/w.majorProb()))
 	} else {
-		s += "; major-hurricane winds (96 kt+) in none"
+		s += "; major-hurricane winds (96 kt+) in none of them"
 	}
 	return s + "."
 }

@@ -408,7 +408,7 @@ func TestWindResult(t *testing.T) {
 	if got, want := p.hurricaneProb(), 1-math.Exp(-1.0/71); !relNear(got, want, 1e-12) || p.majorProb() != 0 {
 		t.Errorf("Pacific 1 storm: %v / %v, want %v / 0", got, p.majorProb(), want)
 	}
-	if got, want := p.note(), "Hurricane-force winds (64 kt+) reached this site in 1 storm of the eastern and central Pacific best tracks 1949-2019, about once in 72 years; major-hurricane winds (96 kt+) in none."; got != want {
+	if got, want := p.note(), "Hurricane-force winds (64 kt+) reached this site in 1 storm of the eastern and central Pacific best tracks 1949-2019, about once in 72 years; major-hurricane winds (96 kt+) in none of them."; got != want {
 		t.Errorf("note\n got %q\nwant %q", got, want)
 	}
 	if got, want := newWindResult(0, 0, pacific).note(), "No hurricane-force winds reached this site in the modelled wind fields of the eastern and central Pacific best tracks 1949-2019 (71 years)."; got != want {
