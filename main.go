@@ -11,7 +11,8 @@
 // Where things are: commands.go holds the command table, run and the
 // top-level usage; flags.go the flag-and-environment parsing every command
 // uses; cmd_<name>.go one command (or one group: keys, data) each; db.go
-// the schema and how commands open the database.
+// the schema and how commands open the database; app.go the running
+// service that serve starts and stops.
 package main
 
 import (
