@@ -16,7 +16,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -237,41 +236,6 @@ func printSummary(w io.Writer, v view.Report) error {
 	}
 	fmt.Fprintf(tw, "Data version\t%s\n", v.DataVersion)
 	return tw.Flush()
-}
-
-// positionalsLast moves the positional arguments behind a "--", so that a
-// negative coordinate ("-87.63") is not taken for a flag. Flags that take
-// a value keep it; an unknown flag is left for the parser to report.
-func positionalsLast(fs *flag.FlagSet, args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if _, err := strconv.ParseFloat(a, 64); err == nil || !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		fl := fs.Lookup(name)
-		if fl == nil {
-			continue
-		}
-		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
-		}
-	}
-	return append(append(flags, "--"), pos...)
 }
 
 // perilLine writes a module's perils for a person: score, resolution and,

@@ -1,0 +1,226 @@
+package main
+
+// The running service, as `locrisk serve` assembles, runs and stops it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"locrisk/delivery"
+	"locrisk/jobs"
+	"locrisk/risk"
+	"locrisk/server"
+	"locrisk/store"
+	"locrisk/webhook"
+)
+
+// appConfig is what the service runs with: serve's flags, checked and
+// parsed.
+type appConfig struct {
+	addr, db, dataDir         string
+	workers, maxAttempts      int
+	jobLease, shutdownTimeout time.Duration
+	faults                    jobs.Faults
+	webhookSchedule           []time.Duration
+	webhookScheduleSpec       string // as given, for the log
+	webhookAllowPrivate       bool
+}
+
+// The parts of the service as Run and Close use them. They are interfaces
+// so that a test can stand in for each part and record the order of a stop.
+type (
+	// httpServer is an *http.Server.
+	httpServer interface {
+		Serve(net.Listener) error
+		Shutdown(context.Context) error
+	}
+	// runner is a *jobs.Scheduler or a *delivery.Worker: Run works until
+	// its ctx ends, then drains and returns.
+	runner interface{ Run(context.Context) }
+	// statsFlusher is a *server.Server: Close saves the request statistics
+	// still in memory.
+	statsFlusher interface{ Close(context.Context) error }
+)
+
+// app is the running service: the HTTP API, the report job scheduler and
+// the webhook delivery worker on one database. Build it with newApp, serve
+// with Run, stop with Close.
+type app struct {
+	cfg appConfig
+	log *slog.Logger
+
+	ln         net.Listener
+	http       httpServer
+	jobs       runner
+	deliveries runner
+	stats      statsFlusher
+	store      io.Closer
+
+	mu             sync.Mutex
+	running        bool // Run has started the workers and the HTTP server
+	closed         bool // Close has begun
+	stopJobs       context.CancelFunc
+	stopDeliveries context.CancelFunc
+	jobsDone       chan struct{}
+	deliveriesDone chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// newApp checks the data files, opens the database (with openStore, which
+// registers the webhook outbox and its wake-up), loads the engine, builds
+// the scheduler, the delivery worker and the API, and listens on the
+// address. Nothing is served until Run. On an error everything opened so
+// far is closed again.
+func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func(path string, wake func()) (*store.Store, error)) (*app, error) {
+	// The data files first: without them there is nothing to serve, and no
+	// database file should be created.
+	if err := risk.CheckFiles(cfg.dataDir); err != nil {
+		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
+	}
+
+	// The outbox hook wakes the delivery worker, which needs the store, so
+	// the signal between them comes first.
+	wake := delivery.NewSignal()
+	st, err := openStore(cfg.db, wake.Notify)
+	if err != nil {
+		return nil, err
+	}
+
+	// The engine keeps its reference distributions in the database, so only
+	// the first start after a data change builds them.
+	eng, err := risk.Load(ctx, cfg.dataDir, log, st)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
+	}
+
+	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
+		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout})
+	if cfg.faults.Enabled() {
+		log.Warn("fault injection is on", "faults", cfg.faults.String())
+	}
+	deliveries := delivery.New(st, delivery.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate, Wake: wake, Logger: log})
+	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
+		"allow_private", cfg.webhookAllowPrivate)
+
+	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate}}, st, eng, sched.Notify)
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	httpSrv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, stats: api, store: st}, nil
+}
+
+// Run starts the job scheduler and the delivery worker, serves HTTP, and
+// returns when ctx is done (nil) or the HTTP server fails (its error). The
+// workers keep running past ctx until Close drains them. Run is called
+// once, and not after Close.
+func (a *app) Run(ctx context.Context) error {
+	a.mu.Lock()
+	if a.running || a.closed {
+		a.mu.Unlock()
+		return errors.New("the service is already running or closed")
+	}
+	a.running = true
+	// Both workers outlive ctx: Close stops them, in its order.
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopJobs, a.jobsDone = stopJobs, make(chan struct{})
+	go func() { a.jobs.Run(jobsCtx); close(a.jobsDone) }()
+	// The delivery worker outlives the scheduler's drain, so events of jobs
+	// finished while draining go out now rather than at the next start.
+	delivCtx, stopDeliveries := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopDeliveries, a.deliveriesDone = stopDeliveries, make(chan struct{})
+	go func() { a.deliveries.Run(delivCtx); close(a.deliveriesDone) }()
+	a.mu.Unlock()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- a.http.Serve(a.ln) }()
+	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers)
+
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down", "timeout", a.cfg.shutdownTimeout)
+		return nil
+	case err := <-serveErr:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil // Close came before ctx ended
+		}
+		a.log.Error("http server stopped", "err", err)
+		return fmt.Errorf("http server: %w", err)
+	}
+}
+
+// Close stops the service, in this order:
+//
+//  1. stop accepting: the HTTP server closes its listener and waits for
+//     requests in hand (http.Server.Shutdown), while the scheduler, told
+//     to stop at the same moment, drains the jobs in hand, so that both
+//     stay within the shutdown timeout;
+//  2. once both are done, the delivery worker finishes or releases its
+//     attempts in flight, including events of jobs finished while
+//     draining;
+//  3. the request statistics still in memory are saved;
+//  4. the database is closed.
+//
+// The shutdown timeout starts when Close is called; ctx gives values only,
+// since it is usually the serving context, already cancelled. Problems are
+// logged as warnings and also returned. Close without Run closes the
+// listener, the statistics and the database. A second Close does nothing
+// more and returns the first one's result.
+func (a *app) Close(ctx context.Context) error {
+	a.closeOnce.Do(func() { a.closeErr = a.close(ctx) })
+	return a.closeErr
+}
+
+func (a *app) close(ctx context.Context) error {
+	a.mu.Lock()
+	a.closed = true
+	running := a.running
+	a.mu.Unlock()
+
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.shutdownTimeout)
+	defer cancel()
+	var errs []error
+	warn := func(msg string, err error) {
+		if err != nil {
+			a.log.Warn(msg, "err", err)
+			errs = append(errs, fmt.Errorf("%s: %w", msg, err))
+		}
+	}
+	if running {
+		// Requests and jobs in hand drain side by side, so the whole stop
+		// stays within the shutdown timeout (plus a moment to release
+		// cut-off jobs).
+		a.stopJobs()
+		warn("http shutdown incomplete", a.http.Shutdown(shutCtx))
+		<-a.jobsDone
+		// Attempts in flight finish or are released (due again at the next
+		// start).
+		a.stopDeliveries()
+		<-a.deliveriesDone
+	} else {
+		a.ln.Close() // never served, so still open
+	}
+	warn("saving request statistics", a.stats.Close(shutCtx))
+	warn("closing database", a.store.Close())
+	return errors.Join(errs...)
+}

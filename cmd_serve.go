@@ -1,0 +1,92 @@
+package main
+
+// `locrisk serve`: its flags and their checks. The service itself, and the
+// order in which it stops, is app (app.go).
+
+import (
+	"log/slog"
+	"runtime"
+	"time"
+
+	"locrisk/jobs"
+	"locrisk/webhook"
+)
+
+func (c *cli) serve(args []string) error {
+	var cfg appConfig
+	var faults, logFormat string
+	f := c.newFlags("serve", "[flags]", `
+Runs the HTTP API (under /api/v1) and the report job workers, on one
+SQLite database file. The engine loads every public data set from
+--data-dir at start-up; if any is missing, serve exits at once and names
+what is missing and where its publisher offers it.
+
+SIGTERM or SIGINT stops it gracefully: it stops accepting connections,
+lets requests and jobs in hand finish (bounded by --shutdown-timeout),
+releases unfinished jobs back to the queue, and exits 0.`, `
+  locrisk serve --data-dir ../shared/data
+  locrisk serve --addr 0.0.0.0:8080 --db /var/lib/locrisk/locrisk.db --workers 4
+  LOCRISK_DATA_DIR=../shared/data LOCRISK_LOG_FORMAT=json locrisk serve
+  locrisk serve --data-dir ../shared/data --faults report.generate=transient:first=1`)
+	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
+	f.StringVar(&cfg.dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "report job worker goroutines")
+	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
+	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")
+	f.BoolVar(&cfg.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on private/loopback addresses and plain http (testing only)")
+	f.StringVar(&faults, "faults", "", "inject failures for resilience tests: `SPEC` such as report.generate=transient:first=1 or report.generate=permanent:rate=0.5")
+	f.StringVar(&logFormat, "log-format", "text", "log `format` on stderr: text or json")
+	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
+	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	if cfg.workers < 1 {
+		return usagef("--workers must be at least 1, got %d", cfg.workers)
+	}
+	if cfg.maxAttempts < 1 {
+		return usagef("--job-max-attempts must be at least 1, got %d", cfg.maxAttempts)
+	}
+	if cfg.jobLease < time.Second {
+		return usagef("--job-lease must be at least 1s, got %s", cfg.jobLease)
+	}
+	if cfg.shutdownTimeout <= 0 {
+		return usagef("--shutdown-timeout must be positive")
+	}
+	var err error
+	if cfg.webhookSchedule, err = webhook.ParseSchedule(cfg.webhookScheduleSpec); err != nil {
+		return usagef("--webhook-retry-schedule: %v", err)
+	}
+	if cfg.faults, err = jobs.ParseFaults(faults); err != nil {
+		return usagef("--faults: %v", err)
+	}
+	var handler slog.Handler
+	switch logFormat {
+	case "text":
+		handler = slog.NewTextHandler(c.stderr, nil)
+	case "json":
+		handler = slog.NewJSONHandler(c.stderr, nil)
+	default:
+		return usagef("--log-format must be text or json, got %q", logFormat)
+	}
+	log := slog.New(handler)
+	if cfg.dataDir == "" {
+		return usagef("no data directory: set --data-dir (or LOCRISK_DATA_DIR) to the directory holding the public data sets; " +
+			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
+	}
+
+	a, err := newApp(c.ctx, cfg, log, c.openStoreNotify)
+	if err != nil {
+		return err
+	}
+	failed := a.Run(c.ctx)
+	// Close logs what it could not finish; a stop that was incomplete still
+	// exits 0.
+	_ = a.Close(c.ctx)
+	if failed != nil {
+		return failed
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,166 @@
+package main
+
+// The command table, run (the whole command line as a function, so tests
+// drive it in-process) and the top-level usage. Each command lives in its
+// own file, cmd_<name>.go; the flag parsing they share is in flags.go.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError is a mistake in the command line: its message is printed with
+// a pointer to -h, and the exit status is 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// env looks up an environment variable (os.LookupEnv, or a map in tests).
+type env func(string) (string, bool)
+
+// cli carries what every command needs; no global state.
+type cli struct {
+	ctx    context.Context
+	env    env
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand: its path ("keys create"), a one-line summary,
+// and its implementation.
+type command struct {
+	path    string
+	summary string
+	run     func(c *cli, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the HTTP API and the report job workers", (*cli).serve},
+		{"accounts create", "create an account and print its id", (*cli).accountsCreate},
+		{"keys create", "create an API key and print its secret (shown once)", (*cli).keysCreate},
+		{"keys list", "list API keys (never their secrets)", (*cli).keysList},
+		{"keys revoke", "revoke an API key", (*cli).keysRevoke},
+		{"data check", "check the public data sets the engine reads", (*cli).dataCheck},
+		{"data validate", "score the validation table of well-known places and check its orderings", (*cli).dataValidate},
+		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
+	}
+}
+
+func run(ctx context.Context, args []string, lookup env, stdout, stderr io.Writer) int {
+	c := &cli{ctx: ctx, env: lookup, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		c.topUsage(stderr)
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		c.topUsage(stdout)
+		return exitOK
+	}
+	var cmd *command
+	var rest []string
+	for _, k := range commands() {
+		words := strings.Fields(k.path)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			cmd, rest = &k, args[len(words):]
+			break
+		}
+	}
+	if cmd == nil {
+		// "keys -h" asks for the list of commands; "keys" alone or "keys
+		// bogus" is a usage error that shows it.
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") && c.isGroup(args[0]) {
+			c.topUsage(stdout)
+			return exitOK
+		}
+		if c.isGroup(args[0]) && len(args) == 1 {
+			fmt.Fprintf(stderr, "locrisk: %q needs a subcommand\n\n", args[0])
+		} else {
+			fmt.Fprintf(stderr, "locrisk: unknown command %q\n\n", strings.Join(args[:min(len(args), 2)], " "))
+		}
+		c.topUsage(stderr)
+		return exitUsage
+	}
+	err := cmd.run(c, rest)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "locrisk %s: %s\nRun 'locrisk %s -h' for help.\n", cmd.path, ue.msg, cmd.path)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "locrisk %s: %v\n", cmd.path, err)
+		return exitError
+	}
+}
+
+// isGroup reports whether word starts a multi-word command ("keys").
+func (c *cli) isGroup(word string) bool {
+	for _, k := range commands() {
+		if first, _, ok := strings.Cut(k.path, " "); ok && first == word {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cli) topUsage(w io.Writer) {
+	fmt.Fprint(w, `locrisk: location-risk reports for US coordinates, as an HTTP API.
+
+Usage:
+  locrisk <command> [flags]
+
+Commands:
+`)
+	for _, k := range commands() {
+		fmt.Fprintf(w, "  %-16s %s\n", k.path, k.summary)
+	}
+	fmt.Fprint(w, `
+Every flag can also be set in the environment as LOCRISK_<FLAG>
+(for example --data-dir as LOCRISK_DATA_DIR); the command line wins.
+Run 'locrisk <command> -h' for a command's flags and examples.
+
+Quick start:
+  locrisk accounts create --name "Demo"                  # prints acct_...
+  locrisk keys create --account acct_... --scopes reports:create,reports:read
+  locrisk serve --data-dir ../shared/data
+`)
+}
+
+// writeJSON writes v as indented JSON: the output of every --json.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// apiTime is a time as the API shows it: UTC RFC 3339, whole seconds.
+func apiTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
+
+// apiTimePtr is apiTime of an optional time (nil stays nil).
+func apiTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := apiTime(*t)
+	return &s
+}
