@@ -213,14 +213,18 @@ func (a *app) close(ctx context.Context) error {
 		a.stopJobs()
 		warn("http shutdown incomplete", a.http.Shutdown(shutCtx))
 		<-a.jobsDone
+		// No request or job adds to the statistics any more: flush them
+		// while the last webhook attempts run.
+		warn("saving request statistics", a.stats.Close(shutCtx))
 		// Attempts in flight finish or are released (due again at the next
-		// start).
+		// start); deliveries go last so the events of jobs that finished
+		// during the drain still go out.
 		a.stopDeliveries()
 		<-a.deliveriesDone
 	} else {
 		a.ln.Close() // never served, so still open
+		warn("saving request statistics", a.stats.Close(shutCtx))
 	}
-	warn("saving request statistics", a.stats.Close(shutCtx))
 	warn("closing database", a.store.Close())
 	return errors.Join(errs...)
 }

@@ -172,7 +172,7 @@ func TestAppCloseOrder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Close did not return; steps so far %q", steps.get())
 	}
-	want := []string{"stop accepting", "jobs drained", "deliveries finished", "statistics flushed", "store closed"}
+	want := []string{"stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "store closed"}
 	if got := steps.get(); !slices.Equal(got, want) {
 		t.Errorf("stop order\n got %q\nwant %q", got, want)
 	}
