@@ -90,8 +90,8 @@ func TestStartupWithoutData(t *testing.T) {
 	}
 }
 
-// TestCLIContract checks the operator command line of CONTRACT section 9
-// against the real binary and a server sharing its database file.
+// TestCLIContract checks the operator command line of docs/api.md (Command
+// line) against the real binary and a server sharing its database file.
 func TestCLIContract(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "cli.db")

@@ -125,8 +125,8 @@ func checkRequestID(t *testing.T, r response) {
 	}
 }
 
-// checkReportHead checks the fields every report body has (CONTRACT
-// section 3).
+// checkReportHead checks the fields every report body has (docs/api.md,
+// Reports).
 func checkReportHead(t *testing.T, rep map[string]any, detail, reportID, jobID string, p point) {
 	t.Helper()
 	if rep["apiVersion"] != "v1" || rep["detail"] != detail || rep["reportId"] != reportID || rep["jobId"] != jobID ||

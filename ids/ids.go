@@ -1,6 +1,6 @@
-// Package ids makes the prefixed random identifiers of CONTRACT section 1:
-// a prefix such as "job_" followed by 24 base62 characters (about 142 random
-// bits, from crypto/rand), and the report UUIDs.
+// Package ids makes the prefixed random identifiers of docs/api.md
+// (Identifiers): a prefix such as "job_" followed by 24 base62 characters
+// (about 142 random bits, from crypto/rand), and the report UUIDs.
 package ids
 
 import (

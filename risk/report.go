@@ -1,8 +1,8 @@
 package risk
 
 // The types below are the engine's output and, field for field, the body of
-// a report as CONTRACT section 3 defines it. The server stores an Assessment
-// as JSON once, when the job completes, and serves it from there.
+// a report as docs/api.md (Reports) describes it. The server stores an
+// Assessment as JSON once, when the job completes, and serves it from there.
 
 // Location is where the assessed point is.
 type Location struct {

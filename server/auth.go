@@ -19,7 +19,7 @@ import (
 type access struct {
 	scope string
 	// legacyRead also admits reports:read on keys of scopeVersion 1, which
-	// predate usage:read (specification section 5, rule 5).
+	// predate usage:read (docs/api.md, Authentication, scopes and check order).
 	legacyRead bool
 }
 
@@ -55,9 +55,10 @@ const maxSecretLen = 256
 var errInvalidKey = &Error{Code: codeInvalidAPIKey, Message: "the API key is missing, invalid, expired, revoked or not allowed from this address"}
 
 // authed wraps h with the checks every operation shares, in the order of
-// CONTRACT section 5: 401 for the key, 429 for the rate limit (every
-// authenticated request counts, those refused with 403 too), then 403 for
-// the scope. The RateLimit-* headers go on every authenticated response.
+// docs/api.md (Authentication, scopes and check order): 401 for the key,
+// 429 for the rate limit (every authenticated request counts, those refused
+// with 403 too), then 403 for the scope. The RateLimit-* headers go on every
+// authenticated response.
 func (s *Server) authed(a access, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()

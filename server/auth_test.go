@@ -24,7 +24,7 @@ type operation struct {
 	num          int
 	method, path string
 	body         string
-	scope        string // the scope the specification names
+	scope        string // the scope docs/api.md names
 	usage        bool   // also open to reports:read on scopeVersion 1 keys
 	okStatus     int
 }
@@ -262,8 +262,9 @@ func TestKeyCacheIsBounded(t *testing.T) {
 	}
 }
 
-// TestCheckOrder covers CONTRACT section 5's order where two checks could
-// both fail: 401 < 429 rate < 403 < 400 < 404 < 422 < 409 < 429 quota.
+// TestCheckOrder covers the check order of docs/api.md (Authentication,
+// scopes and check order) where two checks could both fail:
+// 401 < 429 rate < 403 < 400 < 404 < 422 < 409 < 429 quota.
 func TestCheckOrder(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(1, 2)

@@ -14,7 +14,7 @@ import (
 // csvModuleKeys are the module columns of results.csv, in registry order.
 var csvModuleKeys = risk.ModuleKeys()
 
-// csvHeader is the header row of results.csv (CONTRACT section 4).
+// csvHeader is the header row of results.csv (docs/api.md, Batches).
 var csvHeader = append(append([]string{
 	"rowNumber", "externalId", "latitude", "longitude", "status", "reportJobId", "reportId", "score", "riskLevel"},
 	csvModuleKeys...), "errorCode", "errorMessage")
@@ -30,10 +30,10 @@ const csvFlushRows = 32
 // stops reading must not keep it for the server's whole write timeout.
 const csvWriteTimeout = 10 * time.Second
 
-// getBatchCSV is operation 10, GET /location-risk/batches/{batchId}/results.csv:
-// one RFC 4180 row per item in rowNumber order, CRLF line ends, streamed
-// from the database cursor as it is read. It is available at any time; a
-// value not known yet is an empty cell.
+// getBatchCSV is GET /location-risk/batches/{batchId}/results.csv
+// (docs/api.md, Batches): one RFC 4180 row per item in rowNumber order,
+// CRLF line ends, streamed from the database cursor as it is read. It is
+// available at any time; a value not known yet is an empty cell.
 //
 // The status line goes out with the first row, so a missing batch can
 // still be answered with the JSON 404. A database error after that cannot

@@ -18,14 +18,14 @@ import (
 	"locrisk/view"
 )
 
-// Operations 7 to 10: coordinate batches (CONTRACT section 4). A batch is a
+// Coordinate batches (docs/api.md, Batches). A batch is a
 // list of items; each valid item becomes an ordinary report job (bucket
 // bulk) run by the same scheduler as single jobs, and an item with a bad
 // coordinate is kept as a rejected item instead of failing the request.
 // The batch's status, counts and progress are derived from its items and
 // their jobs whenever it is read (store.GetBatch).
 
-// Limits of operation 7 (CONTRACT section 4).
+// Limits of batch creation (docs/api.md, Batches).
 const (
 	maxBatchItems       = 100
 	maxBatchNameLen     = 200 // characters (Unicode code points)
@@ -34,11 +34,12 @@ const (
 	msgLongitudeInvalid = "longitude is required and must be a JSON number from -180 to 180"
 )
 
-// createBatch is operation 7, POST /location-risk/batches. Checks run in
-// the order of CONTRACT section 5: the 400s (Idempotency-Key header, then
-// the body and every item's structure), coverage per item (a rejected item,
-// never a request error), then the store's 409 idempotency and 429 quota.
-// Nothing is created unless everything is.
+// createBatch is POST /location-risk/batches (docs/api.md, Batches). Checks
+// run in the order docs/api.md gives (Authentication, scopes and check
+// order): the 400s (Idempotency-Key header, then the body and every item's
+// structure), coverage per item (a rejected item, never a request error),
+// then the store's 409 idempotency and 429 quota. Nothing is created unless
+// everything is.
 func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, p *principal) error {
 	idemKey, err := idempotencyKey(r)
 	if err != nil {
@@ -71,7 +72,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, p *principa
 	return nil
 }
 
-// batchRequest is a decoded operation 7 body. Items whose coordinate is
+// batchRequest is a decoded batch creation body. Items whose coordinate is
 // not a number in range are already marked rejected; coverage is decided
 // later by locateItems.
 type batchRequest struct {
@@ -80,8 +81,8 @@ type batchRequest struct {
 	hash  string // hex SHA-256 of the canonical request, for idempotency
 }
 
-// decodeBatch reads and validates the body of operation 7. Request-level
-// errors (400 invalid_request, invalid_name, invalid_items,
+// decodeBatch reads and validates the body of POST /location-risk/batches.
+// Request-level errors (400 invalid_request, invalid_name, invalid_items,
 // too_many_items, 413) refuse the whole request; a bad coordinate only
 // rejects its item. A present but malformed externalId is a request-level
 // invalid_items, naming the row: it is a defect of the calling program,
@@ -126,8 +127,9 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 
 // decodeItem decodes item row (1-based) and appends its canonical form to
 // canon. Members other than externalId, latitude and longitude are ignored,
-// as in operation 1. An item that is not a JSON object is rejected with
-// invalid_latitude: it carries no coordinate, which is what that code says.
+// as in the body of a single job (POST /location-risk/report-jobs). An item
+// that is not a JSON object is rejected with invalid_latitude: it carries no
+// coordinate, which is what that code says.
 func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.NewBatchItem, error) {
 	raw = bytes.TrimSpace(raw)
 	var it store.NewBatchItem
@@ -240,8 +242,8 @@ func batchIDParam(r *http.Request) (string, error) {
 	return pathID(r, "batchId", ids.Batch, codeBatchNotFound)
 }
 
-// getBatch is operation 8, GET /location-risk/batches/{batchId}. Another
-// account's batch is 404, exactly like an unknown one.
+// getBatch is GET /location-risk/batches/{batchId} (docs/api.md, Batches).
+// Another account's batch is 404, exactly like an unknown one.
 func (s *Server) getBatch(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := batchIDParam(r)
 	if err != nil {
@@ -255,8 +257,9 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request, p *principal) 
 	return nil
 }
 
-// getBatchItems is operation 9, GET /location-risk/batches/{batchId}/items:
-// every item in rowNumber order (at most maxBatchItems, so no paging).
+// getBatchItems is GET /location-risk/batches/{batchId}/items (docs/api.md,
+// Batches): every item in rowNumber order (at most maxBatchItems, so no
+// paging).
 func (s *Server) getBatchItems(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := batchIDParam(r)
 	if err != nil {

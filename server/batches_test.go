@@ -492,7 +492,8 @@ func TestBatchQuota(t *testing.T) {
 	if got := e.batchRows(); got != "batches=2 items=8 jobs=5" {
 		t.Errorf("rows: %s", got)
 	}
-	// Validation comes before the quota (CONTRACT section 5).
+	// Validation comes before the quota (docs/api.md, Authentication, scopes
+	// and check order).
 	wantError(t, e.do("POST", batchesPath, key, `{"items": []}`), http.StatusBadRequest, "invalid_items")
 }
 
@@ -540,7 +541,7 @@ func TestBatchIdempotency(t *testing.T) {
 	if e.notified.Load() != notified {
 		t.Error("a replay notified the workers")
 	}
-	// The key is separate from operation 1's keys.
+	// The key is separate from the keys of single job creation.
 	e.createJob(key, 40.7, -74, idem)
 }
 
@@ -1298,8 +1299,9 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
-// BenchmarkCreateBatch100 is operation 7 alone: a 100-item batch (decode,
-// coverage, one transaction with 100 jobs and 100 items), no workers.
+// BenchmarkCreateBatch100 is POST /location-risk/batches alone: a 100-item
+// batch (decode, coverage, one transaction with 100 jobs and 100 items), no
+// workers.
 func BenchmarkCreateBatch100(b *testing.B) {
 	e := newEnv(b)
 	key := e.allScopesKey(e.account(1<<30, 1<<30))

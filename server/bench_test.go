@@ -16,10 +16,10 @@ import (
 
 // The two benchmarks below drive a real listener with concurrent clients
 // and are meant to be read side by side (go test -bench . -run '^$'
-// ./server): BenchmarkCreateJob is operation 1 with key authentication, the
-// rate limiter, an Idempotency-Key and the durable job insert;
-// BenchmarkBaselineInsert is the floor: the same HTTP round trip with a bare
-// SQLite INSERT per request on a file with the same settings.
+// ./server): BenchmarkCreateJob is POST /location-risk/report-jobs with key
+// authentication, the rate limiter, an Idempotency-Key and the durable job
+// insert; BenchmarkBaselineInsert is the floor: the same HTTP round trip
+// with a bare SQLite INSERT per request on a file with the same settings.
 
 func benchClient(b *testing.B, ts *httptest.Server) *http.Client {
 	c := ts.Client()

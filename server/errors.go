@@ -154,7 +154,7 @@ func notFoundMessage(code string) string {
 	return "not found"
 }
 
-// errorBody is the error response shape of the specification.
+// errorBody is the error response shape (docs/api.md, Errors).
 type errorBody struct {
 	Error errorDetail `json:"error"`
 }

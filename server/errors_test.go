@@ -12,8 +12,7 @@ import (
 	"locrisk/store"
 )
 
-// TestCodeStatus pins the status of every code the specification and
-// CONTRACT name.
+// TestCodeStatus pins the status of every code docs/api.md (Errors) lists.
 func TestCodeStatus(t *testing.T) {
 	want := map[int][]string{
 		400: {"invalid_request", "invalid_latitude", "invalid_longitude", "invalid_idempotency_key", "invalid_limit",

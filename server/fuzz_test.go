@@ -88,10 +88,11 @@ var coordinateSeeds = []string{
 }
 
 // FuzzDecodeCoordinates drives decodeCoordinates, the body decoder of
-// operation 1, with arbitrary bodies: it must never panic, must refuse with
-// a code whose status is 400 or 413, and must accept exactly the bodies that
-// are one JSON object with numeric latitude in [-90, 90] and longitude in
-// [-180, 180], returning those numbers (zero without a sign).
+// POST /location-risk/report-jobs, with arbitrary bodies: it must never
+// panic, must refuse with a code whose status is 400 or 413, and must
+// accept exactly the bodies that are one JSON object with numeric latitude
+// in [-90, 90] and longitude in [-180, 180], returning those numbers (zero
+// without a sign).
 func FuzzDecodeCoordinates(f *testing.F) {
 	for _, s := range coordinateSeeds {
 		f.Add([]byte(s))
@@ -125,10 +126,11 @@ func FuzzDecodeCoordinates(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) { check(t, body) })
 }
 
-// FuzzCreateJobBody posts arbitrary bodies to operation 1 through the whole
-// handler (auth, rate limit, decoder, coverage, store). The status must be
-// 202 (a queued job at the posted coordinates), 400, 413 or 422 (the error
-// shape with the expected code), as decided independently from the body.
+// FuzzCreateJobBody posts arbitrary bodies to POST /location-risk/report-jobs
+// through the whole handler (auth, rate limit, decoder, coverage, store).
+// The status must be 202 (a queued job at the posted coordinates), 400, 413
+// or 422 (the error shape with the expected code), as decided independently
+// from the body.
 // The fake locator covers latitude > 0 and longitude < 0.
 func FuzzCreateJobBody(f *testing.F) {
 	for _, s := range coordinateSeeds {

@@ -249,7 +249,7 @@ func (e *env) claim(jobID string) store.Job {
 
 func intp(v int) *int { return &v }
 
-// contractModules are the six module keys CONTRACT section 3 fixes, in
+// contractModules are the six module keys docs/api.md (Reports) fixes, in
 // report order: the keys of summary.moduleScores and report.modules and the
 // module columns of results.csv.
 var contractModules = [6]string{"hydrology", "severeWeather", "wildfire", "earthquake", "landslide", "environmentalExposure"}

@@ -18,10 +18,11 @@ import (
 	"locrisk/view"
 )
 
-// maxBodyBytes is the largest request body accepted (CONTRACT section 2).
+// maxBodyBytes is the largest request body accepted (docs/api.md, Report
+// jobs).
 const maxBodyBytes = 1 << 20
 
-// Paging of operation 2 (CONTRACT section 2).
+// Paging of the job list (docs/api.md, Report jobs).
 const (
 	defaultJobPageSize = 20
 	maxJobPageSize     = 100
@@ -30,9 +31,10 @@ const (
 // maxIdempotencyKeyLen is the longest Idempotency-Key accepted.
 const maxIdempotencyKeyLen = 255
 
-// createJob is operation 1, POST /location-risk/report-jobs. Checks run in
-// the order of CONTRACT section 5: the 400s (Idempotency-Key header, then
-// the body), 422 coverage, then the store's 409 idempotency and 429 quota.
+// createJob is POST /location-risk/report-jobs (docs/api.md, Report jobs).
+// Checks run in the order docs/api.md gives (Authentication, scopes and
+// check order): the 400s (Idempotency-Key header, then the body), 422
+// coverage, then the store's 409 idempotency and 429 quota.
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request, p *principal) error {
 	idemKey, err := idempotencyKey(r)
 	if err != nil {
@@ -89,9 +91,10 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return vals[0], nil
 }
 
-// decodeCoordinates reads the body of operation 1: a JSON object of at most
-// maxBodyBytes whose latitude and longitude are JSON numbers in range.
-// Unknown fields are ignored; latitude is checked before longitude.
+// decodeCoordinates reads the body of POST /location-risk/report-jobs: a
+// JSON object of at most maxBodyBytes whose latitude and longitude are JSON
+// numbers in range. Unknown fields are ignored; latitude is checked before
+// longitude.
 func decodeCoordinates(w http.ResponseWriter, r *http.Request) (lat, lon float64, err error) {
 	fields, err := decodeObject(w, r)
 	if err != nil {
@@ -157,9 +160,10 @@ func jobRequestHash(lat, lon float64) string {
 
 func formatCoord(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// listJobs is operation 2, GET /location-risk/report-jobs: the account's
-// jobs, newest first, limit (default 20, 1..100), opaque cursor, optional
-// status. A parameter that is present must be valid, empty included.
+// listJobs is GET /location-risk/report-jobs (docs/api.md, Report jobs):
+// the account's jobs, newest first, limit (default 20, 1..100), opaque
+// cursor, optional status. A parameter that is present must be valid, empty
+// included.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q, err := parseQuery(r)
 	if err != nil {
@@ -238,8 +242,8 @@ func jobIDParam(r *http.Request) (string, error) {
 	return pathID(r, "jobId", ids.Job, codeReportJobNotFound)
 }
 
-// getJob is operation 3, GET /location-risk/report-jobs/{jobId}. Another
-// account's job is 404, exactly like an unknown one.
+// getJob is GET /location-risk/report-jobs/{jobId} (docs/api.md, Report
+// jobs). Another account's job is 404, exactly like an unknown one.
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := jobIDParam(r)
 	if err != nil {
@@ -253,9 +257,9 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p *principal) er
 	return nil
 }
 
-// retryJob is operation 4, POST /location-risk/report-jobs/{jobId}/retry:
-// a failed job with a transient error goes back to queued (202); anything
-// else is 409 job_not_retryable. Retries use no quota.
+// retryJob is POST /location-risk/report-jobs/{jobId}/retry (docs/api.md,
+// Report jobs): a failed job with a transient error goes back to queued
+// (202); anything else is 409 job_not_retryable. Retries use no quota.
 func (s *Server) retryJob(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := jobIDParam(r)
 	if err != nil {

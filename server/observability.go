@@ -1,6 +1,7 @@
 package server
 
-// Operation 13 and the request statistics behind it.
+// The operations summary, GET /observability/current (docs/api.md,
+// Operations summary), and the request statistics behind it.
 //
 // Every authenticated request is counted, after its response, into an
 // in-memory aggregate per account and UTC hour: counts by outcome and a
@@ -293,7 +294,7 @@ func (s *Server) requestCounts(ctx context.Context, accountID string, fromHour, 
 	return c, nil
 }
 
-// Bounds of operation 13 (CONTRACT section 6).
+// Bounds of the operations summary (docs/api.md, Operations summary).
 const (
 	defaultOpsHours    = 24
 	maxOpsHours        = 168
@@ -301,7 +302,7 @@ const (
 	opsPercentileRound = 10 // report latencies to 0.1 ms
 )
 
-// OpsSummaryView is the response of operation 13.
+// OpsSummaryView is the response of GET /observability/current.
 type OpsSummaryView struct {
 	WindowStartUTC string             `json:"windowStartUtc"`
 	WindowEndUTC   string             `json:"windowEndUtc"`
@@ -362,8 +363,8 @@ type OpsRecentFailure struct {
 	OccurredUTC string `json:"occurredUtc"`
 }
 
-// getObservability is operation 13, GET /observability/current (CONTRACT
-// section 6): the caller's account over the last `hours` hours.
+// getObservability is GET /observability/current (docs/api.md, Operations
+// summary): the caller's account over the last `hours` hours.
 //
 // Jobs, batches and deliveries are counted over the exact window;
 // requests per whole UTC hour, every hour that overlaps the window (so with

@@ -66,7 +66,7 @@ func TestHistogramPercentile(t *testing.T) {
 	}
 }
 
-// opsSummary reads operation 13 and checks its exact shape.
+// opsSummary reads GET /observability/current and checks its exact shape.
 func getOpsSummary(e *env, key, query string) OpsSummaryView {
 	e.t.Helper()
 	rec := e.do("GET", opsPath+query, key, "")

@@ -10,7 +10,8 @@ import (
 	"locrisk/view"
 )
 
-// getReportPDF is operation 6, GET /location-risk/reports/{reportId}/pdf.
+// getReportPDF is GET /location-risk/reports/{reportId}/pdf (docs/api.md,
+// Reports).
 // The same stored report always renders to the same bytes, so the response
 // carries a strong ETag (a hash of those bytes) and If-None-Match answers
 // 304 Not Modified.

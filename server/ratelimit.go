@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// RateLimiter counts requests per account in fixed windows (CONTRACT
-// section 5). Implementations must be safe for concurrent use.
+// RateLimiter counts requests per account in fixed windows (docs/api.md,
+// Usage, quotas and rate limits). Implementations must be safe for
+// concurrent use.
 type RateLimiter interface {
 	// Allow counts one request of account against limit per window at time
 	// now and says whether it may proceed.

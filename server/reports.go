@@ -39,8 +39,9 @@ func canonicalUUID(s string) (string, bool) {
 	return string(b), true
 }
 
-// getReport is operation 5, GET /location-risk/reports/{reportId}. The 400s
-// (report id, then detail) come before the 404, as CONTRACT section 5 says.
+// getReport is GET /location-risk/reports/{reportId} (docs/api.md, Reports).
+// The 400s (report id, then detail) come before the 404, as the check order
+// of docs/api.md (Authentication, scopes and check order) says.
 // The body is view.NewReport of the stored report.
 func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := reportIDParam(r)

@@ -7,14 +7,14 @@ import (
 	"locrisk/view"
 )
 
-// route is one operation of specification section 4.
+// route is one operation of the table in docs/api.md (Operations).
 type route struct {
 	pattern string // method and path, in ServeMux syntax
 	access  access
 	handle  handlerFunc
 }
 
-// routeTable lists every operation, numbered as in specification section 4.
+// routeTable lists every operation, numbered as in docs/api.md (Operations).
 // It is the one place that says which method and scope an operation has;
 // its path comes from package view, which also builds the paths responses
 // link to.

@@ -1,5 +1,5 @@
-// Package server is the HTTP API of locrisk: the seventeen operations of the
-// specification under /api/v1, with authentication by API key, scopes, a
+// Package server is the HTTP API of locrisk: the seventeen operations of
+// docs/api.md under /api/v1, with authentication by API key, scopes, a
 // per-account rate limit, the JSON error shape and one log line per request.
 //
 // What it does not do: it does not generate reports (the scheduler in
@@ -51,7 +51,7 @@ type Config struct {
 	// operations summary go from memory to the database (observability.go);
 	// 0 means one second, negative means only on FlushStats and Close.
 	StatsFlushInterval time.Duration
-	// Webhooks holds the endpoint URL rules of operation 15 (webhooks.go).
+	// Webhooks holds the endpoint URL rules of POST /webhooks (webhooks.go).
 	Webhooks WebhookConfig
 }
 

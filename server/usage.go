@@ -8,22 +8,23 @@ import (
 	"locrisk/view"
 )
 
-// Operations 11 and 12 (usage, CONTRACT section 5). Both accept usage:read
-// or, on scopeVersion 1 keys, reports:read (usageAccess in routes.go).
+// The usage endpoints (docs/api.md, Usage, quotas and rate limits). Both
+// accept usage:read or, on scopeVersion 1 keys, reports:read (usageAccess in
+// routes.go).
 
-// Quota names in the quotas array of operation 11.
+// Quota names in the quotas array of GET /usage/current.
 const (
 	quotaReportJobs        = "report_jobs"
 	quotaRequestsPerMinute = "requests_per_minute"
 )
 
-// Bounds of operation 12.
+// Bounds of GET /usage/history.
 const (
 	defaultHistoryDays = 30
 	maxHistoryDays     = 90
 )
 
-// UsageCurrentView is the response of operation 11.
+// UsageCurrentView is the response of GET /usage/current.
 type UsageCurrentView struct {
 	APIVersion    string            `json:"apiVersion"`
 	GeneratedUTC  string            `json:"generatedUtc"`
@@ -56,8 +57,9 @@ type APIReportJobsView struct {
 	PeriodStartUTC string `json:"periodStartUtc"`
 }
 
-// getUsageCurrent is operation 11, GET /usage/current. The request-rate
-// quota includes the request asking (it was counted before the handler ran).
+// getUsageCurrent is GET /usage/current (docs/api.md, Usage, quotas and
+// rate limits). The request-rate quota includes the request asking (it was
+// counted before the handler ran).
 func (s *Server) getUsageCurrent(w http.ResponseWriter, r *http.Request, p *principal) error {
 	now := s.now()
 	u, err := s.store.PeriodUsage(r.Context(), p.account.ID, now)
@@ -86,7 +88,7 @@ func (s *Server) getUsageCurrent(w http.ResponseWriter, r *http.Request, p *prin
 	return nil
 }
 
-// UsageHistoryView is the response of operation 12.
+// UsageHistoryView is the response of GET /usage/history.
 type UsageHistoryView struct {
 	APIVersion string             `json:"apiVersion"`
 	AccountID  string             `json:"accountId"`
@@ -106,12 +108,13 @@ type UsageHistoryItem struct {
 	Failed     int    `json:"failed"`
 }
 
-// getUsageHistory is operation 12, GET /usage/history: the last `days` UTC
-// days, today included (so fromUtc is 00:00 of the first day and toUtc is
-// now), one item per day and bucket, zeros included, oldest first, buckets
-// in the order api, bulk, manual. reportJobs counts the jobs created that
-// day; completed and failed the jobs that reached that final state that
-// day. A parameter that is present must be valid, empty included.
+// getUsageHistory is GET /usage/history (docs/api.md, Usage, quotas and
+// rate limits): the last `days` UTC days, today included (so fromUtc is
+// 00:00 of the first day and toUtc is now), one item per day and bucket,
+// zeros included, oldest first, buckets in the order api, bulk, manual.
+// reportJobs counts the jobs created that day; completed and failed the
+// jobs that reached that final state that day. A parameter that is present
+// must be valid, empty included.
 func (s *Server) getUsageHistory(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q, err := parseQuery(r)
 	if err != nil {

@@ -379,8 +379,8 @@ func TestUsageHistory(t *testing.T) {
 
 func usagePtrTo[T any](v T) *T { return &v }
 
-// TestUsageValidation covers every 400 of operations 12 and 13, and the
-// valid edges.
+// TestUsageValidation covers every 400 of the usage history and the
+// operations summary, and the valid edges.
 func TestUsageValidation(t *testing.T) {
 	e := newEnv(t)
 	key := e.allScopesKey(e.account(10, 100000))

@@ -17,10 +17,10 @@ import (
 	"locrisk/webhook"
 )
 
-// Operations 14 to 17: webhook endpoints and their deliveries (CONTRACT
-// section 7). Events are written by the outbox hook (package outbox) and
-// sent by package delivery; these handlers manage endpoints and show the
-// log, in the shapes of package view.
+// Webhook endpoints and their deliveries (docs/api.md, Webhooks). Events
+// are written by the outbox hook (package outbox) and sent by package
+// delivery; these handlers manage endpoints and show the log, in the shapes
+// of package view.
 
 // WebhookConfig is the server's part of the webhook settings.
 type WebhookConfig struct {
@@ -33,7 +33,7 @@ type WebhookConfig struct {
 	Resolver webhook.Resolver
 }
 
-// Limits of operations 15 and 17.
+// Limits of endpoint creation and of the delivery list.
 const (
 	maxEndpointNameLen       = 100 // characters (Unicode code points)
 	defaultDeliveryPageSize  = 50
@@ -41,9 +41,9 @@ const (
 	endpointURLLookupTimeout = 5 * time.Second
 )
 
-// listWebhooks is operation 14, GET /webhooks: every endpoint of the
-// account, disabled ones included, newest first. An account has at most 20
-// active endpoints, so the list is not paged.
+// listWebhooks is GET /webhooks (docs/api.md, Webhooks): every endpoint of
+// the account, disabled ones included, newest first. An account has at most
+// 20 active endpoints, so the list is not paged.
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *principal) error {
 	eps, err := s.store.ListWebhookEndpoints(r.Context(), p.account.ID)
 	if err != nil {
@@ -53,11 +53,11 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *princip
 	return nil
 }
 
-// createWebhook is operation 15, POST /webhooks. Checks run in this order:
-// body (413, 400 invalid_request), name, url (syntax, then the addresses
-// the host resolves to), events, then the active-endpoint limit. 201 with
-// the endpoint and its signing secret; no Location header, since no
-// operation reads a single endpoint.
+// createWebhook is POST /webhooks (docs/api.md, Webhooks). Checks run in
+// this order: body (413, 400 invalid_request), name, url (syntax, then the
+// addresses the host resolves to), events, then the active-endpoint limit.
+// 201 with the endpoint and its signing secret; no Location header, since
+// no operation reads a single endpoint.
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
 	fields, err := decodeObject(w, r)
 	if err != nil {
@@ -168,10 +168,10 @@ func endpointNotFound() error {
 	return &Error{Code: codeWebhookEndpointMissing, Message: notFoundMessage(codeWebhookEndpointMissing)}
 }
 
-// deleteWebhook is operation 16, DELETE /webhooks/{endpointId}: the
-// endpoint becomes inactive (it stays in the list with isActive false) and
-// its pending deliveries stop. 204 with no body, also for an endpoint that
-// is already disabled, so a repeated DELETE is harmless.
+// deleteWebhook is DELETE /webhooks/{endpointId} (docs/api.md, Webhooks):
+// the endpoint becomes inactive (it stays in the list with isActive false)
+// and its pending deliveries stop. 204 with no body, also for an endpoint
+// that is already disabled, so a repeated DELETE is harmless.
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := pathID(r, "endpointId", ids.WebhookEndpoint, codeWebhookEndpointMissing)
 	if err != nil {
@@ -184,9 +184,9 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	return nil
 }
 
-// listDeliveries is operation 17, GET /webhooks/deliveries: the account's
-// most recent deliveries, newest first; limit default 50, 1..100; optional
-// endpointId (an endpoint of the account, active or not).
+// listDeliveries is GET /webhooks/deliveries (docs/api.md, Webhooks): the
+// account's most recent deliveries, newest first; limit default 50,
+// 1..100; optional endpointId (an endpoint of the account, active or not).
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q, err := parseQuery(r)
 	if err != nil {

@@ -20,7 +20,7 @@ type Account struct {
 	CreatedUTC         time.Time
 }
 
-// Defaults from CONTRACT section 9.
+// Defaults from docs/api.md (Command line).
 const (
 	DefaultMonthlyQuota = 1000
 	DefaultRateLimit    = 600

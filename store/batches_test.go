@@ -52,7 +52,7 @@ func claimBatchJob(t *testing.T, s *Store, jobID string, now time.Time) Job {
 	}
 }
 
-// contractModules are the six summary.moduleScores keys CONTRACT section 3
+// contractModules are the six summary.moduleScores keys docs/api.md (Reports)
 // fixes, in report order. The store reads whatever keys a stored report
 // has; the tests write exactly these.
 var contractModules = [6]string{"hydrology", "severeWeather", "wildfire", "earthquake", "landslide", "environmentalExposure"}

@@ -14,7 +14,7 @@ import (
 	"locrisk/ids"
 )
 
-// Job statuses (CONTRACT section 2).
+// Job statuses (docs/api.md, Report jobs).
 const (
 	StatusQueued     = "queued"
 	StatusProcessing = "processing"

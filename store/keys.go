@@ -17,7 +17,8 @@ import (
 	"locrisk/ids"
 )
 
-// Scope names (spec section 5), in the spec's order.
+// Scope names (docs/api.md, Authentication, scopes and check order), in the
+// order of its scope table.
 const (
 	ScopeReportsCreate = "reports:create"
 	ScopeReportsRead   = "reports:read"
@@ -29,7 +30,8 @@ const (
 	ScopeWebhooksWrite = "webhooks:write"
 )
 
-// AllScopes returns every scope name in the spec's order (a fresh slice).
+// AllScopes returns every scope name in the scope table's order (a fresh
+// slice).
 func AllScopes() []string {
 	return []string{ScopeReportsCreate, ScopeReportsRead, ScopeReportsPDF, ScopeBulkCreate,
 		ScopeBulkRead, ScopeUsageRead, ScopeWebhooksRead, ScopeWebhooksWrite}
@@ -39,7 +41,8 @@ func AllScopes() []string {
 func ValidScope(name string) bool { return slices.Contains(AllScopes(), name) }
 
 // Scope versions: keys made before usage:read existed are version 1, and
-// their reports:read also grants the usage endpoints (CONTRACT section 5).
+// their reports:read also grants the usage endpoints (docs/api.md,
+// Authentication, scopes and check order).
 const (
 	ScopeVersionLegacy  = 1
 	ScopeVersionCurrent = 2
@@ -153,7 +156,7 @@ func HashSecret(secret string) string {
 }
 
 // normalizeScopes checks the names and returns them deduplicated in the
-// spec's order, so stored keys compare and list predictably.
+// scope table's order, so stored keys compare and list predictably.
 func normalizeScopes(in []string) ([]string, error) {
 	if len(in) == 0 {
 		return nil, fmt.Errorf("%w: a key needs at least one scope (known: %s)", ErrInvalid, strings.Join(AllScopes(), ", "))

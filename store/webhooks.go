@@ -13,7 +13,7 @@ import (
 	"locrisk/ids"
 )
 
-// Webhooks (CONTRACT section 7): endpoints an account registers, the outbox
+// Webhooks (docs/api.md, Webhooks): endpoints an account registers, the outbox
 // of events written inside a job's final transaction, and one delivery per
 // event and subscribed endpoint, which the delivery worker claims with a
 // lease, attempts and records.

@@ -2,7 +2,7 @@ package view
 
 import "locrisk/store"
 
-// Batch is a batch as the API shows it (operations 7 and 8).
+// Batch is a batch as the API shows it (docs/api.md, Batches).
 type Batch struct {
 	BatchID         string      `json:"batchId"`
 	Name            *string     `json:"name"` // null when none was given
@@ -46,7 +46,7 @@ func NewBatch(b store.Batch) Batch {
 	}
 }
 
-// BatchItems is the response of operation 9.
+// BatchItems is the response of GET /location-risk/batches/{batchId}/items.
 type BatchItems struct {
 	BatchID string      `json:"batchId"`
 	Items   []BatchItem `json:"items"`

@@ -22,7 +22,7 @@ func JobEventType(j store.Job) string {
 }
 
 // NewJobEvent is the webhook event, with id (evt_...), that announces j's
-// final state (CONTRACT section 7). Its data.job is j exactly as
+// final state (docs/api.md, Webhooks). Its data.job is j exactly as
 // GET /location-risk/report-jobs/{jobId} shows it (NewJob), and since the
 // event is as old as the transition it reports, its createdUtc is j's
 // completedUtc. A job that is not final, or has no completion time, has no

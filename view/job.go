@@ -7,7 +7,7 @@ import "locrisk/store"
 // worker is free.
 const PollAfterActive = 1
 
-// Job is a report job as the API shows it (CONTRACT section 2), and as a
+// Job is a report job as the API shows it (docs/api.md, Report jobs), and as a
 // webhook event's data.job carries it.
 type Job struct {
 	JobID            string     `json:"jobId"`
@@ -77,7 +77,7 @@ func NewJob(j store.Job) Job {
 	return v
 }
 
-// JobList is the response of operation 2.
+// JobList is the response of GET /location-risk/report-jobs.
 type JobList struct {
 	Jobs       []Job   `json:"jobs"`
 	Limit      int     `json:"limit"`

@@ -17,26 +17,27 @@ const (
 	WebhookDeliveriesPath = WebhooksPath + "/deliveries"
 )
 
-// JobPath is the path of one report job (operation 3).
+// JobPath is the path of one report job (docs/api.md, Report jobs).
 func JobPath(id string) string { return JobsPath + "/" + id }
 
-// JobRetryPath is the path that retries a failed job (operation 4).
+// JobRetryPath is the path that retries a failed job (docs/api.md, Report
+// jobs).
 func JobRetryPath(id string) string { return JobPath(id) + "/retry" }
 
-// ReportPath is the path of one report (operation 5).
+// ReportPath is the path of one report (docs/api.md, Reports).
 func ReportPath(id string) string { return ReportsPath + "/" + id }
 
-// ReportPDFPath is the path of a report's PDF (operation 6).
+// ReportPDFPath is the path of a report's PDF (docs/api.md, Reports).
 func ReportPDFPath(id string) string { return ReportPath(id) + "/pdf" }
 
-// BatchPath is the path of one batch (operation 8).
+// BatchPath is the path of one batch (docs/api.md, Batches).
 func BatchPath(id string) string { return BatchesPath + "/" + id }
 
-// BatchItemsPath is the path of a batch's items (operation 9).
+// BatchItemsPath is the path of a batch's items (docs/api.md, Batches).
 func BatchItemsPath(id string) string { return BatchPath(id) + "/items" }
 
-// BatchCSVPath is the path of a batch's results file (operation 10).
+// BatchCSVPath is the path of a batch's results file (docs/api.md, Batches).
 func BatchCSVPath(id string) string { return BatchPath(id) + "/results.csv" }
 
-// WebhookPath is the path of one webhook endpoint (operation 16).
+// WebhookPath is the path of one webhook endpoint (docs/api.md, Webhooks).
 func WebhookPath(id string) string { return WebhooksPath + "/" + id }

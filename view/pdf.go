@@ -14,9 +14,9 @@ type Outliner interface {
 	Outlines(countyFIPS string) (state, county [][]geo.Point)
 }
 
-// PDF renders the stored report as the PDF document that operation 6 serves
-// and `locrisk report --pdf` writes. The same stored report always renders
-// to the same bytes.
+// PDF renders the stored report as the PDF document that
+// GET /location-risk/reports/{reportId}/pdf serves and `locrisk report
+// --pdf` writes. The same stored report always renders to the same bytes.
 func PDF(rep store.Report, outlines Outliner) ([]byte, error) {
 	a, err := assessment(rep)
 	if err != nil {

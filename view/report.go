@@ -11,14 +11,14 @@ import (
 // APIVersion is the apiVersion field of report responses.
 const APIVersion = "v1"
 
-// Report detail levels (CONTRACT section 3).
+// Report detail levels (docs/api.md, Reports).
 const (
 	DetailSummary = "summary"
 	DetailFull    = "full"
 )
 
-// Report is the response of operation 5 (CONTRACT section 3), and what
-// `locrisk report --json` prints.
+// Report is the response of GET /location-risk/reports/{reportId}
+// (docs/api.md, Reports), and what `locrisk report --json` prints.
 type Report struct {
 	APIVersion   string        `json:"apiVersion"`
 	Detail       string        `json:"detail"`

@@ -23,14 +23,14 @@ func NewWebhookEndpoint(e store.WebhookEndpoint) WebhookEndpoint {
 		CreatedUTC: Time(e.CreatedUTC), DisabledUTC: TimePtr(e.DisabledUTC)}
 }
 
-// CreatedWebhookEndpoint is the response of operation 15, the one time the
+// CreatedWebhookEndpoint is the response of POST /webhooks, the one time the
 // signing secret is shown.
 type CreatedWebhookEndpoint struct {
 	Endpoint      WebhookEndpoint `json:"endpoint"`
 	SigningSecret string          `json:"signingSecret"`
 }
 
-// WebhookEndpointList is the response of operation 14.
+// WebhookEndpointList is the response of GET /webhooks.
 type WebhookEndpointList struct {
 	Endpoints []WebhookEndpoint `json:"endpoints"`
 }
@@ -72,7 +72,7 @@ func NewWebhookDelivery(d store.WebhookDelivery) WebhookDelivery {
 	}
 }
 
-// WebhookDeliveryList is the response of operation 17.
+// WebhookDeliveryList is the response of GET /webhooks/deliveries.
 type WebhookDeliveryList struct {
 	Deliveries []WebhookDelivery `json:"deliveries"`
 }

@@ -183,7 +183,7 @@ func (e *URLError) Unwrap() []error {
 	return []error{ErrInvalidURL, e.Err}
 }
 
-// MaxURLLength is the longest endpoint URL accepted (CONTRACT section 7).
+// MaxURLLength is the longest endpoint URL accepted (docs/api.md, Webhooks).
 const MaxURLLength = 2048
 
 // Resolver looks host names up. *net.Resolver implements it; tests fake it.

@@ -10,7 +10,7 @@ import (
 	"locrisk/ids"
 )
 
-// Event types (spec section 6). No others exist.
+// Event types (docs/api.md, Webhooks). No others exist.
 const (
 	EventJobCompleted = "report.job.completed"
 	EventJobFailed    = "report.job.failed"
@@ -28,7 +28,7 @@ func KnownEvent(name string) bool {
 	return name == EventJobCompleted || name == EventJobFailed
 }
 
-// Event is the body of a delivery (CONTRACT section 7):
+// Event is the body of a delivery (docs/api.md, Webhooks):
 // {id, type, apiVersion, createdUtc, data: {job}}.
 type Event struct {
 	ID         string    `json:"id"`

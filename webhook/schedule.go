@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// DefaultScheduleSpec is the retry schedule of CONTRACT section 7: the delays
-// after each failed attempt. Seven delays mean eight attempts in all.
+// DefaultScheduleSpec is the retry schedule of docs/api.md (Webhooks): the
+// delays after each failed attempt. Seven delays mean eight attempts in all.
 const DefaultScheduleSpec = "10s,1m,5m,30m,2h,8h,24h"
 
 // maxScheduleItems keeps a typo (or a pasted list) from scheduling deliveries

@@ -51,7 +51,7 @@ func TestParseSchedule(t *testing.T) {
 func TestDefaultSchedule(t *testing.T) {
 	s := DefaultSchedule()
 	if MaxAttempts(s) != 8 {
-		t.Errorf("default schedule allows %d attempts, CONTRACT says 8", MaxAttempts(s))
+		t.Errorf("default schedule allows %d attempts, docs/api.md says 8", MaxAttempts(s))
 	}
 	s[0] = time.Hour
 	if DefaultSchedule()[0] != 10*time.Second {

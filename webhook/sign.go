@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Header names of a delivery (spec section 6).
+// Header names of a delivery (docs/api.md, Webhooks).
 const (
 	HeaderTimestamp = "Service-Timestamp" // Unix seconds, the one that was signed
 	HeaderSignature = "Service-Signature" // "v1=" + lowercase hex HMAC-SHA256
@@ -23,7 +23,7 @@ const (
 )
 
 // DefaultTolerance is how far a delivery's timestamp may be from the
-// receiver's clock, either way (spec section 8).
+// receiver's clock, either way (docs/api.md, Webhooks).
 const DefaultTolerance = 5 * time.Minute
 
 // signatureScheme prefixes each signature value in Service-Signature.
