@@ -17,8 +17,8 @@ import (
 // Thresholds of the scoring method (docs/methodology.md).
 const (
 	minAnnualChance = 1e-5 // below this no return period is shown
-	countyLineKm   = 2.0 // closer than this to another county's boundary raises near_county_line
-	topRiskMinimum = 40  // modules below moderate are not listed as top risks
+	countyLineKm    = 2.0  // closer than this to another county's boundary raises near_county_line
+	topRiskMinimum  = 40   // modules below moderate are not listed as top risks
 )
 
 // moduleResult is one module's outcome before it is written into the report.

@@ -2,8 +2,8 @@ package risk
 
 import (
 	"fmt"
-	"strings"
 	"math"
+	"strings"
 
 	"locrisk/risk/hazard"
 )

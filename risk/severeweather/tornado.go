@@ -362,7 +362,6 @@ func (r tornadoResult) sigStrikeProb() float64 {
 	return 1 - math.Exp(-strikeRate(r.sigAreaKm2, strikeSigYears))
 }
 
-//
 // A tornado of any rating is at least as likely as an EF2+ one; where the
 // shorter 1995-2018 record holds less path area near the site than the
 // EF2+ tornadoes of 1950-2018, the EF2+ chance is the better lower bound.
