@@ -195,7 +195,7 @@ func printSummary(w io.Writer, v view.Report) error {
 	s, l := v.Summary, v.Location
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Report\t%s (job %s, generated %s)\n", v.ReportID, v.JobID, v.GeneratedUTC)
-	fmt.Fprintf(tw, "Location\t%v, %v: %s, %s (county %s)\n", l.Latitude, l.Longitude, l.CountyName, l.StateName, l.CountyFips)
+	fmt.Fprintf(tw, "Location\t%v, %v: %s, %s (county %s)\n", l.Latitude, l.Longitude, l.CountyName, l.StateName, l.CountyFIPS)
 	fmt.Fprintf(tw, "Overall\t%d/100 %s (confidence %s, %.2f)\n", s.OverallScore, s.RiskLevel, s.Confidence.Level, s.Confidence.Score)
 	parts := make([]string, 0, len(s.ModuleScores))
 	for _, m := range s.ModuleScores {

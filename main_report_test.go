@@ -31,7 +31,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	var v struct {
 		APIVersion, Detail, ReportID, JobID, DataVersion string
-		Location                                         struct{ CountyFips string }
+		Location                                         struct{ CountyFIPS string }
 		Summary                                          struct {
 			OverallScore *int
 			RiskLevel    string
@@ -42,7 +42,7 @@ func TestReportCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
 	}
-	if v.APIVersion != "v1" || v.Detail != "summary" || v.Location.CountyFips != "17031" || v.Summary.OverallScore == nil ||
+	if v.APIVersion != "v1" || v.Detail != "summary" || v.Location.CountyFIPS != "17031" || v.Summary.OverallScore == nil ||
 		v.Summary.RiskLevel == "" || v.Summary.Links.Self != "/api/v1/location-risk/reports/"+v.ReportID || v.Report != nil {
 		t.Errorf("summary = %+v", v)
 	}

@@ -33,7 +33,7 @@ func fixedAssessment(lat, lon float64) *risk.Assessment {
 	}
 	ms.Set("hydrology", &score)
 	return &risk.Assessment{
-		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "IL", StateName: "Illinois", CountyFips: "17031", CountyName: "Cook"},
+		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "IL", StateName: "Illinois", CountyFIPS: "17031", CountyName: "Cook"},
 		DataVersion: "test-data-1",
 		Summary:     risk.Summary{OverallScore: 42, RiskLevel: "moderate", ModuleScores: ms},
 	}

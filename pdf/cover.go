@@ -91,7 +91,7 @@ func (r *renderer) coverPage() {
 	meta := [][2]string{
 		{"Generated", gen.Format("2 January 2006, 15:04") + " UTC"},
 		{"Data version", orDash(clean(a.DataVersion, false))},
-		{"County FIPS", orDash(clean(loc.CountyFips, false))},
+		{"County FIPS", orDash(clean(loc.CountyFIPS, false))},
 	}
 	for i, m := range meta {
 		yy := 13.6 + float64(i)*4.2

@@ -446,7 +446,7 @@ func TestRenderEdgeCases(t *testing.T) {
 		name: "territory with empty outlines",
 		edit: func(in *Input) {
 			in.Assessment.Location = risk.Location{Latitude: 13.4745, Longitude: 144.7504, StateCode: "GU",
-				StateName: "Guam", CountyFips: "66010", CountyName: "Guam"}
+				StateName: "Guam", CountyFIPS: "66010", CountyName: "Guam"}
 			in.StateOutline, in.CountyOutline = nil, nil
 		},
 		wantP1: []string{"Guam", "13.4745° N, 144.7504° E", "Boundary outlines are not available"},

@@ -42,7 +42,7 @@ func TestRealOutlines(t *testing.T) {
 			}
 			in := sampleInput()
 			in.Assessment.Location.Latitude, in.Assessment.Location.Longitude = s.p.Lat, s.p.Lon
-			in.Assessment.Location.CountyFips, in.Assessment.Location.CountyName = c.FIPS, c.Name
+			in.Assessment.Location.CountyFIPS, in.Assessment.Location.CountyName = c.FIPS, c.Name
 			in.Assessment.Location.StateCode, in.Assessment.Location.StateName = c.StateCode, c.StateName
 			in.StateOutline = layer.StateOutline(c.StateFIPS)
 			in.CountyOutline = layer.CountyOutline(c.FIPS)

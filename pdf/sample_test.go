@@ -43,7 +43,7 @@ func sampleAssessment() *risk.Assessment {
 		Location: risk.Location{
 			Latitude: 34.0522, Longitude: -118.2437,
 			StateCode: "CA", StateName: "California",
-			CountyFips: "06037", CountyName: "Los Angeles County",
+			CountyFIPS: "06037", CountyName: "Los Angeles County",
 		},
 		DataVersion: "2026.11-r2",
 	}

@@ -300,7 +300,7 @@ func (e *Engine) Locate(lat, lon float64) (Location, error) {
 }
 
 func locationOf(lat, lon float64, c *coverage.County) Location {
-	return Location{Latitude: lat, Longitude: lon, StateCode: c.StateCode, StateName: c.StateName, CountyFips: c.FIPS, CountyName: c.Name}
+	return Location{Latitude: lat, Longitude: lon, StateCode: c.StateCode, StateName: c.StateName, CountyFIPS: c.FIPS, CountyName: c.Name}
 }
 
 // Outlines returns the state and county outlines around a located county,

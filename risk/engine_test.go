@@ -189,8 +189,8 @@ func TestFixtureCoverage(t *testing.T) {
 			if err != nil || aerr != nil {
 				t.Fatalf("Locate err %v, Assess err %v", err, aerr)
 			}
-			if loc.CountyFips != tt.fips || a.Location.CountyFips != tt.fips {
-				t.Fatalf("county %s / %s, want %s", loc.CountyFips, a.Location.CountyFips, tt.fips)
+			if loc.CountyFIPS != tt.fips || a.Location.CountyFIPS != tt.fips {
+				t.Fatalf("county %s / %s, want %s", loc.CountyFIPS, a.Location.CountyFIPS, tt.fips)
 			}
 			if loc.StateCode == "" || loc.StateName == "" || loc.CountyName == "" {
 				t.Fatalf("incomplete location %+v", loc)

@@ -10,7 +10,7 @@ import (
 func TestReadSummary(t *testing.T) {
 	score := func(n int) *int { return &n }
 	a := Assessment{
-		Location:    Location{Latitude: 41.88, Longitude: -87.63, CountyFips: "17031"},
+		Location:    Location{Latitude: 41.88, Longitude: -87.63, CountyFIPS: "17031"},
 		DataVersion: "dv",
 		Summary: Summary{
 			OverallScore: 64, RiskLevel: "high", Confidence: Confidence{Level: "medium", Score: 0.6},

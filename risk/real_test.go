@@ -23,8 +23,8 @@ func TestRealPlacesResolveAndKeepInvariants(t *testing.T) {
 			t.Errorf("%s: %v", p.Name, err)
 			continue
 		}
-		if a.Location.CountyFips != p.County {
-			t.Errorf("%s: county %s, want %s", p.Name, a.Location.CountyFips, p.County)
+		if a.Location.CountyFIPS != p.County {
+			t.Errorf("%s: county %s, want %s", p.Name, a.Location.CountyFIPS, p.County)
 		}
 		checkInvariants(t, a)
 	}

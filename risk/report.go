@@ -10,7 +10,7 @@ type Location struct {
 	Longitude  float64 `json:"longitude"`
 	StateCode  string  `json:"stateCode"`
 	StateName  string  `json:"stateName"`
-	CountyFips string  `json:"countyFips"`
+	CountyFIPS string  `json:"countyFips"`
 	CountyName string  `json:"countyName"`
 }
 

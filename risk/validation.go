@@ -120,8 +120,8 @@ func (e *Engine) Validate(ctx context.Context, w io.Writer) (ValidationResult, e
 		if err != nil {
 			return res, fmt.Errorf("%s (%v, %v): %w", p.Name, p.Lat, p.Lon, err)
 		}
-		if a.Location.CountyFips != p.County {
-			res.Failures = append(res.Failures, fmt.Sprintf("%s located in county %s, want %s", p.Name, a.Location.CountyFips, p.County))
+		if a.Location.CountyFIPS != p.County {
+			res.Failures = append(res.Failures, fmt.Sprintf("%s located in county %s, want %s", p.Name, a.Location.CountyFIPS, p.County))
 		}
 		byName[p.Name] = a
 	}

@@ -261,7 +261,7 @@ func sampleAssessment(lat, lon float64) risk.Assessment {
 	lvl := "high"
 	scores := [6]*int{intp(20), intp(30), intp(40), intp(95), intp(50), nil}
 	a := risk.Assessment{
-		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "CA", StateName: "California", CountyFips: "06075", CountyName: "San Francisco"},
+		Location:    risk.Location{Latitude: lat, Longitude: lon, StateCode: "CA", StateName: "California", CountyFIPS: "06075", CountyName: "San Francisco"},
 		DataVersion: "dv-test",
 		Summary: risk.Summary{
 			OverallScore: 64, RiskLevel: "high", Confidence: risk.Confidence{Level: "medium", Score: 0.6},

@@ -22,7 +22,7 @@ func PDF(rep store.Report, outlines Outliner) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	state, county := outlines.Outlines(a.Location.CountyFips)
+	state, county := outlines.Outlines(a.Location.CountyFIPS)
 	doc, err := pdf.Render(pdf.Input{
 		ReportID:      rep.ID,
 		JobID:         rep.JobID,
