@@ -29,30 +29,21 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
+	"locrisk/queue"
 	"locrisk/store"
 	"locrisk/webhook"
 )
 
 // Signal wakes a worker. It is made before the worker (the store's outbox
-// hook needs it, and the worker needs the store), so it is its own type.
-type Signal chan struct{}
+// hook needs it, and the worker needs the store), so it is its own type:
+// the queue runner's wake-up signal. Notify wakes the worker without
+// blocking and is safe on a nil Signal (no-op).
+type Signal = queue.Signal
 
 // NewSignal makes a Signal.
-func NewSignal() Signal {
-	// One pending wake-up is enough: the worker claims until nothing is due.
-	return make(Signal, 1)
-}
-
-// Notify wakes the worker without blocking. Safe on a nil Signal (no-op).
-func (s Signal) Notify() {
-	select {
-	case s <- struct{}{}:
-	default:
-	}
-}
+func NewSignal() Signal { return queue.NewSignal() }
 
 // Config tunes the worker; zero fields take the defaults in brackets.
 type Config struct {
@@ -79,15 +70,24 @@ type Config struct {
 	Now    func() time.Time
 }
 
+// Store is the webhook outbox as the worker needs it (*store.Store
+// satisfies it).
+type Store interface {
+	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, now time.Time) (store.DeliveryTask, bool, error)
+	NextWebhookDue(ctx context.Context) (time.Time, bool, error)
+	RecordWebhookAttempt(ctx context.Context, t store.DeliveryTask, a store.DeliveryAttempt, now time.Time) (string, error)
+	ReleaseWebhookDelivery(ctx context.Context, t store.DeliveryTask) error
+}
+
 // Worker delivers webhook events. Create it with New, start it with Run.
 type Worker struct {
-	st  *store.Store
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	runner *queue.Runner[*attempt]
 }
 
 // New makes a worker over st; nothing runs until Run.
-func New(st *store.Store, cfg Config) *Worker {
+func New(st Store, cfg Config) *Worker {
 	if cfg.Schedule == nil {
 		cfg.Schedule = webhook.DefaultSchedule()
 	}
@@ -115,142 +115,135 @@ func New(st *store.Store, cfg Config) *Worker {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Worker{st: st, cfg: cfg, log: cfg.Logger}
+	k := &deliveryKind{st: st, cfg: cfg, log: cfg.Logger}
+	return &Worker{cfg: cfg, log: cfg.Logger, runner: queue.New(k, queue.Config{
+		Name: "webhook delivery worker", Workers: cfg.Workers, Lease: cfg.Lease, PollInterval: cfg.PollInterval,
+		// After the drain deadline, cancelled attempts return at once and
+		// are released within recordTimeout: wait for them.
+		DrainTimeout: cfg.DrainTimeout, CancelGrace: 0, ReleaseTimeout: recordTimeout,
+		Retry: queue.Schedule(cfg.Schedule), Wake: cfg.Wake, Logger: cfg.Logger, Now: cfg.Now,
+	})}
 }
 
 // Notify wakes the worker now (new deliveries were written).
-func (w *Worker) Notify() { w.cfg.Wake.Notify() }
+func (w *Worker) Notify() { w.runner.Notify() }
 
 // Run claims and sends deliveries until ctx ends, then drains (see the
 // package comment) and returns.
 func (w *Worker) Run(ctx context.Context) {
-	// Attempts in flight outlive ctx until the drain deadline.
-	sendCtx, cancelSends := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelSends()
 	w.log.Info("webhook delivery worker started", "workers", w.cfg.Workers,
 		"attempts", webhook.MaxAttempts(w.cfg.Schedule), "allow_private", w.cfg.AllowPrivate)
-
-	slots := make(chan struct{}, w.cfg.Workers)
-	var wg sync.WaitGroup
-	// Go 1.23 timers: Reset needs no draining of an expired timer.
-	timer := time.NewTimer(w.cfg.PollInterval)
-	defer timer.Stop()
-loop:
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		t, ok, err := w.st.ClaimWebhookDelivery(ctx, w.cfg.Lease, w.cfg.Now())
-		if ok {
-			wg.Go(func() {
-				defer func() { <-slots }()
-				w.attempt(sendCtx, t)
-				// The outcome may have scheduled a retry earlier than the
-				// dispatcher's current sleep; let it look again.
-				w.Notify()
-			})
-			continue
-		}
-		<-slots
-		if err != nil && ctx.Err() == nil {
-			w.log.Error("claiming a webhook delivery failed", "err", err)
-		}
-		timer.Reset(w.idleWait(ctx))
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-w.cfg.Wake:
-		case <-timer.C:
-		}
-	}
-
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(w.cfg.DrainTimeout):
-		w.log.Warn("webhook attempts still in flight at shutdown; cancelling and releasing them", "timeout", w.cfg.DrainTimeout)
-		cancelSends()
-		<-done
-	}
+	w.runner.Run(ctx)
 	w.log.Info("webhook delivery worker stopped")
 }
 
-// idleWait is how long to sleep with nothing claimable: until the earliest
-// pending delivery is due, at most PollInterval.
-func (w *Worker) idleWait(ctx context.Context) time.Duration {
-	wait := w.cfg.PollInterval
-	next, ok, err := w.st.NextWebhookDue(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Error("reading the next webhook due time failed", "err", err)
-		}
-		return wait
-	}
-	if ok {
-		// A millisecond at least: the stored times have millisecond
-		// precision, so "due now" may still be a fraction away.
-		wait = min(wait, max(next.Sub(w.cfg.Now()), time.Millisecond))
-	}
-	return wait
+// recordTimeout bounds recording (or releasing) an attempt, which happens
+// even after shutdown has cancelled the attempt: the attempt happened.
+const recordTimeout = 5 * time.Second
+
+// deliveryKind is webhook deliveries as the queue runner works them.
+type deliveryKind struct {
+	st  Store
+	cfg Config
+	log *slog.Logger
 }
 
-// attempt makes one attempt of a claimed delivery and records it.
-func (w *Worker) attempt(ctx context.Context, t store.DeliveryTask) {
-	started := w.cfg.Now()
+// attempt is one attempt of a claimed delivery.
+type attempt struct {
+	task    store.DeliveryTask
+	started time.Time
+	res     webhook.Result
+}
+
+// attrs are the attempt's log attributes.
+func (a *attempt) attrs() []any {
+	return []any{"delivery_id", a.task.ID, "endpoint_id", a.task.EndpointID, "event_id", a.task.EventID,
+		"attempt", a.task.Attempts + 1, "response_status", a.res.StatusCode,
+		"duration_ms", float64(a.res.Duration.Microseconds()) / 1000}
+}
+
+func (k *deliveryKind) Claim(ctx context.Context, c queue.Claim) (*attempt, bool, error) {
+	t, ok, err := k.st.ClaimWebhookDelivery(ctx, c.Lease, c.Now)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return &attempt{task: t}, true, nil
+}
+
+// NextDue is when the earliest pending delivery becomes claimable: an idle
+// worker sleeps until then, at most PollInterval.
+func (k *deliveryKind) NextDue(ctx context.Context) (time.Time, bool, error) {
+	return k.st.NextWebhookDue(ctx)
+}
+
+// Work sends the delivery once and records a success; a failure goes back
+// to the runner, which retries it on the schedule, fails it once the
+// schedule is exhausted, or releases it when shutdown cut it short.
+func (k *deliveryKind) Work(ctx context.Context, a *attempt) queue.Outcome {
+	t := a.task
+	a.started = k.cfg.Now()
 	// Finish (and record) before the lease runs out, so no other worker
 	// takes the delivery over while this attempt is still open.
-	attemptCtx, cancel := context.WithTimeout(ctx, min(webhook.Timeout, w.cfg.Lease))
-	res := webhook.Send(attemptCtx, w.cfg.Client, webhook.Attempt{
+	attemptCtx, cancel := context.WithTimeout(ctx, min(webhook.Timeout, k.cfg.Lease))
+	a.res = webhook.Send(attemptCtx, k.cfg.Client, webhook.Attempt{
 		URL: t.URL, Secret: t.Secret, Event: t.EventType, DeliveryID: t.ID, Body: t.Body,
-	}, started)
+	}, a.started)
 	cancel()
-	n := t.Attempts + 1
-	attrs := []any{"delivery_id", t.ID, "endpoint_id", t.EndpointID, "event_id", t.EventID,
-		"attempt", n, "response_status", res.StatusCode, "duration_ms", float64(res.Duration.Microseconds()) / 1000}
+	if a.res.Success {
+		k.record(ctx, a, nil)
+		return queue.Done()
+	}
+	return queue.Retryable(t.Attempts+1, errors.New(attemptError(a.res)))
+}
 
-	// Record with a context that survives shutdown: the attempt happened.
-	recCtx, recCancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer recCancel()
+// Retry records the failed attempt with the next one due at r.At.
+func (k *deliveryKind) Retry(ctx context.Context, a *attempt, r queue.Retry) { k.record(ctx, a, &r.At) }
 
-	if ctx.Err() != nil && !res.Success {
-		// Shutdown cut the attempt short: hand it back uncounted.
-		if err := w.st.ReleaseWebhookDelivery(recCtx, t); err != nil {
-			w.log.Warn("releasing a webhook delivery failed; it is retried when its lease expires", append(attrs, "err", err)...)
-			return
-		}
-		w.log.Info("webhook attempt", append(attrs, "outcome", "released", "reason", "shutdown")...)
+// Fail records the failed attempt as the last.
+func (k *deliveryKind) Fail(ctx context.Context, a *attempt, _ error) { k.record(ctx, a, nil) }
+
+// Release hands an attempt that shutdown cut short back, uncounted.
+func (k *deliveryKind) Release(ctx context.Context, a *attempt) {
+	if err := k.st.ReleaseWebhookDelivery(ctx, a.task); err != nil {
+		k.log.Warn("releasing a webhook delivery failed; it is retried when its lease expires", append(a.attrs(), "err", err)...)
 		return
 	}
+	k.log.Info("webhook attempt", append(a.attrs(), "outcome", "released", "reason", "shutdown")...)
+}
 
-	out := store.DeliveryAttempt{Success: res.Success, ResponseStatus: res.StatusCode, Started: started}
+// record records the attempt; a failure is due again at next, or final
+// when next is nil.
+func (k *deliveryKind) record(ctx context.Context, a *attempt, next *time.Time) {
+	attrs := a.attrs()
+	// Record with a context that survives shutdown: the attempt happened.
+	recCtx, recCancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer recCancel()
+
+	res := a.res
+	out := store.DeliveryAttempt{Success: res.Success, ResponseStatus: res.StatusCode, Started: a.started}
 	if !res.Success {
 		out.Error = attemptError(res)
-		if next, ok := webhook.NextAttempt(w.cfg.Schedule, n, w.cfg.Now()); ok {
-			out.NextAttempt = &next
-		}
+		out.NextAttempt = next
 	}
-	status, err := w.st.RecordWebhookAttempt(recCtx, t, out, w.cfg.Now())
+	status, err := k.st.RecordWebhookAttempt(recCtx, a.task, out, k.cfg.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
-			w.log.Warn("webhook delivery lease lost before the attempt was recorded", append(attrs, "success", res.Success)...)
+			k.log.Warn("webhook delivery lease lost before the attempt was recorded", append(attrs, "success", res.Success)...)
 			return
 		}
-		w.log.Error("recording a webhook attempt failed; it is retried when its lease expires", append(attrs, "err", err)...)
+		k.log.Error("recording a webhook attempt failed; it is retried when its lease expires", append(attrs, "err", err)...)
 		return
 	}
 	attrs = append(attrs, "outcome", status)
 	if !res.Success {
 		attrs = append(attrs, "error", out.Error)
 		if status == store.DeliveryPending && out.NextAttempt != nil {
-			attrs = append(attrs, "next_attempt_in_ms", out.NextAttempt.Sub(w.cfg.Now()).Milliseconds())
+			attrs = append(attrs, "next_attempt_in_ms", out.NextAttempt.Sub(k.cfg.Now()).Milliseconds())
 		}
-		w.log.Warn("webhook attempt", attrs...)
+		k.log.Warn("webhook attempt", attrs...)
 		return
 	}
-	w.log.Info("webhook attempt", attrs...)
+	k.log.Info("webhook attempt", attrs...)
 }
 
 // excerptInError bounds the receiver's text quoted in a delivery's error.

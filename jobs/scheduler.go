@@ -1,12 +1,13 @@
-// Package jobs is the report job scheduler: a pool of worker goroutines that
-// claim queued jobs from the store with a lease, run the risk engine, and
-// store the report and the job's completion in one transaction.
+// Package jobs is the report job scheduler: it runs report jobs on a
+// queue.Runner (a pool of Workers worker slots) that claims queued jobs from
+// the store with a lease; a worker runs the risk engine and stores the
+// report and the job's completion in one transaction.
 //
-// Wake-up: Notify (called after jobs are inserted) wakes an idle worker at
-// once; a worker that claims a job wakes a peer, so a burst of jobs fans out
-// over the pool. Idle workers also poll every PollInterval, which picks up
-// jobs whose retry backoff has passed, jobs inserted by another process,
-// and jobs whose lease expired because their worker died.
+// Wake-up: Notify (called after jobs are inserted) wakes the runner at once,
+// and it claims while a worker is free, so a burst of jobs fans out over the
+// pool. Idle, it also looks every PollInterval, which picks up jobs inserted
+// by another process and jobs whose lease expired because their worker died,
+// and when a backoff it scheduled has passed.
 //
 // Leases are fixed (Config.Lease, 30 s by default) and not renewed: an
 // assessment takes well under a millisecond, so a lease only ever expires
@@ -24,10 +25,10 @@
 // first MaxAttempts are used. Permanent errors (generation_error,
 // unsupported_location) fail the job at once.
 //
-// Shutdown: when Run's context is cancelled, workers stop claiming, finish
-// the job in hand (bounded by DrainTimeout, after which the engine call is
-// cancelled and the job released back to the queue uncounted) and Run
-// returns.
+// Shutdown: when Run's context is cancelled, the runner stops claiming, the
+// workers finish the job in hand (bounded by DrainTimeout, after which the
+// engine call is cancelled and the job released back to the queue
+// uncounted) and Run returns.
 package jobs
 
 import (
@@ -41,6 +42,7 @@ import (
 	"time"
 
 	"locrisk/ids"
+	"locrisk/queue"
 	"locrisk/risk"
 	"locrisk/store"
 )
@@ -84,18 +86,29 @@ type Config struct {
 	DrainTimeout time.Duration // how long shutdown waits for jobs in hand [10s]
 }
 
+// Store is the job queue as the scheduler needs it (*store.Store
+// satisfies it).
+type Store interface {
+	ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (store.Job, bool, error)
+	CompleteJob(ctx context.Context, jobID, owner string, r store.Report, now time.Time) (store.Job, error)
+	FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (store.Job, error)
+	RetryLater(ctx context.Context, jobID, owner string, runAfter time.Time, code, msg string, now time.Time) error
+	ReleaseJob(ctx context.Context, jobID, owner string, now time.Time) error
+	PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error)
+}
+
 // Scheduler runs report jobs. Create it with New, start it with Run.
 type Scheduler struct {
-	st       *store.Store
-	eng      Assessor
-	cfg      Config
-	log      *slog.Logger
-	wake     chan struct{}
-	instance string // distinguishes this process's lease owners from others'
+	st     Store
+	eng    Assessor
+	cfg    Config
+	log    *slog.Logger
+	policy queue.Backoff
+	runner *queue.Runner[*run]
 }
 
 // New makes a scheduler; nothing runs until Run.
-func New(st *store.Store, eng Assessor, cfg Config) *Scheduler {
+func New(st Store, eng Assessor, cfg Config) *Scheduler {
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
 	}
@@ -123,33 +136,29 @@ func New(st *store.Store, eng Assessor, cfg Config) *Scheduler {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 10 * time.Second
 	}
-	return &Scheduler{
-		st: st, eng: eng, cfg: cfg, log: cfg.Logger,
-		// One pending token is enough: whoever takes it claims work and
-		// passes the wake-up on while there is more.
-		wake:     make(chan struct{}, 1),
-		instance: ids.New("wrk_"),
+	s := &Scheduler{st: st, eng: eng, cfg: cfg, log: cfg.Logger,
+		policy: queue.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Attempts: cfg.MaxAttempts}}
+	// instance distinguishes this process's lease owners from others'.
+	instance := ids.New("wrk_")
+	k := &jobKind{Scheduler: s, owners: make([]string, cfg.Workers)}
+	for i := range k.owners {
+		k.owners[i] = fmt.Sprintf("%s-%d", instance, i)
 	}
+	s.runner = queue.New(k, queue.Config{
+		Name: "scheduler", Workers: cfg.Workers, Lease: cfg.Lease, PollInterval: cfg.PollInterval,
+		DrainTimeout: cfg.DrainTimeout, CancelGrace: 2 * time.Second, ReleaseTimeout: 2 * time.Second,
+		Retry: s.policy, Logger: cfg.Logger, Now: cfg.Now,
+	})
+	return s
 }
 
-// Notify wakes an idle worker now. It never blocks; call it after inserting
+// Notify wakes the scheduler now. It never blocks; call it after inserting
 // or re-queueing jobs.
-func (s *Scheduler) Notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Scheduler) Notify() { s.runner.Notify() }
 
 // Backoff returns the delay before the automatic retry that follows a
 // transient failure of the given attempt (1-based).
-func (s *Scheduler) Backoff(attempt int) time.Duration {
-	d := s.cfg.BackoffBase
-	for i := 1; i < attempt && d < s.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, s.cfg.BackoffMax)
-}
+func (s *Scheduler) Backoff(attempt int) time.Duration { return s.policy.Delay(attempt) }
 
 // Run starts the workers and blocks until ctx is cancelled and the workers
 // have drained: jobs in hand finish, or after DrainTimeout are cancelled and
@@ -157,144 +166,141 @@ func (s *Scheduler) Backoff(attempt int) time.Duration {
 // even if the engine ignores cancellation; such a job's lease then expires
 // and another worker (or the next start) runs it.
 func (s *Scheduler) Run(ctx context.Context) {
-	// Work in hand outlives ctx until the drain deadline.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-
 	s.log.Info("scheduler started", "workers", s.cfg.Workers, "max_attempts", s.cfg.MaxAttempts,
 		"lease", s.cfg.Lease, "faults", s.cfg.Faults.String())
 	var wg sync.WaitGroup
-	for i := range s.cfg.Workers {
-		owner := fmt.Sprintf("%s-%d", s.instance, i)
-		wg.Go(func() { s.worker(ctx, workCtx, owner) })
-	}
 	wg.Go(func() { s.janitor(ctx) })
-
-	<-ctx.Done()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(s.cfg.DrainTimeout):
-		s.log.Warn("scheduler drain timed out; cancelling jobs in hand", "timeout", s.cfg.DrainTimeout)
-		cancelWork()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-			s.log.Error("scheduler workers did not stop; their jobs will be reclaimed when the lease expires")
-		}
-	}
+	s.runner.Run(ctx)
+	wg.Wait()
 	s.log.Info("scheduler stopped")
 }
 
-// worker claims and runs jobs until ctx is cancelled.
-func (s *Scheduler) worker(ctx, workCtx context.Context, owner string) {
-	timer := time.NewTimer(s.cfg.PollInterval)
-	defer timer.Stop()
-	for ctx.Err() == nil {
-		job, ok, err := s.st.ClaimJob(workCtx, owner, s.cfg.Lease, s.cfg.Now())
-		if err != nil {
-			s.log.Error("claim job failed", "worker", owner, "err", err)
-		}
-		if err != nil || !ok {
-			timer.Reset(s.cfg.PollInterval)
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.wake:
-			case <-timer.C:
-			}
-			continue
-		}
-		// There may be more: let an idle peer look while this one works.
-		s.Notify()
-		s.run(workCtx, owner, job)
-	}
+// jobKind is report jobs as the queue runner works them: the scheduler and
+// the lease owner of each worker slot.
+type jobKind struct {
+	*Scheduler
+	owners []string
 }
 
-// run takes one claimed job to its next state.
-func (s *Scheduler) run(ctx context.Context, owner string, job store.Job) {
-	start := time.Now()
-	s.log.Info("job transition", "job_id", job.ID, "from", store.StatusQueued, "to", store.StatusProcessing, "attempt", job.Attempts, "worker", owner)
-	transition := func(to string, attrs ...any) {
-		s.log.Info("job transition", append([]any{"job_id", job.ID, "from", store.StatusProcessing, "to", to,
-			"attempt", job.Attempts, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}, attrs...)...)
+// run is a claimed job in the hands of one worker.
+type run struct {
+	job   store.Job
+	owner string
+	start time.Time
+}
+
+func (k *jobKind) Claim(ctx context.Context, c queue.Claim) (*run, bool, error) {
+	owner := k.owners[c.Worker]
+	job, ok, err := k.st.ClaimJob(ctx, owner, c.Lease, c.Now)
+	if err != nil {
+		return nil, false, fmt.Errorf("worker %s: %w", owner, err)
 	}
+	if !ok {
+		return nil, false, nil
+	}
+	return &run{job: job, owner: owner}, true, nil
+}
+
+// transition logs the job's move from processing to another status.
+func (k *jobKind) transition(r *run, to string, attrs ...any) {
+	k.log.Info("job transition", append([]any{"job_id", r.job.ID, "from", store.StatusProcessing, "to", to,
+		"attempt", r.job.Attempts, "duration_ms", float64(time.Since(r.start).Microseconds()) / 1000}, attrs...)...)
+}
+
+// Work runs one claimed job: it completes the job, or fails a job whose
+// workers keep dying, or returns the generation error for the runner to
+// retry, fail or (when shutdown cut the attempt short) release.
+func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
+	job, owner := r.job, r.owner
+	r.start = time.Now()
+	k.log.Info("job transition", "job_id", job.ID, "from", store.StatusQueued, "to", store.StatusProcessing, "attempt", job.Attempts, "worker", owner)
 
 	// A job taken over from a dead worker has already been charged the
 	// attempt that worker started. Once that leaves no attempts, fail it
 	// (transient, so it can be retried by hand) rather than run it again:
 	// a job that kills its process every time must not loop forever.
-	if job.Reclaimed && job.Attempts > s.cfg.MaxAttempts {
+	if job.Reclaimed && job.Attempts > k.cfg.MaxAttempts {
 		msg := fmt.Sprintf("the job's worker stopped during its attempts (%d started); retry the job to run it again", job.Attempts-1)
-		if _, err := s.st.FailJob(ctx, job.ID, owner, CodeTransient, msg, true, s.cfg.Now()); err != nil {
-			s.storeFailed(ctx, owner, job, err)
-			return
+		if _, err := k.st.FailJob(ctx, job.ID, owner, CodeTransient, msg, true, k.cfg.Now()); err != nil {
+			k.storeFailed(r, err)
+			return queue.Done()
 		}
-		transition(store.StatusFailed, "error_code", CodeTransient, "reason", "worker lost")
-		return
+		k.transition(r, store.StatusFailed, "error_code", CodeTransient, "reason", "worker lost")
+		return queue.Done()
 	}
 
-	a, err := s.generate(ctx, job)
+	a, err := k.generate(ctx, job)
 	if err == nil {
 		var body []byte
 		if body, err = json.Marshal(a); err != nil {
 			err = fmt.Errorf("encode report: %w", err)
 		} else {
-			_, err = s.st.CompleteJob(ctx, job.ID, owner, store.Report{DataVersion: a.DataVersion, Body: body}, s.cfg.Now())
+			_, err = k.st.CompleteJob(ctx, job.ID, owner, store.Report{DataVersion: a.DataVersion, Body: body}, k.cfg.Now())
 			switch {
 			case err == nil:
-				transition(store.StatusCompleted)
+				k.transition(r, store.StatusCompleted)
 			case errors.Is(err, store.ErrLeaseLost):
-				s.log.Warn("job lease lost before completion; another worker owns it", "job_id", job.ID, "worker", owner)
+				k.log.Warn("job lease lost before completion; another worker owns it", "job_id", job.ID, "worker", owner)
 			default:
-				s.storeFailed(ctx, owner, job, err)
+				k.storeFailed(r, err)
 			}
-			return
+			return queue.Done()
 		}
 	}
+	if _, _, transient := classify(err); transient {
+		return queue.Retryable(job.Attempts, err)
+	}
+	return queue.Permanent(err)
+}
 
-	if ctx.Err() != nil {
-		// Shutdown cut the attempt short: hand the job back uncounted.
-		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if rerr := s.st.ReleaseJob(relCtx, job.ID, owner, s.cfg.Now()); rerr != nil {
-			s.log.Error("release job failed; it will be reclaimed when its lease expires", "job_id", job.ID, "err", rerr)
-			return
-		}
-		transition(store.StatusQueued, "reason", "shutdown")
+// Retry queues the job again after a transient failure, for the backoff.
+func (k *jobKind) Retry(ctx context.Context, r *run, rt queue.Retry) {
+	code, msg, _ := k.failure(r, rt.Err)
+	if err := k.st.RetryLater(ctx, r.job.ID, r.owner, rt.At, code, msg, k.cfg.Now()); err != nil {
+		k.storeFailed(r, err)
 		return
 	}
+	k.transition(r, store.StatusQueued, "error_code", code, "retry_in_ms", rt.Delay.Milliseconds())
+}
 
-	code, msg, transient := classify(err)
+// Fail fails the job: a permanent error, or a transient one with no
+// attempts left.
+func (k *jobKind) Fail(ctx context.Context, r *run, err error) {
+	code, msg, transient := k.failure(r, err)
+	if _, err := k.st.FailJob(ctx, r.job.ID, r.owner, code, msg, transient, k.cfg.Now()); err != nil {
+		k.storeFailed(r, err)
+		return
+	}
+	k.transition(r, store.StatusFailed, "error_code", code, "transient", transient)
+}
+
+// Release hands a job whose attempt shutdown cut short back to the queue,
+// uncounted.
+func (k *jobKind) Release(ctx context.Context, r *run) {
+	if err := k.st.ReleaseJob(ctx, r.job.ID, r.owner, k.cfg.Now()); err != nil {
+		k.log.Error("release job failed; it will be reclaimed when its lease expires", "job_id", r.job.ID, "err", err)
+		return
+	}
+	k.transition(r, store.StatusQueued, "reason", "shutdown")
+}
+
+// failure classifies a generation error for the job, logging one that is
+// neither an *Error nor an unsupported location.
+func (k *jobKind) failure(r *run, err error) (code, msg string, transient bool) {
 	if !errors.As(err, new(*Error)) && !errors.Is(err, risk.ErrUnsupportedLocation) {
-		s.log.Error("report generation error", "job_id", job.ID, "attempt", job.Attempts, "err", err)
+		k.log.Error("report generation error", "job_id", r.job.ID, "attempt", r.job.Attempts, "err", err)
 	}
-	if transient && job.Attempts < s.cfg.MaxAttempts {
-		delay := s.Backoff(job.Attempts)
-		if err := s.st.RetryLater(ctx, job.ID, owner, s.cfg.Now().Add(delay), code, msg, s.cfg.Now()); err != nil {
-			s.storeFailed(ctx, owner, job, err)
-			return
-		}
-		transition(store.StatusQueued, "error_code", code, "retry_in_ms", delay.Milliseconds())
-		time.AfterFunc(delay, s.Notify)
-		return
-	}
-	if _, err := s.st.FailJob(ctx, job.ID, owner, code, msg, transient, s.cfg.Now()); err != nil {
-		s.storeFailed(ctx, owner, job, err)
-		return
-	}
-	transition(store.StatusFailed, "error_code", code, "transient", transient)
+	return classify(err)
 }
 
 // storeFailed logs a store error on the way out of a job. The lease stays,
 // so the job is retried when it expires; nothing is lost.
-func (s *Scheduler) storeFailed(ctx context.Context, owner string, job store.Job, err error) {
+func (k *jobKind) storeFailed(r *run, err error) {
 	if errors.Is(err, store.ErrLeaseLost) {
-		s.log.Warn("job lease lost; another worker owns it", "job_id", job.ID, "worker", owner)
+		k.log.Warn("job lease lost; another worker owns it", "job_id", r.job.ID, "worker", r.owner)
 		return
 	}
-	s.log.Error("recording job outcome failed; the job runs again when its lease expires", "job_id", job.ID, "err", err)
+	k.log.Error("recording job outcome failed; the job runs again when its lease expires", "job_id", r.job.ID, "err", err)
 }
 
 // generate runs the fault injector, then the engine, turning a panic into
