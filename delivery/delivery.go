@@ -2,7 +2,7 @@
 // from the store's outbox with a lease, sends each with webhook.Send (signed
 // afresh on every attempt), records the outcome, and schedules the next
 // attempt from the retry schedule or marks the delivery failed once the
-// schedule is exhausted (CONTRACT section 7).
+// schedule is exhausted (docs/api.md, Webhooks).
 //
 // Wake-up: Notify (the outbox hook calls it when a job's final transaction
 // writes deliveries) starts a claim at once; the claim waits for the store's

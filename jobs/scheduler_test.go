@@ -234,7 +234,7 @@ func derefB(p *bool) string {
 	return fmt.Sprint(*p)
 }
 
-// CONTRACT section 9: with transient:first=N, a job retried through the API
+// docs/api.md, Command line: with transient:first=N, a job retried through the API
 // continues its attempt count, so it succeeds once past N.
 func TestManualRetryContinuesAttempts(t *testing.T) {
 	faults, _ := ParseFaults("report.generate=transient:first=2")
