@@ -13,12 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"locrisk/delivery"
 	"locrisk/jobs"
 	"locrisk/risk"
 	"locrisk/server"
 	"locrisk/store"
 	"locrisk/webhook"
+	"locrisk/webhookworker"
 )
 
 // appConfig is what the service runs with: serve's flags, checked and
@@ -41,7 +41,7 @@ type (
 		Serve(net.Listener) error
 		Shutdown(context.Context) error
 	}
-	// runner is a *jobs.Scheduler or a *delivery.Worker: Run works until
+	// runner is a *jobs.Scheduler or a *webhookworker.Worker: Run works until
 	// its ctx ends, then drains and returns.
 	runner interface{ Run(context.Context) }
 	// statsFlusher is a *server.Server: Close saves the request statistics
@@ -89,7 +89,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 
 	// The outbox hook wakes the delivery worker, which needs the store, so
 	// the signal between them comes first.
-	wake := delivery.NewSignal()
+	wake := webhookworker.NewSignal()
 	st, err := openStore(cfg.db, wake.Notify)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	if cfg.faults.Enabled() {
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}
-	deliveries := delivery.New(st, delivery.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate, Wake: wake, Logger: log})
+	deliveries := webhookworker.New(st, webhookworker.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate, Wake: wake, Logger: log})
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
 		"allow_private", cfg.webhookAllowPrivate)
 

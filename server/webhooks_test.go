@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"locrisk/delivery"
 	"locrisk/ids"
 	"locrisk/outbox"
 	"locrisk/store"
 	"locrisk/view"
 	"locrisk/webhook"
+	"locrisk/webhookworker"
 )
 
 const webhooksPath = "/api/v1/webhooks"
@@ -44,7 +44,7 @@ type whOptions struct {
 func newWebhookEnv(t *testing.T, o whOptions) *env {
 	t.Helper()
 	clock := &fakeClock{t: time.Now()}
-	wake := delivery.NewSignal()
+	wake := webhookworker.NewSignal()
 	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"),
 		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
 	if err != nil {
@@ -61,7 +61,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := delivery.New(st, delivery.Config{Schedule: sched, AllowPrivate: o.allowPrivate, Wake: wake,
+		w := webhookworker.New(st, webhookworker.Config{Schedule: sched, AllowPrivate: o.allowPrivate, Wake: wake,
 			Logger: logger, PollInterval: 200 * time.Millisecond, DrainTimeout: time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

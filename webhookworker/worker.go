@@ -1,8 +1,9 @@
-// Package delivery is the webhook delivery worker: it claims due deliveries
-// from the store's outbox with a lease, sends each with webhook.Send (signed
-// afresh on every attempt), records the outcome, and schedules the next
-// attempt from the retry schedule or marks the delivery failed once the
-// schedule is exhausted (docs/api.md, Webhooks).
+// Package webhookworker is the webhook delivery worker; package webhook is
+// the library it uses. It claims due deliveries from the store's outbox
+// with a lease, sends each with webhook.Send (signed afresh on every
+// attempt), records the outcome, and schedules the next attempt from the
+// retry schedule or marks the delivery failed once the schedule is
+// exhausted (docs/api.md, Webhooks).
 //
 // Wake-up: Notify (the outbox hook calls it when a job's final transaction
 // writes deliveries) starts a claim at once; the claim waits for the store's
@@ -22,7 +23,7 @@
 //
 // Limits: delivery is at least once, not exactly once; deliveries are not
 // ordered (not even per endpoint); at most Workers attempts run at a time.
-package delivery
+package webhookworker
 
 import (
 	"context"

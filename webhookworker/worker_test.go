@@ -1,4 +1,4 @@
-package delivery_test
+package webhookworker_test
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"locrisk/delivery"
 	"locrisk/outbox"
 	"locrisk/store"
 	"locrisk/webhook"
+	"locrisk/webhookworker"
 )
 
 // openStore opens path with the webhook outbox registered, waking sig.
-func openStore(t testing.TB, path string, sig delivery.Signal) *store.Store {
+func openStore(t testing.TB, path string, sig webhookworker.Signal) *store.Store {
 	t.Helper()
 	st, err := store.OpenWith(context.Background(), path,
 		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}})
@@ -131,13 +131,13 @@ func (rc *receiver) wait(t testing.TB, n int) {
 func ok204(*http.Request, int) int { return http.StatusNoContent }
 
 // startWorker runs a worker until the test ends (or stop is called).
-func startWorker(t testing.TB, st *store.Store, cfg delivery.Config) (stop func()) {
+func startWorker(t testing.TB, st *store.Store, cfg webhookworker.Config) (stop func()) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.AllowPrivate = true
-	w := delivery.New(st, cfg)
+	w := webhookworker.New(st, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
@@ -161,7 +161,7 @@ func onlyDelivery(t testing.TB, st *store.Store, f fixture) store.WebhookDeliver
 func TestPendingAcrossRestart(t *testing.T) {
 	rc := newReceiver(t, ok204)
 	path := filepath.Join(t.TempDir(), "r.db")
-	st := openStore(t, path, delivery.NewSignal())
+	st := openStore(t, path, webhookworker.NewSignal())
 	f := newFixture(t, st, rc.srv.URL)
 	completeJob(t, st, f)
 	completeJob(t, st, f)
@@ -169,10 +169,10 @@ func TestPendingAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sig := delivery.NewSignal()
+	sig := webhookworker.NewSignal()
 	st = openStore(t, path, sig)
 	defer st.Close()
-	startWorker(t, st, delivery.Config{Wake: sig})
+	startWorker(t, st, webhookworker.Config{Wake: sig})
 	rc.wait(t, 2)
 	waitStatus(t, st, f, store.DeliverySucceeded, 2)
 	if got := len(rc.all()); got != 2 {
@@ -208,7 +208,7 @@ func waitStatus(t testing.TB, st *store.Store, f fixture, status string, n int) 
 // never recorded) is sent again by another worker once the lease ends.
 func TestLeaseExpiryTakesOver(t *testing.T) {
 	rc := newReceiver(t, ok204)
-	sig := delivery.NewSignal()
+	sig := webhookworker.NewSignal()
 	st := openStore(t, filepath.Join(t.TempDir(), "l.db"), sig)
 	defer st.Close()
 	f := newFixture(t, st, rc.srv.URL)
@@ -218,7 +218,7 @@ func TestLeaseExpiryTakesOver(t *testing.T) {
 	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, claimed); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	startWorker(t, st, delivery.Config{Wake: sig, Lease: lease})
+	startWorker(t, st, webhookworker.Config{Wake: sig, Lease: lease})
 	rc.wait(t, 1)
 	if at := rc.all()[0].at; at.Sub(claimed) < lease {
 		t.Errorf("resent %v after the dead claim, before its %v lease ended", at.Sub(claimed), lease)
@@ -238,12 +238,12 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	sig := delivery.NewSignal()
+	sig := webhookworker.NewSignal()
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"), sig)
 	defer st.Close()
 	f := newFixture(t, st, rc.srv.URL)
 	completeJob(t, st, f)
-	stop := startWorker(t, st, delivery.Config{Wake: sig, DrainTimeout: 100 * time.Millisecond})
+	stop := startWorker(t, st, webhookworker.Config{Wake: sig, DrainTimeout: 100 * time.Millisecond})
 	rc.wait(t, 1)
 	start := time.Now()
 	stop()
@@ -255,7 +255,7 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 		t.Fatalf("after shutdown: %+v", d)
 	}
 	// Released: claimable at once, not after the 30 s lease.
-	startWorker(t, st, delivery.Config{Wake: sig})
+	startWorker(t, st, webhookworker.Config{Wake: sig})
 	rc.wait(t, 2)
 	d = waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
 	hits := rc.all()
@@ -274,9 +274,9 @@ func TestHelperWorkerProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestSIGKILLRestart")
 	}
-	sig := delivery.NewSignal()
+	sig := webhookworker.NewSignal()
 	st := openStore(t, path, sig)
-	w := delivery.New(st, delivery.Config{Wake: sig, AllowPrivate: true, Lease: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	w := webhookworker.New(st, webhookworker.Config{Wake: sig, AllowPrivate: true, Lease: time.Second, Logger: slog.New(slog.DiscardHandler)})
 	w.Run(context.Background()) // until SIGKILL
 }
 
@@ -300,7 +300,7 @@ func TestSIGKILLRestart(t *testing.T) {
 	})
 	defer close(release)
 	path := filepath.Join(t.TempDir(), "k.db")
-	st := openStore(t, path, delivery.NewSignal())
+	st := openStore(t, path, webhookworker.NewSignal())
 	f := newFixture(t, st, rc.srv.URL)
 	completeJob(t, st, f)
 	st.Close()
@@ -317,14 +317,14 @@ func TestSIGKILLRestart(t *testing.T) {
 	killed := time.Now()
 	_ = cmd.Wait()
 
-	sig := delivery.NewSignal()
+	sig := webhookworker.NewSignal()
 	st = openStore(t, path, sig)
 	defer st.Close()
 	d := onlyDelivery(t, st, f)
 	if d.Status != store.DeliveryPending || d.Attempts != 0 {
 		t.Fatalf("after SIGKILL: %+v", d)
 	}
-	startWorker(t, st, delivery.Config{Wake: sig, Lease: time.Second})
+	startWorker(t, st, webhookworker.Config{Wake: sig, Lease: time.Second})
 	rc.wait(t, 2)
 	d = waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
 	hits := rc.all()
@@ -344,11 +344,11 @@ func TestSIGKILLRestart(t *testing.T) {
 // the time from CompleteJob returning to the receiver getting the event.
 func completionToReceiver(t testing.TB, n int) []time.Duration {
 	rc := newReceiver(t, ok204)
-	sig := delivery.NewSignal()
+	sig := webhookworker.NewSignal()
 	st := openStore(t, filepath.Join(t.TempDir(), "b.db"), sig)
 	t.Cleanup(func() { st.Close() })
 	f := newFixture(t, st, rc.srv.URL)
-	startWorker(t, st, delivery.Config{Wake: sig})
+	startWorker(t, st, webhookworker.Config{Wake: sig})
 	out := make([]time.Duration, 0, n)
 	for i := range n {
 		completeJob(t, st, f)
