@@ -167,7 +167,7 @@ func (s *Scheduler) Backoff(attempt int) time.Duration { return s.policy.Delay(a
 // and another worker (or the next start) runs it.
 func (s *Scheduler) Run(ctx context.Context) {
 	s.log.Info("scheduler started", "workers", s.cfg.Workers, "max_attempts", s.cfg.MaxAttempts,
-		"lease", s.cfg.Lease, "faults", s.cfg.Faults.String())
+		"lease", s.cfg.Lease.String(), "faults", s.cfg.Faults.String())
 	var wg sync.WaitGroup
 	wg.Go(func() { s.janitor(ctx) })
 	s.runner.Run(ctx)
