@@ -212,7 +212,7 @@ func TestCreateBatch(t *testing.T) {
 	if items[3].Latitude != nil || items[3].Longitude != nil {
 		t.Errorf("item without numbers has coordinates %v %v", items[3].Latitude, items[3].Longitude)
 	}
-	if _, used, _ := s.QuotaUsage(ctx, a.ID, now); used != 2 {
+	if _, used, _ := quotaUsage(ctx, s.db, a.ID, now); used != 2 {
 		t.Errorf("quota used %d, want 2 (valid items only)", used)
 	}
 	if _, err := s.GetBatch(ctx, a.ID, "bat_doesnotexist000000000000"); !errors.Is(err, ErrNotFound) {

@@ -291,12 +291,8 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64,
 	return n, nil
 }
 
-// QuotaUsage returns the account's monthly quota and the jobs it created in
+// quotaUsage returns the account's monthly quota and the jobs it created in
 // now's calendar month (UTC), every bucket included.
-func (s *Store) QuotaUsage(ctx context.Context, accountID string, now time.Time) (limit, used int, err error) {
-	return quotaUsage(ctx, s.db, accountID, now)
-}
-
 func quotaUsage(ctx context.Context, q queryer, accountID string, now time.Time) (limit, used int, err error) {
 	a, err := getAccount(ctx, q, accountID)
 	if err != nil {

@@ -124,7 +124,7 @@ func TestQuotaMonthRollover(t *testing.T) {
 			t.Errorf("step %d at %v: %v", i, st.at, err)
 		}
 	}
-	limit, used, err := s.QuotaUsage(ctx, a.ID, t0)
+	limit, used, err := quotaUsage(ctx, s.db, a.ID, t0)
 	if err != nil || limit != 2 || used != 2 {
 		t.Errorf("QuotaUsage(November) = %d, %d, %v; want 2, 2", limit, used, err)
 	}
@@ -461,7 +461,7 @@ func TestRetryJob(t *testing.T) {
 	if _, err := s.RetryJob(ctx, a.ID, "job_unknown", t0); !errors.Is(err, ErrNotFound) {
 		t.Errorf("retry unknown: %v", err)
 	}
-	limit, used, _ := s.QuotaUsage(ctx, a.ID, t0)
+	limit, used, _ := quotaUsage(ctx, s.db, a.ID, t0)
 	if used != len(tests) || limit != 10 {
 		t.Errorf("quota used %d, want %d (retries use none)", used, len(tests))
 	}

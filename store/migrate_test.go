@@ -261,7 +261,7 @@ func TestMigrateVersion2FromNumberedMigrations(t *testing.T) {
 	if v := userVersion(t, s.DB()); v != SchemaVersion {
 		t.Errorf("user_version %d, want %d", v, SchemaVersion)
 	}
-	if _, used, err := s.QuotaUsage(ctx, a.ID, t0); err != nil || used != 1 {
+	if _, used, err := quotaUsage(ctx, s.db, a.ID, t0); err != nil || used != 1 {
 		t.Errorf("quota used %d (err %v) after upgrade, want 1", used, err)
 	}
 	if err := s.SaveReference(ctx, "k", []byte("b")); err != nil {

@@ -137,14 +137,14 @@ func TestMigrateV1BackfillsQuotaUsage(t *testing.T) {
 		t.Fatalf("open v1 file: %v", err)
 	}
 	defer s.Close()
-	limit, used, err := s.QuotaUsage(ctx, a.ID, now)
+	limit, used, err := quotaUsage(ctx, s.db, a.ID, now)
 	if err != nil || limit != 10 || used != 3 {
 		t.Fatalf("after upgrade: limit %d used %d err %v; want 10, 3", limit, used, err)
 	}
 	if _, _, err := s.CreateJob(ctx, NewJob{AccountID: a.ID, Bucket: BucketAPI, Latitude: 1, Longitude: 2}, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, used, _ := s.QuotaUsage(ctx, a.ID, now); used != 4 {
+	if _, used, _ := quotaUsage(ctx, s.db, a.ID, now); used != 4 {
 		t.Fatalf("used %d after one more job, want 4", used)
 	}
 }

@@ -76,7 +76,7 @@ func TestPeriodUsage(t *testing.T) {
 		t.Errorf("Remaining = %d, want 3", u.Remaining())
 	}
 	// The quota check counts the same jobs.
-	if _, used, err := s.QuotaUsage(ctx, a.ID, t0); err != nil || used != u.Created {
+	if _, used, err := quotaUsage(ctx, s.db, a.ID, t0); err != nil || used != u.Created {
 		t.Errorf("QuotaUsage used %d (%v), PeriodUsage created %d", used, err, u.Created)
 	}
 	if _, err := s.PeriodUsage(ctx, "acct_nope", t0); !errors.Is(err, ErrNotFound) {

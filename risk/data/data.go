@@ -181,9 +181,6 @@ func (t *Table) Close() error {
 // Rows is the number of data rows read so far.
 func (t *Table) Rows() int { return t.rows }
 
-// Line is the line number of the current row.
-func (t *Table) Line() int { return t.line }
-
 // Has reports whether the header has column col.
 func (t *Table) Has(col string) bool { _, ok := t.cols[col]; return ok }
 

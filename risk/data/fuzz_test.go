@@ -104,7 +104,7 @@ func FuzzTable(f *testing.F) {
 			if rerr != nil {
 				t.Fatalf("Next read row %d where encoding/csv gave %v", tb.Rows(), rerr)
 			}
-			line := tb.Line()
+			line := tb.lineNumber()
 			if line <= prevLine || line > maxLine {
 				t.Fatalf("row %d: Line() = %d after line %d; input has %d lines", tb.Rows(), line, prevLine, maxLine)
 			}
