@@ -600,7 +600,7 @@ func TestFormatting(t *testing.T) {
 	}{
 		{2.8, "km", "2.8 km"}, {1.7, "percent", "1.7%"}, {14.0, "count", "14"}, {92.1, "score", "92.1"},
 		{"High", "class", "High"}, {nil, "km", "–"}, {true, "", "Yes"}, {int64(7), "per year", "7 per year"},
-		{2.5e-05, "probability", "0.0025%"}, {0.227, "probability", "22.7%"}, {0.0, "probability", "0%"},
+		{2.5e-05, "probability", "0.0025%"}, {0.227, "probability", "22.7%"}, {0.0, "probability", "none on record"},
 		{"none", "probability", "none"}, {30.5, "score 0-100", "30.5"},
 	}
 	for _, c := range vals {

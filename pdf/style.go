@@ -328,8 +328,12 @@ func formatValue(v any, unit string) string {
 		// The label already names what is counted or scored.
 		return s
 	case "probability":
-		// A chance reads better as a percentage than as 2.5e-05.
+		// A chance reads better as a percentage than as 2.5e-05; a zero
+		// chance is none on record, never "0%".
 		if f, ok := toFloat(v); ok {
+			if f == 0 {
+				return "none on record"
+			}
 			return formatNumber(f*100) + "%"
 		}
 	}
