@@ -111,7 +111,13 @@ func (r *renderer) percentileBar(x, y, w, p float64) {
 
 // modulePages draws one section per module, in report order.
 func (r *renderer) modulePages() {
-	r.newPage()
+	// Module detail starts on a page of its own, unless the cover's last
+	// lines spilled onto a page that is still mostly empty.
+	if r.f.PageNo() == 1 || r.y > contentTop+(bodyBottom-contentTop)/3 {
+		r.newPage()
+	} else {
+		r.y += 8
+	}
 	r.f.Bookmark("Module detail", 0, r.y)
 	r.h1("Module detail")
 	recs := r.a.Summary.Recommendations
