@@ -191,6 +191,10 @@ var validationOrders = []validationOrder{
 
 // validationLows are places where a module must stay low (score below Max, 0..100 scale = population-weighted percentile among US residents).
 var validationLows = []validationLow{
+	// Defects methodology v2 part 3 set out to fix.
+	{Module: "earthquake", Peril: "groundShaking", Place: "Lower Manhattan, NY", Max: 80, Why: "New York's 2,475-year ground motion is moderate (0.17 g) and damaging earthquakes nearby are rare: not very high."},
+	{Module: "environmentalExposure", Peril: "superfund", Place: "Richland, WA", Max: 80, Why: "The NPL sites nearest Richland's centre are deleted (cleanup complete); the nearest active one is over 9 km away."},
+	{Module: "environmentalExposure", Peril: "superfund", Place: "Phoenix, AZ", Max: 80, Why: "No final or proposed NPL site lies within 5 km of downtown Phoenix; deleted sites carry no weight."},
 	{Module: "earthquake", Peril: "groundShaking", Place: "Miami, FL", Max: 30, Why: "South Florida has among the lowest mapped seismic hazard in the conterminous US."},
 	{Module: "earthquake", Peril: "groundShaking", Place: "Houston, TX", Max: 40, Why: "The Texas Gulf coastal plain has very low seismic hazard."},
 	{Module: "earthquake", Peril: "groundShaking", Place: "Minneapolis, MN", Max: 30, Why: "Minnesota is one of the least seismically active states."},
