@@ -62,8 +62,8 @@ const geoRadius2 = geo.EarthRadiusKm * geo.EarthRadiusKm
 // Grid cell sizes: county boxes are coarse (a cell usually meets one to four
 // counties), edges finer so a 1-2 km query reads only a few dozen edges.
 const (
-	countyCellsPerDeg = 4  // 0.25 degree
-	edgeCellsPerDeg   = 10 // 0.1 degree
+	countyCellDeg = 0.25
+	edgeCellDeg   = 0.1
 )
 
 // County is one county or county equivalent (parish, borough, census area,
@@ -91,9 +91,9 @@ type RefPoint struct {
 type Layer struct {
 	counties []*County // sorted by FIPS; the county number is the position
 	byFIPS   map[string]int
-	rings    [][]ring // per county
-	grid     cellGrid // county numbers by 0.25 degree cell
-	edges    segIndex // every county edge, tagged with its county
+	rings    [][]ring       // per county
+	grid     *geo.CellIndex // county numbers by 0.25 degree cell
+	edges    segIndex       // every county edge, tagged with its county
 	states   map[string][]ring
 	ref      []RefPoint
 	refMoved int // reference points moved off water onto their county
@@ -156,7 +156,7 @@ func Load(dir string) (*Layer, error) {
 	for id, s := range states {
 		l.states[id] = s.rings
 	}
-	grid := newGridBuilder(countyCellsPerDeg)
+	grid := geo.NewCellIndexBuilder(countyCellDeg)
 	nseg := 0
 	for _, f := range feats {
 		for _, r := range f.rings {
@@ -199,7 +199,7 @@ func Load(dir string) (*Layer, error) {
 		l.rings[i] = f.rings
 		for _, r := range f.rings {
 			l.minLat, l.maxLat = math.Min(l.minLat, r.minY), math.Max(l.maxLat, r.maxY)
-			grid.addBox(int32(i), r.minX, r.maxX, r.minY, r.maxY)
+			grid.Add(int32(i), geo.Box{Lat0: r.minY, Lat1: r.maxY, Lon0: r.minX, Lon1: r.maxX})
 			n := len(r.pts)
 			for k := range r.pts {
 				a, b := r.pts[k], r.pts[(k+1)%n]
@@ -209,8 +209,8 @@ func Load(dir string) (*Layer, error) {
 	}
 	margin := 2 * NearShoreKm / geo.KmPerDegLat
 	l.minLat, l.maxLat = l.minLat-margin, l.maxLat+margin
-	l.grid = grid.build()
-	l.edges = newSegIndex(segs, edgeCellsPerDeg)
+	l.grid = grid.Build()
+	l.edges = newSegIndex(segs, edgeCellDeg)
 
 	l.ref, l.refMoved = l.buildReference(gaz)
 	return l, nil
@@ -234,7 +234,7 @@ func (l *Layer) Locate(p geo.Point) (c *County, borderKm float64, ok bool) {
 		x = geo.NormalizeLon(x)
 	}
 	ci := -1
-	for _, k := range l.grid.lookup(x, y) {
+	for _, k := range l.grid.At(geo.Point{Lat: y, Lon: x}) {
 		if l.inCounty(int(k), x, y) {
 			ci = int(k)
 			break

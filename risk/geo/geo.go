@@ -1,6 +1,8 @@
 // Package geo holds the spherical geometry the risk engine needs: great-circle
-// distances, a grid index over points for radius queries, and a grid index
-// over line segments for nearest-distance queries (coastlines, rivers).
+// distances, CellIndex (the one grid of cells every spatial lookup in the
+// engine is built on), and on it an index over points for radius queries and
+// an index over line segments for nearest-distance queries (coastlines,
+// rivers).
 //
 // Longitudes are degrees in [-180, 180); queries near the antimeridian look
 // at cells on both sides of it. Distances are kilometres on a sphere of radius
@@ -10,7 +12,6 @@ package geo
 
 import (
 	"math"
-	"sort"
 )
 
 // EarthRadiusKm is the IUGG mean Earth radius.
@@ -47,130 +48,20 @@ func DistanceKm(a, b Point) float64 {
 	return 2 * EarthRadiusKm * math.Asin(math.Sqrt(h))
 }
 
-// lonSpanDeg is how many degrees of longitude span km at latitude lat,
-// capped at 360 near the poles.
-func lonSpanDeg(lat, km float64) float64 {
-	c := math.Cos(lat * math.Pi / 180)
-	if c < 1e-6 {
-		return 360
-	}
-	d := km / (KmPerDegLat * c)
-	if d > 360 {
-		return 360
-	}
-	return d
-}
-
-// grid maps degree cells to item numbers. It is built by add, then frozen
-// by freeze into one items array grouped by cell, with a map from each
-// occupied cell to its span: memory follows the data, not the globe, so fine
-// cells (0.05 degree) stay cheap.
-type grid struct {
-	cell        float64
-	ncols, nrow int
-	pairs       []cellItem // (cell, item) while building; nil after freeze
-	spans       map[int32]span
-	items       []int32
-}
-
-type span struct{ from, to int32 }
-
-type cellItem struct{ cell, item int32 }
-
-func newGrid(cellDeg float64) grid {
-	return grid{cell: cellDeg, ncols: int(math.Ceil(360 / cellDeg)), nrow: int(math.Ceil(180/cellDeg)) + 1}
-}
-
-func (g *grid) row(lat float64) int {
-	r := int(math.Floor((lat + 90) / g.cell))
-	return max(0, min(g.nrow-1, r))
-}
-
-func (g *grid) key(row, col int) int {
-	col %= g.ncols
-	if col < 0 {
-		col += g.ncols
-	}
-	return row*g.ncols + col
-}
-
-// add puts item into every cell of the box lat0..lat1, lon0..lon1 (lon1 may
-// exceed 180 for boxes that cross the antimeridian).
-func (g *grid) add(item int32, lat0, lon0, lat1, lon1 float64) {
-	r0, r1 := g.row(lat0), g.row(lat1)
-	c0 := int(math.Floor((lon0 + 180) / g.cell))
-	c1 := int(math.Floor((lon1 + 180) / g.cell))
-	if c1-c0 >= g.ncols {
-		c0, c1 = 0, g.ncols-1
-	}
-	for r := r0; r <= r1; r++ {
-		for c := c0; c <= c1; c++ {
-			g.pairs = append(g.pairs, cellItem{int32(g.key(r, c)), item})
-		}
-	}
-}
-
-// freeze turns the collected pairs into the compressed-row arrays. Items of
-// a cell keep their insertion order, so queries visit them deterministically.
-func (g *grid) freeze() {
-	sort.SliceStable(g.pairs, func(i, j int) bool { return g.pairs[i].cell < g.pairs[j].cell })
-	g.spans = make(map[int32]span)
-	g.items = make([]int32, len(g.pairs))
-	for i, p := range g.pairs {
-		g.items[i] = p.item
-		sp, ok := g.spans[p.cell]
-		if !ok {
-			sp.from = int32(i)
-		}
-		sp.to = int32(i + 1)
-		g.spans[p.cell] = sp
-	}
-	g.pairs = nil
-}
-
-// visit calls fn with the items of every cell within km of p. An item may be
-// visited more than once when it spans several cells.
-func (g *grid) visit(p Point, km float64, fn func(int32)) {
-	dLat := km / KmPerDegLat
-	latLo, latHi := math.Max(p.Lat-dLat, -90), math.Min(p.Lat+dLat, 90)
-	// The widest longitude span is at the box edge nearest a pole.
-	dLon := lonSpanDeg(math.Max(math.Abs(latLo), math.Abs(latHi)), km)
-	r0, r1 := g.row(latLo), g.row(latHi)
-	var c0, c1 int
-	if dLon >= 180 {
-		c0, c1 = 0, g.ncols-1
-	} else {
-		lon := NormalizeLon(p.Lon)
-		c0 = int(math.Floor((lon - dLon + 180) / g.cell))
-		c1 = int(math.Floor((lon + dLon + 180) / g.cell))
-	}
-	for r := r0; r <= r1; r++ {
-		for c := c0; c <= c1; c++ {
-			if sp, ok := g.spans[int32(g.key(r, c))]; ok {
-				for _, it := range g.items[sp.from:sp.to] {
-					fn(it)
-				}
-			}
-		}
-	}
-}
-
 // PointIndex finds indexed points within a radius of a query point.
 type PointIndex struct {
 	pts []Point
-	g   grid
+	g   *CellIndex
 }
 
 // NewPointIndex indexes pts with square cells of cellDeg degrees; pick a cell
 // near the typical query radius (0.5 degree suits 25-100 km queries).
 func NewPointIndex(pts []Point, cellDeg float64) *PointIndex {
-	ix := &PointIndex{pts: pts, g: newGrid(cellDeg)}
+	b := NewCellIndexBuilder(cellDeg)
 	for i, p := range pts {
-		lon := NormalizeLon(p.Lon)
-		ix.g.add(int32(i), p.Lat, lon, p.Lat, lon)
+		b.Add(int32(i), PointBox(p))
 	}
-	ix.g.freeze()
-	return ix
+	return &PointIndex{pts: pts, g: b.Build()}
 }
 
 // Len is the number of indexed points.
@@ -179,7 +70,7 @@ func (ix *PointIndex) Len() int { return len(ix.pts) }
 // Within calls fn once for every indexed point within km of p, with its index
 // in the slice given to NewPointIndex and its distance.
 func (ix *PointIndex) Within(p Point, km float64, fn func(i int, distKm float64)) {
-	ix.g.visit(p, km, func(i int32) {
+	ix.g.Near(p, km, func(i int32) {
 		if d := DistanceKm(p, ix.pts[i]); d <= km {
 			fn(int(i), d)
 		}
@@ -207,24 +98,18 @@ type Segment struct {
 type SegmentIndex struct {
 	segs []Segment
 	tags []int32
-	g    grid
+	g    *CellIndex
 }
 
 // NewSegmentIndex indexes segs with cells of cellDeg degrees. tags, if not
 // nil, carries one caller-defined value per segment (a feature number or a
 // level) returned by Nearest.
 func NewSegmentIndex(segs []Segment, tags []int32, cellDeg float64) *SegmentIndex {
-	ix := &SegmentIndex{segs: segs, tags: tags, g: newGrid(cellDeg)}
+	b := NewCellIndexBuilder(cellDeg)
 	for i, s := range segs {
-		a, b := NormalizeLon(s.A.Lon), NormalizeLon(s.B.Lon)
-		lo, hi := math.Min(a, b), math.Max(a, b)
-		if hi-lo > 180 { // crosses the antimeridian
-			lo, hi = hi, lo+360
-		}
-		ix.g.add(int32(i), math.Min(s.A.Lat, s.B.Lat), lo, math.Max(s.A.Lat, s.B.Lat), hi)
+		b.Add(int32(i), SegmentBox(s))
 	}
-	ix.g.freeze()
-	return ix
+	return &SegmentIndex{segs: segs, tags: tags, g: b.Build()}
 }
 
 // Len is the number of indexed segments.
@@ -236,7 +121,7 @@ func (ix *SegmentIndex) Len() int { return len(ix.segs) }
 func (ix *SegmentIndex) Nearest(p Point, maxKm float64) (distKm float64, tag int, ok bool) {
 	best := math.Inf(1)
 	bestI := int32(-1)
-	ix.g.visit(p, maxKm, func(i int32) {
+	ix.g.Near(p, maxKm, func(i int32) {
 		d := PointSegmentKm(p, ix.segs[i])
 		if d < best || (d == best && i < bestI) {
 			best, bestI = d, i

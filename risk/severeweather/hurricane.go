@@ -258,8 +258,8 @@ func validKey(k string) bool {
 	return true
 }
 
-func hsegBoxes(segs []hseg) []box {
-	boxes := make([]box, len(segs))
+func hsegBoxes(segs []hseg) []geo.Box {
+	boxes := make([]geo.Box, len(segs))
 	for i, s := range segs {
 		alon, blon := float64(s.alon), float64(s.blon)
 		if d := blon - alon; d > 180 {
@@ -267,9 +267,9 @@ func hsegBoxes(segs []hseg) []box {
 		} else if d < -180 {
 			blon += 360
 		}
-		boxes[i] = box{
-			lat0: math.Min(float64(s.alat), float64(s.blat)), lat1: math.Max(float64(s.alat), float64(s.blat)),
-			lon0: math.Min(alon, blon), lon1: math.Max(alon, blon),
+		boxes[i] = geo.Box{
+			Lat0: math.Min(float64(s.alat), float64(s.blat)), Lat1: math.Max(float64(s.alat), float64(s.blat)),
+			Lon0: math.Min(alon, blon), Lon1: math.Max(alon, blon),
 		}
 	}
 	return boxes
@@ -307,7 +307,7 @@ func (m *Module) hurricaneAt(lat, lon float64) hurricaneResult {
 	}
 	// Candidates come in segment order, and a storm's segments are
 	// consecutive, so each storm is finished when the next one starts.
-	for _, i := range m.hurrIx.candidates(lat, lon) {
+	for _, i := range m.hurrIx.At(geo.Point{Lat: lat, Lon: lon}) {
 		s := &m.hsegs[i]
 		t0, t1, ok := f.discSpan(s.alat, s.alon, s.blat, s.blon, hurricaneRadiusKm)
 		if !ok {

@@ -176,7 +176,7 @@ func TestRealDataRows(t *testing.T) {
 		}
 	}
 	t.Logf("tornado stats %+v; hurdat %+v; %d hurricane segments, %d tornado index entries, %d hurricane index entries",
-		m.tstats, m.hstats, len(m.hsegs), len(m.tornIx.items), len(m.hurrIx.items))
+		m.tstats, m.hstats, len(m.hsegs), m.tornIx.Entries(), m.hurrIx.Entries())
 }
 
 // TestRealDataReferenceSpeed measures at every Gazetteer interior point, as

@@ -76,11 +76,11 @@ var (
 // safe for concurrent use.
 type Module struct {
 	tracks []track
-	tornIx *padIndex
+	tornIx *geo.CellIndex
 
 	storms []storm
 	hsegs  []hseg
-	hurrIx *padIndex
+	hurrIx *geo.CellIndex
 	winds  []windGrid
 
 	county map[string]countyReports

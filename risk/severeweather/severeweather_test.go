@@ -712,7 +712,7 @@ func TestPadIndexMatchesBruteForce(t *testing.T) {
 				f := newFrame(lat, lon)
 				inIndex := map[int32]bool{}
 				prev := int32(-1)
-				for _, i := range ix.candidates(lat, lon) {
+				for _, i := range ix.At(geo.Point{Lat: lat, Lon: lon}) {
 					if i <= prev {
 						t.Fatalf("candidates not in ascending order")
 					}

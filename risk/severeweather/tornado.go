@@ -321,8 +321,8 @@ func sortByDay(tracks []track) {
 	slices.SortStableFunc(tracks, func(a, b track) int { return cmp.Compare(a.day, b.day) })
 }
 
-func trackBoxes(tracks []track) []box {
-	boxes := make([]box, len(tracks))
+func trackBoxes(tracks []track) []geo.Box {
+	boxes := make([]geo.Box, len(tracks))
 	for i, tr := range tracks {
 		alon, blon := float64(tr.alon), float64(tr.blon)
 		if d := blon - alon; d > 180 {
@@ -330,9 +330,9 @@ func trackBoxes(tracks []track) []box {
 		} else if d < -180 {
 			blon += 360
 		}
-		boxes[i] = box{
-			lat0: math.Min(float64(tr.alat), float64(tr.blat)), lat1: math.Max(float64(tr.alat), float64(tr.blat)),
-			lon0: math.Min(alon, blon), lon1: math.Max(alon, blon),
+		boxes[i] = geo.Box{
+			Lat0: math.Min(float64(tr.alat), float64(tr.blat)), Lat1: math.Max(float64(tr.alat), float64(tr.blat)),
+			Lon0: math.Min(alon, blon), Lon1: math.Max(alon, blon),
 		}
 	}
 	return boxes
@@ -421,7 +421,7 @@ func (m *Module) tornadoAt(lat, lon float64) tornadoResult {
 	// Most candidates lie wholly north or south of the disc; rejecting
 	// them on latitude alone skips the projection.
 	latHi, latLo := float32(lat+tornadoRadiusKm/geo.KmPerDegLat), float32(lat-tornadoRadiusKm/geo.KmPerDegLat)
-	for _, i := range m.tornIx.candidates(lat, lon) {
+	for _, i := range m.tornIx.At(geo.Point{Lat: lat, Lon: lon}) {
 		tr := &m.tracks[i]
 		if (tr.alat > latHi && tr.blat > latHi) || (tr.alat < latLo && tr.blat < latLo) {
 			continue
