@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/jmoiron/sqlx"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,7 +63,12 @@ func TestReportCommand(t *testing.T) {
 	// The engine kept its reference distributions in the database, so the
 	// next run does not rebuild them.
 	var cached int
-	if err := st.DB().GetContext(context.Background(), &cached, `SELECT COUNT(*) FROM reference_cache`); err != nil || cached != 1 {
+	raw, err := sqlx.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.GetContext(context.Background(), &cached, `SELECT COUNT(*) FROM reference_cache`); err != nil || cached != 1 {
 		t.Errorf("%d cached references (err %v), want 1", cached, err)
 	}
 

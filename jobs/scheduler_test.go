@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -51,12 +52,32 @@ func (f *fakeEngine) Assess(ctx context.Context, lat, lon float64) (*risk.Assess
 
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"))
+	s, _ := newStoreAt(t)
+	return s
+}
+
+// newStoreAt opens a fresh store and returns its file's path too, for the
+// tests that read the database directly.
+func newStoreAt(t testing.TB) (*store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	s, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	return s, path
+}
+
+// rawDB opens a second connection to the database file for reading.
+func rawDB(t testing.TB, path string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -64,6 +85,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // harness runs a scheduler for one test and stops it at cleanup.
 type harness struct {
 	st     *store.Store
+	dbPath string
 	sched  *Scheduler
 	acct   store.Account
 	cancel context.CancelFunc
@@ -73,7 +95,7 @@ type harness struct {
 
 func start(t testing.TB, eng Assessor, cfg Config) *harness {
 	t.Helper()
-	st := newStore(t)
+	st, path := newStoreAt(t)
 	acct, err := st.CreateAccount(context.Background(), "jobs test", 1<<30, 600)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +112,7 @@ func start(t testing.TB, eng Assessor, cfg Config) *harness {
 	if cfg.Workers == 0 {
 		cfg.Workers = 2
 	}
-	h := &harness{st: st, acct: acct, sched: New(st, eng, cfg), done: make(chan struct{}), poll: 2 * time.Millisecond}
+	h := &harness{st: st, dbPath: path, acct: acct, sched: New(st, eng, cfg), done: make(chan struct{}), poll: 2 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { h.sched.Run(ctx); close(h.done) }()
@@ -321,7 +343,7 @@ func TestBurstCompletesOnce(t *testing.T) {
 		}
 	}
 	var reports int
-	if err := h.st.DB().Get(&reports, `SELECT COUNT(*) FROM reports`); err != nil || reports != 60 {
+	if err := rawDB(t, h.dbPath).Get(&reports, `SELECT COUNT(*) FROM reports`); err != nil || reports != 60 {
 		t.Errorf("%d reports (err %v), want 60", reports, err)
 	}
 	if eng.calls.Load() != 60 {

@@ -99,7 +99,7 @@ func (e *env) getItems(key, id string) []view.BatchItem {
 func (e *env) count(q string, args ...any) int {
 	e.t.Helper()
 	var n int
-	if err := e.st.DB().GetContext(context.Background(), &n, q, args...); err != nil {
+	if err := e.db.GetContext(context.Background(), &n, q, args...); err != nil {
 		e.t.Fatalf("%s: %v", q, err)
 	}
 	return n

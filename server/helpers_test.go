@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/jmoiron/sqlx"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -104,6 +105,7 @@ type env struct {
 	t        testing.TB
 	clock    *fakeClock
 	st       *store.Store
+	db       *sqlx.DB // a second connection to the file, for reading it directly
 	srv      *Server
 	h        http.Handler
 	logs     *syncBuffer
@@ -113,17 +115,28 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	clock := &fakeClock{t: t0}
-	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"),
-		store.Options{Now: clock.Now})
+	path := filepath.Join(t.TempDir(), "test.db")
+	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, clock: clock, st: st, logs: &syncBuffer{}}
+	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	e.srv = New(Config{Logger: logger, Now: clock.Now}, st, fakeLocator{}, func() { e.notified.Add(1) })
 	e.h = e.srv.Handler()
 	return e
+}
+
+// rawDB opens a second connection to the database file for reading.
+func rawDB(t testing.TB, path string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // account makes an account with the given monthly quota and rate limit.

@@ -286,7 +286,7 @@ func restartEnv(t *testing.T, e *env) {
 		t.Fatalf("close server: %v", err)
 	}
 	var path string
-	if err := e.st.DB().Get(&path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
+	if err := e.db.Get(&path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.st.Close(); err != nil {
@@ -337,7 +337,7 @@ func TestOpsSurvivesRestart(t *testing.T) {
 		t.Errorf("after restart: %s", a)
 	}
 	var rows int
-	if err := e.st.DB().Get(&rows, `SELECT COUNT(*) FROM request_stats`); err != nil || rows != 1 {
+	if err := e.db.Get(&rows, `SELECT COUNT(*) FROM request_stats`); err != nil || rows != 1 {
 		t.Errorf("request_stats rows = %d (%v), want 1", rows, err)
 	}
 }
@@ -354,7 +354,7 @@ func TestStatsFlushInBackground(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	var total int
 	for time.Now().Before(deadline) {
-		if err := e.st.DB().Get(&total, `SELECT COALESCE(SUM(total), 0) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil {
+		if err := e.db.Get(&total, `SELECT COALESCE(SUM(total), 0) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil {
 			t.Fatal(err)
 		}
 		if total == 2 {
@@ -383,7 +383,7 @@ func TestStatsFlushInBackground(t *testing.T) {
 	if err := e.srv.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.DB().Get(&total, `SELECT SUM(total) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil || total != 3 {
+	if err := e.db.Get(&total, `SELECT SUM(total) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil || total != 3 {
 		t.Errorf("after Close: total %d (%v), want 3", total, err)
 	}
 }
@@ -514,7 +514,7 @@ func TestCloseFlushesAfterDeadline(t *testing.T) {
 		t.Fatalf("Close with an expired context: %v", err)
 	}
 	var total int
-	if err := e.st.DB().Get(&total, `SELECT COALESCE(SUM(total), 0) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil || total != 1 {
+	if err := e.db.Get(&total, `SELECT COALESCE(SUM(total), 0) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil || total != 1 {
 		t.Errorf("saved total %d (%v), want 1", total, err)
 	}
 	if err := e.srv.Close(context.Background()); err != nil {

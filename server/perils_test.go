@@ -216,7 +216,7 @@ func TestReportPerils(t *testing.T) {
 	}
 	// The engine kept its reference in the store.
 	var n int
-	if err := e.st.DB().GetContext(ctx, &n, `SELECT COUNT(*) FROM reference_cache`); err != nil || n != 1 {
+	if err := e.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM reference_cache`); err != nil || n != 1 {
 		t.Errorf("%d cached references (err %v), want 1", n, err)
 	}
 }

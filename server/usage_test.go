@@ -97,7 +97,7 @@ func TestQuotaExactUnderConcurrentCreates(t *testing.T) {
 		t.Errorf("%d created, %d refused; want exactly 10 and 40; log:\n%s", created, refused, e.logs)
 	}
 	var rows int
-	if err := e.st.DB().Get(&rows, `SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, acct.ID); err != nil || rows != 10 {
+	if err := e.db.Get(&rows, `SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, acct.ID); err != nil || rows != 10 {
 		t.Errorf("%d job rows (%v), want 10", rows, err)
 	}
 	u := usageGet[UsageCurrentView](e, usageCurrentPath, key)
@@ -125,7 +125,7 @@ func TestBatchQuotaAllOrNothing(t *testing.T) {
 	}
 	count := func(q string) int {
 		var n int
-		if err := e.st.DB().Get(&n, q, acct.ID); err != nil {
+		if err := e.db.Get(&n, q, acct.ID); err != nil {
 			t.Fatal(err)
 		}
 		return n

@@ -45,13 +45,14 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	t.Helper()
 	clock := &fakeClock{t: time.Now()}
 	wake := webhookworker.NewSignal()
-	st, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"),
+	path := filepath.Join(t.TempDir(), "test.db")
+	st, err := store.OpenWith(context.Background(), path,
 		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, clock: clock, st: st, logs: &syncBuffer{}}
+	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	e.srv = New(Config{Logger: logger, Now: clock.Now, Webhooks: WebhookConfig{AllowPrivate: o.allowPrivate, Resolver: o.resolver}},
 		st, fakeLocator{}, func() { e.notified.Add(1) })

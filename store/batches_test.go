@@ -127,7 +127,7 @@ func wantBatch(t *testing.T, s *Store, acct, id, status string, c BatchCounts, p
 		Status    string  `db:"status"`
 		Completed *string `db:"completed_utc"`
 	}
-	if err := s.DB().Get(&stored, `SELECT status, completed_utc FROM batches WHERE id = ?`, id); err != nil {
+	if err := s.db.Get(&stored, `SELECT status, completed_utc FROM batches WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
 	wantStored := "<nil>"
@@ -543,7 +543,7 @@ func TestBatchQueryPlans(t *testing.T) {
 		if name == "items" {
 			args = []any{"bat_x", "acct_x"}
 		}
-		if err := s.DB().Select(&plan, "EXPLAIN QUERY PLAN "+q, args...); err != nil {
+		if err := s.db.Select(&plan, "EXPLAIN QUERY PLAN "+q, args...); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, p := range plan {

@@ -20,7 +20,7 @@ func apiJob(acct string) NewJob {
 func countRows(t testing.TB, s *Store, q string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := s.DB().GetContext(context.Background(), &n, q, args...); err != nil {
+	if err := s.db.GetContext(context.Background(), &n, q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return n
@@ -278,7 +278,7 @@ func TestListJobs(t *testing.T) {
 	})
 	// Fail two of a's jobs for the status filter.
 	for _, j := range []Job{all[3], all[17]} {
-		if _, err := s.DB().ExecContext(ctx, `UPDATE report_jobs SET status = 'failed' WHERE id = ?`, j.ID); err != nil {
+		if _, err := s.db.ExecContext(ctx, `UPDATE report_jobs SET status = 'failed' WHERE id = ?`, j.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -423,7 +423,7 @@ func TestRetryJob(t *testing.T) {
 		j := makeJobIn(t, s, a.ID, tt.status, tt.transient)
 		// Park every job so later cases claim their own.
 		if j.Status == StatusQueued {
-			if _, err := s.DB().ExecContext(ctx, `UPDATE report_jobs SET run_after_utc = '2099-01-01T00:00:00.000Z' WHERE id = ?`, j.ID); err != nil {
+			if _, err := s.db.ExecContext(ctx, `UPDATE report_jobs SET run_after_utc = '2099-01-01T00:00:00.000Z' WHERE id = ?`, j.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -704,7 +704,7 @@ func TestJobFinalHooks(t *testing.T) {
 // The claim query must stay an index search as completed jobs pile up.
 func TestClaimQueryPlan(t *testing.T) {
 	s := newStore(t, Options{})
-	rows, err := s.DB().QueryxContext(context.Background(), `EXPLAIN QUERY PLAN
+	rows, err := s.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN
 		SELECT id FROM report_jobs
 		WHERE (status = 'queued' AND run_after_utc <= ?) OR (status = 'processing' AND lease_expires_utc < ?)
 		ORDER BY run_after_utc, created_utc LIMIT 1`, "x", "x")

@@ -107,7 +107,7 @@ func TestCreateKeyStoresOnlyHash(t *testing.T) {
 	}
 
 	// No column of any key row holds the secret or its random part.
-	rows, err := s.DB().QueryxContext(ctx, `SELECT * FROM api_keys`)
+	rows, err := s.db.QueryxContext(ctx, `SELECT * FROM api_keys`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestCreateKeyValidation(t *testing.T) {
 		}
 	}
 	var n int
-	if err := s.DB().GetContext(ctx, &n, `SELECT COUNT(*) FROM api_keys`); err != nil || n != 3 {
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM api_keys`); err != nil || n != 3 {
 		t.Errorf("%d keys stored (err %v), want 3", n, err)
 	}
 }

@@ -126,19 +126,19 @@ func freshSchema(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	return schemaOf(t, s.DB())
+	return schemaOf(t, s.db)
 }
 
 // A new file runs every migration and ends at the latest version with the
 // tables of each (002's quota_usage and 003's reference_cache included).
 func TestFreshDatabaseReachesLatest(t *testing.T) {
 	s := newStore(t, Options{})
-	if v := userVersion(t, s.DB()); v != SchemaVersion {
+	if v := userVersion(t, s.db); v != SchemaVersion {
 		t.Fatalf("user_version %d, want %d", v, SchemaVersion)
 	}
 	for _, table := range []string{"accounts", "report_jobs", "webhook_deliveries", "quota_usage", "reference_cache"} {
 		var n int
-		if err := s.DB().Get(&n, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table); err != nil || n != 1 {
+		if err := s.db.Get(&n, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table); err != nil || n != 1 {
 			t.Errorf("table %s: %d (err %v), want it present", table, n, err)
 		}
 	}
@@ -196,18 +196,18 @@ func TestMigrateFilesFromOlderBinaries(t *testing.T) {
 				t.Fatalf("open version %d file: %v", v, err)
 			}
 			defer s.Close()
-			if got := userVersion(t, s.DB()); got != SchemaVersion {
+			if got := userVersion(t, s.db); got != SchemaVersion {
 				t.Errorf("user_version %d, want %d", got, SchemaVersion)
 			}
 			if a, err := s.GetAccount(ctx, "acct_old"); err != nil || a.Name != "old" {
 				t.Errorf("account after upgrade: %+v, err %v", a, err)
 			}
 			var jobs int
-			if err := s.DB().Get(&jobs, `SELECT COUNT(*) FROM report_jobs`); err != nil || jobs != 2 {
+			if err := s.db.Get(&jobs, `SELECT COUNT(*) FROM report_jobs`); err != nil || jobs != 2 {
 				t.Errorf("%d jobs after upgrade (err %v), want 2", jobs, err)
 			}
 			var used int
-			if err := s.DB().Get(&used, `SELECT report_jobs FROM quota_usage WHERE account_id = 'acct_old'`); err != nil {
+			if err := s.db.Get(&used, `SELECT report_jobs FROM quota_usage WHERE account_id = 'acct_old'`); err != nil {
 				t.Fatal(err)
 			}
 			wantUsed := 5
@@ -220,7 +220,7 @@ func TestMigrateFilesFromOlderBinaries(t *testing.T) {
 			if err := s.SaveReference(ctx, "k", []byte("b")); err != nil {
 				t.Errorf("reference cache after upgrade: %v", err)
 			}
-			if got := schemaOf(t, s.DB()); got != want {
+			if got := schemaOf(t, s.db); got != want {
 				t.Errorf("schema after upgrade differs from a new file's:\n got: %s\nwant: %s", got, want)
 			}
 		})
@@ -240,11 +240,11 @@ func TestMigrateVersion2FromNumberedMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := userVersion(t, s.DB()); v != 2 {
+	if v := userVersion(t, s.db); v != 2 {
 		t.Fatalf("after 001 and 002: user_version %d, want 2", v)
 	}
 	var n int
-	if err := s.DB().Get(&n, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'reference_cache'`); err != nil || n != 0 {
+	if err := s.db.Get(&n, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'reference_cache'`); err != nil || n != 0 {
 		t.Fatalf("reference_cache before 003: %d (err %v)", n, err)
 	}
 	a := newAccount(t, s, 10)
@@ -258,7 +258,7 @@ func TestMigrateVersion2FromNumberedMigrations(t *testing.T) {
 		t.Fatalf("open version 2 file: %v", err)
 	}
 	defer s.Close()
-	if v := userVersion(t, s.DB()); v != SchemaVersion {
+	if v := userVersion(t, s.db); v != SchemaVersion {
 		t.Errorf("user_version %d, want %d", v, SchemaVersion)
 	}
 	if _, used, err := quotaUsage(ctx, s.db, a.ID, t0); err != nil || used != 1 {
@@ -278,7 +278,7 @@ func TestNewerVersionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DB().ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -324,10 +324,10 @@ func TestFailedMigrationKeepsEarlierOnes(t *testing.T) {
 		t.Fatalf("retry with a good 002: %v", err)
 	}
 	defer s.Close()
-	if v := userVersion(t, s.DB()); v != 2 {
+	if v := userVersion(t, s.db); v != 2 {
 		t.Errorf("user_version %d, want 2", v)
 	}
-	if err := s.DB().Get(&n, `SELECT COUNT(*) FROM a`); err != nil || n != 1 {
+	if err := s.db.Get(&n, `SELECT COUNT(*) FROM a`); err != nil || n != 1 {
 		t.Errorf("002 ran %d times (err %v), want once", n, err)
 	}
 }

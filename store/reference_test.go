@@ -47,7 +47,7 @@ func TestReferenceCache(t *testing.T) {
 		t.Fatalf("old key after a new save: %q err %v, want nil, nil", got, err)
 	}
 	var n int
-	if err := s.DB().GetContext(ctx, &n, `SELECT COUNT(*) FROM reference_cache`); err != nil || n != 1 {
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM reference_cache`); err != nil || n != 1 {
 		t.Fatalf("%d cached references (err %v), want 1", n, err)
 	}
 }
@@ -62,10 +62,10 @@ func TestMigrateV2AddsReferenceCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAccount(t, s, 10)
-	if _, err := s.DB().ExecContext(ctx, `DROP TABLE reference_cache`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE reference_cache`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DB().ExecContext(ctx, `PRAGMA user_version = 2`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `PRAGMA user_version = 2`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

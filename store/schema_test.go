@@ -23,7 +23,7 @@ const schemaFile = "../schema.sql"
 func renderSchema(t testing.TB, s *Store) []byte {
 	t.Helper()
 	var rows []struct{ Type, SQL string }
-	if err := s.DB().Select(&rows, `SELECT type, sql FROM sqlite_master
+	if err := s.db.Select(&rows, `SELECT type, sql FROM sqlite_master
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid`); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSchemaFile(t *testing.T) {
 	if _, err := db.ExecContext(ctx, string(got)); err != nil {
 		t.Fatalf("load schema.sql into an empty file: %v", err)
 	}
-	if g, w := schemaOf(t, db), schemaOf(t, s.DB()); g != w {
+	if g, w := schemaOf(t, db), schemaOf(t, s.db); g != w {
 		t.Errorf("schema.sql loaded into an empty file:\n%s\nmigrated file:\n%s", g, w)
 	}
 }

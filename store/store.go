@@ -176,11 +176,6 @@ func dsn(path string) string {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// DB exposes the handle for read queries the store does not wrap (and for
-// tests). Writes should go through store methods or WithTx, which queue on
-// the store's write semaphore.
-func (s *Store) DB() *sqlx.DB { return s.db }
-
 // lockWrite waits for the in-process write slot, or for ctx.
 func (s *Store) lockWrite(ctx context.Context) error {
 	select {

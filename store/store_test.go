@@ -47,28 +47,28 @@ func TestOpenMigratesOnce(t *testing.T) {
 			t.Fatalf("open #%d: %v", i+1, err)
 		}
 		var v int
-		if err := s.DB().GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
+		if err := s.db.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
 			t.Fatal(err)
 		}
 		if v != SchemaVersion {
 			t.Errorf("open #%d: user_version = %d, want %d", i+1, v, SchemaVersion)
 		}
 		var mode string
-		if err := s.DB().GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
+		if err := s.db.GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
 			t.Fatal(err)
 		}
 		if mode != "wal" {
 			t.Errorf("journal_mode = %q, want wal", mode)
 		}
 		var fk int
-		if err := s.DB().GetContext(ctx, &fk, "PRAGMA foreign_keys"); err != nil {
+		if err := s.db.GetContext(ctx, &fk, "PRAGMA foreign_keys"); err != nil {
 			t.Fatal(err)
 		}
 		if fk != 1 {
 			t.Errorf("foreign_keys = %d, want 1", fk)
 		}
 		var tables int
-		if err := s.DB().GetContext(ctx, &tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`); err != nil {
+		if err := s.db.GetContext(ctx, &tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`); err != nil {
 			t.Fatal(err)
 		}
 		if tables != 13 {
@@ -80,7 +80,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 			}
 		} else {
 			var n int
-			if err := s.DB().GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts`); err != nil || n != 1 {
+			if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts`); err != nil || n != 1 {
 				t.Errorf("second open: %d accounts (err %v), want the 1 from the first", n, err)
 			}
 		}
@@ -92,7 +92,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DB().ExecContext(ctx, "PRAGMA user_version = 7"); err != nil {
+	if _, err := s.db.ExecContext(ctx, "PRAGMA user_version = 7"); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -124,10 +124,10 @@ func TestMigrateV1BackfillsQuotaUsage(t *testing.T) {
 		}
 	}
 	// Make it look like a version 1 file.
-	if _, err := s.DB().ExecContext(ctx, `DROP TABLE quota_usage`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE quota_usage`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DB().ExecContext(ctx, `PRAGMA user_version = 1`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -216,7 +216,7 @@ func usageInsertBatch(t *testing.T, s *Store, acct, status string, created time.
 	if completed != nil {
 		c = FormatTime(*completed)
 	}
-	_, err := s.DB().Exec(`INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
+	_, err := s.db.Exec(`INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
 		VALUES (?, ?, '', 1, ?, ?, ?)`, fmt.Sprintf("bat_test%020d", n), acct, status, FormatTime(created), c)
 	if err != nil {
 		t.Fatal(err)

@@ -180,7 +180,7 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 		{"acct_none", evFailed, nil},
 	}
 	for _, tc := range tests {
-		got, err := webhookSubscribers(ctx, s.DB(), tc.acct, tc.typ)
+		got, err := webhookSubscribers(ctx, s.db, tc.acct, tc.typ)
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("subscribers(%s, %s) = %v, %v; want %v", tc.acct, tc.typ, got, err, tc.want)
 		}
@@ -346,7 +346,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 			}
 			// Park the other endpoint's delivery in the future so the
 			// next claims find ep's.
-			if _, err := s.DB().ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_utc = ? WHERE id = ?`,
+			if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_utc = ? WHERE id = ?`,
 				FormatTime(t0.Add(time.Hour)), task.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -397,7 +397,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	}
 	// The in-flight attempt (here with its lease forged to be still valid)
 	// may complete: a failure is final, a success is recorded.
-	if _, err := s.DB().ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', lease_expires_utc = ? WHERE id = ?`,
+	if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', lease_expires_utc = ? WHERE id = ?`,
 		FormatTime(inFlight.Lease), inFlight.ID); err != nil {
 		t.Fatal(err)
 	}
