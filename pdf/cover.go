@@ -308,13 +308,7 @@ func (r *renderer) moduleChart() {
 		r.setInk(colInk)
 		r.cell(marginL, yy, labelW-3, rowH, moduleTitle(m.key), "L")
 		if m.score == nil {
-			r.hatch(trackX, by, trackW, barH)
-			r.setFont(fLabel)
-			tw := f.GetStringWidth("No data") + 3
-			r.fill(colWhite)
-			f.Rect(trackX+1.5, by+0.7, tw, barH-1.4, "F")
-			r.setInk(colMuted)
-			r.cell(trackX+1.5, by, tw, barH, "No data", "C")
+			r.noDataTrack(trackX, by, trackW, barH, fLabel, 1.5, 0.7)
 			r.setFont(fBody)
 			r.cell(trackX+trackW+3, yy, valueW-3, rowH, "–", "L")
 			continue

@@ -343,13 +343,7 @@ func (r *renderer) perilBars(perils []risk.Peril) {
 		r.setInk(colInk)
 		r.cell(marginL+2, yy, perilTitleW-5, perilRowH, r.fitEllipsis(orDash(title), perilTitleW-5), "L")
 		if p.Score == nil {
-			r.hatch(trackX, by, perilTrackW, perilBarH)
-			r.setFont(fontSpec{"go", "B", 6.5})
-			tw := f.GetStringWidth("No data") + 2.4
-			r.fill(colWhite)
-			f.Rect(trackX+1.2, by+0.45, tw, perilBarH-0.9, "F")
-			r.setInk(colMuted)
-			r.cell(trackX+1.2, by, tw, perilBarH, "No data", "C")
+			r.noDataTrack(trackX, by, perilTrackW, perilBarH, fontSpec{"go", "B", 6.5}, 1.2, 0.45)
 			r.setFont(fNote)
 			r.cell(scoreX, yy, perilScoreW, perilRowH, "–", "L")
 			r.y += perilRowH

@@ -73,6 +73,19 @@ func moduleLevel(score *int, level *string) string {
 	return ""
 }
 
+// noDataTrack draws a bar track with no bar: hatched, with "No data" on a
+// white label pad pad millimetres from its left end and inset from its top
+// and bottom, never a bar at 0.
+func (r *renderer) noDataTrack(x, y, w, h float64, font fontSpec, pad, inset float64) {
+	r.hatch(x, y, w, h)
+	r.setFont(font)
+	tw := r.f.GetStringWidth("No data") + 2*pad
+	r.fill(colWhite)
+	r.f.Rect(x+pad, y+inset, tw, h-2*inset, "F")
+	r.setInk(colMuted)
+	r.cell(x+pad, y, tw, h, "No data", "C")
+}
+
 // moduleTitle is the display name of a module key, from the registry.
 func moduleTitle(key string) string {
 	if t := risk.ModuleTitle(key); t != key {
