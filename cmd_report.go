@@ -27,6 +27,7 @@ import (
 
 	"locrisk/jobs"
 	"locrisk/risk"
+	"locrisk/risk/hazard"
 	"locrisk/store"
 	"locrisk/view"
 )
@@ -249,7 +250,10 @@ func perilLine(perils []risk.Peril) string {
 		}
 		part := fmt.Sprintf("%s %d (%s", strings.ToLower(p.Title), *p.Score, strings.ReplaceAll(p.Resolution, "_", " "))
 		if p.ReturnPeriodYears != nil {
-			part += ", about 1 in " + risk.ReturnPeriodText(*p.ReturnPeriodYears) + " years"
+			part += ", about 1 in " + hazard.ReturnPeriodText(*p.ReturnPeriodYears) + " years"
+			if p.ChanceOf != "" {
+				part += ": " + p.ChanceOf
+			}
 		}
 		parts = append(parts, part+")")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"locrisk/risk"
+	"locrisk/risk/hazard"
 )
 
 // rgb is a colour in 0..255 components.
@@ -158,7 +159,17 @@ func returnPeriodText(years *float64) string {
 	if years == nil || math.IsNaN(*years) || math.IsInf(*years, 0) || *years <= 0 {
 		return ""
 	}
-	return "about 1 in " + formatNumber(*years) + " years"
+	return "about 1 in " + hazard.ReturnPeriodText(*years) + " years"
+}
+
+// chanceText is a peril's return period with the event it is for: "about
+// 1 in 580 years: an EF2+ tornado path crossing the site".
+func chanceText(p risk.Peril) string {
+	t := returnPeriodText(p.ReturnPeriodYears)
+	if t != "" && p.ChanceOf != "" {
+		t += ": " + p.ChanceOf
+	}
+	return t
 }
 
 func basisLabel(b string) string {

@@ -228,6 +228,7 @@ func (e *Engine) perilsOut(r *moduleResult) []Peril {
 				prob := roundValue(in.Value)
 				p.AnnualProbability = &prob
 				p.ProbabilityBasis = in.Label
+				p.ChanceOf = ps.ChanceOf
 				// Past 1 in 100,000 years a return period drawn from a
 				// record of decades says nothing: it is left out.
 				if in.Value >= minAnnualChance {
@@ -264,20 +265,6 @@ func annualChance(ins []hazard.Indicator, peril string) (hazard.Indicator, bool)
 		}
 	}
 	return hazard.Indicator{}, false
-}
-
-// ReturnPeriodText writes a return period in years for a sentence, with
-// thousands separators: "40,000".
-func ReturnPeriodText(years float64) string {
-	n := int64(math.Round(years))
-	if n < 1 {
-		return formatNumber(years)
-	}
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // returnPeriod is 1/p in years, to two significant digits.
@@ -410,7 +397,7 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 				in, _ := annualChance(r.meas.Indicators, p.Peril)
 				chance := "below 1 in 100,000"
 				if p.ReturnPeriodYears != nil {
-					chance = "about 1 in " + ReturnPeriodText(*p.ReturnPeriodYears)
+					chance = "about 1 in " + hazard.ReturnPeriodText(*p.ReturnPeriodYears)
 				}
 				fmt.Fprintf(&b, " %s: an annual chance of %s, from the %s (%s).", r.spec.Perils[pi].Title,
 					chance, lowerFirst(stripParen(in.Label)), resolutionWords(in.Resolution))

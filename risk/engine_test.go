@@ -94,6 +94,9 @@ func checkInvariants(t *testing.T, a *Assessment) {
 			if p.AnnualProbability != nil && (*p.AnnualProbability <= 0 || *p.AnnualProbability > 1 || (p.ReturnPeriodYears == nil) != (*p.AnnualProbability < minAnnualChance)) {
 				t.Errorf("%s/%s: probability %v return period %v", nm.Name, p.Peril, *p.AnnualProbability, p.ReturnPeriodYears)
 			}
+			if p.AnnualProbability != nil && p.ChanceOf == "" {
+				t.Errorf("%s/%s: a probability without the event it is the chance of", nm.Name, p.Peril)
+			}
 		}
 		if strings.Contains(nm.Report.Narrative, "than 0%") || strings.Contains(nm.Report.Narrative, "0 probability") {
 			t.Errorf("%s narrative claims a zero: %q", nm.Name, nm.Report.Narrative)

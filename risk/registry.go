@@ -39,6 +39,10 @@ type PerilSpec struct {
 	// NRI lists the FEMA National Risk Index hazard codes the peril is
 	// benchmarked against.
 	NRI []string
+	// ChanceOf names, in a few words, the event the peril's annual chance
+	// is the chance of, so a return period shown alone (PDF, command line)
+	// says no more than the data behind it.
+	ChanceOf string
 	// Evidence is the indicator narratives and reasons cite for the peril,
 	// a physical quantity where there is one (a distance rather than the
 	// index made from it); empty, or absent at a site, means the peril's
@@ -111,8 +115,8 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.SevereWeather, Title: "Severe weather", Noun: "severe weather hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, Evidence: severeweather.IndTornadoStrikeSig},
-			{Key: hazard.PerilHurricaneWind, Title: "Hurricane wind", NRI: []string{"HRCN"}, Evidence: severeweather.IndHurricaneWind,
+			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, ChanceOf: "an EF2+ tornado path crossing the site", Evidence: severeweather.IndTornadoStrikeSig},
+			{Key: hazard.PerilHurricaneWind, Title: "Hurricane wind", NRI: []string{"HRCN"}, ChanceOf: "hurricane-force winds at the site", Evidence: severeweather.IndHurricaneWind,
 				High: &Threshold{Indicator: severeweather.IndHurricaneWind, AtLeast: 0.02, Text: "hurricane-force winds at the site about once in 50 years or more often"}},
 			{Key: hazard.PerilHail, Title: "Hail", NRI: []string{"HAIL"}, Evidence: severeweather.IndHailDensity},
 			{Key: hazard.PerilStraightLineWind, Title: "Straight-line wind", NRI: []string{"SWND"}, Evidence: severeweather.IndWindDensity},
@@ -129,7 +133,7 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Wildfire, Title: "Wildfire", Noun: "wildfire hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, Evidence: wildfire.IDBurnProbability,
+			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "fire reaching an exposed home, county average", Evidence: wildfire.IDBurnProbability,
 				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002, County: true,
 					Text: "the county's homes exposed to wildfire burn on average once in 500 years or more often"}},
 		},
@@ -143,7 +147,7 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Earthquake, Title: "Earthquake", Noun: "earthquake hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilGroundShaking, Title: "Ground shaking", NRI: []string{"ERQK"}, Evidence: earthquake.IndicatorPGA,
+			{Key: hazard.PerilGroundShaking, Title: "Ground shaking", NRI: []string{"ERQK"}, ChanceOf: "an M5+ earthquake within 50 km", Evidence: earthquake.IndicatorPGA,
 				High: &Threshold{Indicator: earthquake.IndicatorPGA, AtLeast: 0.4, Text: "a 2%-in-50-years peak ground acceleration of 0.4 g or more"}},
 		},
 		Advice: Advice{

@@ -62,6 +62,9 @@ type Peril struct {
 	AnnualProbability *float64 `json:"annualProbability"`
 	ReturnPeriodYears *float64 `json:"returnPeriodYears"`
 	ProbabilityBasis  string   `json:"probabilityBasis,omitempty"`
+	// ChanceOf names the event the probability is the chance of, in a few
+	// words ("an M5+ earthquake within 50 km").
+	ChanceOf string `json:"chanceOf,omitempty"`
 }
 
 // TopRisk is one of the up to three highest-scoring modules.

@@ -10,6 +10,7 @@ import (
 
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
+	"locrisk/risk/hazard"
 )
 
 const (
@@ -472,12 +473,12 @@ func (r tornadoResult) strikeNote() string {
 	}
 	var parts []string
 	if any > 0 {
-		parts = append(parts, "a tornado of any rating crosses a given point here about once in "+returnYears(1/any)+" years")
+		parts = append(parts, "a tornado of any rating crosses a given point here about once in "+hazard.ReturnPeriodText(1/any)+" years")
 	} else {
 		parts = append(parts, fmt.Sprintf("no tornado path of any rating has come this close since %d", strikeAnyFirstYr))
 	}
 	if sig > 0 {
-		parts = append(parts, "an EF2+ tornado about once in "+returnYears(1/sig)+" years")
+		parts = append(parts, "an EF2+ tornado about once in "+hazard.ReturnPeriodText(1/sig)+" years")
 	} else {
 		parts = append(parts, "no EF2+ path was recorded this close")
 	}

@@ -3,9 +3,9 @@ package severeweather
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"locrisk/risk/geo"
+	"locrisk/risk/hazard"
 )
 
 // The hurricane wind hazard (docs/methodology.md, "Hurricane wind"): how
@@ -294,27 +294,13 @@ func (w windResult) note() string {
 		return fmt.Sprintf("No hurricane-force winds reached this site in the modelled wind fields of the %s (%d years).", w.record(), years)
 	}
 	s := fmt.Sprintf("Hurricane-force winds (64 kt+) reached this site in %s of the %s, about once in %s years",
-		plural(w.hurricane, "storm", "storms"), w.record(), returnYears(1/w.hurricaneProb()))
+		plural(w.hurricane, "storm", "storms"), w.record(), hazard.ReturnPeriodText(1/w.hurricaneProb()))
 	if w.major > 0 {
-		s += fmt.Sprintf("; major-hurricane winds (96 kt+) in %d, about once in %s years", w.major, returnYears(1/w.majorProb()))
+		s += fmt.Sprintf("; major-hurricane winds (96 kt+) in %d, about once in %s years", w.major, hazard.ReturnPeriodText(1/w.majorProb()))
 	} else {
 		s += "; major-hurricane winds (96 kt+) in none of them"
 	}
 	return s + "."
-}
-
-// returnYears writes a return period in years to two significant digits,
-// with thousands separators: "7.6", "18", "1,300".
-func returnYears(y float64) string {
-	if y < 10 {
-		return strconv.FormatFloat(math.Round(y*10)/10, 'f', -1, 64)
-	}
-	mag := math.Pow(10, math.Floor(math.Log10(y))-1)
-	n := strconv.FormatInt(int64(math.Round(y/mag)*mag), 10)
-	for i := len(n) - 3; i > 0; i -= 3 {
-		n = n[:i] + "," + n[i:]
-	}
-	return n
 }
 
 // HurricaneWindChance is the annual chance of hurricane-force (64 kt)

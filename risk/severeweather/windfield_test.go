@@ -385,8 +385,8 @@ func TestReturnYears(t *testing.T) {
 		{1300, "1,300"}, {1349, "1,300"}, {3654, "3,700"},
 		{12000, "12,000"}, {12345, "12,000"}, {290000, "290,000"}, {1.5e6, "1,500,000"},
 	} {
-		if got := returnYears(c.y); got != c.want {
-			t.Errorf("returnYears(%v) = %q, want %q", c.y, got, c.want)
+		if got := hazard.ReturnPeriodText(c.y); got != c.want {
+			t.Errorf("hazard.ReturnPeriodText(%v) = %q, want %q", c.y, got, c.want)
 		}
 	}
 }
