@@ -217,17 +217,6 @@ func ModuleTitle(key string) string {
 	return key
 }
 
-// PerilTitle is a peril's display name ("Hurricane wind").
-func PerilTitle(module, peril string) string {
-	if m, ok := ModuleByKey(module); ok {
-		for _, p := range m.Perils {
-			if p.Key == peril {
-				return p.Title
-			}
-		}
-	}
-	return peril
-}
 
 // nriCodes lists a module's NRI benchmark hazards in peril order.
 func (m ModuleSpec) nriCodes() []string {

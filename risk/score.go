@@ -165,14 +165,16 @@ func benchmarkScore(s nri.Score) bool {
 // none of them for the county.
 func (r *reference) benchValue(t *nri.Table, spec *ModuleSpec, fips string) float64 {
 	best := math.NaN()
-	for _, code := range spec.nriCodes() {
-		s := t.Hazard(fips, code)
-		d := r.nri[code]
-		if !benchmarkScore(s) || d.empty() {
-			continue
-		}
-		if v := d.below(s.Score); math.IsNaN(best) || v > best {
-			best = v
+	for _, p := range spec.Perils {
+		for _, code := range p.NRI {
+			s := t.Hazard(fips, code)
+			d := r.nri[code]
+			if !benchmarkScore(s) || d.empty() {
+				continue
+			}
+			if v := d.below(s.Score); math.IsNaN(best) || v > best {
+				best = v
+			}
 		}
 	}
 	return best
