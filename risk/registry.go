@@ -217,7 +217,6 @@ func ModuleTitle(key string) string {
 	return key
 }
 
-
 // nriCodes lists a module's NRI benchmark hazards in peril order.
 func (m ModuleSpec) nriCodes() []string {
 	var out []string

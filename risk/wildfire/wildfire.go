@@ -31,7 +31,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"locrisk/risk/data"
 	"locrisk/risk/hazard"
@@ -737,10 +736,10 @@ func burnProbabilityNote(r wrcRow) string {
 	s := "Across the county's homes exposed to wildfire (" + homesPhrase(r.exposedFrac) + "), the mean annual burn probability is " +
 		sigFigs(100*r.bp, 2) + "%"
 	if r.bp < 0.5 {
-		s += ", about a 1-in-" + withCommas(roundSig(1/r.bp, 2)) + " chance each year"
+		s += ", about a 1-in-" + hazard.ReturnPeriodText(1/r.bp) + " chance each year"
 	}
 	if r.exposedFrac < 1 && r.homesShare > 0 {
-		s += "; averaged over all its homes, exposed or not, about 1 in " + withCommas(roundSig(1/r.homesShare, 2))
+		s += "; averaged over all its homes, exposed or not, about 1 in " + hazard.ReturnPeriodText(1/r.homesShare)
 	}
 	return s + wrcCite
 }
@@ -776,23 +775,4 @@ func sigFigs(v float64, n int) string {
 		dec = 0
 	}
 	return strconv.FormatFloat(v, 'f', dec, 64)
-}
-
-// roundSig rounds v (> 0) to n significant digits.
-func roundSig(v float64, n int) float64 {
-	p := math.Pow(10, float64(n-1)-math.Floor(math.Log10(v)))
-	return math.Round(v*p) / p
-}
-
-// withCommas writes a whole number with thousands separators.
-func withCommas(v float64) string {
-	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

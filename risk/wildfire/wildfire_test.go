@@ -415,8 +415,8 @@ func TestNoteFormatting(t *testing.T) {
 		{whpNote(0.02), "Less than 1% of the county's area is rated high or very high Wildfire Hazard Potential (USFS, 2020); that share counts wild land anywhere in the county, not only where its homes are, and does not drive the score."},
 		{whpNote(0), "None of the county's area is rated high or very high Wildfire Hazard Potential (USFS, 2020); that share counts wild land anywhere in the county, not only where its homes are, and does not drive the score."},
 		{homesPhrase(0.996), "nearly all of its homes"},
-		{withCommas(1234567), "1,234,567"},
-		{withCommas(999), "999"},
+		{hazard.ReturnPeriodText(1234567), "1,200,000"},
+		{hazard.ReturnPeriodText(999), "1,000"},
 		{sigFigs(0.1, 2), "0.10"},
 		{sigFigs(12.34, 2), "12"},
 	}
