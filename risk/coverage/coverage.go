@@ -37,6 +37,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
@@ -97,6 +98,10 @@ type Layer struct {
 	states   map[string][]ring
 	ref      []RefPoint
 	refMoved int // reference points moved off water onto their county
+	// The Gazetteer reference set is built on first use only: the engine
+	// ranks against census tracts, and only checks and tools read it.
+	gaz     []gazRow
+	refOnce sync.Once
 	// latitude band holding every county, widened by NearShoreKm: outside
 	// it Locate answers at once
 	minLat, maxLat float64
@@ -212,7 +217,7 @@ func Load(dir string) (*Layer, error) {
 	l.grid = grid.Build()
 	l.edges = newSegIndex(segs, edgeCellDeg)
 
-	l.ref, l.refMoved = l.buildReference(gaz)
+	l.gaz = gaz
 	return l, nil
 }
 
@@ -301,6 +306,7 @@ func (l *Layer) Counties() []*County {
 // skipped, and internal points in water the outline leaves out are moved
 // just inside it (see buildReference). The slice is the caller's.
 func (l *Layer) Reference() []RefPoint {
+	l.refOnce.Do(func() { l.ref, l.refMoved = l.buildReference(l.gaz) })
 	return append([]RefPoint(nil), l.ref...)
 }
 
