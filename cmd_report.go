@@ -248,7 +248,7 @@ func perilLine(perils []risk.Peril) string {
 			parts = append(parts, strings.ToLower(p.Title)+" no data")
 			continue
 		}
-		part := fmt.Sprintf("%s %d (%s", strings.ToLower(p.Title), *p.Score, strings.ReplaceAll(p.Resolution, "_", " "))
+		part := fmt.Sprintf("%s %d (%s", strings.ToLower(p.Title), *p.Score, risk.ResolutionText(p.Resolution))
 		if p.ReturnPeriodYears != nil {
 			part += ", about 1 in " + hazard.ReturnPeriodText(*p.ReturnPeriodYears) + " years"
 			if p.ChanceOf != "" {

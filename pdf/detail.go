@@ -366,7 +366,7 @@ func (r *renderer) perilBars(perils []risk.Peril) {
 		r.setFont(fontSpec{"go", "B", 8.5})
 		r.setInk(colInk)
 		r.cell(scoreX, yy, perilScoreW, perilRowH, strconv.Itoa(*p.Score), "L")
-		detail := joinNonEmpty("  ·  ", resolutionWords(clean(p.Resolution, false)), chanceText(p))
+		detail := joinNonEmpty("  ·  ", risk.ResolutionText(clean(p.Resolution, false)), chanceText(p))
 		r.setFont(fSmall)
 		r.setInk(colMuted)
 		r.cell(detailX, yy, detailW, perilRowH, r.fitEllipsis(detail, detailW), "L")

@@ -127,31 +127,6 @@ func moduleOrder[T any](b risk.ByModule[T]) []string {
 	return keys
 }
 
-// resolutionWords says in words where a peril's score was measured.
-func resolutionWords(kind string) string {
-	switch kind {
-	case "site":
-		return "site"
-	case "grid":
-		return "grid"
-	case "reported_events":
-		return "reported events"
-	case "county":
-		return "county average"
-	case "mixed":
-		return "mixed resolutions"
-	}
-	return humanizeLower(kind)
-}
-
-// humanizeLower is humanize without the capital: for words inside a line.
-func humanizeLower(key string) string {
-	s := humanize(key)
-	if s != "" && s[0] >= 'A' && s[0] <= 'Z' {
-		s = string(s[0]+('a'-'A')) + s[1:]
-	}
-	return s
-}
 
 // returnPeriodText writes a return period as "about 1 in 240 years", or ""
 // where there is none.

@@ -1,5 +1,7 @@
 package risk
 
+import "strings"
+
 // The types below are the engine's output and, field for field, the body of
 // a report as docs/api.md (Reports) describes it. The server stores an
 // Assessment as JSON once, when the job completes, and serves it from there.
@@ -165,4 +167,19 @@ func RiskLevel(score int) string {
 	default:
 		return "very_high"
 	}
+}
+
+// ResolutionText names a peril's or indicator's resolution for a person:
+// "site", "grid", "reported events", "county average", "mixed
+// resolutions"; an unknown kind comes back as it is, underscores spaced.
+func ResolutionText(kind string) string {
+	switch kind {
+	case "reported_events":
+		return "reported events"
+	case "county":
+		return "county average"
+	case "mixed":
+		return "mixed resolutions"
+	}
+	return strings.ReplaceAll(kind, "_", " ")
 }
