@@ -16,9 +16,9 @@ import (
 
 // Thresholds of the scoring method (docs/methodology.md).
 const (
-	minAnnualChance = 1e-5 // below this no return period is shown
-	countyLineKm    = 2.0  // closer than this to another county's boundary raises near_county_line
-	topRiskMinimum  = 40   // modules below moderate are not listed as top risks
+	minAnnualChance = 1e-5          // below this no return period is shown
+	countyLineKm    = 2.0           // closer than this to another county's boundary raises near_county_line
+	topRiskMinimum  = scoreModerate // modules below moderate are not listed as top risks
 )
 
 // moduleResult is one module's outcome before it is written into the report.
@@ -40,6 +40,7 @@ type moduleResult struct {
 	perilOut   []Peril
 	narrative  string
 	keyReason  string
+	evidence   string // what the leading peril rests on (evidence(r, driver))
 	sources    []string
 }
 
@@ -75,17 +76,17 @@ func (e *Engine) scoreAll(site hazard.Site, county *coverage.County) []moduleRes
 	return results
 }
 
-// overall is the overall hazard index of module results and its score.
-func (e *Engine) overall(results []moduleResult) (float64, int) {
+// overall is the score of the overall hazard index of module results.
+func (e *Engine) overall(results []moduleResult) int {
 	shares := make([]float64, len(results))
 	for i := range results {
 		shares[i] = results[i].share
 	}
 	h := overallValue(shares)
 	if math.IsNaN(h) {
-		return h, 0
+		return 0
 	}
-	return h, scoreOf(e.ref.overall.below(h))
+	return scoreOf(e.ref.overall.below(h))
 }
 
 // scoreModule measures one module and scores its perils and itself along
@@ -124,6 +125,7 @@ func (e *Engine) scoreModule(mi int, site hazard.Site, county *coverage.County) 
 	r.confidence = round2(r.confidence)
 	r.indicators, r.sources = e.indicatorsOut(mi, &r, site.CountyFIPS)
 	r.perilOut = e.perilsOut(&r)
+	r.evidence = evidence(&r, r.driver)
 	r.narrative = e.narrative(&r, county)
 	r.keyReason = keyReason(&r)
 	return r
@@ -385,11 +387,11 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 		if len(r.spec.Perils) > 1 {
 			dp := r.spec.Perils[r.driver]
 			fmt.Fprintf(&b, " The leading peril is %s (score %d)", strings.ToLower(dp.Title), scoreOf(r.perils[r.driver].share))
-			if ev := evidence(r, r.driver); ev != "" {
-				fmt.Fprintf(&b, ": %s", ev)
+			if r.evidence != "" {
+				fmt.Fprintf(&b, ": %s", r.evidence)
 			}
 			b.WriteString(".")
-		} else if ev := evidence(r, 0); ev != "" {
+		} else if ev := r.evidence; ev != "" {
 			fmt.Fprintf(&b, " Main evidence: %s.", ev)
 		}
 		for pi, p := range r.perilOut {
@@ -447,8 +449,8 @@ func keyReason(r *moduleResult) string {
 	case basisHazard:
 		p := r.spec.Perils[r.driver]
 		reason := fmt.Sprintf("%s: more hazardous than %d%% of US residents", p.Title, scoreOf(r.perils[r.driver].share))
-		if ev := evidence(r, r.driver); ev != "" {
-			reason += "; " + ev
+		if r.evidence != "" {
+			reason += "; " + r.evidence
 		}
 		return reason
 	}
@@ -529,7 +531,7 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 	}
 	s.ReviewFlags = append(lead, flags...)
 
-	_, s.OverallScore = e.overall(results)
+	s.OverallScore = e.overall(results)
 	s.RiskLevel = RiskLevel(s.OverallScore)
 	// Modules without data count as zero confidence: the less we cover, the
 	// less the overall score can be trusted.
@@ -574,11 +576,7 @@ func topRisks(results []moduleResult) []TopRisk {
 	out := []TopRisk{}
 	for i := 0; i < len(scored) && i < 3; i++ {
 		r := scored[i]
-		reason := r.keyReason
-		if reason == "" {
-			reason = r.spec.Title + " score from available data"
-		}
-		out = append(out, TopRisk{Module: r.spec.Key, Score: *r.score, RiskLevel: RiskLevel(*r.score), Reason: reason})
+		out = append(out, TopRisk{Module: r.spec.Key, Score: *r.score, RiskLevel: RiskLevel(*r.score), Reason: r.keyReason})
 	}
 	return out
 }

@@ -27,7 +27,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -138,11 +137,10 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 	// Parsing the files and building the reference leave several times the
 	// engine's live size in garbage; hand it back now rather than keep a
 	// long-running server's footprint at the start-up peak.
-	runtime.GC()
-	debug.FreeOSMemory()
+	debug.FreeOSMemory() // runs a collection first
 	logger.Info("risk engine loaded", "data_dir", dir, "data_version", e.dataVersion,
 		"load_ms", loaded.Milliseconds(), "reference_ms", (time.Since(start) - loaded).Milliseconds(),
-		"reference_cached", cached, "reference_tracts", e.ref.tracts, "reference_population", int64(e.ref.population))
+		"reference_cached", cached, "reference_tracts", e.ref.tracts, "reference_population", int64(e.ref.population), "reference_unlocated", e.ref.unlocated)
 	return e, nil
 }
 
@@ -150,8 +148,9 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 // reports whether the cache held it. A cache that cannot be read or written
 // costs time, not correctness: the reference is built and the cause logged.
 func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, logger *slog.Logger, cache ReferenceCache, trace *referenceTrace) (bool, error) {
-	key := referenceKey(e.dataVersion, buildFingerprint())
+	var key string
 	if cache != nil {
+		key = referenceKey(e.dataVersion, buildFingerprint())
 		body, err := cache.LoadReference(ctx, key)
 		switch {
 		case err != nil:

@@ -3,7 +3,6 @@ package risk
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"locrisk/risk/hazard"
 )
@@ -26,21 +25,21 @@ func recommendations(results []moduleResult) []Recommendation {
 		switch {
 		case r.score == nil:
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: advice.NoData})
-		case *r.score >= 60 && r.basis == basisFallback:
+		case *r.score >= scoreHigh && r.basis == basisFallback:
 			medium = append(medium, Recommendation{Module: key, Priority: "medium",
 				Text: advice.Act + " " + screening(r)})
-		case *r.score >= 60:
+		case *r.score >= scoreHigh:
 			if ev, ok := strongEvidence(r); ok {
 				high = append(high, Recommendation{Module: key, Priority: "high", Text: advice.Act + " Evidence: " + ev + "."})
 				continue
 			}
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: advice.Act + " " + screening(r)})
-		case *r.score >= 40:
+		case *r.score >= scoreModerate:
 			text := advice.Check
-			if lead := screeningLead(r); lead != "Screening" && !strings.HasPrefix(lead, "Screening below") {
+			if _, coarse := screeningLead(r); coarse {
 				text += " " + screening(r)
-			} else if ev := evidence(r, r.driver); ev != "" {
-				text += " Evidence: " + ev + "."
+			} else if r.evidence != "" {
+				text += " Evidence: " + r.evidence + "."
 			}
 			medium = append(medium, Recommendation{Module: key, Priority: "medium", Text: text})
 		default:
@@ -75,29 +74,30 @@ func strongEvidence(r *moduleResult) (string, bool) {
 // weak for a high priority, naming it: county averages, reported events, or
 // site and grid evidence below the peril's documented threshold.
 func screening(r *moduleResult) string {
-	lead := screeningLead(r)
-	ev := evidence(r, r.driver)
-	if ev == "" || r.driver < 0 {
+	lead, _ := screeningLead(r)
+	if r.evidence == "" || r.driver < 0 {
 		return lead + "."
 	}
-	return fmt.Sprintf("%s: %s; more hazardous than %d%% of US residents.", lead, ev, scoreOf(r.perils[r.driver].share))
+	return fmt.Sprintf("%s: %s; more hazardous than %d%% of US residents.", lead, r.evidence, scoreOf(r.perils[r.driver].share))
 }
 
-// screeningLead names the kind of evidence a screening rests on.
-func screeningLead(r *moduleResult) string {
+// screeningLead names the kind of evidence a screening rests on, and
+// whether it is coarse (a county benchmark, county averages or reported
+// events) rather than site or grid evidence below its threshold.
+func screeningLead(r *moduleResult) (string, bool) {
 	if r.driver < 0 {
-		return "Screening from FEMA's county benchmark only: no hazard layer covers the site"
+		return "Screening from FEMA's county benchmark only: no hazard layer covers the site", true
 	}
 	switch perilResolution(r.os, r.driver) {
 	case hazard.ResCounty:
-		return "County-level screening, not site evidence"
+		return "County-level screening, not site evidence", true
 	case hazard.ResReportedEvents:
-		return "Screening from reported events, not site evidence"
+		return "Screening from reported events, not site evidence", true
 	}
 	if t := r.spec.Perils[r.driver].High; t != nil {
-		return "Screening below the high-priority threshold (" + t.Text + ")"
+		return "Screening below the high-priority threshold (" + t.Text + ")", false
 	}
-	return "Screening"
+	return "Screening", false
 }
 
 // nearCondition reports the first of the module's Near conditions the site

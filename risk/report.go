@@ -1,6 +1,10 @@
 package risk
 
-import "strings"
+import (
+	"strings"
+
+	"locrisk/risk/hazard"
+)
 
 // The types below are the engine's output and, field for field, the body of
 // a report as docs/api.md (Reports) describes it. The server stores an
@@ -153,14 +157,20 @@ type Methodology struct {
 	Description string `json:"description"`
 }
 
+// Level bands: a score from scoreModerate is moderate, from scoreHigh high.
+const (
+	scoreModerate = 40
+	scoreHigh     = 60
+)
+
 // RiskLevel maps a 0..100 score to the contract's level names.
 func RiskLevel(score int) string {
 	switch {
 	case score < 20:
 		return "very_low"
-	case score < 40:
+	case score < scoreModerate:
 		return "low"
-	case score < 60:
+	case score < scoreHigh:
 		return "moderate"
 	case score < 80:
 		return "high"
@@ -174,9 +184,9 @@ func RiskLevel(score int) string {
 // resolutions"; an unknown kind comes back as it is, underscores spaced.
 func ResolutionText(kind string) string {
 	switch kind {
-	case "reported_events":
+	case hazard.ResReportedEvents:
 		return "reported events"
-	case "county":
+	case hazard.ResCounty:
 		return "county average"
 	case "mixed":
 		return "mixed resolutions"

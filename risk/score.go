@@ -44,7 +44,7 @@ const divergenceShare = 0.01
 // countyFlagMinimum is the module score from which a module resting on
 // county averages alone raises county_level_data_only: below moderate the
 // coarse evidence changes no decision.
-const countyFlagMinimum = 40
+const countyFlagMinimum = scoreModerate
 
 // indKey names one ranked indicator's distribution.
 type indKey struct {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"modernc.org/sqlite"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -111,6 +113,7 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 		return errors.New("no schema migrations")
 	}
 	latest := ms[len(ms)-1].version
+	busyRetries := 0
 	for {
 		done := false
 		err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
@@ -140,8 +143,31 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 			}
 			return nil
 		})
+		if isBusy(err) && busyRetries < maxBusyRetries {
+			// Processes opening a new file together race to switch it to
+			// WAL; while one does, another's BEGIN IMMEDIATE can fail at
+			// once with SQLITE_BUSY, without the busy timeout. Try again.
+			busyRetries++
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(busyRetries) * 10 * time.Millisecond):
+			}
+			continue
+		}
 		if err != nil || done {
 			return err
 		}
 	}
+}
+
+// maxBusyRetries bounds how often a migration retries an immediate
+// SQLITE_BUSY (about 5 s in all).
+const maxBusyRetries = 30
+
+// isBusy reports whether err is SQLite's "database is locked" (primary
+// result code 5, SQLITE_BUSY, in any of its extended forms).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }

@@ -170,7 +170,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 // so the characters that would end or escape it are percent-encoded.
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + "?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
+	return "file:" + p + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 // Close closes the database.
