@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"modernc.org/sqlite"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
 )
 
 // SchemaVersion is the PRAGMA user_version a fully migrated file carries:
