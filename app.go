@@ -31,6 +31,7 @@ type appConfig struct {
 	webhookSchedule           []time.Duration
 	webhookScheduleSpec       string // as given, for the log
 	webhookAllowPrivate       bool
+	maxInFlight               int // requests served at once (server.Config.MaxInFlight)
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -112,7 +113,8 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
 		"allow_private", cfg.webhookAllowPrivate)
 
-	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate}}, st, eng, sched.Notify)
+	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
+		MaxInFlight: cfg.maxInFlight}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()

@@ -4,17 +4,20 @@ package main
 // order in which it stops, is app (app.go).
 
 import (
+	"flag"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"locrisk/jobs"
+	"locrisk/server"
 	"locrisk/webhook"
 )
 
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
-	var faults, logFormat string
+	var faults, logFormat, memoryLimit string
 	f := c.newFlags("serve", "[flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
 SQLite database file. The engine loads every public data set from
@@ -39,9 +42,13 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&logFormat, "log-format", "text", "log `format` on stderr: text or json")
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
+	f.IntVar(&cfg.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "requests served at once (POSTs take at most half); beyond it a request is answered 503 server_busy")
+	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime (KiB, MiB, GiB, or off); without this flag an operator's GOMEMLIMIT applies")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
+	memoryLimitGiven := false
+	f.Visit(func(fl *flag.Flag) { memoryLimitGiven = memoryLimitGiven || fl.Name == "memory-limit" })
 	if cfg.workers < 1 {
 		return usagef("--workers must be at least 1, got %d", cfg.workers)
 	}
@@ -54,7 +61,13 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	if cfg.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout must be positive")
 	}
-	var err error
+	if cfg.maxInFlight < 2 {
+		return usagef("--max-in-flight must be at least 2, got %d", cfg.maxInFlight)
+	}
+	memLimit, err := parseByteSize(memoryLimit)
+	if err != nil {
+		return usagef("--memory-limit: %v", err)
+	}
 	if cfg.webhookSchedule, err = webhook.ParseSchedule(cfg.webhookScheduleSpec); err != nil {
 		return usagef("--webhook-retry-schedule: %v", err)
 	}
@@ -75,6 +88,15 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return usagef("no data directory: set --data-dir (or LOCRISK_DATA_DIR) to the directory holding the public data sets; " +
 			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
 	}
+
+	// The soft limit makes the collector work harder as the heap nears it,
+	// rather than letting a burst of large requests grow the process
+	// (README.md, Limits and defaults).
+	limit, apply, from := chooseMemoryLimit(memoryLimitGiven, memLimit, c.env)
+	if apply {
+		debug.SetMemoryLimit(limit)
+	}
+	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from, "max_in_flight", cfg.maxInFlight)
 
 	a, err := newApp(c.ctx, cfg, log, c.openStoreNotify)
 	if err != nil {

@@ -65,6 +65,7 @@ const (
 	codeInvalidURL             = "invalid_url"
 	codeInvalidEvents          = "invalid_events"
 	codeEndpointLimitReached   = "endpoint_limit_reached"
+	codeServerBusy             = "server_busy"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -108,6 +109,7 @@ var codeStatus = map[string]int{
 	codePayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
 	codeInternal:            http.StatusInternalServerError,
+	codeServerBusy:          http.StatusServiceUnavailable,
 }
 
 // storeError maps a store error to an API error. notFound is the code for

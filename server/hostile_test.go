@@ -3,10 +3,17 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Hostile request bodies: each is just under the 1 MiB body limit and is
@@ -121,5 +128,125 @@ func TestPickFieldsMatchesMap(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q (present %v)", body, name, got, w, ok)
 			}
 		}
+	}
+}
+
+// heapObjectBytes is the heap taken by objects, live or not yet swept.
+// runtime/metrics reads it without stopping the world.
+func heapObjectBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestHostileBodiesConcurrently posts the hostile bodies concurrently
+// through the whole handler while a reader keeps reading, and checks that
+// the heap stays under hostileHeapPerRequest per request in flight (the
+// old map decoder needed 8-47 MB per body) and that every read is served.
+// The normal suite sends 64; LOCRISK_LOAD=1 sends 400, past the default
+// bound on requests in flight, so some are answered 503 server_busy
+// (README.md, Limits and defaults).
+func TestHostileBodiesConcurrently(t *testing.T) {
+	const hostileHeapPerRequest = 2 << 20
+	n := 64
+	if os.Getenv("LOCRISK_LOAD") == "1" {
+		n = 400
+	}
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(1_000_000, 1_000_000))
+	bodies := []struct {
+		path string
+		body []byte
+	}{
+		{jobsPath, manyKeysBody()},
+		{jobsPath, hugeArrayBody()},
+		{jobsPath, deepBody()},
+		{batchesPath, hostileBatchBody()},
+	}
+
+	runtime.GC()
+	base := heapObjectBytes()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if h := heapObjectBytes(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+
+	// The reader: GETs beside the flood must all be answered 200.
+	readerDone := make(chan struct{})
+	var reads, badReads atomic.Int64
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := httptest.NewRequest("GET", jobsPath+"?limit=1", nil)
+			r.Header.Set("Authorization", "Bearer "+key)
+			rec := httptest.NewRecorder()
+			e.h.ServeHTTP(rec, r)
+			reads.Add(1)
+			if rec.Code != http.StatusOK {
+				badReads.Add(1)
+				t.Errorf("read beside the flood: %d %s", rec.Code, rec.Body)
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := bodies[i%len(bodies)]
+			r := httptest.NewRequest("POST", b.path, bytes.NewReader(b.body))
+			r.Header.Set("Authorization", "Bearer "+key)
+			rec := httptest.NewRecorder()
+			<-start
+			e.h.ServeHTTP(rec, r)
+			statuses[i] = rec.Code
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(stop)
+	<-sampled
+	<-readerDone
+
+	counts := map[int]int{}
+	for _, s := range statuses {
+		counts[s]++
+	}
+	for s := range counts {
+		switch s {
+		case http.StatusAccepted, http.StatusBadRequest, http.StatusServiceUnavailable:
+		default:
+			t.Errorf("hostile POST answered %d; want 202, 400 or 503", s)
+		}
+	}
+	grew := int64(peak.Load()) - int64(base)
+	ceiling := int64(min(n, DefaultMaxInFlight/2)) * hostileHeapPerRequest
+	t.Logf("%d hostile POSTs: statuses %v; heap grew by at most %d MiB (ceiling %d MiB); %d reads beside them",
+		n, counts, grew>>20, ceiling>>20, reads.Load())
+	if grew > ceiling {
+		t.Errorf("heap grew by %d MiB under %d hostile bodies; ceiling %d MiB", grew>>20, n, ceiling>>20)
+	}
+	if reads.Load() == 0 || badReads.Load() > 0 {
+		t.Errorf("%d of %d reads beside the flood failed", badReads.Load(), reads.Load())
 	}
 }

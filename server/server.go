@@ -53,6 +53,10 @@ type Config struct {
 	StatsFlushInterval time.Duration
 	// Webhooks holds the endpoint URL rules of POST /webhooks (webhooks.go).
 	Webhooks WebhookConfig
+	// MaxInFlight bounds the requests served at once; beyond it a request
+	// is answered 503 server_busy (inflight.go). 0 means
+	// DefaultMaxInFlight, negative means no bound.
+	MaxInFlight int
 }
 
 // maxKeyCacheTTL is the contract's bound on how long a changed key may be
@@ -69,6 +73,7 @@ type Server struct {
 	keys    *keyCache
 	limiter RateLimiter
 	stats   *requestRecorder
+	busy    *inFlight
 	handler http.Handler
 
 	webhooks WebhookConfig
@@ -85,6 +90,7 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		loc:     loc,
 		notify:  notify,
 		limiter: cfg.RateLimiter,
+		busy:    newInFlight(cfg.MaxInFlight),
 
 		webhooks: cfg.Webhooks,
 	}
