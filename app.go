@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"locrisk/connlimit"
 	"locrisk/jobs"
 	"locrisk/risk"
 	"locrisk/server"
@@ -32,6 +33,8 @@ type appConfig struct {
 	webhookScheduleSpec       string // as given, for the log
 	webhookAllowPrivate       bool
 	maxInFlight               int // requests served at once (server.Config.MaxInFlight)
+	maxConnections            int // connections open at once, before the open file limit lowers it
+	idleTimeout               time.Duration
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -120,16 +123,27 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
+	// Each connection holds a file descriptor: the cap stays below the
+	// open file limit, and idle keep-alive connections give way to new
+	// clients at the cap (package connlimit).
+	maxConns, lowered := connectionCap(cfg.maxConnections, openFileLimit())
+	if lowered {
+		log.Warn("--max-connections lowered to stay below the open file limit", "asked", cfg.maxConnections,
+			"max_connections", maxConns, "open_file_limit", openFileLimit(), "headroom", fdHeadroom)
+	}
+	limited := connlimit.New(ln, maxConns, server.ConnBusyResponse)
+	log.Info("connection limits", "max_connections", maxConns, "idle_timeout", cfg.idleTimeout, "max_in_flight", cfg.maxInFlight)
 	httpSrv := &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       cfg.idleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, stats: api, store: st}, nil
+	return &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, stats: api, store: st}, nil
 }
 
 // Run starts the job scheduler and the delivery worker, serves HTTP, and

@@ -43,6 +43,8 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
 	f.IntVar(&cfg.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "requests served at once (POSTs take at most half); beyond it a request is answered 503 server_busy")
+	f.IntVar(&cfg.maxConnections, "max-connections", defaultMaxConnections, "connections held open at once (lowered to stay below the open file limit); at the cap the longest idle one is closed, or a new one is answered 503")
+	f.DurationVar(&cfg.idleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection is kept open")
 	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime (KiB, MiB, GiB, or off); without this flag an operator's GOMEMLIMIT applies")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
@@ -63,6 +65,12 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	if cfg.maxInFlight < 2 {
 		return usagef("--max-in-flight must be at least 2, got %d", cfg.maxInFlight)
+	}
+	if cfg.maxConnections < 1 {
+		return usagef("--max-connections must be at least 1, got %d", cfg.maxConnections)
+	}
+	if cfg.idleTimeout < time.Second {
+		return usagef("--idle-timeout must be at least 1s, got %s", cfg.idleTimeout)
 	}
 	memLimit, err := parseByteSize(memoryLimit)
 	if err != nil {
@@ -96,7 +104,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	if apply {
 		debug.SetMemoryLimit(limit)
 	}
-	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from, "max_in_flight", cfg.maxInFlight)
+	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from)
 
 	a, err := newApp(c.ctx, cfg, log, c.openStoreNotify)
 	if err != nil {

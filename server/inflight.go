@@ -1,8 +1,12 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
+
+	"locrisk/ids"
 )
 
 // DefaultMaxInFlight is the number of requests served at once when
@@ -74,4 +78,18 @@ func (l *inFlight) acquire(r *http.Request) (release func(), ok bool) {
 // busyError is the answer to a request beyond the bound.
 func busyError() *Error {
 	return &Error{Code: codeServerBusy, Message: "the server is serving as many requests as it allows; retry shortly", RetryAfter: busyRetryAfter}
+}
+
+// ConnBusyResponse is the complete HTTP/1.1 response written to a
+// connection refused because the server holds as many connections as it
+// allows (package connlimit): the same 503 server_busy as a request beyond
+// the bound, with a request id of its own.
+func ConnBusyResponse() []byte {
+	ae, id := busyError(), ids.New(ids.Request)
+	body, _ := json.Marshal(errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, RequestID: id}})
+	body = append(body, '\n')
+	head := fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"+
+		"Retry-After: %d\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+		len(body), ceilSeconds(ae.RetryAfter), id)
+	return append([]byte(head), body...)
 }

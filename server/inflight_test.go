@@ -1,9 +1,14 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"locrisk/ids"
 )
 
 // TestInFlightBound fills the slots by hand and checks the answers: a
@@ -48,5 +53,22 @@ func TestInFlightBound(t *testing.T) {
 	}
 	if rec := e.do("POST", jobsPath, key, body); rec.Code != http.StatusAccepted {
 		t.Errorf("POST after the slots were released: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestConnBusyResponse reads the refusal of package connlimit as a client
+// would: a 503 in the error shape, closing the connection.
+func TestConnBusyResponse(t *testing.T) {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(ConnBusyResponse())), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || !resp.Close || resp.Header.Get("Retry-After") != "1" ||
+		body.Error.Code != codeServerBusy || body.Error.RequestID != resp.Header.Get("X-Request-Id") || !ids.HasPrefix(body.Error.RequestID, ids.Request) {
+		t.Errorf("refusal: %d close=%v %v %+v", resp.StatusCode, resp.Close, resp.Header, body)
 	}
 }
