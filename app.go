@@ -139,7 +139,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       cfg.idleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    server.HeaderReadLimit, // the documented limit is the handler's (server.MaxHeaderBytes)
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

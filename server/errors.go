@@ -66,6 +66,7 @@ const (
 	codeInvalidEvents          = "invalid_events"
 	codeEndpointLimitReached   = "endpoint_limit_reached"
 	codeServerBusy             = "server_busy"
+	codeHeadersTooLarge        = "headers_too_large"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -107,6 +108,7 @@ var codeStatus = map[string]int{
 	codeIdempotencyConflict: http.StatusConflict,
 	codeJobNotRetryable:     http.StatusConflict,
 	codePayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	codeHeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
 	codeInternal:            http.StatusInternalServerError,
 	codeServerBusy:          http.StatusServiceUnavailable,

@@ -43,7 +43,7 @@ func requestID(r *http.Request) string {
 const maxLoggedPath = 200
 
 // serve is the outermost handler: request id, panic recovery, the bound
-// on requests in flight, the JSON 404/405 answers for requests no route
+// on requests in flight, the header size limit, the JSON 404/405 answers for requests no route
 // takes, and the log line.
 //
 // The mux is asked first which pattern matches (mux.Handler does not run
@@ -106,6 +106,12 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 			return
 		}
 		defer release()
+		// net/http reads up to HeaderReadLimit; the documented limit is
+		// enforced here so its answer has the error shape.
+		if headerBytes(r) > MaxHeaderBytes {
+			s.writeError(sw, r, headersTooLarge())
+			return
+		}
 
 		// ServeMux answers an unclean path ("//", "/./", "/../") with its
 		// own HTML redirect; no client of this API sends one on purpose, so
