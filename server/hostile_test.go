@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,6 +187,7 @@ func TestHostileBodiesConcurrently(t *testing.T) {
 	// The reader: GETs beside the flood must all be answered 200.
 	readerDone := make(chan struct{})
 	var reads, badReads atomic.Int64
+	var readTimes []time.Duration // only the reader appends; read after readerDone
 	go func() {
 		defer close(readerDone)
 		for {
@@ -197,7 +199,9 @@ func TestHostileBodiesConcurrently(t *testing.T) {
 			r := httptest.NewRequest("GET", jobsPath+"?limit=1", nil)
 			r.Header.Set("Authorization", "Bearer "+key)
 			rec := httptest.NewRecorder()
+			began := time.Now()
 			e.h.ServeHTTP(rec, r)
+			readTimes = append(readTimes, time.Since(began))
 			reads.Add(1)
 			if rec.Code != http.StatusOK {
 				badReads.Add(1)
@@ -241,8 +245,14 @@ func TestHostileBodiesConcurrently(t *testing.T) {
 	}
 	grew := int64(peak.Load()) - int64(base)
 	ceiling := int64(min(n, DefaultMaxInFlight/2)) * hostileHeapPerRequest
-	t.Logf("%d hostile POSTs: statuses %v; heap grew by at most %d MiB (ceiling %d MiB); %d reads beside them",
-		n, counts, grew>>20, ceiling>>20, reads.Load())
+	// Reported, not asserted: timings on a shared machine are noise.
+	slices.Sort(readTimes)
+	var p99 time.Duration
+	if len(readTimes) > 0 {
+		p99 = readTimes[len(readTimes)*99/100]
+	}
+	t.Logf("%d hostile POSTs: statuses %v; heap grew by at most %d MiB (ceiling %d MiB); %d reads beside them, p99 %v",
+		n, counts, grew>>20, ceiling>>20, reads.Load(), p99.Round(time.Microsecond))
 	if grew > ceiling {
 		t.Errorf("heap grew by %d MiB under %d hostile bodies; ceiling %d MiB", grew>>20, n, ceiling>>20)
 	}
