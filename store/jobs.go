@@ -532,12 +532,14 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 
 // The claim's queries, one constant each so that TestClaimQueryPlans checks
 // the very text ClaimJob runs. INDEXED BY pins the index each is written
-// for: without statistics (no ANALYZE) SQLite would rather take
-// report_jobs_runnable's status column and sort, and with it a missing
-// index is an error instead of a silent full scan.
+// for. Left to its guesses (no ANALYZE runs) SQLite would rather take
+// report_jobs_runnable's status column and sort; pinned, the plan cannot
+// drift with statistics, and a missing index is an error instead of a
+// silent full scan.
 const (
-	// claimPrecheck: is anything runnable? ?1 and ?2 are now.
-	claimPrecheck = `SELECT EXISTS (SELECT 1 FROM report_jobs WHERE status = 'queued' AND run_after_utc <= ?)
+	// claimPrecheck: is anything runnable? Both parameters are now.
+	claimPrecheck = `SELECT EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_runnable
+			WHERE status = 'queued' AND run_after_utc <= ?)
 		OR EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_leases
 			WHERE status = 'processing' AND lease_expires_utc < ?)`
 	// claimExpired: the job whose lease expired first. ? is now.
