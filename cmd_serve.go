@@ -76,7 +76,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
 	}
 
-	a, err := newApp(c.ctx, cfg, log, c.openStoreNotify)
+	a, err := newApp(c.ctx, cfg, log, c.openServeStore)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,5 +42,29 @@ func TestOneServerPerDatabase(t *testing.T) {
 	second := startServer(t, nil, serveArgs(db)...)
 	if res := second.do(t, key, "GET", jobsPath, nil); res.status != 200 {
 		t.Fatalf("GET %s after a restart: %d %s", jobsPath, res.status, res.body)
+	}
+}
+
+// TestServeRefusesDamagedDatabase: serve on a file that is not a SQLite
+// database exits non-zero naming the file and what to do, and leaves the
+// file as it was.
+func TestServeRefusesDamagedDatabase(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "damaged.db")
+	garbage := bytes.Repeat([]byte("not a database, only garbage. "), 1000)
+	if err := os.WriteFile(db, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, nil, serveArgs(db)...)
+	if r.code == 0 {
+		t.Fatalf("serve on a damaged file: %s; want a non-zero exit", r)
+	}
+	for _, want := range []string{"damaged database file", "damaged.db", "restore the file from a backup"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(db); err != nil || !bytes.Equal(b, garbage) {
+		t.Errorf("the damaged file changed (%v)", err)
 	}
 }
