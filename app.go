@@ -27,6 +27,7 @@ import (
 // parsed.
 type appConfig struct {
 	addr, db, dataDir         string
+	secretKeyFile             string // --secret-key-file; empty: beside the database
 	workers, maxAttempts      int
 	jobLease, shutdownTimeout time.Duration
 	faults                    jobs.Faults

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -66,5 +67,73 @@ func TestServeRefusesDamagedDatabase(t *testing.T) {
 	}
 	if b, err := os.ReadFile(db); err != nil || !bytes.Equal(b, garbage) {
 		t.Errorf("the damaged file changed (%v)", err)
+	}
+}
+
+// TestSecretsAtRest: serve creates the database and its key file readable
+// by the owner only; the signing secret an endpoint is created with is not
+// in the database file; another key, or a key file given but absent, stops
+// serve with a message saying what to do.
+func TestSecretsAtRest(t *testing.T) {
+	needSignals(t)
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sealed.db")
+	srv := startServer(t, nil, serveArgs(db, "--webhook-allow-private")...)
+	_, key := newAccountKey(t, db, "webhooks:read,webhooks:write")
+	res := srv.do(t, key, "POST", "/api/v1/webhooks", map[string]any{
+		"name": "hook", "url": "http://127.0.0.1:9/hook", "events": []string{"report.job.completed"}})
+	if res.status != 201 {
+		t.Fatalf("POST /webhooks: %d %s", res.status, res.body)
+	}
+	secret, _ := res.object(t)["signingSecret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("signingSecret %q", secret)
+	}
+	if code, _ := srv.signal(syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve exited %d after SIGTERM", code)
+	}
+
+	for _, p := range []string{db, db + ".key"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", filepath.Base(p), m)
+		}
+	}
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(secret)) {
+		t.Error("the database file contains the signing secret")
+	}
+
+	other := filepath.Join(dir, "other.key")
+	if err := os.WriteFile(other, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"another key", map[string]string{"LOCRISK_SECRET_KEY_FILE": other},
+			[]string{"does not open the webhook signing secrets", "other.key"}},
+		{"key file absent", map[string]string{"LOCRISK_SECRET_KEY_FILE": filepath.Join(dir, "absent.key")},
+			[]string{"absent.key", "head -c 32 /dev/urandom | base64"}},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, tt.env, serveArgs(db)...)
+		if r.code == 0 {
+			t.Errorf("%s: serve exited 0; want a refusal", tt.name)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tt.name, want, r.stderr)
+			}
+		}
 	}
 }

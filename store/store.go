@@ -47,11 +47,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite" // also the "sqlite" database/sql driver, pure Go
+
+	"locrisk/secretbox"
 )
 
 // TimeLayout is the database's time format: UTC, millisecond precision,
@@ -75,6 +79,12 @@ var (
 	// ErrCorrupt is returned by Open when the file is not a SQLite
 	// database or fails its integrity check (Options.IntegrityCheck).
 	ErrCorrupt = errors.New("database file is damaged")
+	// ErrNoSecretKey: the store was opened without Options.Secrets and
+	// was asked to seal or open a webhook signing secret.
+	ErrNoSecretKey = errors.New("no secret key to seal webhook signing secrets with")
+	// ErrSecretKey: the key given does not open the webhook signing
+	// secrets already in the database.
+	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
 )
 
 // DefaultBusyWait is how long a write waits for another process's write
@@ -123,6 +133,13 @@ type Options struct {
 	// file (about a second per few hundred MB), so serve asks for it at
 	// start-up and the short commands do not.
 	IntegrityCheck bool
+	// Secrets seals the webhook signing secrets at rest (webhooks.go).
+	// With it, Open seals the rows still in clear and refuses a database
+	// whose sealed secrets it cannot open (ErrSecretKey). Without it the
+	// store cannot create webhook endpoints (ErrNoSecretKey) nor hand out
+	// deliveries of sealed endpoints; the commands, which do neither, open
+	// the store without it.
+	Secrets *secretbox.Box
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -131,6 +148,7 @@ type Store struct {
 	now     func() time.Time
 	writeMu chan struct{} // one in-process writer at a time; see the package comment
 	onFinal []JobFinalHook
+	secrets *secretbox.Box
 	// busyWait bounds how long a write waits for the in-process write
 	// slot, and then for SQLite's lock; 0 means DefaultBusyWait, which
 	// every connection has as its busy timeout (see WithBusyWait).
@@ -158,6 +176,9 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 	if path == "" {
 		return nil, fmt.Errorf("store: empty database path")
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	db, err := sqlx.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -177,6 +198,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		now:     opt.Now,
 		writeMu: make(chan struct{}, 1),
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
+		secrets: opt.Secrets,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -191,7 +213,29 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, corrupt(err))
 	}
+	if s.secrets != nil {
+		if err := s.sealSecrets(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
+	}
 	return s, nil
+}
+
+// createPrivate creates the database file, empty, with mode 0600 if it
+// does not exist yet, so that SQLite (which would create it 0644) opens
+// it as it is; SQLite gives the -wal and -shm files it makes beside it the
+// same mode. The file holds API key hashes, webhook URLs and reports, for
+// this user only. An existing file keeps its mode.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // quickCheck runs PRAGMA quick_check (SQLite's integrity check without
