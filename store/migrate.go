@@ -166,8 +166,13 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 const maxBusyRetries = 30
 
 // isBusy reports whether err is SQLite's "database is locked" (primary
-// result code 5, SQLITE_BUSY, in any of its extended forms).
+// result code SQLITE_BUSY, or SQLITE_LOCKED, in any of their extended
+// forms).
 func isBusy(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == 5
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqliteBusy || c == sqliteLocked
 }
