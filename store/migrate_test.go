@@ -162,7 +162,11 @@ func rawOpen(t testing.TB, path string) *sqlx.DB {
 func TestMigrateFilesFromOlderBinaries(t *testing.T) {
 	ctx := context.Background()
 	want := freshSchema(t)
-	for v := 1; v <= SchemaVersion; v++ {
+	// Versions 1 to 3 were written by binaries that applied schema.sql
+	// whole; later versions only ever come from the numbered migrations,
+	// which this test runs from version 3 on.
+	const lastSchemaFileVersion = 3
+	for v := 1; v <= lastSchemaFileVersion; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
 			sql, err := os.ReadFile(fmt.Sprintf("testdata/schema_v%d.sql", v))
