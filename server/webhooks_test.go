@@ -211,7 +211,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	}
 	// The empty list is an empty array, not null.
 	other := e.allScopesKey(e.account(100, 100000))
-	if body := e.do("GET", webhooksPath, other, "").Body.String(); body != `{"endpoints":[]}`+"\n" {
+	if body := e.do("GET", webhooksPath, other, "").Body.String(); body != `{"endpoints":[],"limit":20,"nextCursor":null}`+"\n" {
 		t.Errorf("empty list body %q", body)
 	}
 }
@@ -377,7 +377,7 @@ func TestWebhookEndpointLimitAPI(t *testing.T) {
 	if rec := e.do("POST", webhooksPath, key, body); rec.Code != 201 {
 		t.Fatalf("create after disabling one: %d %s", rec.Code, rec.Body)
 	}
-	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
+	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath+"?limit=100", key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
 		t.Errorf("list has %d endpoints, want %d (disabled ones included)", n, store.MaxActiveEndpoints+1)
 	}
 	wantError(t, e.do("POST", webhooksPath, key, body), 400, "endpoint_limit_reached")

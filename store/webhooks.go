@@ -133,23 +133,32 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 	return e, secret, nil
 }
 
-// ListWebhookEndpoints returns every endpoint of the account, disabled ones
-// included, newest first.
-func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, error) {
-	var rows []endpointRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE account_id = ? ORDER BY created_utc DESC, id DESC`, accountID); err != nil {
-		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+// ListWebhookEndpoints returns up to limit of the account's endpoints,
+// disabled ones included, newest first (created_utc DESC, id DESC),
+// starting after cursor ("" = from the newest); nextCursor is "" on the last
+// page. Paging and its errors are the job list's (see ListJobs); the
+// webhook_endpoints_by_account index serves every page, however many
+// disabled endpoints the account has.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limit int, cursor string) ([]WebhookEndpoint, string, error) {
+	pg, err := newPage(limit, cursor, ids.WebhookEndpoint)
+	if err != nil {
+		return nil, "", err
 	}
+	q, args := pg.query(`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE account_id = ?`, []any{accountID})
+	var rows []endpointRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	rows, next := pageRows(pg, rows, func(r endpointRow) (string, string) { return r.CreatedUTC, r.ID })
 	out := make([]WebhookEndpoint, 0, len(rows))
 	for _, r := range rows {
 		e, err := r.endpoint()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // GetWebhookEndpoint returns the account's endpoint, active or not; another

@@ -84,7 +84,7 @@ func TestWebhookEndpointsCRUD(t *testing.T) {
 	e2 := newEndpoint(t, s, a.ID, t0.Add(time.Second), evFailed, evCompleted)
 	newEndpoint(t, s, b.ID, t0)
 
-	list, err := s.ListWebhookEndpoints(ctx, a.ID)
+	list, _, err := s.ListWebhookEndpoints(ctx, a.ID, 0, "")
 	if err != nil || len(list) != 2 || list[0].ID != e2.ID || list[1].ID != e1.ID {
 		t.Fatalf("list = %+v, %v; want e2, e1", list, err)
 	}
@@ -149,7 +149,7 @@ func TestWebhookEndpointLimit(t *testing.T) {
 	}
 	// Another account is not affected; disabling one frees a place.
 	newEndpoint(t, s, b.ID, t0)
-	list, _ := s.ListWebhookEndpoints(ctx, a.ID)
+	list, _, _ := s.ListWebhookEndpoints(ctx, a.ID, 0, "")
 	if err := s.DisableWebhookEndpoint(ctx, a.ID, list[0].ID, t0); err != nil {
 		t.Fatal(err)
 	}
