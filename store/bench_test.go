@@ -106,8 +106,9 @@ func BenchmarkCreateJobLatency(b *testing.B) {
 
 // BenchmarkWebhookEndpoints measures the endpoint operations an account's
 // disabled endpoints could slow: listing the first page, a create and
-// disable cycle (which counts the active endpoints), and an idle delivery
-// claim and next-due look-up, with no disabled endpoints and with 20,000
+// disable cycle (which counts the active endpoints), writing a job's event
+// for the account's subscribers, and an idle delivery claim and next-due
+// look-up, with no disabled endpoints and with 20,000
 // (the 20,000 create/delete cycles of issue 14, finding 5). Disabled rows
 // are written directly, in one transaction, to keep the setup short.
 //
@@ -141,6 +142,17 @@ func BenchmarkWebhookEndpoints(b *testing.B) {
 				if err := s.DisableWebhookEndpoint(ctx, a.ID, e.ID, t0); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		b.Run(fmt.Sprintf("disabled=%d/job-event", disabled), func(b *testing.B) {
+			// A job and its event, written for the account's subscribers
+			// as a job's final transaction does.
+			for b.Loop() {
+				newEvent(b, s, a.ID, evCompleted, t0)
+			}
+			b.StopTimer()
+			if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_utc = NULL`); err != nil {
+				b.Fatal(err)
 			}
 		})
 		b.Run(fmt.Sprintf("disabled=%d/claim-idle", disabled), func(b *testing.B) {

@@ -40,8 +40,10 @@ func newPage(limit int, cursor, idPrefix string) (page, error) {
 // the keyset condition, the order and the limit.
 func (p page) query(q string, args []any) (string, []any) {
 	if p.id != "" {
-		q += ` AND (created_utc < ? OR (created_utc = ? AND id < ?))`
-		args = append(args, p.created, p.created, p.id)
+		// A row value, so the index on (account_id, created_utc, id)
+		// seeks to the cursor instead of walking the pages before it.
+		q += ` AND (created_utc, id) < (?, ?)`
+		args = append(args, p.created, p.id)
 	}
 	q += ` ORDER BY created_utc DESC, id DESC LIMIT ?`
 	// One more tells whether a next page exists.

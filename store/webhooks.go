@@ -88,6 +88,11 @@ func (r endpointRow) endpoint() (WebhookEndpoint, error) {
 	return e, nil
 }
 
+// countActiveEndpoints counts an account's active endpoints through the
+// partial index of active endpoints (migration 004), so an account's
+// disabled endpoints, however many, are not read.
+const countActiveEndpoints = `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`
+
 // CreateWebhookEndpoint stores a new active endpoint with a fresh signing
 // secret (whsec_..., returned here and never again through the API). The
 // count of active endpoints and the insert share one immediate transaction,
@@ -108,8 +113,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 	secret := ids.NewSecret(ids.SigningSecret)
 	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
 		var active int
-		if err := tx.GetContext(ctx, &active, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`,
-			ne.AccountID); err != nil {
+		if err := tx.GetContext(ctx, &active, countActiveEndpoints, ne.AccountID); err != nil {
 			return fmt.Errorf("count active endpoints: %w", err)
 		}
 		if active >= MaxActiveEndpoints {
@@ -133,6 +137,8 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 	return e, secret, nil
 }
 
+const listEndpointsQuery = `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE account_id = ?`
+
 // ListWebhookEndpoints returns up to limit of the account's endpoints,
 // disabled ones included, newest first (created_utc DESC, id DESC),
 // starting after cursor ("" = from the newest); nextCursor is "" on the last
@@ -144,7 +150,7 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limi
 	if err != nil {
 		return nil, "", err
 	}
-	q, args := pg.query(`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE account_id = ?`, []any{accountID})
+	q, args := pg.query(listEndpointsQuery, []any{accountID})
 	var rows []endpointRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list webhook endpoints: %w", err)
@@ -220,7 +226,9 @@ func webhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, e
 		ID     string `db:"id"`
 		Events string `db:"events"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, events FROM webhook_endpoints
+	// The active-endpoint index: every job's final transaction runs this,
+	// and the account may have any number of disabled endpoints.
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, events FROM webhook_endpoints INDEXED BY webhook_endpoints_active
 		WHERE account_id = ? AND is_active = 1 ORDER BY created_utc, id`, accountID); err != nil {
 		return nil, fmt.Errorf("find webhook subscribers: %w", err)
 	}

@@ -562,3 +562,38 @@ func TestReleaseAfterDisable(t *testing.T) {
 		t.Errorf("released delivery of an active endpoint: %+v", d)
 	}
 }
+
+// TestWebhookEndpointQueryPlans: the endpoint list seeks to its cursor and
+// the active-endpoint count reads only active endpoints, through indexes:
+// neither cost grows with an account's disabled endpoints (issue 14,
+// finding 5; BenchmarkWebhookEndpoints measures it).
+func TestWebhookEndpointQueryPlans(t *testing.T) {
+	s := newStore(t, Options{})
+	pg, err := newPage(20, encodeCursor("2026-11-22T10:00:00.000Z", ids.New(ids.WebhookEndpoint)), ids.WebhookEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, listArgs := pg.query(listEndpointsQuery, []any{"acct_x"})
+	tests := []struct {
+		name, query string
+		args        []any
+		want        string
+	}{
+		{"list page", list, listArgs, "USING INDEX webhook_endpoints_by_account (account_id=? AND (created_utc,id)<(?,?))"},
+		{"active count", countActiveEndpoints, []any{"acct_x"}, "USING COVERING INDEX webhook_endpoints_active (account_id=?)"},
+	}
+	for _, tc := range tests {
+		var plan []struct {
+			ID     int    `db:"id"`
+			Parent int    `db:"parent"`
+			NotUse int    `db:"notused"`
+			Detail string `db:"detail"`
+		}
+		if err := s.db.Select(&plan, "EXPLAIN QUERY PLAN "+tc.query, tc.args...); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(plan) != 1 || !strings.HasSuffix(plan[0].Detail, tc.want) {
+			t.Errorf("%s: plan %+v, want one step %q", tc.name, plan, tc.want)
+		}
+	}
+}
