@@ -41,15 +41,23 @@ const (
 	endpointURLLookupTimeout = 5 * time.Second
 )
 
-// listWebhooks is GET /webhooks (docs/api.md, Webhooks): every endpoint of
-// the account, disabled ones included, newest first. An account has at most
-// 20 active endpoints, so the list is not paged.
+// listWebhooks is GET /webhooks (docs/api.md, Webhooks): the account's
+// endpoints, disabled ones included (CONTRACT: the list shows them), newest
+// first, paged like the job list: an account may have disabled any number.
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *principal) error {
-	eps, err := s.store.ListWebhookEndpoints(r.Context(), p.account.ID)
+	q, err := parseQuery(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, view.NewWebhookEndpointList(eps))
+	limit, cursor, err := pageParams(q)
+	if err != nil {
+		return err
+	}
+	eps, next, err := s.store.ListWebhookEndpoints(r.Context(), p.account.ID, limit, cursor)
+	if err != nil {
+		return storeError(err, codeWebhookEndpointMissing, s.now())
+	}
+	writeJSON(w, http.StatusOK, view.NewWebhookEndpointList(eps, limit, next))
 	return nil
 }
 

@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -357,66 +355,27 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 	if status != "" && !ValidStatus(status) {
 		return nil, "", fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
 	}
-	if limit <= 0 {
-		limit = 20
-	}
-	limit = min(limit, 1000)
 	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = ?`
 	args := []any{accountID}
 	if status != "" {
 		q += ` AND status = ?`
 		args = append(args, status)
 	}
-	if cursor != "" {
-		created, id, err := decodeCursor(cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		q += ` AND (created_utc < ? OR (created_utc = ? AND id < ?))`
-		args = append(args, created, created, id)
+	pg, err := newPage(limit, cursor, ids.Job)
+	if err != nil {
+		return nil, "", err
 	}
-	q += ` ORDER BY created_utc DESC, id DESC LIMIT ?`
-	args = append(args, limit+1) // one more tells whether a next page exists
+	q, args = pg.query(q, args)
 	var rows []jobRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[len(rows)-1]
-		next = encodeCursor(last.CreatedUTC, last.ID)
-	}
+	rows, next := pageRows(pg, rows, func(r jobRow) (string, string) { return r.CreatedUTC, r.ID })
 	jobs, err := scanJobs(rows)
 	if err != nil {
 		return nil, "", err
 	}
 	return jobs, next, nil
-}
-
-// A cursor is base64url("v1" NUL created_utc NUL id) of the last row shown.
-const cursorVersion = "v1"
-
-func encodeCursor(created, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + "\x00" + created + "\x00" + id))
-}
-
-func decodeCursor(c string) (created, id string, err error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return "", "", ErrBadCursor
-	}
-	parts := strings.Split(string(b), "\x00")
-	if len(parts) != 3 || parts[0] != cursorVersion {
-		return "", "", ErrBadCursor
-	}
-	if _, err := ParseTime(parts[1]); err != nil || len(parts[1]) != len(TimeLayout) {
-		return "", "", ErrBadCursor
-	}
-	if !ids.HasPrefix(parts[2], ids.Job) {
-		return "", "", ErrBadCursor
-	}
-	return parts[1], parts[2], nil
 }
 
 // RetryJob puts the account's failed job back in the queue when its error
