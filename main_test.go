@@ -56,6 +56,9 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "list", "-h"}, 0, []string{"--account", "--json", "Examples:"}},
 		{[]string{"keys", "revoke", "-h"}, 0, []string{"KEY_ID", "Examples:"}},
 		{[]string{"data", "check", "-h"}, 0, []string{"--data-dir", "Examples:"}},
+		{[]string{"db", "purge", "-h"}, 0, []string{"--retention", "(default 180d)", "$LOCRISK_RETENTION", "--dry-run", "Examples:"}},
+		{[]string{"db", "vacuum", "-h"}, 0, []string{"--db", "Examples:"}},
+		{[]string{"db", "purge", "--retention", "90d"}, 2, nil},
 	}
 	for _, tt := range tests {
 		r := cmd(t, nil, tt.args...)
@@ -217,6 +220,8 @@ func TestServeStartupErrors(t *testing.T) {
 		{"bad log format", []string{"serve", "--db", db, "--data-dir", fixtureData, "--log-format", "xml"}, 2, "--log-format"},
 		{"no workers", []string{"serve", "--db", db, "--data-dir", fixtureData, "--workers", "0"}, 2, "--workers"},
 		{"no attempts", []string{"serve", "--db", db, "--data-dir", fixtureData, "--job-max-attempts", "0"}, 2, "--job-max-attempts"},
+		{"retention too short", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "30d"}, 2, "--retention"},
+		{"retention not a duration", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "soon"}, 2, "--retention"},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
 		t.Fatal(err)

@@ -168,9 +168,14 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 
 // dsn builds the driver's data source name. The file name is a SQLite URI,
 // so the characters that would end or escape it are percent-encoded.
+//
+// auto_vacuum=INCREMENTAL comes first: it takes effect only on a file
+// that has no table yet, so a new file is created in that mode (the purge
+// can then give freed pages back, IncrementalVacuum), while on an older
+// file it changes nothing until a VACUUM (Vacuum).
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return "file:" + p + "?_pragma=auto_vacuum(2)&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 // Close closes the database.
