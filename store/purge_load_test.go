@@ -120,7 +120,7 @@ func TestPurgeUnderLoad(t *testing.T) {
 				freed, err = s.IncrementalVacuum(ctx, 256)
 			}
 		} else {
-			time.Sleep(time.Duration(n/50) * time.Millisecond) // about as long as a purge
+			time.Sleep(time.Duration(n/7) * time.Millisecond) // about as long as a purge
 		}
 		took := time.Since(start)
 		close(stop)
