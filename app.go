@@ -119,6 +119,13 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		"allow_private", cfg.webhookAllowPrivate)
 
 	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
+	// A file created before incremental vacuum was the default keeps the
+	// pages a purge frees for reuse instead of returning them (README.md,
+	// "Limits and defaults").
+	if f, err := st.FileStats(ctx); err == nil && !f.IncrementalOK {
+		log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
+			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
+	}
 
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate}}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
