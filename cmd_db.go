@@ -24,7 +24,9 @@ finished, batches with unfinished items and pending deliveries stay. Then
 it gives the freed space back to the file system. Safe while the server
 runs: it deletes a few hundred rows per transaction.
 
---dry-run counts what would go and deletes nothing.`, `
+--dry-run counts what would go and deletes nothing (it may count fewer
+webhook endpoints: one whose last deliveries go with old jobs is counted
+only once they are gone).`, `
   locrisk db purge --dry-run
   locrisk db purge --retention 365d --json`)
 	f.StringVar(&retain, "retention", "180d", "how long finished records are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")

@@ -105,6 +105,12 @@ func (p *Purger) Once(ctx context.Context, dry bool) (Result, error) {
 	r.Took = time.Since(start)
 	attrs := append([]any{"dry_run", dry, "before", r.Before, "freed_pages", r.FreedPages, "took", r.Took.Round(time.Millisecond)},
 		r.Counts.LogAttrs()...)
+	if err != nil && ctx.Err() != nil {
+		// Stopped (the service is shutting down): what was committed stays,
+		// the next run goes on from there.
+		p.cfg.Logger.Info("retention purge stopped", attrs...)
+		return r, fmt.Errorf("retention purge: %w", err)
+	}
 	if err != nil {
 		p.cfg.Logger.Warn("retention purge failed", append(attrs, "err", err)...)
 		return r, fmt.Errorf("retention purge: %w", err)

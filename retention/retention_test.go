@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,4 +84,48 @@ func TestOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+type cancelStore struct{ fakeStore }
+
+func (c *cancelStore) Purge(ctx context.Context, p store.PurgePolicy) (store.PurgeCounts, error) {
+	return store.PurgeCounts{Jobs: 3}, ctx.Err()
+}
+
+// TestRunStops: Run purges at once, stops when its ctx ends, and a run cut
+// short by the stop is logged as stopped, not as a failure.
+func TestRunStops(t *testing.T) {
+	var logs syncLog
+	st := &cancelStore{}
+	p := New(st, Config{Keep: DefaultKeep, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its ctx ended")
+	}
+	if s := logs.String(); !strings.Contains(s, `msg="retention purge stopped"`) || strings.Contains(s, "failed") {
+		t.Errorf("log %q, want one stopped line", s)
+	}
+}
+
+// syncLog is a strings.Builder safe for a logger in another goroutine.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -49,7 +49,9 @@ type PurgePolicy struct {
 	// Batch bounds the rows per transaction [DefaultPurgeBatch].
 	Batch int
 	// DryRun counts what would go, deleting nothing: every transaction is
-	// rolled back instead of committed.
+	// rolled back instead of committed. It may count fewer webhook
+	// endpoints than a real run deletes: an endpoint whose last deliveries
+	// go with old jobs becomes deletable only once they are gone.
 	DryRun bool
 }
 
