@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"locrisk/filelock"
 	"locrisk/jobs"
 	"locrisk/retention"
 	"locrisk/risk"
@@ -26,6 +28,7 @@ import (
 // parsed.
 type appConfig struct {
 	addr, db, dataDir         string
+	secretKeyFile             string // --secret-key-file; empty: beside the database
 	workers, maxAttempts      int
 	jobLease, shutdownTimeout time.Duration
 	faults                    jobs.Faults
@@ -66,6 +69,7 @@ type app struct {
 	purge      runner
 	stats      statsFlusher
 	store      io.Closer
+	serveLock  *filelock.Lock // released after the database is closed
 
 	mu             sync.Mutex
 	running        bool // Run has started the workers and the HTTP server
@@ -93,11 +97,20 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
 	}
 
+	// One server per database file (README.md, Limits and defaults): the
+	// rate limits live in each server's memory, so a second server would
+	// double them. The other commands do not take this lock.
+	lock, err := lockServe(cfg.db)
+	if err != nil {
+		return nil, err
+	}
+
 	// The outbox hook wakes the delivery worker, which needs the store, so
 	// the signal between them comes first.
 	wake := webhookworker.NewSignal()
 	st, err := openStore(cfg.db, wake.Notify)
 	if err != nil {
+		lock.Unlock()
 		return nil, err
 	}
 
@@ -106,6 +119,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	eng, err := risk.Load(ctx, cfg.dataDir, log, st)
 	if err != nil {
 		st.Close()
+		lock.Unlock()
 		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
 	}
 
@@ -131,6 +145,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
+		lock.Unlock()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
 	httpSrv := &http.Server{
@@ -142,7 +157,26 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st}, nil
+	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
+}
+
+// lockServe takes the serve lock of the database file db: db + ".lock",
+// beside the file it names once symbolic links are followed, so that two
+// spellings of one file find the same lock.
+func lockServe(db string) (*filelock.Lock, error) {
+	if p, err := filepath.EvalSymlinks(db); err == nil {
+		db = p
+	}
+	l, err := filelock.Acquire(db + ".lock")
+	if errors.Is(err, filelock.ErrLocked) {
+		return nil, fmt.Errorf("another locrisk serve is already using the database %s (%w); "+
+			"stop it first: two servers on one file would each apply the per-account rate limits and so double them "+
+			"(accounts, keys, report and data commands may run beside the server)", db, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", db, err)
+	}
+	return l, nil
 }
 
 // Run starts the job scheduler and the delivery worker, serves HTTP, and
@@ -251,5 +285,6 @@ func (a *app) close(ctx context.Context) error {
 		warn("saving request statistics", a.stats.Close(shutCtx))
 	}
 	warn("closing database", a.store.Close())
+	warn("releasing the serve lock", a.serveLock.Unlock())
 	return errors.Join(errs...)
 }

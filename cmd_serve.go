@@ -10,6 +10,7 @@ import (
 
 	"locrisk/jobs"
 	"locrisk/retention"
+	"locrisk/store"
 	"locrisk/webhook"
 )
 
@@ -32,6 +33,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets at rest (default: the --db file name + \".key\", created if absent)")
 	f.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "report job worker goroutines")
 	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
 	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")
@@ -81,7 +83,10 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
 	}
 
-	a, err := newApp(c.ctx, cfg, log, c.openStoreNotify)
+	openStore := func(path string, wake func()) (*store.Store, error) {
+		return c.openServeStore(path, cfg.secretKeyFile, wake, log)
+	}
+	a, err := newApp(c.ctx, cfg, log, openStore)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func TestCodeStatus(t *testing.T) {
 		422: {"unsupported_location"},
 		429: {"quota_exceeded", "rate_limit_exceeded"},
 		500: {"internal_error"},
+		503: {"database_busy"},
 	}
 	n := 0
 	for status, codes := range want {

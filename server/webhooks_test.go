@@ -47,7 +47,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	wake := webhookworker.NewSignal()
 	path := filepath.Join(t.TempDir(), "test.db")
 	st, err := store.OpenWith(context.Background(), path,
-		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
+		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -446,8 +446,21 @@ func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.
 // run_after has come, or a processing job whose lease has expired (its
 // worker died). It becomes processing with owner's lease until now+lease,
 // and its attempts count goes up by one. ok is false when nothing is
-// runnable. One UPDATE picks and takes the job, so two workers never claim
-// the same one.
+// runnable. One UPDATE takes the job inside the write transaction that
+// picked it, so two workers never claim the same one.
+//
+// Which job (README.md, "Limits and defaults"): first a job whose lease
+// has expired, the longest expired first; otherwise the accounts take
+// turns. The account with runnable work whose last claim is the oldest
+// (one never served before comes first) gets its oldest runnable job, by
+// run_after and then creation. So a backlog in one account delays another
+// account's job by at most one claim per account waiting, not by the
+// backlog.
+//
+// Every step reads the first entries of an index (migration 004): the
+// claim costs the same at one job or a million queued. It grows only with
+// the accounts that have queued work but none runnable yet (jobs waiting
+// out a retry backoff), which are few.
 func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (Job, bool, error) {
 	if owner == "" || lease <= 0 {
 		return Job{}, false, fmt.Errorf("%w: claim needs an owner and a positive lease", ErrInvalid)
@@ -456,10 +469,10 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	nowS := FormatTime(now)
 	// Look before taking the write lock: idle workers poll often, and a
 	// read runs beside the writers where an empty UPDATE would queue
-	// behind them and hold them up.
+	// behind them and hold them up. Both halves are index seeks
+	// (report_jobs_runnable, report_jobs_leases).
 	var runnable int
-	err := s.db.GetContext(ctx, &runnable, `SELECT EXISTS (SELECT 1 FROM report_jobs
-		WHERE (status = 'queued' AND run_after_utc <= ?) OR (status = 'processing' AND lease_expires_utc < ?))`, nowS, nowS)
+	err := s.db.GetContext(ctx, &runnable, claimPrecheck, nowS, nowS)
 	if err != nil {
 		return Job{}, false, fmt.Errorf("claim job: %w", err)
 	}
@@ -467,24 +480,23 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 		return Job{}, false, nil
 	}
 	var r jobRow
-	var prev struct {
-		ID     string `db:"id"`
-		Status string `db:"status"`
-	}
+	reclaimed := false
 	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
-		// The previous status tells a fresh claim from a takeover after an
-		// expired lease, which the scheduler counts against the job.
-		if err := tx.GetContext(ctx, &prev, `SELECT id, status FROM report_jobs
-			WHERE (status = 'queued' AND run_after_utc <= ?)
-			   OR (status = 'processing' AND lease_expires_utc < ?)
-			ORDER BY run_after_utc, created_utc
-			LIMIT 1`, nowS, nowS); err != nil {
+		id, err := pickJob(ctx, tx, nowS)
+		if err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &r, `UPDATE report_jobs
+		if id.expired {
+			// The scheduler counts a takeover against the job.
+			reclaimed = true
+		}
+		if err := tx.GetContext(ctx, &r, `UPDATE report_jobs
 			SET status = 'processing', lease_owner = ?, lease_expires_utc = ?, attempts = attempts + 1, updated_utc = ?
 			WHERE id = ?
-			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, prev.ID)
+			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, id.id); err != nil {
+			return err
+		}
+		return takeTurn(ctx, tx, r.AccountID)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, false, nil
@@ -496,8 +508,75 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	if err != nil {
 		return Job{}, false, err
 	}
-	j.Reclaimed = prev.Status == StatusProcessing
+	j.Reclaimed = reclaimed
 	return j, true, nil
+}
+
+// The claim's queries, one constant each so that TestClaimQueryPlans checks
+// the very text ClaimJob runs. INDEXED BY pins the index each is written
+// for. Left to its guesses (no ANALYZE runs) SQLite would rather take
+// report_jobs_runnable's status column and sort; pinned, the plan cannot
+// drift with statistics, and a missing index is an error instead of a
+// silent full scan.
+const (
+	// claimPrecheck: is anything runnable? Both parameters are now.
+	claimPrecheck = `SELECT EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_runnable
+			WHERE status = 'queued' AND run_after_utc <= ?)
+		OR EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_leases
+			WHERE status = 'processing' AND lease_expires_utc < ?)`
+	// claimExpired: the job whose lease expired first. ? is now.
+	claimExpired = `SELECT id FROM report_jobs INDEXED BY report_jobs_leases
+		WHERE status = 'processing' AND lease_expires_utc < ?
+		ORDER BY lease_expires_utc LIMIT 1`
+	// claimNextTurn: the oldest runnable job of the waiting account whose
+	// last claim is the oldest, walking the accounts in turn order and
+	// stopping at the first with a runnable job. ?1 is now.
+	claimNextTurn = `SELECT (SELECT j.id FROM report_jobs j INDEXED BY report_jobs_queued
+			WHERE j.status = 'queued' AND j.account_id = q.account_id AND j.run_after_utc <= ?1
+			ORDER BY j.run_after_utc, j.created_utc LIMIT 1) AS job_id
+		FROM job_queue_accounts q
+		WHERE q.has_queued = 1 AND job_id IS NOT NULL
+		ORDER BY q.last_claim LIMIT 1`
+	// claimTakeTurn: the account's claim becomes the newest. Whether it
+	// still waits (has_queued) the triggers of migration 004 keep. A
+	// missing row (a takeover of a job queued before that migration, in an
+	// account with nothing queued since) means nothing queued. ? is the
+	// account.
+	claimTakeTurn = `INSERT INTO job_queue_accounts (account_id, last_claim, has_queued)
+		VALUES (?, (SELECT COALESCE(MAX(last_claim), 0) + 1 FROM job_queue_accounts), 0)
+		ON CONFLICT (account_id) DO UPDATE SET last_claim = excluded.last_claim`
+)
+
+// pickedJob is the job a claim takes; expired when its lease ran out.
+type pickedJob struct {
+	id      string
+	expired bool
+}
+
+// pickJob chooses the job to claim (see ClaimJob), inside the claim's
+// write transaction; sql.ErrNoRows when nothing is runnable.
+func pickJob(ctx context.Context, tx *sqlx.Tx, nowS string) (pickedJob, error) {
+	var id string
+	err := tx.GetContext(ctx, &id, claimExpired, nowS)
+	if err == nil {
+		return pickedJob{id: id, expired: true}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return pickedJob{}, err
+	}
+	if err := tx.GetContext(ctx, &id, claimNextTurn, nowS); err != nil {
+		return pickedJob{}, err
+	}
+	return pickedJob{id: id}, nil
+}
+
+// takeTurn records a claim for the account in the turns, in the claim's
+// transaction.
+func takeTurn(ctx context.Context, tx *sqlx.Tx, accountID string) error {
+	if _, err := tx.ExecContext(ctx, claimTakeTurn, accountID); err != nil {
+		return fmt.Errorf("record the account's turn: %w", err)
+	}
+	return nil
 }
 
 // CompleteJob stores the job's report and marks the job completed, in one

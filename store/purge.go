@@ -7,7 +7,7 @@ package store
 // delete them without stalling the service.
 //
 // Every kind of record is walked oldest first along an index (migration
-// 004_retention.sql), a few hundred rows per write transaction, with a
+// 005_retention.sql), a few hundred rows per write transaction, with a
 // keyset cursor, so a transaction holds the write lock for milliseconds
 // and other writers (job creation, workers) run between two of them. A run
 // that is cancelled stops between two transactions, or rolls one back;

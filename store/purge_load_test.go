@@ -69,13 +69,6 @@ func createLatencies(t testing.TB, s *Store, acct string, callers int, stop <-ch
 	return lat
 }
 
-func pct(lat []time.Duration, p int) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	return lat[min(len(lat)-1, len(lat)*p/100)]
-}
-
 // TestPurgeUnderLoad purges old jobs with 19 KB reports while other
 // goroutines create jobs, and reports the creations' latency: with no
 // purge running, during the purge in transactions of DefaultPurgeBatch rows and of

@@ -89,7 +89,8 @@ func (r endpointRow) endpoint() (WebhookEndpoint, error) {
 }
 
 // CreateWebhookEndpoint stores a new active endpoint with a fresh signing
-// secret (whsec_..., returned here and never again through the API). The
+// secret (whsec_..., returned here and never again through the API; stored
+// sealed with Options.Secrets, secrets.go, and ErrNoSecretKey without). The
 // count of active endpoints and the insert share one immediate transaction,
 // so concurrent creates cannot pass MaxActiveEndpoints (ErrEndpointLimit).
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint, now time.Time) (WebhookEndpoint, string, error) {
@@ -106,7 +107,11 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 		Events: append([]string(nil), ne.Events...), Active: true, CreatedUTC: truncMs(now),
 	}
 	secret := ids.NewSecret(ids.SigningSecret)
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	stored, err := s.sealSecret(e.ID, secret)
+	if err != nil {
+		return WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
 		var active int
 		if err := tx.GetContext(ctx, &active, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`,
 			ne.AccountID); err != nil {
@@ -118,7 +123,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints
 			(id, account_id, name, url, events, signing_secret, is_active, created_utc)
 			VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
-			e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), secret, FormatTime(e.CreatedUTC))
+			e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), stored, FormatTime(e.CreatedUTC))
 		if err != nil {
 			if strings.Contains(err.Error(), "FOREIGN KEY") {
 				return fmt.Errorf("account %s: %w", ne.AccountID, ErrNotFound)
@@ -444,6 +449,15 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, n
 	})
 	if err != nil {
 		return DeliveryTask{}, false, fmt.Errorf("claim webhook delivery: %w", err)
+	}
+	if found {
+		// Opened after the claim has committed: a secret that does not
+		// open fails this claim, never signs with anything else, and the
+		// lease keeps the delivery aside until it expires, so the others
+		// go on.
+		if t.Secret, err = s.openSecret(t.EndpointID, t.Secret); err != nil {
+			return DeliveryTask{}, false, fmt.Errorf("claim webhook delivery %s: %w", t.ID, err)
+		}
 	}
 	return t, found, nil
 }

@@ -1,6 +1,7 @@
 package webhookworker_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"locrisk/outbox"
+	"locrisk/secretbox"
 	"locrisk/store"
 	"locrisk/webhook"
 	"locrisk/webhookworker"
@@ -26,11 +28,21 @@ import (
 func openStore(t testing.TB, path string, sig webhookworker.Signal) *store.Store {
 	t.Helper()
 	st, err := store.OpenWith(context.Background(), path,
-		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}})
+		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	return st
+}
+
+// testSecrets is a box with a fixed key, for the signing secrets.
+func testSecrets(t testing.TB) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(bytes.Repeat([]byte{7}, secretbox.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // fixture is an account with one endpoint subscribed to both events.

@@ -1,4 +1,4 @@
--- Migration 4: the indexes the retention purge needs (schema version 4).
+-- Migration 5: the indexes the retention purge needs (schema version 5).
 --
 -- The purge (store/purge.go) walks each kind of record oldest first in
 -- small transactions, so each walk needs an index in its order, and it
