@@ -16,6 +16,7 @@ import (
 
 	"locrisk/filelock"
 	"locrisk/jobs"
+	"locrisk/retention"
 	"locrisk/risk"
 	"locrisk/server"
 	"locrisk/store"
@@ -34,6 +35,7 @@ type appConfig struct {
 	webhookSchedule           []time.Duration
 	webhookScheduleSpec       string // as given, for the log
 	webhookAllowPrivate       bool
+	retention                 time.Duration // 0: keep everything
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -44,8 +46,9 @@ type (
 		Serve(net.Listener) error
 		Shutdown(context.Context) error
 	}
-	// runner is a *jobs.Scheduler or a *webhookworker.Worker: Run works until
-	// its ctx ends, then drains and returns.
+	// runner is a *jobs.Scheduler, a *webhookworker.Worker or a
+	// *retention.Purger: Run works until its ctx ends, then drains and
+	// returns.
 	runner interface{ Run(context.Context) }
 	// statsFlusher is a *server.Server: Close saves the request statistics
 	// still in memory.
@@ -63,6 +66,7 @@ type app struct {
 	http       httpServer
 	jobs       runner
 	deliveries runner
+	purge      runner
 	stats      statsFlusher
 	store      io.Closer
 	serveLock  *filelock.Lock // released after the database is closed
@@ -72,8 +76,10 @@ type app struct {
 	closed         bool // Close has begun
 	stopJobs       context.CancelFunc
 	stopDeliveries context.CancelFunc
+	stopPurge      context.CancelFunc
 	jobsDone       chan struct{}
 	deliveriesDone chan struct{}
+	purgeDone      chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -126,6 +132,15 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
 		"allow_private", cfg.webhookAllowPrivate)
 
+	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
+	// A file created before incremental vacuum was the default keeps the
+	// pages a purge frees for reuse instead of returning them (README.md,
+	// "Limits and defaults").
+	if f, err := st.FileStats(ctx); err == nil && !f.IncrementalOK {
+		log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
+			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
+	}
+
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate}}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -142,7 +157,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, stats: api, store: st, serveLock: lock}, nil
+	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
 }
 
 // lockServe takes the serve lock of the database file db: db + ".lock",
@@ -184,11 +199,17 @@ func (a *app) Run(ctx context.Context) error {
 	delivCtx, stopDeliveries := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopDeliveries, a.deliveriesDone = stopDeliveries, make(chan struct{})
 	go func() { a.deliveries.Run(delivCtx); close(a.deliveriesDone) }()
+	// The retention purge runs now and then every hour, in transactions
+	// short enough for the others to write between them.
+	purgeCtx, stopPurge := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopPurge, a.purgeDone = stopPurge, make(chan struct{})
+	go func() { a.purge.Run(purgeCtx); close(a.purgeDone) }()
 	a.mu.Unlock()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.http.Serve(a.ln) }()
-	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers)
+	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers,
+		"retention", a.cfg.retention.String())
 
 	select {
 	case <-ctx.Done():
@@ -205,6 +226,8 @@ func (a *app) Run(ctx context.Context) error {
 
 // Close stops the service, in this order:
 //
+//  0. the retention purge stops (between two of its short transactions,
+//     so at once): it is upkeep, and should not compete with the drain;
 //  1. stop accepting: the HTTP server closes its listener and waits for
 //     requests in hand (http.Server.Shutdown), while the scheduler, told
 //     to stop at the same moment, drains the jobs in hand, so that both
@@ -241,6 +264,8 @@ func (a *app) close(ctx context.Context) error {
 		}
 	}
 	if running {
+		a.stopPurge()
+		<-a.purgeDone
 		// Requests and jobs in hand drain side by side, so the whole stop
 		// stays within the shutdown timeout (plus a moment to release
 		// cut-off jobs).

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"locrisk/jobs"
+	"locrisk/retention"
 	"locrisk/store"
 	"locrisk/webhook"
 )
 
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
-	var faults, logFormat string
+	var faults, logFormat, retain string
 	f := c.newFlags("serve", "[flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
 SQLite database file. The engine loads every public data set from
@@ -40,6 +41,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&faults, "faults", "", "inject failures for resilience tests: `SPEC` such as report.generate=transient:first=1 or report.generate=permanent:rate=0.5")
 	f.StringVar(&logFormat, "log-format", "text", "log `format` on stderr: text or json")
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
+	f.StringVar(&retain, "retention", "180d", "how long finished jobs, reports, batches, webhook records, old keys and request statistics are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
@@ -57,6 +59,9 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return usagef("--shutdown-timeout must be positive")
 	}
 	var err error
+	if cfg.retention, err = parseRetention(retain); err != nil {
+		return usagef("--retention: %v", err)
+	}
 	if cfg.webhookSchedule, err = webhook.ParseSchedule(cfg.webhookScheduleSpec); err != nil {
 		return usagef("--webhook-retry-schedule: %v", err)
 	}
@@ -94,4 +99,17 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// parseRetention reads a retention period: a duration (4320h), a number of
+// days (180d), or 0 for none; see retention.CheckKeep.
+func parseRetention(s string) (time.Duration, error) {
+	if s == "0" || s == "0d" {
+		return 0, nil
+	}
+	d, err := parseLifetime(s)
+	if err != nil {
+		return 0, err
+	}
+	return d, retention.CheckKeep(d)
 }

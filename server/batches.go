@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"locrisk/ids"
 	"locrisk/risk"
@@ -94,13 +93,11 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 		return batchRequest{}, err
 	}
 	var req batchRequest
-	if raw, ok := fields["name"]; ok && !isJSONNull(raw) {
-		name, ok := jsonString(raw)
-		if !ok || utf8.RuneCountInString(name) > maxBatchNameLen {
-			return batchRequest{}, errorf(codeInvalidName, "name must be a string of at most %d characters", maxBatchNameLen)
-		}
-		req.name = name
+	name, ok := freeText(fields["name"], batchNameRule)
+	if !ok {
+		return batchRequest{}, errorf(codeInvalidName, "name must be a string of at most %d characters without control characters", maxBatchNameLen)
 	}
+	req.name = name
 	var raws []json.RawMessage
 	rawItems := bytes.TrimSpace(fields["items"])
 	if len(rawItems) == 0 || rawItems[0] != '[' || json.Unmarshal(rawItems, &raws) != nil || len(raws) == 0 {
@@ -140,14 +137,12 @@ func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.New
 		it.ErrorMessage = "the item is not a JSON object with latitude and longitude"
 		return it, nil
 	}
-	if rawID, ok := fields["externalId"]; ok && !isJSONNull(rawID) {
-		id, ok := jsonString(rawID)
-		if !ok || utf8.RuneCountInString(id) > maxExternalIDLen {
-			return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
-				row-1, row, maxExternalIDLen)
-		}
-		it.ExternalID = id
+	id, ok := freeText(fields["externalId"], externalIDRule)
+	if !ok {
+		return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
+			row-1, row, maxExternalIDLen)
 	}
+	it.ExternalID = id
 	latRaw, lonRaw := fields["latitude"], fields["longitude"]
 	canon.WriteString("\nitem " + strconv.Quote(it.ExternalID) + " " + canonicalNumber(latRaw) + " " + canonicalNumber(lonRaw))
 	it.Latitude, it.Longitude = jsonNumber(latRaw), jsonNumber(lonRaw)
@@ -186,16 +181,6 @@ func (s *Server) locateItems(items []store.NewBatchItem) error {
 }
 
 func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// jsonString decodes raw if it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
 
 // jsonNumber is the value of raw if it is a finite JSON number (in range
 // or not), kept on a rejected item so the caller sees what was sent; nil

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"locrisk/ids"
 	"locrisk/store"
@@ -93,21 +91,13 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	return nil
 }
 
-// endpointName: a JSON string of 1 to 100 characters, not blank, without
-// control characters (it ends up in logs and dashboards). Kept as given.
+// endpointName: required free text of at most 100 characters without
+// control characters (endpointNameRule).
+// Kept as given.
 func endpointName(raw json.RawMessage) (string, error) {
-	bad := errorf(codeInvalidName, "name is required: a string of 1 to %d characters, not blank, without control characters", maxEndpointNameLen)
-	var name string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
-		return "", bad
-	}
-	if strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > maxEndpointNameLen {
-		return "", bad
-	}
-	for _, c := range name {
-		if unicode.IsControl(c) {
-			return "", bad
-		}
+	name, ok := freeText(raw, endpointNameRule)
+	if !ok {
+		return "", errorf(codeInvalidName, "name is required: a string of 1 to %d characters, not blank, without control characters", maxEndpointNameLen)
 	}
 	return name, nil
 }

@@ -271,24 +271,6 @@ func rememberIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key,
 	return nil
 }
 
-// PurgeIdempotencyKeys deletes keys older than IdempotencyTTL. Expired keys
-// are already ignored; this only keeps the table small.
-func (s *Store) PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
-	var n int64
-	err := s.withWriteLock(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_utc <= ?`, FormatTime(now.Add(-IdempotencyTTL)))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("purge idempotency keys: %w", err)
-	}
-	return n, nil
-}
-
 // quotaUsage returns the account's monthly quota and the jobs it created in
 // now's calendar month (UTC), every bucket included.
 func quotaUsage(ctx context.Context, q queryer, accountID string, now time.Time) (limit, used int, err error) {

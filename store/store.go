@@ -298,9 +298,14 @@ func (s *Store) WithBusyWait(d time.Duration) *Store {
 
 // dsn builds the driver's data source name. The file name is a SQLite URI,
 // so the characters that would end or escape it are percent-encoded.
+//
+// auto_vacuum=INCREMENTAL comes first: it takes effect only on a file
+// that has no table yet, so a new file is created in that mode (the purge
+// can then give freed pages back, IncrementalVacuum), while on an older
+// file it changes nothing until a VACUUM (Vacuum).
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + fmt.Sprintf("?_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return "file:" + p + fmt.Sprintf("?_pragma=auto_vacuum(2)&_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 // Close closes the database.
