@@ -10,11 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"locrisk/connlimit"
+	"locrisk/filelock"
 	"locrisk/jobs"
+	"locrisk/retention"
 	"locrisk/risk"
 	"locrisk/server"
 	"locrisk/store"
@@ -26,6 +29,7 @@ import (
 // parsed.
 type appConfig struct {
 	addr, db, dataDir         string
+	secretKeyFile             string // --secret-key-file; empty: beside the database
 	workers, maxAttempts      int
 	jobLease, shutdownTimeout time.Duration
 	faults                    jobs.Faults
@@ -35,6 +39,7 @@ type appConfig struct {
 	maxInFlight               int // requests served at once (server.Config.MaxInFlight)
 	maxConnections            int // connections open at once, before the open file limit lowers it
 	idleTimeout               time.Duration
+	retention                 time.Duration // 0: keep everything
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -45,8 +50,9 @@ type (
 		Serve(net.Listener) error
 		Shutdown(context.Context) error
 	}
-	// runner is a *jobs.Scheduler or a *webhookworker.Worker: Run works until
-	// its ctx ends, then drains and returns.
+	// runner is a *jobs.Scheduler, a *webhookworker.Worker or a
+	// *retention.Purger: Run works until its ctx ends, then drains and
+	// returns.
 	runner interface{ Run(context.Context) }
 	// statsFlusher is a *server.Server: Close saves the request statistics
 	// still in memory.
@@ -64,16 +70,20 @@ type app struct {
 	http       httpServer
 	jobs       runner
 	deliveries runner
+	purge      runner
 	stats      statsFlusher
 	store      io.Closer
+	serveLock  *filelock.Lock // released after the database is closed
 
 	mu             sync.Mutex
 	running        bool // Run has started the workers and the HTTP server
 	closed         bool // Close has begun
 	stopJobs       context.CancelFunc
 	stopDeliveries context.CancelFunc
+	stopPurge      context.CancelFunc
 	jobsDone       chan struct{}
 	deliveriesDone chan struct{}
+	purgeDone      chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -91,11 +101,20 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
 	}
 
+	// One server per database file (README.md, Limits and defaults): the
+	// rate limits live in each server's memory, so a second server would
+	// double them. The other commands do not take this lock.
+	lock, err := lockServe(cfg.db)
+	if err != nil {
+		return nil, err
+	}
+
 	// The outbox hook wakes the delivery worker, which needs the store, so
 	// the signal between them comes first.
 	wake := webhookworker.NewSignal()
 	st, err := openStore(cfg.db, wake.Notify)
 	if err != nil {
+		lock.Unlock()
 		return nil, err
 	}
 
@@ -104,6 +123,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	eng, err := risk.Load(ctx, cfg.dataDir, log, st)
 	if err != nil {
 		st.Close()
+		lock.Unlock()
 		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
 	}
 
@@ -116,11 +136,21 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
 		"allow_private", cfg.webhookAllowPrivate)
 
+	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
+	// A file created before incremental vacuum was the default keeps the
+	// pages a purge frees for reuse instead of returning them (README.md,
+	// "Limits and defaults").
+	if f, err := st.FileStats(ctx); err == nil && !f.IncrementalOK {
+		log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
+			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
+	}
+
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
 		MaxInFlight: cfg.maxInFlight}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
+		lock.Unlock()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
 	// Each connection holds a file descriptor: the cap stays below the
@@ -143,7 +173,26 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, stats: api, store: st}, nil
+	return &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
+}
+
+// lockServe takes the serve lock of the database file db: db + ".lock",
+// beside the file it names once symbolic links are followed, so that two
+// spellings of one file find the same lock.
+func lockServe(db string) (*filelock.Lock, error) {
+	if p, err := filepath.EvalSymlinks(db); err == nil {
+		db = p
+	}
+	l, err := filelock.Acquire(db + ".lock")
+	if errors.Is(err, filelock.ErrLocked) {
+		return nil, fmt.Errorf("another locrisk serve is already using the database %s (%w); "+
+			"stop it first: two servers on one file would each apply the per-account rate limits and so double them "+
+			"(accounts, keys, report and data commands may run beside the server)", db, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", db, err)
+	}
+	return l, nil
 }
 
 // Run starts the job scheduler and the delivery worker, serves HTTP, and
@@ -166,11 +215,17 @@ func (a *app) Run(ctx context.Context) error {
 	delivCtx, stopDeliveries := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopDeliveries, a.deliveriesDone = stopDeliveries, make(chan struct{})
 	go func() { a.deliveries.Run(delivCtx); close(a.deliveriesDone) }()
+	// The retention purge runs now and then every hour, in transactions
+	// short enough for the others to write between them.
+	purgeCtx, stopPurge := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopPurge, a.purgeDone = stopPurge, make(chan struct{})
+	go func() { a.purge.Run(purgeCtx); close(a.purgeDone) }()
 	a.mu.Unlock()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.http.Serve(a.ln) }()
-	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers)
+	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers,
+		"retention", a.cfg.retention.String())
 
 	select {
 	case <-ctx.Done():
@@ -187,6 +242,8 @@ func (a *app) Run(ctx context.Context) error {
 
 // Close stops the service, in this order:
 //
+//  0. the retention purge stops (between two of its short transactions,
+//     so at once): it is upkeep, and should not compete with the drain;
 //  1. stop accepting: the HTTP server closes its listener and waits for
 //     requests in hand (http.Server.Shutdown), while the scheduler, told
 //     to stop at the same moment, drains the jobs in hand, so that both
@@ -223,6 +280,8 @@ func (a *app) close(ctx context.Context) error {
 		}
 	}
 	if running {
+		a.stopPurge()
+		<-a.purgeDone
 		// Requests and jobs in hand drain side by side, so the whole stop
 		// stays within the shutdown timeout (plus a moment to release
 		// cut-off jobs).
@@ -242,5 +301,6 @@ func (a *app) close(ctx context.Context) error {
 		warn("saving request statistics", a.stats.Close(shutCtx))
 	}
 	warn("closing database", a.store.Close())
+	warn("releasing the serve lock", a.serveLock.Unlock())
 	return errors.Join(errs...)
 }

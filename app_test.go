@@ -133,12 +133,13 @@ func fakeApp(t *testing.T, log *stopLog, logOut *strings.Builder) (*app, *fakeSt
 		http:       h,
 		jobs:       jobs,
 		deliveries: newFakeRunner(log, "deliveries finished"),
+		purge:      newFakeRunner(log, "purge stopped"),
 		stats:      stats,
 		store:      fakeStore{log},
 	}, stats
 }
 
-// TestAppCloseOrder: Close stops accepting while the jobs drain, then
+// TestAppCloseOrder: Close stops the retention purge, then stops accepting while the jobs drain, then
 // finishes the deliveries, then saves the request statistics, then closes
 // the database; a second Close does nothing more.
 func TestAppCloseOrder(t *testing.T) {
@@ -172,7 +173,7 @@ func TestAppCloseOrder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Close did not return; steps so far %q", steps.get())
 	}
-	want := []string{"stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "store closed"}
+	want := []string{"purge stopped", "stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "store closed"}
 	if got := steps.get(); !slices.Equal(got, want) {
 		t.Errorf("stop order\n got %q\nwant %q", got, want)
 	}

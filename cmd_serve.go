@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"locrisk/jobs"
+	"locrisk/retention"
 	"locrisk/server"
+	"locrisk/store"
 	"locrisk/webhook"
 )
 
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
-	var faults, logFormat, memoryLimit string
+	var faults, logFormat, retain, memoryLimit string
 	f := c.newFlags("serve", "[flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
 SQLite database file. The engine loads every public data set from
@@ -34,6 +36,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets at rest (default: the --db file name + \".key\", created if absent)")
 	f.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "report job worker goroutines")
 	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
 	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")
@@ -41,6 +44,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&faults, "faults", "", "inject failures for resilience tests: `SPEC` such as report.generate=transient:first=1 or report.generate=permanent:rate=0.5")
 	f.StringVar(&logFormat, "log-format", "text", "log `format` on stderr: text or json")
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
+	f.StringVar(&retain, "retention", "180d", "how long finished jobs, reports, batches, webhook records, old keys and request statistics are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
 	f.IntVar(&cfg.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "requests served at once (POSTs take at most half); beyond it a request is answered 503 server_busy")
 	f.IntVar(&cfg.maxConnections, "max-connections", defaultMaxConnections, "connections held open at once (lowered to stay below the open file limit); at the cap the longest idle one is closed, or a new one is answered 503")
@@ -76,6 +80,9 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	if err != nil {
 		return usagef("--memory-limit: %v", err)
 	}
+	if cfg.retention, err = parseRetention(retain); err != nil {
+		return usagef("--retention: %v", err)
+	}
 	if cfg.webhookSchedule, err = webhook.ParseSchedule(cfg.webhookScheduleSpec); err != nil {
 		return usagef("--webhook-retry-schedule: %v", err)
 	}
@@ -106,7 +113,10 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from)
 
-	a, err := newApp(c.ctx, cfg, log, c.openStoreNotify)
+	openStore := func(path string, wake func()) (*store.Store, error) {
+		return c.openServeStore(path, cfg.secretKeyFile, wake, log)
+	}
+	a, err := newApp(c.ctx, cfg, log, openStore)
 	if err != nil {
 		return err
 	}
@@ -119,4 +129,17 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// parseRetention reads a retention period: a duration (4320h), a number of
+// days (180d), or 0 for none; see retention.CheckKeep.
+func parseRetention(s string) (time.Duration, error) {
+	if s == "0" || s == "0d" {
+		return 0, nil
+	}
+	d, err := parseLifetime(s)
+	if err != nil {
+		return 0, err
+	}
+	return d, retention.CheckKeep(d)
 }

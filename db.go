@@ -4,7 +4,14 @@ package main
 // every process that can finish a job registers the webhook outbox.
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+
 	"locrisk/outbox"
+	"locrisk/secretbox"
 	"locrisk/store"
 )
 
@@ -18,8 +25,91 @@ func (c *cli) openStore(path string) (*store.Store, error) { return c.openStoreN
 // delivery worker; without one (nil), a running server's worker finds the
 // events at its next poll.
 func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
+	return c.openStoreWith(path, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
+}
+
+// openStoreWith opens the database with opt. A damaged file is refused
+// with a message that names it and says what to do.
+func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
-	return store.OpenWith(c.ctx, path, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
+	st, err := store.OpenWith(c.ctx, path, opt)
+	if errors.Is(err, store.ErrCorrupt) {
+		return nil, fmt.Errorf("refusing to use the damaged database file %s: %w; "+
+			"stop every process using it, keep a copy, and restore the file from a backup "+
+			"(sqlite3's .recover command may salvage rows into a new file; see README.md, Limits and defaults)", path, err)
+	}
+	return st, err
+}
+
+// openServeStore is openStoreNotify for serve: it also checks the file's
+// integrity (PRAGMA quick_check) before serving from it, which reads the
+// whole file and so is left out of the short commands, and it seals the
+// webhook signing secrets with the key of keyFile (serveSecrets).
+func (c *cli) openServeStore(path, keyFile string, wake func(), log *slog.Logger) (*store.Store, error) {
+	keyPath := keyFileOrDefault(path, keyFile)
+	box, created, err := serveSecrets(path, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	st, err := c.openStoreWith(path, store.Options{
+		OnJobFinal:     []store.JobFinalHook{outbox.Hook(wake)},
+		IntegrityCheck: true,
+		Secrets:        box,
+	})
+	switch {
+	case err != nil && created:
+		// Nothing was sealed with the new key (sealing is Open's last
+		// step, in one transaction), so it goes again rather than stand
+		// beside a database it does not belong to.
+		_ = os.Remove(keyPath)
+	case created:
+		log.Warn("created a secret key for the webhook signing secrets beside the database; "+
+			"keep it apart from the database's backups and pass it with --secret-key-file", "key_file", keyPath)
+	case err == nil:
+		// A warning, not a refusal: container secrets are often mounted
+		// readable by all, inside a container of one user.
+		if fi, serr := os.Stat(keyPath); serr == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("the secret key file can be read by other users; chmod 600 it",
+				"key_file", keyPath, "mode", fi.Mode().Perm().String())
+		}
+	}
+	if errors.Is(err, store.ErrSecretKey) {
+		return nil, fmt.Errorf("%w; the key was read from %s. Without the right key the endpoints' "+
+			"signing secrets are lost: then delete the endpoints and create them again", err, keyPath)
+	}
+	return st, err
+}
+
+// keyFileOrDefault is the secret key file serve uses: the one given, or
+// the database's name with ".key" added.
+func keyFileOrDefault(db, keyFile string) string {
+	if keyFile != "" {
+		return keyFile
+	}
+	return db + ".key"
+}
+
+// serveSecrets is the box that seals the webhook signing secrets at rest
+// (README.md, Limits and defaults). The key comes from keyFile
+// (--secret-key-file); without one, from db + ".key", which is created
+// with a new random key (mode 0600) the first time. A key file given but
+// absent, or not a key, is an error: a new key would not open the secrets
+// sealed with the old one. created tells that the key file was made now.
+func serveSecrets(db, keyFile string) (box *secretbox.Box, created bool, err error) {
+	path := keyFileOrDefault(db, keyFile)
+	key, err := secretbox.LoadKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) && keyFile == "" {
+		key, err = secretbox.CreateKeyFile(path)
+		created = err == nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fmt.Errorf("%w; make a key with: head -c 32 /dev/urandom | base64 > %s && chmod 600 %s", err, path, path)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	box, err = secretbox.New(key)
+	return box, created, err
 }

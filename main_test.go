@@ -50,12 +50,15 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "-h"}, 0, []string{"keys create", "keys list", "keys revoke"}},
 		{[]string{"serve", "--bogus"}, 2, nil},
 		{[]string{"serve", "-h"}, 0, []string{"--addr", "$LOCRISK_ADDR", "--data-dir", "$LOCRISK_DATA_DIR", "--workers", "--job-max-attempts",
-			"--webhook-retry-schedule", "--webhook-allow-private", "--faults", "--log-format", "--max-in-flight", "--max-connections", "--idle-timeout", "--memory-limit", "$LOCRISK_MEMORY_LIMIT", "512MiB", "Examples:", "127.0.0.1:8080"}},
+			"--webhook-retry-schedule", "--webhook-allow-private", "--faults", "--log-format", "--retention", "$LOCRISK_RETENTION", "--max-in-flight", "--max-connections", "--idle-timeout", "--memory-limit", "$LOCRISK_MEMORY_LIMIT", "512MiB", "Examples:", "127.0.0.1:8080"}},
 		{[]string{"accounts", "create", "-h"}, 0, []string{"--name", "--monthly-quota", "(default 1000)", "--rate-limit", "(default 600)", "--json", "Examples:"}},
 		{[]string{"keys", "create", "--help"}, 0, []string{"--account", "--scopes", "--expires-in", "--allow-ip", "--scope-version", "$LOCRISK_SCOPE_VERSION", "usage:read", "Examples:"}},
 		{[]string{"keys", "list", "-h"}, 0, []string{"--account", "--json", "Examples:"}},
 		{[]string{"keys", "revoke", "-h"}, 0, []string{"KEY_ID", "Examples:"}},
 		{[]string{"data", "check", "-h"}, 0, []string{"--data-dir", "Examples:"}},
+		{[]string{"db", "purge", "-h"}, 0, []string{"--retention", "(default 180d)", "$LOCRISK_RETENTION", "--dry-run", "Examples:"}},
+		{[]string{"db", "vacuum", "-h"}, 0, []string{"--db", "Examples:"}},
+		{[]string{"db", "purge", "--retention", "90d"}, 2, nil},
 	}
 	for _, tt := range tests {
 		r := cmd(t, nil, tt.args...)
@@ -221,6 +224,8 @@ func TestServeStartupErrors(t *testing.T) {
 		{"no connections", []string{"serve", "--db", db, "--data-dir", fixtureData, "--max-connections", "0"}, 2, "--max-connections"},
 		{"no idle time", []string{"serve", "--db", db, "--data-dir", fixtureData, "--idle-timeout", "0s"}, 2, "--idle-timeout"},
 		{"no requests in flight", []string{"serve", "--db", db, "--data-dir", fixtureData, "--max-in-flight", "1"}, 2, "--max-in-flight"},
+		{"retention too short", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "30d"}, 2, "--retention"},
+		{"retention not a duration", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "soon"}, 2, "--retention"},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
 		t.Fatal(err)
@@ -344,10 +349,15 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 	log := stderr.String()
-	for _, want := range []string{`"msg":"listening"`, `"msg":"job transition"`, `"msg":"stopped"`} {
+	// The retention purge runs at start-up and logs its counts; a new file
+	// gives space back, so there is no advice to vacuum it.
+	for _, want := range []string{`"msg":"listening"`, `"msg":"job transition"`, `"msg":"stopped"`, `"msg":"retention purge"`, `"report_jobs":0`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %s", want)
 		}
+	}
+	if strings.Contains(log, "db vacuum") {
+		t.Errorf("a new file is told to vacuum:\n%s", log)
 	}
 	if t.Failed() {
 		fmt.Println(log)

@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"sync"
 	"time"
 
 	"locrisk/ids"
@@ -94,7 +93,6 @@ type Store interface {
 	FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (store.Job, error)
 	RetryLater(ctx context.Context, jobID, owner string, runAfter time.Time, code, msg string, now time.Time) error
 	ReleaseJob(ctx context.Context, jobID, owner string, now time.Time) error
-	PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error)
 }
 
 // Scheduler runs report jobs. Create it with New, start it with Run.
@@ -168,10 +166,7 @@ func (s *Scheduler) Backoff(attempt int) time.Duration { return s.policy.Delay(a
 func (s *Scheduler) Run(ctx context.Context) {
 	s.log.Info("scheduler started", "workers", s.cfg.Workers, "max_attempts", s.cfg.MaxAttempts,
 		"lease", s.cfg.Lease.String(), "faults", s.cfg.Faults.String())
-	var wg sync.WaitGroup
-	wg.Go(func() { s.janitor(ctx) })
 	s.runner.Run(ctx)
-	wg.Wait()
 	s.log.Info("scheduler stopped")
 }
 
@@ -340,23 +335,5 @@ func classify(err error) (code, msg string, transient bool) {
 	default:
 		// Details go to the log, not to the API caller.
 		return CodePermanent, "report generation failed with an internal error", false
-	}
-}
-
-// janitor does periodic upkeep: forgetting expired idempotency keys.
-func (s *Scheduler) janitor(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := s.st.PurgeIdempotencyKeys(ctx, s.cfg.Now()); err != nil && ctx.Err() == nil {
-			s.log.Warn("purging expired idempotency keys failed", "err", err)
-		} else if n > 0 {
-			s.log.Info("purged expired idempotency keys", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
 }

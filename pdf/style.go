@@ -127,7 +127,6 @@ func moduleOrder[T any](b risk.ByModule[T]) []string {
 	return keys
 }
 
-
 // returnPeriodText writes a return period as "about 1 in 240 years", or ""
 // where there is none.
 func returnPeriodText(years *float64) string {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"locrisk/ids"
 	"locrisk/risk"
@@ -96,13 +95,11 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 	var body struct{ name, items json.RawMessage }
 	pickFields(obj, field{"name", &body.name}, field{"items", &body.items})
 	var req batchRequest
-	if body.name != nil && !isJSONNull(body.name) {
-		name, ok := jsonString(body.name)
-		if !ok || utf8.RuneCountInString(name) > maxBatchNameLen {
-			return batchRequest{}, errorf(codeInvalidName, "name must be a string of at most %d characters", maxBatchNameLen)
-		}
-		req.name = name
+	name, ok := freeText(body.name, batchNameRule)
+	if !ok {
+		return batchRequest{}, errorf(codeInvalidName, "name must be a string of at most %d characters without control characters", maxBatchNameLen)
 	}
+	req.name = name
 	n := 0
 	if len(body.items) > 0 && body.items[0] == '[' {
 		n = countElements(body.items)
@@ -145,14 +142,12 @@ func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.New
 	}
 	var fields struct{ externalID, latitude, longitude json.RawMessage }
 	pickFields(raw, field{"externalId", &fields.externalID}, field{"latitude", &fields.latitude}, field{"longitude", &fields.longitude})
-	if rawID := fields.externalID; rawID != nil && !isJSONNull(rawID) {
-		id, ok := jsonString(rawID)
-		if !ok || utf8.RuneCountInString(id) > maxExternalIDLen {
-			return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
-				row-1, row, maxExternalIDLen)
-		}
-		it.ExternalID = id
+	id, ok := freeText(fields.externalID, externalIDRule)
+	if !ok {
+		return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
+			row-1, row, maxExternalIDLen)
 	}
+	it.ExternalID = id
 	latRaw, lonRaw := fields.latitude, fields.longitude
 	canon.WriteString("\nitem " + strconv.Quote(it.ExternalID) + " " + canonicalNumber(latRaw) + " " + canonicalNumber(lonRaw))
 	it.Latitude, it.Longitude = jsonNumber(latRaw), jsonNumber(lonRaw)
@@ -191,16 +186,6 @@ func (s *Server) locateItems(items []store.NewBatchItem) error {
 }
 
 func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// jsonString decodes raw if it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
 
 // jsonNumber is the value of raw if it is a finite JSON number (in range
 // or not), kept on a rejected item so the caller sees what was sent; nil

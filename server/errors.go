@@ -67,6 +67,7 @@ const (
 	codeEndpointLimitReached   = "endpoint_limit_reached"
 	codeServerBusy             = "server_busy"
 	codeHeadersTooLarge        = "headers_too_large"
+	codeDatabaseBusy           = "database_busy"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -112,7 +113,13 @@ var codeStatus = map[string]int{
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
 	codeInternal:            http.StatusInternalServerError,
 	codeServerBusy:          http.StatusServiceUnavailable,
+	codeDatabaseBusy:        http.StatusServiceUnavailable,
 }
+
+// databaseBusyRetryAfter is the Retry-After of database_busy: another
+// process's write lock is usually held for moments (a command line write),
+// and a client that comes back after a second finds it gone.
+const databaseBusyRetryAfter = time.Second
 
 // storeError maps a store error to an API error. notFound is the code for
 // store.ErrNotFound, which depends on the resource asked for. Errors the
@@ -140,6 +147,9 @@ func storeError(err error, notFound string, now time.Time) error {
 		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", store.MaxActiveEndpoints)
 	case errors.Is(err, store.ErrBadCursor):
 		return &Error{Code: codeInvalidCursor, Message: "cursor is not a cursor this API returned"}
+	case errors.Is(err, store.ErrBusy):
+		return &Error{Code: codeDatabaseBusy, Message: "the database is locked by another process; nothing was changed, try again shortly",
+			RetryAfter: databaseBusyRetryAfter}
 	}
 	return err
 }
@@ -174,6 +184,12 @@ type errorDetail struct {
 // 500 whose message reveals nothing of the cause.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *Error
+	if !errors.As(err, &ae) && errors.Is(err, store.ErrBusy) {
+		// A handler that returned a store error without storeError (it
+		// expects no not-found, say) still answers a busy database with
+		// 503, not 500.
+		err = storeError(err, codeNotFound, s.now())
+	}
 	if !errors.As(err, &ae) {
 		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r), "err", err)
 		ae = &Error{Code: codeInternal, Message: "internal error; quote the requestId when reporting it"}

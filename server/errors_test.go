@@ -29,7 +29,7 @@ func TestCodeStatus(t *testing.T) {
 		431: {"headers_too_large"},
 		429: {"quota_exceeded", "rate_limit_exceeded"},
 		500: {"internal_error"},
-		503: {"server_busy"},
+		503: {"server_busy", "database_busy"},
 	}
 	n := 0
 	for status, codes := range want {

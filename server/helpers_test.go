@@ -21,6 +21,7 @@ import (
 	"locrisk/ids"
 	"locrisk/risk"
 	"locrisk/risk/geo"
+	"locrisk/secretbox"
 	"locrisk/store"
 	"locrisk/view"
 )
@@ -116,7 +117,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
-	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now})
+	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -126,6 +127,16 @@ func newEnv(t testing.TB) *env {
 	e.srv = New(Config{Logger: logger, Now: clock.Now}, st, fakeLocator{}, func() { e.notified.Add(1) })
 	e.h = e.srv.Handler()
 	return e
+}
+
+// testSecrets is a box with a fixed key, for the signing secrets.
+func testSecrets(t testing.TB) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(bytes.Repeat([]byte{7}, secretbox.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // rawDB opens a second connection to the database file for reading.

@@ -16,10 +16,11 @@ import (
 	"locrisk/view"
 )
 
-// Paging of the job list (docs/api.md, Report jobs).
+// Paging of the cursor-paged lists, jobs and webhook endpoints
+// (docs/api.md, Report jobs).
 const (
-	defaultJobPageSize = 20
-	maxJobPageSize     = 100
+	defaultPageSize = 20
+	maxPageSize     = 100
 )
 
 // maxIdempotencyKeyLen is the longest Idempotency-Key accepted.
@@ -143,13 +144,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 	if err != nil {
 		return err
 	}
-	limit := defaultJobPageSize
-	if vs, ok := q["limit"]; ok {
-		n, ok := parseBoundedInt(vs[0], 1, maxJobPageSize)
-		if !ok {
-			return errorf(codeInvalidLimit, "limit must be an integer from 1 to %d", maxJobPageSize)
-		}
-		limit = n
+	limit, cursor, err := pageParams(q)
+	if err != nil {
+		return err
 	}
 	status := ""
 	if vs, ok := q["status"]; ok {
@@ -157,13 +154,6 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 		if !store.ValidStatus(status) {
 			return errorf(codeInvalidStatus, "status must be one of queued, processing, completed, failed")
 		}
-	}
-	cursor := ""
-	if vs, ok := q["cursor"]; ok {
-		if vs[0] == "" {
-			return errorf(codeInvalidCursor, "cursor is not a cursor this API returned")
-		}
-		cursor = vs[0]
 	}
 	jobs, next, err := s.store.ListJobs(r.Context(), p.account.ID, status, limit, cursor)
 	if err != nil {
@@ -176,6 +166,29 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 // parseQuery parses the query string strictly: a malformed one (bad
 // percent-encoding, a semicolon) is 400 invalid_request rather than
 // silently half-read.
+// pageParams reads the limit and cursor of a cursor-paged list (docs/api.md,
+// Report jobs): limit 1..maxPageSize, default defaultPageSize; cursor ""
+// for the first page. A parameter that is present must be valid, empty
+// included; whether a cursor is one this API returned is the store's to
+// say (store.ErrBadCursor).
+func pageParams(q url.Values) (limit int, cursor string, err error) {
+	limit = defaultPageSize
+	if vs, ok := q["limit"]; ok {
+		n, ok := parseBoundedInt(vs[0], 1, maxPageSize)
+		if !ok {
+			return 0, "", errorf(codeInvalidLimit, "limit must be an integer from 1 to %d", maxPageSize)
+		}
+		limit = n
+	}
+	if vs, ok := q["cursor"]; ok {
+		if vs[0] == "" {
+			return 0, "", errorf(codeInvalidCursor, "cursor is not a cursor this API returned")
+		}
+		cursor = vs[0]
+	}
+	return limit, cursor, nil
+}
+
 func parseQuery(r *http.Request) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {

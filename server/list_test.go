@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"locrisk/ids"
+	"locrisk/store"
 	"locrisk/view"
 )
 
@@ -240,5 +242,123 @@ func TestIsolation(t *testing.T) {
 	}
 	if rec := e.do("GET", "/api/v1/location-risk/reports/"+reportA, keyA, ""); rec.Code != 200 {
 		t.Errorf("owner reading its report: %d", rec.Code)
+	}
+}
+
+// TestListWebhooksPaging: the endpoint list pages like the job list, with
+// many disabled endpoints among the active ones, and the active-endpoint
+// limit counts only the active ones.
+func TestListWebhooksPaging(t *testing.T) {
+	e := newWebhookEnv(t, whOptions{allowPrivate: true})
+	key := e.allScopesKey(e.account(1000, 100000))
+	other := e.allScopesKey(e.account(1000, 100000))
+	type made struct {
+		at time.Time
+		id string
+	}
+	var created []made
+	create := func(name string) (id, otherID string) {
+		id = e.createEndpoint(key, name, "https://hooks.example.com/", "report.job.completed").Endpoint.ID
+		created = append(created, made{e.clock.Now(), id})
+		otherID = e.createEndpoint(other, name, "https://hooks.example.com/", "report.job.completed").Endpoint.ID
+		if len(created)%3 == 0 {
+			e.clock.Advance(time.Second) // some share a creation time
+		}
+		return id, otherID
+	}
+	// 60 create/delete cycles, then a full set of active endpoints.
+	for i := range 60 {
+		id, otherID := create(fmt.Sprint("cycled ", i))
+		if rec := e.do("DELETE", webhooksPath+"/"+id, key, ""); rec.Code != 204 {
+			t.Fatalf("delete: %d", rec.Code)
+		}
+		if rec := e.do("DELETE", webhooksPath+"/"+otherID, other, ""); rec.Code != 204 {
+			t.Fatalf("delete other: %d", rec.Code)
+		}
+	}
+	for i := range store.MaxActiveEndpoints {
+		create(fmt.Sprint("active ", i))
+	}
+	body := `{"name": "one too many", "url": "https://hooks.example.com/", "events": ["report.job.completed"]}`
+	wantError(t, e.do("POST", webhooksPath, key, body), 400, "endpoint_limit_reached")
+
+	slices.SortFunc(created, func(a, b made) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	var newestFirst []string
+	for _, m := range created {
+		newestFirst = append(newestFirst, m.id)
+	}
+
+	first := decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, key, ""))
+	if first.Limit != 20 || len(first.Endpoints) != 20 || first.NextCursor == nil {
+		t.Fatalf("default page: limit %d, %d endpoints, nextCursor %v", first.Limit, len(first.Endpoints), first.NextCursor)
+	}
+	var got []string
+	active := 0
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 20 {
+			t.Fatal("paging does not end")
+		}
+		path := webhooksPath + "?limit=7"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		rec := e.do("GET", path, key, "")
+		if rec.Code != 200 {
+			t.Fatalf("page %d: status %d %s", pages, rec.Code, rec.Body)
+		}
+		page := decode[view.WebhookEndpointList](t, rec)
+		if page.Limit != 7 || len(page.Endpoints) > 7 {
+			t.Fatalf("page %d: limit %d with %d endpoints", pages, page.Limit, len(page.Endpoints))
+		}
+		for _, ep := range page.Endpoints {
+			got = append(got, ep.ID)
+			if ep.IsActive {
+				active++
+			}
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	if !slices.Equal(got, newestFirst) {
+		t.Errorf("paged listing differs from newest-first creation order:\n got %v\nwant %v", got, newestFirst)
+	}
+	if active != store.MaxActiveEndpoints {
+		t.Errorf("%d active endpoints listed, want %d", active, store.MaxActiveEndpoints)
+	}
+
+	// The job list's rules for bad parameters; a job list cursor is not an
+	// endpoint list cursor.
+	e.createJob(key, 40, -100)
+	e.createJob(key, 41, -100)
+	jobCursor := decode[view.JobList](t, e.do("GET", jobsPath+"?limit=1", key, "")).NextCursor
+	if jobCursor == nil {
+		t.Fatal("no job cursor")
+	}
+	for _, tc := range []struct{ query, code string }{
+		{"limit=100", ""},
+		{"limit=0", "invalid_limit"},
+		{"limit=101", "invalid_limit"},
+		{"limit=", "invalid_limit"},
+		{"cursor=", "invalid_cursor"},
+		{"cursor=garbage", "invalid_cursor"},
+		{"cursor=" + url.QueryEscape(*jobCursor), "invalid_cursor"},
+		{"limit=%zz", "invalid_request"},
+	} {
+		rec := e.do("GET", webhooksPath+"?"+tc.query, key, "")
+		if tc.code == "" {
+			if rec.Code != 200 {
+				t.Errorf("%s: status %d %s", tc.query, rec.Code, rec.Body)
+			}
+			continue
+		}
+		wantError(t, rec, 400, tc.code)
 	}
 }

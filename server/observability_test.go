@@ -292,7 +292,7 @@ func restartEnv(t *testing.T, e *env) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWith(ctx, path, store.Options{Now: e.clock.Now})
+	st, err := store.OpenWith(ctx, path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,11 +53,23 @@ type Config struct {
 	StatsFlushInterval time.Duration
 	// Webhooks holds the endpoint URL rules of POST /webhooks (webhooks.go).
 	Webhooks WebhookConfig
+	// DBBusyWait bounds how long a request's write waits for the database
+	// while another process holds its write lock; past it the request is
+	// answered 503 database_busy. 0 means DefaultDBBusyWait.
+	DBBusyWait time.Duration
 	// MaxInFlight bounds the requests served at once; beyond it a request
 	// is answered 503 server_busy (inflight.go). 0 means
 	// DefaultMaxInFlight, negative means no bound.
 	MaxInFlight int
 }
+
+// DefaultDBBusyWait is the request paths' wait for the database's write
+// lock (README.md, Limits and defaults). It is shorter than the store's
+// own store.DefaultBusyWait, which the background workers keep, so a
+// client hears 503 with Retry-After well within its own timeout, and long
+// enough that writers queueing inside this process (a few milliseconds
+// each) never reach it under ordinary load.
+const DefaultDBBusyWait = 2 * time.Second
 
 // maxKeyCacheTTL is the contract's bound on how long a changed key may be
 // served from a stale cache entry.
@@ -86,7 +98,6 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	s := &Server{
 		log:     cfg.Logger,
 		now:     cfg.Now,
-		store:   st,
 		loc:     loc,
 		notify:  notify,
 		limiter: cfg.RateLimiter,
@@ -96,6 +107,13 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	wait := cfg.DBBusyWait
+	if wait <= 0 {
+		wait = DefaultDBBusyWait
+	}
+	if st != nil {
+		s.store = st.WithBusyWait(wait)
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"locrisk/ids"
 	"locrisk/store"
@@ -41,15 +39,23 @@ const (
 	endpointURLLookupTimeout = 5 * time.Second
 )
 
-// listWebhooks is GET /webhooks (docs/api.md, Webhooks): every endpoint of
-// the account, disabled ones included, newest first. An account has at most
-// 20 active endpoints, so the list is not paged.
+// listWebhooks is GET /webhooks (docs/api.md, Webhooks): the account's
+// endpoints, disabled ones included (CONTRACT: the list shows them), newest
+// first, paged like the job list: an account may have disabled any number.
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *principal) error {
-	eps, err := s.store.ListWebhookEndpoints(r.Context(), p.account.ID)
+	q, err := parseQuery(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, view.NewWebhookEndpointList(eps))
+	limit, cursor, err := pageParams(q)
+	if err != nil {
+		return err
+	}
+	eps, next, err := s.store.ListWebhookEndpoints(r.Context(), p.account.ID, limit, cursor)
+	if err != nil {
+		return storeError(err, codeWebhookEndpointMissing, s.now())
+	}
+	writeJSON(w, http.StatusOK, view.NewWebhookEndpointList(eps, limit, next))
 	return nil
 }
 
@@ -87,21 +93,13 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	return nil
 }
 
-// endpointName: a JSON string of 1 to 100 characters, not blank, without
-// control characters (it ends up in logs and dashboards). Kept as given.
+// endpointName: required free text of at most 100 characters without
+// control characters (endpointNameRule).
+// Kept as given.
 func endpointName(raw json.RawMessage) (string, error) {
-	bad := errorf(codeInvalidName, "name is required: a string of 1 to %d characters, not blank, without control characters", maxEndpointNameLen)
-	var name string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
-		return "", bad
-	}
-	if strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > maxEndpointNameLen {
-		return "", bad
-	}
-	for _, c := range name {
-		if unicode.IsControl(c) {
-			return "", bad
-		}
+	name, ok := freeText(raw, endpointNameRule)
+	if !ok {
+		return "", errorf(codeInvalidName, "name is required: a string of 1 to %d characters, not blank, without control characters", maxEndpointNameLen)
 	}
 	return name, nil
 }

@@ -47,7 +47,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	wake := webhookworker.NewSignal()
 	path := filepath.Join(t.TempDir(), "test.db")
 	st, err := store.OpenWith(context.Background(), path,
-		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}})
+		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	}
 	// The empty list is an empty array, not null.
 	other := e.allScopesKey(e.account(100, 100000))
-	if body := e.do("GET", webhooksPath, other, "").Body.String(); body != `{"endpoints":[]}`+"\n" {
+	if body := e.do("GET", webhooksPath, other, "").Body.String(); body != `{"endpoints":[],"limit":20,"nextCursor":null}`+"\n" {
 		t.Errorf("empty list body %q", body)
 	}
 }
@@ -377,7 +377,7 @@ func TestWebhookEndpointLimitAPI(t *testing.T) {
 	if rec := e.do("POST", webhooksPath, key, body); rec.Code != 201 {
 		t.Fatalf("create after disabling one: %d %s", rec.Code, rec.Body)
 	}
-	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath, key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
+	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath+"?limit=100", key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
 		t.Errorf("list has %d endpoints, want %d (disabled ones included)", n, store.MaxActiveEndpoints+1)
 	}
 	wantError(t, e.do("POST", webhooksPath, key, body), 400, "endpoint_limit_reached")
@@ -720,11 +720,17 @@ func TestWebhookDeleteStopsPendingDeliveries(t *testing.T) {
 func TestWebhookDNSRebinding(t *testing.T) {
 	rc := newReceiver(t, nil)
 	port := rc.srv.URL[strings.LastIndex(rc.srv.URL, ":")+1:]
-	// At creation the (fake) DNS says localhost is public; the real one,
-	// used when delivering, says 127.0.0.1.
-	e := newWebhookEnv(t, whOptions{resolver: publicResolver{"localhost": {"93.184.216.34"}}, schedule: "1h"})
+	// At creation the (fake) DNS says rebind.example.com is public. The
+	// name delivered to is then one that the real resolver, used when
+	// delivering, reads as 127.0.0.1: localhost, which creation refuses by
+	// name (webhook.InternalName), so the stored URL is changed in place as
+	// a record rebinding after creation would.
+	e := newWebhookEnv(t, whOptions{resolver: publicResolver{"rebind.example.com": {"93.184.216.34"}}, schedule: "1h"})
 	key := e.allScopesKey(e.account(100, 100000))
-	e.createEndpoint(key, "rebind", "https://localhost:"+port+"/hook", "report.job.completed")
+	ep := e.createEndpoint(key, "rebind", "https://rebind.example.com:"+port+"/hook", "report.job.completed").Endpoint
+	if _, err := e.db.Exec(`UPDATE webhook_endpoints SET url = ? WHERE id = ?`, "https://localhost:"+port+"/hook", ep.ID); err != nil {
+		t.Fatal(err)
+	}
 	job := e.createJob(key, 37.77, -122.42)
 	e.sync()
 	e.complete(job.JobID)

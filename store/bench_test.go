@@ -103,3 +103,67 @@ func BenchmarkCreateJobLatency(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 	}
 }
+
+// BenchmarkWebhookEndpoints measures the endpoint operations an account's
+// disabled endpoints could slow: listing the first page, a create and
+// disable cycle (which counts the active endpoints), writing a job's event
+// for the account's subscribers, and an idle delivery claim and next-due
+// look-up, with no disabled endpoints and with 20,000
+// (the 20,000 create/delete cycles of issue 14, finding 5). Disabled rows
+// are written directly, in one transaction, to keep the setup short.
+//
+//	go test ./store -run '^$' -bench WebhookEndpoints -benchtime 200x
+func BenchmarkWebhookEndpoints(b *testing.B) {
+	for _, disabled := range []int{0, 20000} {
+		s := newStore(b, Options{})
+		ctx := context.Background()
+		a := newAccount(b, s, 1<<30)
+		if _, err := s.db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO webhook_endpoints (id, account_id, name, url, events, signing_secret, is_active, created_utc, disabled_utc)
+			SELECT printf('we_disabled%020d', i), ?, 'old', 'https://hooks.example.com/', 'report.job.completed', 'whsec_x', 0,
+				strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'), '2026-06-01T00:00:00.000Z'
+			FROM n`, disabled, a.ID); err != nil && disabled > 0 {
+			b.Fatal(err)
+		}
+		for range MaxActiveEndpoints - 1 {
+			newEndpoint(b, s, a.ID, t0)
+		}
+		b.Run(fmt.Sprintf("disabled=%d/list", disabled), func(b *testing.B) {
+			for b.Loop() {
+				eps, _, err := s.ListWebhookEndpoints(ctx, a.ID, 20, "")
+				if err != nil || len(eps) != 20 {
+					b.Fatal(len(eps), err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("disabled=%d/create-disable", disabled), func(b *testing.B) {
+			for b.Loop() {
+				e := newEndpoint(b, s, a.ID, t0)
+				if err := s.DisableWebhookEndpoint(ctx, a.ID, e.ID, t0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("disabled=%d/job-event", disabled), func(b *testing.B) {
+			// A job and its event, written for the account's subscribers
+			// as a job's final transaction does.
+			for b.Loop() {
+				newEvent(b, s, a.ID, evCompleted, t0)
+			}
+			b.StopTimer()
+			if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_utc = NULL`); err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.Run(fmt.Sprintf("disabled=%d/claim-idle", disabled), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0); err != nil || ok {
+					b.Fatal(ok, err)
+				}
+				if _, _, err := s.NextWebhookDue(ctx, 2, t0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

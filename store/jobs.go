@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -273,24 +271,6 @@ func rememberIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key,
 	return nil
 }
 
-// PurgeIdempotencyKeys deletes keys older than IdempotencyTTL. Expired keys
-// are already ignored; this only keeps the table small.
-func (s *Store) PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
-	var n int64
-	err := s.withWriteLock(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_utc <= ?`, FormatTime(now.Add(-IdempotencyTTL)))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("purge idempotency keys: %w", err)
-	}
-	return n, nil
-}
-
 // quotaUsage returns the account's monthly quota and the jobs it created in
 // now's calendar month (UTC), every bucket included.
 func quotaUsage(ctx context.Context, q queryer, accountID string, now time.Time) (limit, used int, err error) {
@@ -357,66 +337,27 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 	if status != "" && !ValidStatus(status) {
 		return nil, "", fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
 	}
-	if limit <= 0 {
-		limit = 20
-	}
-	limit = min(limit, 1000)
 	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = ?`
 	args := []any{accountID}
 	if status != "" {
 		q += ` AND status = ?`
 		args = append(args, status)
 	}
-	if cursor != "" {
-		created, id, err := decodeCursor(cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		q += ` AND (created_utc < ? OR (created_utc = ? AND id < ?))`
-		args = append(args, created, created, id)
+	pg, err := newPage(limit, cursor, ids.Job)
+	if err != nil {
+		return nil, "", err
 	}
-	q += ` ORDER BY created_utc DESC, id DESC LIMIT ?`
-	args = append(args, limit+1) // one more tells whether a next page exists
+	q, args = pg.query(q, args)
 	var rows []jobRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[len(rows)-1]
-		next = encodeCursor(last.CreatedUTC, last.ID)
-	}
+	rows, next := pageRows(pg, rows, func(r jobRow) (string, string) { return r.CreatedUTC, r.ID })
 	jobs, err := scanJobs(rows)
 	if err != nil {
 		return nil, "", err
 	}
 	return jobs, next, nil
-}
-
-// A cursor is base64url("v1" NUL created_utc NUL id) of the last row shown.
-const cursorVersion = "v1"
-
-func encodeCursor(created, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + "\x00" + created + "\x00" + id))
-}
-
-func decodeCursor(c string) (created, id string, err error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return "", "", ErrBadCursor
-	}
-	parts := strings.Split(string(b), "\x00")
-	if len(parts) != 3 || parts[0] != cursorVersion {
-		return "", "", ErrBadCursor
-	}
-	if _, err := ParseTime(parts[1]); err != nil || len(parts[1]) != len(TimeLayout) {
-		return "", "", ErrBadCursor
-	}
-	if !ids.HasPrefix(parts[2], ids.Job) {
-		return "", "", ErrBadCursor
-	}
-	return parts[1], parts[2], nil
 }
 
 // RetryJob puts the account's failed job back in the queue when its error
@@ -464,8 +405,21 @@ func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.
 // run_after has come, or a processing job whose lease has expired (its
 // worker died). It becomes processing with owner's lease until now+lease,
 // and its attempts count goes up by one. ok is false when nothing is
-// runnable. One UPDATE picks and takes the job, so two workers never claim
-// the same one.
+// runnable. One UPDATE takes the job inside the write transaction that
+// picked it, so two workers never claim the same one.
+//
+// Which job (README.md, "Limits and defaults"): first a job whose lease
+// has expired, the longest expired first; otherwise the accounts take
+// turns. The account with runnable work whose last claim is the oldest
+// (one never served before comes first) gets its oldest runnable job, by
+// run_after and then creation. So a backlog in one account delays another
+// account's job by at most one claim per account waiting, not by the
+// backlog.
+//
+// Every step reads the first entries of an index (migration 004): the
+// claim costs the same at one job or a million queued. It grows only with
+// the accounts that have queued work but none runnable yet (jobs waiting
+// out a retry backoff), which are few.
 func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (Job, bool, error) {
 	if owner == "" || lease <= 0 {
 		return Job{}, false, fmt.Errorf("%w: claim needs an owner and a positive lease", ErrInvalid)
@@ -474,10 +428,10 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	nowS := FormatTime(now)
 	// Look before taking the write lock: idle workers poll often, and a
 	// read runs beside the writers where an empty UPDATE would queue
-	// behind them and hold them up.
+	// behind them and hold them up. Both halves are index seeks
+	// (report_jobs_runnable, report_jobs_leases).
 	var runnable int
-	err := s.db.GetContext(ctx, &runnable, `SELECT EXISTS (SELECT 1 FROM report_jobs
-		WHERE (status = 'queued' AND run_after_utc <= ?) OR (status = 'processing' AND lease_expires_utc < ?))`, nowS, nowS)
+	err := s.db.GetContext(ctx, &runnable, claimPrecheck, nowS, nowS)
 	if err != nil {
 		return Job{}, false, fmt.Errorf("claim job: %w", err)
 	}
@@ -485,24 +439,23 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 		return Job{}, false, nil
 	}
 	var r jobRow
-	var prev struct {
-		ID     string `db:"id"`
-		Status string `db:"status"`
-	}
+	reclaimed := false
 	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
-		// The previous status tells a fresh claim from a takeover after an
-		// expired lease, which the scheduler counts against the job.
-		if err := tx.GetContext(ctx, &prev, `SELECT id, status FROM report_jobs
-			WHERE (status = 'queued' AND run_after_utc <= ?)
-			   OR (status = 'processing' AND lease_expires_utc < ?)
-			ORDER BY run_after_utc, created_utc
-			LIMIT 1`, nowS, nowS); err != nil {
+		id, err := pickJob(ctx, tx, nowS)
+		if err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &r, `UPDATE report_jobs
+		if id.expired {
+			// The scheduler counts a takeover against the job.
+			reclaimed = true
+		}
+		if err := tx.GetContext(ctx, &r, `UPDATE report_jobs
 			SET status = 'processing', lease_owner = ?, lease_expires_utc = ?, attempts = attempts + 1, updated_utc = ?
 			WHERE id = ?
-			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, prev.ID)
+			RETURNING `+jobColumns, owner, FormatTime(now.Add(lease)), nowS, id.id); err != nil {
+			return err
+		}
+		return takeTurn(ctx, tx, r.AccountID)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, false, nil
@@ -514,8 +467,75 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	if err != nil {
 		return Job{}, false, err
 	}
-	j.Reclaimed = prev.Status == StatusProcessing
+	j.Reclaimed = reclaimed
 	return j, true, nil
+}
+
+// The claim's queries, one constant each so that TestClaimQueryPlans checks
+// the very text ClaimJob runs. INDEXED BY pins the index each is written
+// for. Left to its guesses (no ANALYZE runs) SQLite would rather take
+// report_jobs_runnable's status column and sort; pinned, the plan cannot
+// drift with statistics, and a missing index is an error instead of a
+// silent full scan.
+const (
+	// claimPrecheck: is anything runnable? Both parameters are now.
+	claimPrecheck = `SELECT EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_runnable
+			WHERE status = 'queued' AND run_after_utc <= ?)
+		OR EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_leases
+			WHERE status = 'processing' AND lease_expires_utc < ?)`
+	// claimExpired: the job whose lease expired first. ? is now.
+	claimExpired = `SELECT id FROM report_jobs INDEXED BY report_jobs_leases
+		WHERE status = 'processing' AND lease_expires_utc < ?
+		ORDER BY lease_expires_utc LIMIT 1`
+	// claimNextTurn: the oldest runnable job of the waiting account whose
+	// last claim is the oldest, walking the accounts in turn order and
+	// stopping at the first with a runnable job. ?1 is now.
+	claimNextTurn = `SELECT (SELECT j.id FROM report_jobs j INDEXED BY report_jobs_queued
+			WHERE j.status = 'queued' AND j.account_id = q.account_id AND j.run_after_utc <= ?1
+			ORDER BY j.run_after_utc, j.created_utc LIMIT 1) AS job_id
+		FROM job_queue_accounts q
+		WHERE q.has_queued = 1 AND job_id IS NOT NULL
+		ORDER BY q.last_claim LIMIT 1`
+	// claimTakeTurn: the account's claim becomes the newest. Whether it
+	// still waits (has_queued) the triggers of migration 004 keep. A
+	// missing row (a takeover of a job queued before that migration, in an
+	// account with nothing queued since) means nothing queued. ? is the
+	// account.
+	claimTakeTurn = `INSERT INTO job_queue_accounts (account_id, last_claim, has_queued)
+		VALUES (?, (SELECT COALESCE(MAX(last_claim), 0) + 1 FROM job_queue_accounts), 0)
+		ON CONFLICT (account_id) DO UPDATE SET last_claim = excluded.last_claim`
+)
+
+// pickedJob is the job a claim takes; expired when its lease ran out.
+type pickedJob struct {
+	id      string
+	expired bool
+}
+
+// pickJob chooses the job to claim (see ClaimJob), inside the claim's
+// write transaction; sql.ErrNoRows when nothing is runnable.
+func pickJob(ctx context.Context, tx *sqlx.Tx, nowS string) (pickedJob, error) {
+	var id string
+	err := tx.GetContext(ctx, &id, claimExpired, nowS)
+	if err == nil {
+		return pickedJob{id: id, expired: true}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return pickedJob{}, err
+	}
+	if err := tx.GetContext(ctx, &id, claimNextTurn, nowS); err != nil {
+		return pickedJob{}, err
+	}
+	return pickedJob{id: id}, nil
+}
+
+// takeTurn records a claim for the account in the turns, in the claim's
+// transaction.
+func takeTurn(ctx context.Context, tx *sqlx.Tx, accountID string) error {
+	if _, err := tx.ExecContext(ctx, claimTakeTurn, accountID); err != nil {
+		return fmt.Errorf("record the account's turn: %w", err)
+	}
+	return nil
 }
 
 // CompleteJob stores the job's report and marks the job completed, in one

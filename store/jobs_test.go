@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"locrisk/ids"
 )
 
 func apiJob(acct string) NewJob {
@@ -200,8 +203,9 @@ func TestIdempotency(t *testing.T) {
 	if j, replayed, err := s.CreateJob(ctx, nj(a.ID, "k1", "h2"), t0.Add(IdempotencyTTL+time.Hour)); err != nil || !replayed || j.Status != StatusProcessing {
 		t.Errorf("replay after the job started: status %q replayed %v err %v", j.Status, replayed, err)
 	}
-	if n, err := s.PurgeIdempotencyKeys(ctx, t0.Add(IdempotencyTTL+time.Hour)); err != nil || n != 2 {
-		t.Errorf("purge removed %d (err %v), want the 2 keys from t0+1h and before", n, err)
+	// The purge forgets expired keys whatever the retention (here off).
+	if c, err := s.Purge(ctx, PurgePolicy{Now: t0.Add(IdempotencyTTL + time.Hour)}); err != nil || c.IdempotencyKeys != 2 || c.Total() != 2 {
+		t.Errorf("purge removed %+v (err %v), want the 2 keys from t0+1h and before", c, err)
 	}
 }
 
@@ -701,13 +705,46 @@ func TestJobFinalHooks(t *testing.T) {
 	}
 }
 
-// The claim query must stay an index search as completed jobs pile up.
-func TestClaimQueryPlan(t *testing.T) {
+// Every query of the claim reads an index in the claim's order: no table
+// scan and no sort, whatever the queue holds. The only scan allowed is the
+// walk over the waiting accounts' turns, which stops at the first account
+// with a runnable job.
+func TestClaimQueryPlans(t *testing.T) {
 	s := newStore(t, Options{})
-	rows, err := s.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN
-		SELECT id FROM report_jobs
-		WHERE (status = 'queued' AND run_after_utc <= ?) OR (status = 'processing' AND lease_expires_utc < ?)
-		ORDER BY run_after_utc, created_utc LIMIT 1`, "x", "x")
+	tests := []struct {
+		name, query string
+		uses        []string // indexes the plan must use
+	}{
+		{"precheck", claimPrecheck, []string{"report_jobs_runnable", "report_jobs_leases"}},
+		{"expired lease", claimExpired, []string{"report_jobs_leases"}},
+		{"next turn", claimNextTurn, []string{"job_queue_accounts_turns", "report_jobs_queued"}},
+		{"take turn", claimTakeTurn, []string{"job_queue_accounts_by_claim"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := queryPlan(t, s, tt.query)
+			all := strings.Join(plan, "\n")
+			for _, p := range plan {
+				if strings.Contains(p, "TEMP B-TREE") || (strings.HasPrefix(p, "SCAN ") && p != "SCAN q USING INDEX job_queue_accounts_turns" && p != "SCAN CONSTANT ROW") {
+					t.Errorf("plan step %q:\n%s", p, all)
+				}
+			}
+			for _, ix := range tt.uses {
+				if !slices.ContainsFunc(plan, func(p string) bool {
+					return strings.HasSuffix(p, "INDEX "+ix) || strings.Contains(p, "INDEX "+ix+" ")
+				}) {
+					t.Errorf("plan does not use %s:\n%s", ix, all)
+				}
+			}
+		})
+	}
+}
+
+// queryPlan returns the detail column of EXPLAIN QUERY PLAN for q, with
+// every parameter bound to a placeholder value.
+func queryPlan(t *testing.T, s *Store, q string) []string {
+	t.Helper()
+	rows, err := s.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+q, "x", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,10 +758,221 @@ func TestClaimQueryPlan(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	for _, p := range plan {
-		if p == "SCAN report_jobs" {
-			t.Errorf("claim query scans the table: %v", plan)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// A large backlog in one account does not hold up another account's new
+// job: the newcomer is claimed within the first claims, and from then on
+// the waiting accounts take turns.
+func TestClaimFairBetweenAccounts(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	heavy, light, third := newAccount(t, s, 1<<20), newAccount(t, s, 10), newAccount(t, s, 10)
+	fillAt(t, s, heavy.ID, 5000, t0)
+	// Some of the backlog is served before the newcomer arrives.
+	now := t0.Add(time.Second)
+	for range 3 {
+		if c, ok, err := s.ClaimJob(ctx, "w", time.Minute, now); err != nil || !ok || c.AccountID != heavy.ID {
+			t.Fatalf("claim: %v %v %v", c.AccountID, ok, err)
 		}
 	}
-	t.Logf("plan: %v", plan)
+	newcomer, _, err := s.CreateJob(ctx, apiJob(light.ID), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := s.ClaimJob(ctx, "w", time.Minute, now)
+	if err != nil || !ok || c.ID != newcomer.ID {
+		t.Fatalf("the claim after the newcomer's job took %v (account %v), want the newcomer %s", c.ID, c.AccountID, newcomer.ID)
+	}
+	// Three accounts waiting: turns go round, each in its own creation order.
+	var lightIDs, thirdIDs []string
+	for i := range 3 {
+		j, _, _ := s.CreateJob(ctx, apiJob(light.ID), now.Add(time.Duration(i)*time.Millisecond))
+		lightIDs = append(lightIDs, j.ID)
+		j, _, _ = s.CreateJob(ctx, apiJob(third.ID), now.Add(time.Duration(i)*time.Millisecond))
+		thirdIDs = append(thirdIDs, j.ID)
+	}
+	var accts []string
+	var gotLight, gotThird []string
+	for range 9 {
+		c, ok, err := s.ClaimJob(ctx, "w", time.Minute, now.Add(time.Second))
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		switch c.AccountID {
+		case heavy.ID:
+			accts = append(accts, "heavy")
+		case light.ID:
+			accts = append(accts, "light")
+			gotLight = append(gotLight, c.ID)
+		case third.ID:
+			accts = append(accts, "third")
+			gotThird = append(gotThird, c.ID)
+		}
+	}
+	// third has never been served, heavy was served before light.
+	want := []string{"third", "heavy", "light", "third", "heavy", "light", "third", "heavy", "light"}
+	if !slices.Equal(accts, want) {
+		t.Errorf("claims went to %v, want %v", accts, want)
+	}
+	if !slices.Equal(gotLight, lightIDs) || !slices.Equal(gotThird, thirdIDs) {
+		t.Errorf("within an account, claims out of creation order: %v %v, want %v %v", gotLight, gotThird, lightIDs, thirdIDs)
+	}
+	// Only the backlog is left: it drains on its own.
+	if c, ok, _ := s.ClaimJob(ctx, "w", time.Minute, now.Add(time.Second)); !ok || c.AccountID != heavy.ID {
+		t.Errorf("with only the backlog left the claim took %v %v", c.AccountID, ok)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM job_queue_accounts WHERE has_queued = 1`); n != 1 {
+		t.Errorf("%d accounts waiting, want 1 (the backlog's)", n)
+	}
+}
+
+// An expired lease is taken over before any queued job, and a job waiting
+// out its retry backoff lets the other accounts' jobs (and its own
+// account's runnable ones) go first.
+func TestClaimExpiredLeaseAndBackoff(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a, b := newAccount(t, s, 100), newAccount(t, s, 100)
+	dead, _, _ := s.CreateJob(ctx, apiJob(a.ID), t0)
+	if c, _, _ := s.ClaimJob(ctx, "dead", time.Second, t0); c.ID != dead.ID {
+		t.Fatalf("claimed %s", c.ID)
+	}
+	backoff, _, _ := s.CreateJob(ctx, apiJob(b.ID), t0)
+	if c, _, _ := s.ClaimJob(ctx, "w", time.Minute, t0); c.ID != backoff.ID {
+		t.Fatalf("claimed %s", c.ID)
+	}
+	if err := s.RetryLater(ctx, backoff.ID, "w", t0.Add(10*time.Second), "generation_failed", "later", t0); err != nil {
+		t.Fatal(err)
+	}
+	later, _, _ := s.CreateJob(ctx, apiJob(b.ID), t0.Add(time.Millisecond))
+	fillAt(t, s, a.ID, 3, t0.Add(2*time.Millisecond))
+	at := t0.Add(2 * time.Second) // the lease has expired, the backoff has not
+	c, ok, err := s.ClaimJob(ctx, "w2", time.Minute, at)
+	if err != nil || !ok || c.ID != dead.ID || !c.Reclaimed || c.Attempts != 2 {
+		t.Fatalf("first claim after the lease ran out: %+v %v %v; want the takeover of %s", c, ok, err, dead.ID)
+	}
+	c, _, _ = s.ClaimJob(ctx, "w2", time.Minute, at)
+	if c.ID != later.ID || c.Reclaimed {
+		t.Errorf("second claim took %s, want %s (b's runnable job, past its job in backoff)", c.ID, later.ID)
+	}
+	for range 3 {
+		if c, ok, _ := s.ClaimJob(ctx, "w2", time.Minute, at); !ok || c.AccountID != a.ID {
+			t.Fatalf("claim took %v %v, want a's queued jobs", c.AccountID, ok)
+		}
+	}
+	if _, ok, _ := s.ClaimJob(ctx, "w2", time.Minute, at); ok {
+		t.Error("a job in backoff was claimed before its run_after")
+	}
+	if c, ok, _ := s.ClaimJob(ctx, "w2", time.Minute, t0.Add(10*time.Second)); !ok || c.ID != backoff.ID || c.Attempts != 2 {
+		t.Errorf("at run_after the claim took %v %v", c.ID, ok)
+	}
+}
+
+// A database migrated from version 3 with jobs already queued serves them
+// in turns like new ones.
+func TestClaimAfterMigration(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	a, b := newAccount(t, s, 100), newAccount(t, s, 100)
+	fillAt(t, s, a.ID, 5, t0)
+	fillAt(t, s, b.ID, 1, t0.Add(time.Second))
+	// Back to version 3: the turns are gone; migration 004 rebuilds them.
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE job_queue_accounts; DROP INDEX report_jobs_queued;
+		DROP INDEX report_jobs_leases; DROP TRIGGER report_jobs_queue_insert; DROP TRIGGER report_jobs_queue_update;
+		DROP TRIGGER report_jobs_dequeue_update; DROP TRIGGER report_jobs_dequeue_delete;
+		PRAGMA user_version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := embeddedMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.migrate(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	var accts []string
+	for range 3 {
+		c, ok, err := s.ClaimJob(ctx, "w", time.Minute, t0.Add(time.Minute))
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		accts = append(accts, c.AccountID)
+	}
+	if want := []string{a.ID, b.ID, a.ID}; !slices.Equal(accts, want) {
+		t.Errorf("claims after the migration went to %v, want %v", accts, want)
+	}
+}
+
+// has_queued (migration 004) says whether the account has a queued job
+// after every transition in and out of the queue, including a row
+// deleted: a stale 0 would leave its jobs unclaimed, a stale 1 would make
+// every claim look at it.
+func TestQueueTurnsFollowJobs(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	var job Job
+	steps := []struct {
+		name string
+		do   func() error
+		want int
+	}{
+		{"created", func() (err error) { job, _, err = s.CreateJob(ctx, apiJob(a.ID), t0); return err }, 1},
+		{"claimed", claimed(t, s, &job, "w"), 0},
+		{"released", func() error { return s.ReleaseJob(ctx, job.ID, "w", t0) }, 1},
+		{"claimed again", claimed(t, s, &job, "w"), 0},
+		{"retry later", func() error {
+			return s.RetryLater(ctx, job.ID, "w", t0.Add(time.Minute), "generation_failed", "x", t0)
+		}, 1},
+		{"claimed after backoff", claimed(t, s, &job, "w"), 0},
+		{"failed", func() error { _, err := s.FailJob(ctx, job.ID, "w", "generation_failed", "x", true, t0); return err }, 0},
+		{"retried by hand", func() error { _, err := s.RetryJob(ctx, a.ID, job.ID, t0); return err }, 1},
+		{"deleted", func() error {
+			_, err := s.db.ExecContext(ctx, `DELETE FROM report_jobs WHERE id = ?`, job.ID)
+			return err
+		}, 0},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := countRows(t, s, `SELECT has_queued FROM job_queue_accounts WHERE account_id = ?`, a.ID); got != st.want {
+			t.Errorf("after %s: has_queued %d, want %d", st.name, got, st.want)
+		}
+	}
+}
+
+// claimed is a step that claims the next job as owner, late enough for
+// any backoff, and stores it in job.
+func claimed(t *testing.T, s *Store, job *Job, owner string) func() error {
+	return func() error {
+		j, ok, err := s.ClaimJob(context.Background(), owner, time.Minute, t0.Add(time.Hour))
+		if err == nil && !ok {
+			err = errors.New("nothing claimed")
+		}
+		*job = j
+		return err
+	}
+}
+
+// fillAt queues n jobs for the account, created and runnable at at.
+func fillAt(t *testing.T, s *Store, accountID string, n int, at time.Time) {
+	t.Helper()
+	err := s.WithTx(context.Background(), func(tx *sqlx.Tx) error {
+		for range n {
+			j := Job{ID: ids.New(ids.Job), AccountID: accountID, Bucket: BucketBulk, Latitude: 30, Longitude: -90,
+				Status: StatusQueued, RunAfterUTC: at, CreatedUTC: at, UpdatedUTC: at}
+			if err := insertJob(context.Background(), tx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

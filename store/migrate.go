@@ -20,7 +20,7 @@ import (
 // SchemaVersion is the PRAGMA user_version a fully migrated file carries:
 // the number of the last file in migrations/ (TestMigrationFiles keeps the
 // two equal, and Open refuses to run if they differ).
-const SchemaVersion = 3
+const SchemaVersion = 6
 
 // migrationFiles holds the schema's history, one numbered SQL file per
 // version; see the package comment. Only *.sql files are part of it.
@@ -166,8 +166,13 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 const maxBusyRetries = 30
 
 // isBusy reports whether err is SQLite's "database is locked" (primary
-// result code 5, SQLITE_BUSY, in any of its extended forms).
+// result code SQLITE_BUSY, or SQLITE_LOCKED, in any of their extended
+// forms).
 func isBusy(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == 5
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqliteBusy || c == sqliteLocked
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -162,7 +163,10 @@ func rawOpen(t testing.TB, path string) *sqlx.DB {
 func TestMigrateFilesFromOlderBinaries(t *testing.T) {
 	ctx := context.Background()
 	want := freshSchema(t)
-	for v := 1; v <= SchemaVersion; v++ {
+	// Version 3 was the last one shipped as that file; later versions
+	// exist only as numbered migrations.
+	const lastSchemaFile = 3
+	for v := 1; v <= lastSchemaFile; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
 			sql, err := os.ReadFile(fmt.Sprintf("testdata/schema_v%d.sql", v))
@@ -222,6 +226,14 @@ func TestMigrateFilesFromOlderBinaries(t *testing.T) {
 			}
 			if got := schemaOf(t, s.db); got != want {
 				t.Errorf("schema after upgrade differs from a new file's:\n got: %s\nwant: %s", got, want)
+			}
+			// Migration 004 put the queued jobs' account in the turns:
+			// they are claimed, oldest first.
+			for _, id := range []string{"job_1", "job_2"} {
+				j, ok, err := s.ClaimJob(ctx, "w", time.Minute, time.Date(2026, 10, 7, 0, 0, 0, 0, time.UTC))
+				if err != nil || !ok || j.ID != id {
+					t.Errorf("claim after upgrade: %s %v %v, want %s", j.ID, ok, err, id)
+				}
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"locrisk/secretbox"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -20,6 +23,9 @@ func newStore(t testing.TB, opt Options) *Store {
 	t.Helper()
 	if opt.Now == nil {
 		opt.Now = func() time.Time { return t0 }
+	}
+	if opt.Secrets == nil {
+		opt.Secrets = testSecrets(t, 7)
 	}
 	s, err := OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), opt)
 	if err != nil {
@@ -71,8 +77,8 @@ func TestOpenMigratesOnce(t *testing.T) {
 		if err := s.db.GetContext(ctx, &tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`); err != nil {
 			t.Fatal(err)
 		}
-		if tables != 13 {
-			t.Errorf("open #%d: %d tables, want 13", i+1, tables)
+		if tables != 14 {
+			t.Errorf("open #%d: %d tables, want 14", i+1, tables)
 		}
 		if i == 0 {
 			if _, err := s.CreateAccount(ctx, "kept", 5, 5); err != nil {
@@ -277,4 +283,14 @@ func TestConcurrentWritersNoBusy(t *testing.T) {
 			t.Errorf("concurrent CreateAccount: %v", err)
 		}
 	}
+}
+
+// testSecrets is a box whose key is KeySize bytes of fill.
+func testSecrets(t testing.TB, fill byte) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(bytes.Repeat([]byte{fill}, secretbox.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

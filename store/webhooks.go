@@ -88,8 +88,14 @@ func (r endpointRow) endpoint() (WebhookEndpoint, error) {
 	return e, nil
 }
 
+// countActiveEndpoints counts an account's active endpoints through the
+// partial index of active endpoints (migration 005), so an account's
+// disabled endpoints, however many, are not read.
+const countActiveEndpoints = `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`
+
 // CreateWebhookEndpoint stores a new active endpoint with a fresh signing
-// secret (whsec_..., returned here and never again through the API). The
+// secret (whsec_..., returned here and never again through the API; stored
+// sealed with Options.Secrets, secrets.go, and ErrNoSecretKey without). The
 // count of active endpoints and the insert share one immediate transaction,
 // so concurrent creates cannot pass MaxActiveEndpoints (ErrEndpointLimit).
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint, now time.Time) (WebhookEndpoint, string, error) {
@@ -106,10 +112,13 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 		Events: append([]string(nil), ne.Events...), Active: true, CreatedUTC: truncMs(now),
 	}
 	secret := ids.NewSecret(ids.SigningSecret)
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	stored, err := s.sealSecret(e.ID, secret)
+	if err != nil {
+		return WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
 		var active int
-		if err := tx.GetContext(ctx, &active, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`,
-			ne.AccountID); err != nil {
+		if err := tx.GetContext(ctx, &active, countActiveEndpoints, ne.AccountID); err != nil {
 			return fmt.Errorf("count active endpoints: %w", err)
 		}
 		if active >= MaxActiveEndpoints {
@@ -118,7 +127,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints
 			(id, account_id, name, url, events, signing_secret, is_active, created_utc)
 			VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
-			e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), secret, FormatTime(e.CreatedUTC))
+			e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), stored, FormatTime(e.CreatedUTC))
 		if err != nil {
 			if strings.Contains(err.Error(), "FOREIGN KEY") {
 				return fmt.Errorf("account %s: %w", ne.AccountID, ErrNotFound)
@@ -133,23 +142,34 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 	return e, secret, nil
 }
 
-// ListWebhookEndpoints returns every endpoint of the account, disabled ones
-// included, newest first.
-func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, error) {
-	var rows []endpointRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE account_id = ? ORDER BY created_utc DESC, id DESC`, accountID); err != nil {
-		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+const listEndpointsQuery = `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE account_id = ?`
+
+// ListWebhookEndpoints returns up to limit of the account's endpoints,
+// disabled ones included, newest first (created_utc DESC, id DESC),
+// starting after cursor ("" = from the newest); nextCursor is "" on the last
+// page. Paging and its errors are the job list's (see ListJobs); the
+// webhook_endpoints_by_account index serves every page, however many
+// disabled endpoints the account has.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limit int, cursor string) ([]WebhookEndpoint, string, error) {
+	pg, err := newPage(limit, cursor, ids.WebhookEndpoint)
+	if err != nil {
+		return nil, "", err
 	}
+	q, args := pg.query(listEndpointsQuery, []any{accountID})
+	var rows []endpointRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	rows, next := pageRows(pg, rows, func(r endpointRow) (string, string) { return r.CreatedUTC, r.ID })
 	out := make([]WebhookEndpoint, 0, len(rows))
 	for _, r := range rows {
 		e, err := r.endpoint()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // GetWebhookEndpoint returns the account's endpoint, active or not; another
@@ -211,7 +231,9 @@ func webhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, e
 		ID     string `db:"id"`
 		Events string `db:"events"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, events FROM webhook_endpoints
+	// The active-endpoint index: every job's final transaction runs this,
+	// and the account may have any number of disabled endpoints.
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, events FROM webhook_endpoints INDEXED BY webhook_endpoints_active
 		WHERE account_id = ? AND is_active = 1 ORDER BY created_utc, id`, accountID); err != nil {
 		return nil, fmt.Errorf("find webhook subscribers: %w", err)
 	}
@@ -371,8 +393,18 @@ type DeliveryTask struct {
 
 // ClaimWebhookDelivery takes the next due delivery: pending, next attempt
 // at or before now, not leased (or its lease expired: the worker that held
-// it died), to an active endpoint. It leases it until now+lease and returns
-// it; ok is false when nothing is due.
+// it died), to an active endpoint that has fewer than perEndpoint attempts
+// in flight (unexpired leases). It leases it until now+lease and returns it;
+// ok is false when nothing is claimable.
+//
+// The per-endpoint limit is what keeps one slow receiver from taking every
+// worker (docs/api.md, Delivery and signing). The query walks the active
+// endpoints, not the due deliveries: for each it counts the leases in force
+// and looks up its earliest due delivery, both through indexes
+// (webhook_deliveries_leased, webhook_deliveries_endpoint_due), and takes
+// the earliest of those. Its cost grows with the number of active endpoints
+// (at most MaxActiveEndpoints per account), never with a backlog or with
+// disabled endpoints.
 //
 // In the same transaction it fails the pending deliveries of disabled
 // endpoints whose lease has expired (an attempt that was in flight when the
@@ -382,9 +414,12 @@ type DeliveryTask struct {
 // while a job's final transaction is open runs after that transaction has
 // committed and sees the deliveries it wrote: the outbox hook may wake the
 // delivery worker from inside the transaction.
-func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, now time.Time) (DeliveryTask, bool, error) {
+func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, perEndpoint int, now time.Time) (DeliveryTask, bool, error) {
 	if lease <= 0 {
 		return DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive lease", ErrInvalid)
+	}
+	if perEndpoint <= 0 {
+		return DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive per-endpoint limit", ErrInvalid)
 	}
 	now = truncMs(now)
 	nowS := FormatTime(now)
@@ -392,10 +427,15 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, n
 	var t DeliveryTask
 	found := false
 	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		// Only a delivery with a lease can be pending for a disabled
+		// endpoint (disabling ends the others; a release ends it too), so
+		// the leased rows are the only ones to look at.
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
 			SET status = 'failed', error = ?, next_attempt_utc = NULL, lease_expires_utc = NULL
-			WHERE status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < ?)
-			  AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE is_active = 0)`,
+			WHERE id IN (SELECT d.id FROM webhook_deliveries d INDEXED BY webhook_deliveries_leased
+				JOIN webhook_endpoints w ON w.id = d.endpoint_id
+				WHERE d.lease_expires_utc IS NOT NULL AND d.lease_expires_utc < ?
+				  AND d.status = 'pending' AND w.is_active = 0)`,
 			ErrorEndpointDisabled, nowS); err != nil {
 			return fmt.Errorf("fail deliveries of disabled endpoints: %w", err)
 		}
@@ -405,13 +445,18 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, n
 		}
 		err := tx.GetContext(ctx, &row, `UPDATE webhook_deliveries SET lease_expires_utc = ?
 			WHERE id = (
-				SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-				WHERE d.status = 'pending' AND d.next_attempt_utc <= ?
-				  AND (d.lease_expires_utc IS NULL OR d.lease_expires_utc < ?)
-				  AND w.is_active = 1
+				SELECT d.id FROM webhook_endpoints w INDEXED BY webhook_endpoints_active
+				JOIN webhook_deliveries d ON d.id = (
+					SELECT x.id FROM webhook_deliveries x INDEXED BY webhook_deliveries_endpoint_due
+					WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.next_attempt_utc <= ?
+					  AND (x.lease_expires_utc IS NULL OR x.lease_expires_utc < ?)
+					ORDER BY x.next_attempt_utc, x.created_utc LIMIT 1)
+				WHERE w.is_active = 1
+				  AND (SELECT COUNT(*) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+					WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?) < ?
 				ORDER BY d.next_attempt_utc, d.created_utc
 				LIMIT 1)
-			RETURNING id, attempts`, FormatTime(leaseUntil), nowS, nowS)
+			RETURNING id, attempts`, FormatTime(leaseUntil), nowS, nowS, nowS, perEndpoint)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -445,17 +490,42 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, n
 	if err != nil {
 		return DeliveryTask{}, false, fmt.Errorf("claim webhook delivery: %w", err)
 	}
+	if found {
+		// Opened after the claim has committed: a secret that does not
+		// open fails this claim, never signs with anything else, and the
+		// lease keeps the delivery aside until it expires, so the others
+		// go on.
+		if t.Secret, err = s.openSecret(t.EndpointID, t.Secret); err != nil {
+			return DeliveryTask{}, false, fmt.Errorf("claim webhook delivery %s: %w", t.ID, err)
+		}
+	}
 	return t, found, nil
 }
 
-// NextWebhookDue returns when the earliest pending delivery becomes
-// claimable (its next attempt, or the end of its lease if later); ok is
-// false when nothing is pending. The delivery worker sleeps until then.
-func (s *Store) NextWebhookDue(ctx context.Context) (time.Time, bool, error) {
+// NextWebhookDue returns when a claim with the same perEndpoint limit may
+// next find something at or after now; ok is false when nothing is pending
+// to an active endpoint. The delivery worker sleeps until then. Per active
+// endpoint that is the earliest end of a lease in force (a slot frees, or a
+// lost attempt becomes claimable again) and, if the endpoint is below its
+// limit, its earliest unleased pending delivery. An endpoint at its limit
+// with a due backlog is therefore not "due now", so the worker does not
+// spin on it: a finished attempt wakes the worker anyway.
+func (s *Store) NextWebhookDue(ctx context.Context, perEndpoint int, now time.Time) (time.Time, bool, error) {
+	nowS := FormatTime(truncMs(now))
 	var next sql.NullString
-	err := s.db.GetContext(ctx, &next, `SELECT MIN(CASE WHEN lease_expires_utc IS NULL THEN next_attempt_utc
-			ELSE MAX(next_attempt_utc, lease_expires_utc) END)
-		FROM webhook_deliveries WHERE status = 'pending'`)
+	err := s.db.GetContext(ctx, &next, `SELECT MIN(t) FROM (
+			SELECT (SELECT MIN(l.lease_expires_utc) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?) AS t
+			FROM webhook_endpoints w INDEXED BY webhook_endpoints_active WHERE w.is_active = 1
+			UNION ALL
+			SELECT (SELECT x.next_attempt_utc FROM webhook_deliveries x INDEXED BY webhook_deliveries_endpoint_due
+				WHERE x.endpoint_id = w.id AND x.status = 'pending'
+				  AND (x.lease_expires_utc IS NULL OR x.lease_expires_utc < ?)
+				ORDER BY x.next_attempt_utc, x.created_utc LIMIT 1)
+			FROM webhook_endpoints w INDEXED BY webhook_endpoints_active WHERE w.is_active = 1
+			  AND (SELECT COUNT(*) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?) < ?)`,
+		nowS, nowS, nowS, perEndpoint)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next webhook delivery due: %w", err)
 	}
@@ -535,12 +605,21 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, t DeliveryTask, a Deli
 }
 
 // ReleaseWebhookDelivery hands a claimed delivery back without counting an
-// attempt (graceful shutdown cut the attempt short), due again at once.
+// attempt (graceful shutdown cut the attempt short), due again at once, or
+// failed (ErrorEndpointDisabled) if its endpoint was disabled meanwhile.
 // ErrLeaseLost when the claim is no longer t's.
 func (s *Store) ReleaseWebhookDelivery(ctx context.Context, t DeliveryTask) error {
 	err := s.withWriteLock(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_expires_utc = NULL
-			WHERE id = ? AND status = 'pending' AND lease_expires_utc = ?`, t.ID, FormatTime(t.Lease))
+		// A delivery whose endpoint was disabled meanwhile ends here, as
+		// disabling ends the others: no claim takes it any more.
+		res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_expires_utc = NULL,
+				status = CASE WHEN w.is_active = 1 THEN 'pending' ELSE 'failed' END,
+				error = CASE WHEN w.is_active = 1 THEN webhook_deliveries.error ELSE ? END,
+				next_attempt_utc = CASE WHEN w.is_active = 1 THEN webhook_deliveries.next_attempt_utc END
+			FROM webhook_endpoints w
+			WHERE w.id = webhook_deliveries.endpoint_id
+			  AND webhook_deliveries.id = ? AND webhook_deliveries.status = 'pending'
+			  AND webhook_deliveries.lease_expires_utc = ?`, ErrorEndpointDisabled, t.ID, FormatTime(t.Lease))
 		if err != nil {
 			return err
 		}

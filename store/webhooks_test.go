@@ -84,7 +84,7 @@ func TestWebhookEndpointsCRUD(t *testing.T) {
 	e2 := newEndpoint(t, s, a.ID, t0.Add(time.Second), evFailed, evCompleted)
 	newEndpoint(t, s, b.ID, t0)
 
-	list, err := s.ListWebhookEndpoints(ctx, a.ID)
+	list, _, err := s.ListWebhookEndpoints(ctx, a.ID, 0, "")
 	if err != nil || len(list) != 2 || list[0].ID != e2.ID || list[1].ID != e1.ID {
 		t.Fatalf("list = %+v, %v; want e2, e1", list, err)
 	}
@@ -149,7 +149,7 @@ func TestWebhookEndpointLimit(t *testing.T) {
 	}
 	// Another account is not affected; disabling one frees a place.
 	newEndpoint(t, s, b.ID, t0)
-	list, _ := s.ListWebhookEndpoints(ctx, a.ID)
+	list, _, _ := s.ListWebhookEndpoints(ctx, a.ID, 0, "")
 	if err := s.DisableWebhookEndpoint(ctx, a.ID, list[0].ID, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -228,10 +228,10 @@ func TestClaimRecordRelease(t *testing.T) {
 	ids1 := newEvent(t, s, a.ID, evCompleted, t0)
 	id := ids1[0]
 
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, t0.Add(-time.Second)); ok {
+	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(-time.Second)); ok {
 		t.Fatal("claimed a delivery before it was due")
 	}
-	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, t0)
+	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
@@ -241,15 +241,15 @@ func TestClaimRecordRelease(t *testing.T) {
 		t.Errorf("task = %+v", task)
 	}
 	// Leased: nobody else gets it until the lease has passed.
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, t0.Add(59*time.Second)); ok {
+	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(59*time.Second)); ok {
 		t.Error("claimed a leased delivery")
 	}
-	if next, ok, err := s.NextWebhookDue(ctx); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
+	if next, ok, err := s.NextWebhookDue(ctx, 2, t0.Add(59*time.Second)); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
 		t.Errorf("NextWebhookDue while leased = %v %v %v, want the lease end", next, ok, err)
 	}
 	// The lease expires (the worker died): another claim takes over, and
 	// the first claim can no longer record.
-	task2, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, t0.Add(61*time.Second))
+	task2, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(61*time.Second))
 	if err != nil || !ok || task2.ID != id || task2.Lease.Equal(task.Lease) {
 		t.Fatalf("takeover claim: %+v %v %v", task2, ok, err)
 	}
@@ -270,11 +270,11 @@ func TestClaimRecordRelease(t *testing.T) {
 		!d.LastAttemptUTC.Equal(started) || d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(next) || d.DeliveredUTC != nil {
 		t.Errorf("after a failed attempt: %+v", d)
 	}
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, next.Add(-time.Millisecond)); ok {
+	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, next.Add(-time.Millisecond)); ok {
 		t.Error("claimed before the retry was due")
 	}
 	// Released by a shutdown: due again at once, attempt not counted.
-	task3, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, next)
+	task3, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, next)
 	if !ok || task3.Attempts != 1 {
 		t.Fatalf("retry claim: %+v %v", task3, ok)
 	}
@@ -284,7 +284,7 @@ func TestClaimRecordRelease(t *testing.T) {
 	if err := s.ReleaseWebhookDelivery(ctx, task3); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("second release: %v, want ErrLeaseLost", err)
 	}
-	task4, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, next)
+	task4, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, next)
 	if !ok || task4.Attempts != 1 {
 		t.Fatalf("claim after release: %+v %v", task4, ok)
 	}
@@ -298,13 +298,13 @@ func TestClaimRecordRelease(t *testing.T) {
 		d.NextAttemptUTC != nil || d.DeliveredUTC == nil || !d.DeliveredUTC.Equal(done) {
 		t.Errorf("after success: %+v", d)
 	}
-	if _, ok, _ := s.NextWebhookDue(ctx); ok {
+	if _, ok, _ := s.NextWebhookDue(ctx, 2, done); ok {
 		t.Error("NextWebhookDue reports a due delivery when none is pending")
 	}
 
 	// Exhausted schedule: a failure without a next attempt is final.
 	id2 := newEvent(t, s, a.ID, evFailed, t0)[0]
-	task5, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, t0)
+	task5, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
 	if !ok || task5.ID != id2 {
 		t.Fatalf("claim: %+v %v", task5, ok)
 	}
@@ -336,7 +336,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	// other's worker "dies" (its lease runs out).
 	var inFlight, dead DeliveryTask
 	for i := 0; i < 4; i++ {
-		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, t0)
+		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
 		if err != nil || !ok {
 			t.Fatalf("claim %d: %v %v", i, ok, err)
 		}
@@ -378,7 +378,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	// Nothing to the disabled endpoint is claimable, even after leases end;
 	// the dead one is failed by the next claim's sweep.
 	for {
-		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, t0.Add(2*time.Minute))
+		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(2*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,5 +461,139 @@ func TestListWebhookDeliveries(t *testing.T) {
 	}
 	if other, _ := s.ListWebhookDeliveries(ctx, b.ID, e1.ID, 100); len(other) != 0 {
 		t.Errorf("account b sees %d deliveries of a's endpoint", len(other))
+	}
+}
+
+// TestClaimPerEndpointLimit: a claim skips an endpoint with perEndpoint
+// attempts in flight, however early its backlog is due, and takes another
+// endpoint's later delivery; NextWebhookDue then does not call the skipped
+// backlog due (the worker would spin) but names the first lease end.
+func TestClaimPerEndpointLimit(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	slowAcct := newAccount(t, s, 1000)
+	fastAcct := newAccount(t, s, 1000)
+	slow := newEndpoint(t, s, slowAcct.ID, t0)
+	fast := newEndpoint(t, s, fastAcct.ID, t0)
+	for i := range 20 {
+		newEvent(t, s, slowAcct.ID, evCompleted, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	fastIDs := newEvent(t, s, fastAcct.ID, evCompleted, t0.Add(time.Second))
+	now := t0.Add(2 * time.Second)
+
+	tests := []struct {
+		perEndpoint int
+		wantSlow    int // slow endpoint's claims before the fast one's
+	}{
+		{1, 1},
+		{2, 2},
+		{5, 5},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.perEndpoint), func(t *testing.T) {
+			if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_expires_utc = NULL`); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for {
+				task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, tc.perEndpoint, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				got = append(got, task.EndpointID)
+			}
+			want := slices.Repeat([]string{slow.ID}, tc.wantSlow)
+			want = append(want, fast.ID)
+			if !slices.Equal(got, want) {
+				t.Errorf("claimed endpoints %v, want %v (slow %s, fast %s)", got, want, slow.ID, fast.ID)
+			}
+			next, ok, err := s.NextWebhookDue(ctx, tc.perEndpoint, now)
+			if err != nil || !ok || !next.Equal(now.Add(time.Minute)) {
+				t.Errorf("NextWebhookDue at the limit = %v %v %v, want the lease end %v", next, ok, err, now.Add(time.Minute))
+			}
+			// Below the limit the backlog is due again.
+			if next, ok, _ := s.NextWebhookDue(ctx, tc.perEndpoint+1, now); !ok || next.After(now) {
+				t.Errorf("NextWebhookDue below the limit = %v %v, want a due time by %v", next, ok, now)
+			}
+		})
+	}
+	if d := deliveryByID(t, s, fastAcct.ID, fastIDs[0]); d.Status != DeliveryPending {
+		t.Errorf("fast delivery %+v", d)
+	}
+}
+
+// TestReleaseAfterDisable: a delivery released (shutdown) after its
+// endpoint was disabled ends as failed instead of staying pending where no
+// claim takes it.
+func TestReleaseAfterDisable(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	ep := newEndpoint(t, s, a.ID, t0)
+	id := newEvent(t, s, a.ID, evCompleted, t0)[0]
+	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if err := s.DisableWebhookEndpoint(ctx, a.ID, ep.ID, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReleaseWebhookDelivery(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	d := deliveryByID(t, s, a.ID, id)
+	if d.Status != DeliveryFailed || d.Error == nil || *d.Error != ErrorEndpointDisabled || d.NextAttemptUTC != nil || d.Attempts != 0 {
+		t.Errorf("released delivery of a disabled endpoint: %+v", d)
+	}
+	// An active endpoint's release stays pending and due.
+	ep2 := newEndpoint(t, s, a.ID, t0)
+	id2 := newEvent(t, s, a.ID, evCompleted, t0)[0]
+	task2, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+	if !ok || task2.EndpointID != ep2.ID {
+		t.Fatalf("claim: %+v %v", task2, ok)
+	}
+	if err := s.ReleaseWebhookDelivery(ctx, task2); err != nil {
+		t.Fatal(err)
+	}
+	if d := deliveryByID(t, s, a.ID, id2); d.Status != DeliveryPending || d.NextAttemptUTC == nil {
+		t.Errorf("released delivery of an active endpoint: %+v", d)
+	}
+}
+
+// TestWebhookEndpointQueryPlans: the endpoint list seeks to its cursor and
+// the active-endpoint count reads only active endpoints, through indexes:
+// neither cost grows with an account's disabled endpoints (issue 14,
+// finding 5; BenchmarkWebhookEndpoints measures it).
+func TestWebhookEndpointQueryPlans(t *testing.T) {
+	s := newStore(t, Options{})
+	pg, err := newPage(20, encodeCursor("2026-11-22T10:00:00.000Z", ids.New(ids.WebhookEndpoint)), ids.WebhookEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, listArgs := pg.query(listEndpointsQuery, []any{"acct_x"})
+	tests := []struct {
+		name, query string
+		args        []any
+		want        string
+	}{
+		{"list page", list, listArgs, "USING INDEX webhook_endpoints_by_account (account_id=? AND (created_utc,id)<(?,?))"},
+		{"active count", countActiveEndpoints, []any{"acct_x"}, "USING COVERING INDEX webhook_endpoints_active (account_id=?)"},
+	}
+	for _, tc := range tests {
+		var plan []struct {
+			ID     int    `db:"id"`
+			Parent int    `db:"parent"`
+			NotUse int    `db:"notused"`
+			Detail string `db:"detail"`
+		}
+		if err := s.db.Select(&plan, "EXPLAIN QUERY PLAN "+tc.query, tc.args...); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(plan) != 1 || !strings.HasSuffix(plan[0].Detail, tc.want) {
+			t.Errorf("%s: plan %+v, want one step %q", tc.name, plan, tc.want)
+		}
 	}
 }

@@ -30,16 +30,23 @@ type CreatedWebhookEndpoint struct {
 	SigningSecret string          `json:"signingSecret"`
 }
 
-// WebhookEndpointList is the response of GET /webhooks.
+// WebhookEndpointList is the response of GET /webhooks: one page, shaped
+// like JobList.
 type WebhookEndpointList struct {
-	Endpoints []WebhookEndpoint `json:"endpoints"`
+	Endpoints  []WebhookEndpoint `json:"endpoints"`
+	Limit      int               `json:"limit"`
+	NextCursor *string           `json:"nextCursor"`
 }
 
-// NewWebhookEndpointList renders eps in their order.
-func NewWebhookEndpointList(eps []store.WebhookEndpoint) WebhookEndpointList {
-	out := WebhookEndpointList{Endpoints: make([]WebhookEndpoint, 0, len(eps))}
+// NewWebhookEndpointList renders one page of endpoints in their order; next
+// is the cursor of the following page, "" on the last one (null).
+func NewWebhookEndpointList(eps []store.WebhookEndpoint, limit int, next string) WebhookEndpointList {
+	out := WebhookEndpointList{Endpoints: make([]WebhookEndpoint, 0, len(eps)), Limit: limit}
 	for _, e := range eps {
 		out.Endpoints = append(out.Endpoints, NewWebhookEndpoint(e))
+	}
+	if next != "" {
+		out.NextCursor = &next
 	}
 	return out
 }

@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // Address classes returned by AddressClass. They name why a destination is
@@ -195,9 +198,12 @@ type Resolver interface {
 // https URL (http too when allowPrivate) of at most MaxURLLength bytes, with a
 // host, without credentials and without a fragment (a fragment is never sent
 // to the receiver, so one is almost certainly a mistake). Any port is
-// accepted. Unless allowPrivate, it resolves the host (resolver nil means
+// accepted. Unless allowPrivate, it normalises the host as the delivery
+// client will (NormalizeHost), resolves it (resolver nil means
 // net.DefaultResolver) and refuses the URL if ANY address is disallowed:
-// the dialer may pick any of them. A host that does not resolve (within resolveTimeout) is accepted:
+// the dialer may pick any of them. It also refuses internal names
+// (InternalName) and numeric shorthands of addresses, however they resolve.
+// Any other host that does not resolve (within resolveTimeout) is accepted:
 // it resolves to nothing refused, and the dial-time check of NewClient still
 // guards every delivery.
 //
@@ -245,32 +251,33 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 		return nil
 	}
 
+	// Judge the host the delivery client will dial, not its spelling:
+	// "１２７.０.０.１", "127。0。0。1" and "127.0.0.1." all reach 127.0.0.1.
+	dialName, name, ok := NormalizeHost(host)
+	if !ok {
+		return &URLError{Reason: "host is not a valid domain name"}
+	}
 	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
+	literal, err := netip.ParseAddr(name)
+	if err == nil {
+		addrs = []netip.Addr{literal}
 	} else {
 		if resolver == nil {
 			resolver = net.DefaultResolver
 		}
 		lookupCtx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
-		addrs, err = resolver.LookupNetIP(lookupCtx, "ip", host)
+		addrs, err = resolver.LookupNetIP(lookupCtx, "ip", dialName)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("webhook: resolving url host: %w", ctxErr)
 		}
-		if err != nil || len(addrs) == 0 {
+		if err != nil {
 			// A name that does not resolve now (no DNS here, a record
 			// published later) is not one that resolves to a refused
-			// address. It is accepted: every delivery dials through
-			// NewClient, which refuses the address actually connected to.
-			// Two kinds are refused all the same, since other resolvers
-			// read them as loopback or as an address: localhost names
-			// (RFC 6761) and numeric shorthands such as 127.1 or
-			// 2130706433 (inet_aton forms).
-			if localhostName(host) || numericHost(host) {
-				return &URLError{Reason: "host must be a public name or a full IP address"}
-			}
-			return nil
+			// address. It is accepted unless InternalName refuses it: every
+			// delivery dials through NewClient, which refuses the address
+			// actually connected to.
+			addrs = nil
 		}
 	}
 	for _, a := range addrs {
@@ -281,14 +288,73 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 			}
 		}
 	}
+	// Names that are internal by construction are refused however they
+	// resolve here: another resolver (the one at delivery time, or after a
+	// network change) reads them as local, and a numeric shorthand such as
+	// 127.1 or 2130706433 (inet_aton forms) as an address.
+	if !literal.IsValid() && (InternalName(name) || numericHost(name)) {
+		return &URLError{Reason: "host must be a public name or a full IP address"}
+	}
 	return nil
 }
 
-// localhostName reports names under "localhost", with or without the
-// root's trailing dot.
-func localhostName(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+// NormalizeHost maps a URL host (url.URL.Hostname) to the name the delivery
+// client looks up and dials, and to the form this package judges. Like the
+// HTTP client, which converts a non-ASCII host with the IDNA lookup mapping
+// before dialling, it maps full-width letters and digits, the ideographic and
+// full-width full stops and other compatibility forms to ASCII, and lower-
+// cases. dialName is that ASCII name as the client sends it to the resolver;
+// name is also lower-cased without the root's trailing dot, so "VM." and
+// "vm" judge alike. ok is false when the host has no such form (the client
+// could not resolve it either).
+func NormalizeHost(host string) (dialName, name string, ok bool) {
+	dialName = host
+	if !isASCII(host) {
+		a, err := idna.Lookup.ToASCII(host)
+		if err != nil {
+			return "", "", false
+		}
+		dialName = a
+	}
+	name = strings.ToLower(strings.TrimSuffix(dialName, "."))
+	if name == "" {
+		return "", "", false
+	}
+	return dialName, name, true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// internalSuffixes are domains that never name a public host: localhost,
+// multicast DNS (.local), home networks (home.arpa), the private-use
+// .internal, and defaults of hosts and routers that are never delegated.
+var internalSuffixes = [...]string{"localhost", "local", "internal", "home.arpa", "localdomain", "lan", "intranet", "corp", "home"}
+
+// InternalName reports whether name (normalised, see NormalizeHost) is an
+// internal name rather than a public one: a single label such as "vm" (a
+// machine on the local network or in the resolver's search domains; public
+// names have at least two labels), or a name under one of the internal
+// suffixes. IP literals are not names and are judged by AddressClass.
+func InternalName(name string) bool {
+	if _, err := netip.ParseAddr(name); err == nil {
+		return false
+	}
+	if !strings.Contains(name, ".") {
+		return true
+	}
+	for _, s := range internalSuffixes {
+		if name == s || strings.HasSuffix(name, "."+s) {
+			return true
+		}
+	}
+	return false
 }
 
 // numericHost reports a host made only of numeric labels (decimal, octal

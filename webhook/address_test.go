@@ -143,6 +143,7 @@ func TestCheckURL(t *testing.T) {
 		"meta.example.com":   {"169.254.169.254"},
 		"v6ll.example.com":   {"fe80::1"},
 		"cgnat.example.com":  {"100.64.0.1"},
+		"db.internal":        {"93.184.216.34"},
 		"empty.example.com":  {},
 		"localhost":          {"127.0.0.1", "::1"},
 	}}
@@ -179,6 +180,24 @@ func TestCheckURL(t *testing.T) {
 		{"inet_aton hex", "https://0x7f000001/hook", false, "public name", false},
 		{"inet_aton octal", "https://0177.0.0.1/hook", false, "public name", false},
 		{"numeric-looking label in a name", "https://1.example.com/hook", false, "", false},
+		// Hosts are judged as the client dials them (NormalizeHost).
+		{"trailing dot, single label", "https://vm./", false, "public name", false},
+		{"single label", "https://vm/hook", false, "public name", false},
+		{"full-width digits", "https://１２７.０.０.１/", false, "loopback", true},
+		{"ideographic full stops", "https://127。0。0。1/", false, "loopback", true},
+		{"full-width full stops", "https://127．0．0．1/", false, "loopback", true},
+		{"halfwidth ideographic full stops", "https://127｡0｡0｡1/", false, "loopback", true},
+		{"mathematical digits", "https://𝟏𝟎.𝟎.𝟎.𝟕/", false, "private", true},
+		{"literal with a trailing dot", "https://127.0.0.1./hook", false, "loopback", true},
+		{"full-width localhost", "https://ｌｏｃａｌｈｏｓｔ/", false, "loopback", true},
+		{"full-width name resolving to link-local", "https://ｍｅｔａ.example.com/", false, "link-local", true},
+		{"full-width name resolving to public", "https://ｈｏｏｋｓ．example．com/", false, "", false},
+		{"full-width inet_aton form", "https://１２７.１/", false, "public name", false},
+		{"upper-case localhost with a dot", "https://LOCALHOST./", false, "public name", false},
+		{"internal suffix", "https://db.internal/hook", false, "public name", false},
+		{"mDNS name", "https://printer.local/hook", false, "public name", false},
+		{"home.arpa", "https://nas.home.arpa/hook", false, "public name", false},
+		{"not an IDNA name", "https://a­b‍.example.com/", false, "valid domain name", false},
 		{"http refused", "http://hooks.example.com/hook", false, "must use https", false},
 		{"http allowed with allowPrivate", "http://hooks.example.com/hook", true, "", false},
 		{"private allowed with allowPrivate", "http://127.0.0.1:9000/hook", true, "", false},
@@ -222,7 +241,7 @@ func TestCheckURL(t *testing.T) {
 			}
 			// Messages go back to API callers: they must not reveal what an
 			// internal name resolved to.
-			for _, leak := range []string{"10.1.2.3", "169.254.169.254", "100.64.0.1", "fe80::1"} {
+			for _, leak := range []string{"10.1.2.3", "169.254.169.254", "100.64.0.1", "fe80::1", "127.0.0.1", "10.0.0.7"} {
 				if strings.Contains(err.Error(), leak) && !strings.Contains(tc.url, leak) {
 					t.Errorf("error %q reveals resolved address %s", err, leak)
 				}
@@ -250,5 +269,56 @@ func TestCheckURLCanceledContext(t *testing.T) {
 	}
 	if errors.Is(err, ErrInvalidURL) {
 		t.Errorf("a canceled check must not be reported as an invalid URL: %v", err)
+	}
+}
+
+func TestNormalizeHost(t *testing.T) {
+	tests := []struct {
+		host, dial, name string
+		ok               bool
+	}{
+		{"hooks.example.com", "hooks.example.com", "hooks.example.com", true},
+		{"Hooks.Example.COM.", "Hooks.Example.COM.", "hooks.example.com", true},
+		{"vm.", "vm.", "vm", true},
+		{"１２７.０.０.１", "127.0.0.1", "127.0.0.1", true},
+		{"127。0。0。1", "127.0.0.1", "127.0.0.1", true},
+		{"127．0．0．1", "127.0.0.1", "127.0.0.1", true},
+		{"127｡0｡0｡1", "127.0.0.1", "127.0.0.1", true},
+		{"ＬＯＣＡＬＨＯＳＴ。", "localhost.", "localhost", true},
+		{"bücher.example", "xn--bcher-kva.example", "xn--bcher-kva.example", true},
+		{"::1", "::1", "::1", true},
+		{".", "", "", false},
+		{"a b。com", "", "", false},
+	}
+	for _, tc := range tests {
+		dial, name, ok := NormalizeHost(tc.host)
+		if dial != tc.dial || name != tc.name || ok != tc.ok {
+			t.Errorf("NormalizeHost(%q) = %q, %q, %v; want %q, %q, %v", tc.host, dial, name, ok, tc.dial, tc.name, tc.ok)
+		}
+	}
+}
+
+func TestInternalName(t *testing.T) {
+	tests := []struct {
+		name     string
+		internal bool
+	}{
+		{"vm", true},
+		{"localhost", true},
+		{"api.localhost", true},
+		{"db.internal", true},
+		{"printer.local", true},
+		{"nas.home.arpa", true},
+		{"router.lan", true},
+		{"hooks.example.com", false},
+		{"local.example.com", false},
+		{"internal.example.com", false},
+		{"127.0.0.1", false}, // an address, judged by AddressClass
+		{"::1", false},
+	}
+	for _, tc := range tests {
+		if got := InternalName(tc.name); got != tc.internal {
+			t.Errorf("InternalName(%q) = %v, want %v", tc.name, got, tc.internal)
+		}
 	}
 }

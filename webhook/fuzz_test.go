@@ -190,6 +190,11 @@ func FuzzCheckURL(f *testing.F) {
 	f.Add("javascript:alert(1)", false, []byte(nil))
 	f.Add(" https://hooks.example.com/", false, []byte(nil))
 	f.Add("https://%5B::1%5D/", false, []byte(nil))
+	f.Add("https://vm./", false, []byte(nil))
+	f.Add("https://１２７.０.０.１/", false, []byte(nil))
+	f.Add("https://127。0。0。1/", false, []byte(nil))
+	f.Add("https://ｈｏｏｋｓ．example．com/", false, v4("10.1.2.3"))
+	f.Add("https://db.internal/", false, v4("93.184.216.34"))
 	f.Fuzz(func(t *testing.T, raw string, allowPrivate bool, resolved []byte) {
 		var addr netip.Addr
 		switch {
@@ -201,7 +206,10 @@ func FuzzCheckURL(f *testing.F) {
 		res := &fakeResolver{hosts: map[string][]string{}}
 		parsed, perr := url.Parse(raw)
 		if perr == nil && addr.IsValid() {
-			res.hosts[parsed.Hostname()] = []string{addr.String()}
+			// Keyed by the name the check looks up: the normalised host.
+			if dial, _, ok := NormalizeHost(parsed.Hostname()); ok {
+				res.hosts[dial] = []string{addr.String()}
+			}
 		}
 
 		err := CheckURL(context.Background(), raw, allowPrivate, res)
@@ -258,7 +266,14 @@ func FuzzCheckURL(f *testing.F) {
 		if allowPrivate {
 			return
 		}
-		if lit, err := netip.ParseAddr(host); err == nil {
+		_, name, ok := NormalizeHost(host)
+		if !ok {
+			t.Fatalf("accepted %q, whose host %q has no form the client can dial", raw, host)
+		}
+		if InternalName(name) {
+			t.Fatalf("accepted %q, whose host %q is the internal name %q", raw, host, name)
+		}
+		if lit, err := netip.ParseAddr(name); err == nil {
 			if Disallowed(lit) {
 				t.Fatalf("accepted %q: literal host %s is %s", raw, lit, AddressClass(lit))
 			}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,5 +185,68 @@ func sanitizeError(err error) string {
 		}
 		inner = next
 	}
-	return "request failed: " + Excerpt([]byte(inner.Error()), errLimit-len("request failed: "))
+	// The innermost message of an unknown error may still quote an address
+	// (an *net.AddrError, an error type added in a later Go release): the
+	// owner must not learn what an internal name resolved to, so every
+	// address-shaped token is masked before the text is stored and shown.
+	return "request failed: " + Excerpt([]byte(redactAddresses(inner.Error())), errLimit-len("request failed: "))
+}
+
+// redactAddresses replaces every IP address in s, with or without a port or
+// IPv6 brackets ("10.1.2.3", "10.1.2.3:53", "[fe80::1%eth0]:443"), by
+// "[address]". It looks at maximal runs of the characters an address is
+// written with, so words that merely contain hex letters are left alone.
+func redactAddresses(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		if !addrChar(s[i]) {
+			sb.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && addrChar(s[j]) {
+			j++
+		}
+		// A zone ("%eth0") may hold any letters: take it into the run.
+		if k := strings.IndexByte(s[i:j], '%'); k >= 0 {
+			for j < len(s) && s[j] != ' ' && s[j] != ',' && s[j] != ';' && s[j] != ')' && s[j] != '"' && s[j] != '\'' {
+				j++
+			}
+		}
+		run := s[i:j]
+		// Keep the sentence's own punctuation after the address.
+		trimmed := strings.TrimRight(run, ".:")
+		switch {
+		case isAddressToken(run):
+			sb.WriteString("[address]")
+		case isAddressToken(trimmed):
+			sb.WriteString("[address]" + run[len(trimmed):])
+		default:
+			sb.WriteString(run)
+		}
+		i = j
+	}
+	return sb.String()
+}
+
+func addrChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' ||
+		c == '.' || c == ':' || c == '[' || c == ']' || c == '%'
+}
+
+// isAddressToken reports whether t is an address, possibly bracketed or
+// with a port.
+func isAddressToken(t string) bool {
+	if t == "" {
+		return false
+	}
+	if _, err := netip.ParseAddrPort(t); err == nil {
+		return true
+	}
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
+	if _, err := netip.ParseAddr(t); err == nil {
+		return true
+	}
+	return false
 }

@@ -444,3 +444,53 @@ func TestSendTLSFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestSanitizeErrorHidesResolution: what an internal name resolved to (its
+// addresses, the DNS server asked) never reaches the stored error text,
+// whatever shape the client's error has.
+func TestSanitizeErrorHidesResolution(t *testing.T) {
+	dialTo := func(ip string, inner error) error {
+		return &url.Error{Op: "Post", URL: "https://db.example.com/hook", Err: &net.OpError{
+			Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: 443}, Err: inner}}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string // prefix
+	}{
+		{"dns server in a failure", &url.Error{Op: "Post", URL: "https://db.example.com/", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "server misbehaving", Name: "db.example.com", Server: "10.0.0.53:53"}}}, "DNS lookup failed"},
+		{"dns not found", &net.DNSError{Err: "no such host", Name: "x.example.com", Server: "[fd00::53]:53", IsNotFound: true}, "DNS lookup failed: host not found"},
+		{"refused address", dialTo("10.1.2.3", &AddressError{Addr: netip.MustParseAddr("10.1.2.3"), Class: "private"}), "destination address not allowed (private)"},
+		{"unknown errno", dialTo("10.1.2.3", &os.SyscallError{Syscall: "connect", Err: syscall.EPERM}), "request failed"},
+		{"address in an opaque message", dialTo("10.1.2.3", errors.New("odd failure talking to 10.1.2.3:443 via 10.0.0.53")), "request failed: odd failure talking to [address] via [address]"},
+		{"v6 address in an opaque message", errors.New("no route to [fe80::1%eth0]:443, tried fd00::7."), "request failed: no route to [address], tried [address]."},
+		{"addr error", &net.AddrError{Err: "unexpected address", Addr: "192.168.1.9"}, "request failed: address [address]: unexpected address"},
+	}
+	leaks := []string{"10.1.2.3", "10.0.0.53", "fd00::53", "fe80::1", "fd00::7", "192.168.1.9"}
+	for _, tc := range tests {
+		got := sanitizeError(tc.err)
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q, want prefix %q", tc.name, got, tc.want)
+		}
+		for _, l := range leaks {
+			if strings.Contains(got, l) {
+				t.Errorf("%s: %q reveals %s", tc.name, got, l)
+			}
+		}
+	}
+}
+
+func TestRedactAddresses(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"deadline exceeded, cafe added", "deadline exceeded, cafe added"},
+		{"dial 1.2.3.4:80: x", "dial [address]: x"},
+		{"host 1.2 and 2001:db8::1", "host 1.2 and [address]"},
+		{"version 1.2.3 build", "version 1.2.3 build"},
+	}
+	for _, tc := range tests {
+		if got := redactAddresses(tc.in); got != tc.want {
+			t.Errorf("redactAddresses(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -22,7 +22,11 @@
 // their deliveries released (due again at once, attempt not counted).
 //
 // Limits: delivery is at least once, not exactly once; deliveries are not
-// ordered (not even per endpoint); at most Workers attempts run at a time.
+// ordered (not even per endpoint); at most Workers attempts run at a time,
+// and at most PerEndpoint of them to one endpoint. Claims take each
+// endpoint's earliest due delivery, earliest first, skipping endpoints at
+// their limit, so one receiver that answers slowly (or not at all) holds
+// PerEndpoint workers and delays only its own deliveries.
 package webhookworker
 
 import (
@@ -46,6 +50,12 @@ type Signal = queue.Signal
 // NewSignal makes a Signal.
 func NewSignal() Signal { return queue.NewSignal() }
 
+// Defaults of Config.Workers and Config.PerEndpoint.
+const (
+	DefaultWorkers     = 32
+	DefaultPerEndpoint = 2
+)
+
 // Config tunes the worker; zero fields take the defaults in brackets.
 type Config struct {
 	// Schedule is the delays between attempts [webhook.DefaultSchedule()].
@@ -56,8 +66,17 @@ type Config struct {
 	AllowPrivate bool
 	// Client sends the attempts [webhook.NewClient(AllowPrivate)].
 	Client *http.Client
-	// Workers is the number of attempts in flight at most [4].
+	// Workers is the number of attempts in flight at most [32]. It is
+	// well above PerEndpoint so that endpoints that are all slow at once
+	// (each holding PerEndpoint workers for up to webhook.Timeout) still
+	// leave workers for the rest: with the defaults, 15 stalled endpoints
+	// leave 2 workers free. An attempt is a goroutine waiting on the
+	// network, so idle workers cost next to nothing.
 	Workers int
+	// PerEndpoint is the most attempts in flight to one endpoint [2]: a
+	// slow receiver delays only its own deliveries (docs/api.md, Delivery
+	// and signing).
+	PerEndpoint int
 	// Lease is how long a claim holds a delivery; it should exceed
 	// webhook.Timeout so a slow attempt is not sent twice [30s].
 	Lease time.Duration
@@ -74,8 +93,8 @@ type Config struct {
 // Store is the webhook outbox as the worker needs it (*store.Store
 // satisfies it).
 type Store interface {
-	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, now time.Time) (store.DeliveryTask, bool, error)
-	NextWebhookDue(ctx context.Context) (time.Time, bool, error)
+	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, perEndpoint int, now time.Time) (store.DeliveryTask, bool, error)
+	NextWebhookDue(ctx context.Context, perEndpoint int, now time.Time) (time.Time, bool, error)
 	RecordWebhookAttempt(ctx context.Context, t store.DeliveryTask, a store.DeliveryAttempt, now time.Time) (string, error)
 	ReleaseWebhookDelivery(ctx context.Context, t store.DeliveryTask) error
 }
@@ -96,7 +115,10 @@ func New(st Store, cfg Config) *Worker {
 		cfg.Client = webhook.NewClient(cfg.AllowPrivate)
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 4
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.PerEndpoint <= 0 {
+		cfg.PerEndpoint = DefaultPerEndpoint
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
@@ -132,7 +154,7 @@ func (w *Worker) Notify() { w.runner.Notify() }
 // Run claims and sends deliveries until ctx ends, then drains (see the
 // package comment) and returns.
 func (w *Worker) Run(ctx context.Context) {
-	w.log.Info("webhook delivery worker started", "workers", w.cfg.Workers,
+	w.log.Info("webhook delivery worker started", "workers", w.cfg.Workers, "per_endpoint", w.cfg.PerEndpoint,
 		"attempts", webhook.MaxAttempts(w.cfg.Schedule), "allow_private", w.cfg.AllowPrivate)
 	w.runner.Run(ctx)
 	w.log.Info("webhook delivery worker stopped")
@@ -164,7 +186,7 @@ func (a *attempt) attrs() []any {
 }
 
 func (k *deliveryKind) Claim(ctx context.Context, c queue.Claim) (*attempt, bool, error) {
-	t, ok, err := k.st.ClaimWebhookDelivery(ctx, c.Lease, c.Now)
+	t, ok, err := k.st.ClaimWebhookDelivery(ctx, c.Lease, k.cfg.PerEndpoint, c.Now)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -174,7 +196,7 @@ func (k *deliveryKind) Claim(ctx context.Context, c queue.Claim) (*attempt, bool
 // NextDue is when the earliest pending delivery becomes claimable: an idle
 // worker sleeps until then, at most PollInterval.
 func (k *deliveryKind) NextDue(ctx context.Context) (time.Time, bool, error) {
-	return k.st.NextWebhookDue(ctx)
+	return k.st.NextWebhookDue(ctx, k.cfg.PerEndpoint, k.cfg.Now())
 }
 
 // Work sends the delivery once and records a success; a failure goes back

@@ -1,6 +1,7 @@
 package webhookworker_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"locrisk/outbox"
+	"locrisk/secretbox"
 	"locrisk/store"
 	"locrisk/webhook"
 	"locrisk/webhookworker"
@@ -26,11 +28,21 @@ import (
 func openStore(t testing.TB, path string, sig webhookworker.Signal) *store.Store {
 	t.Helper()
 	st, err := store.OpenWith(context.Background(), path,
-		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}})
+		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	return st
+}
+
+// testSecrets is a box with a fixed key, for the signing secrets.
+func testSecrets(t testing.TB) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(bytes.Repeat([]byte{7}, secretbox.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // fixture is an account with one endpoint subscribed to both events.
@@ -215,7 +227,7 @@ func TestLeaseExpiryTakesOver(t *testing.T) {
 	completeJob(t, st, f)
 	const lease = 300 * time.Millisecond
 	claimed := time.Now()
-	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, claimed); err != nil || !ok {
+	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, 2, claimed); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	startWorker(t, st, webhookworker.Config{Wake: sig, Lease: lease})
@@ -372,4 +384,70 @@ func BenchmarkCompletionToReceiver(b *testing.B) {
 	b.ReportMetric(float64(median(ds).Microseconds())/1000, "median-ms")
 	slices.Sort(ds)
 	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// TestSlowEndpointDelaysOnlyItself: one account's receiver sleeps seconds
+// on every delivery and has a backlog larger than the worker pool; another
+// account's delivery, written after that backlog, still arrives within a
+// second, and the slow receiver never has more than PerEndpoint attempts
+// open at once.
+func TestSlowEndpointDelaysOnlyItself(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     webhookworker.Config
+		backlog int
+		limit   int // the per-endpoint limit in effect
+	}{
+		{"small pool", webhookworker.Config{Workers: 4, PerEndpoint: 2}, 20, 2},
+		{"defaults", webhookworker.Config{}, 100, webhookworker.DefaultPerEndpoint},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var mu sync.Mutex
+			open, maxOpen := 0, 0
+			slow := newReceiver(t, func(r *http.Request, _ int) int {
+				mu.Lock()
+				open++
+				maxOpen = max(maxOpen, open)
+				mu.Unlock()
+				defer func() { mu.Lock(); open--; mu.Unlock() }()
+				select { // a receiver that takes seconds to answer
+				case <-time.After(4 * time.Second):
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return http.StatusNoContent
+			})
+			fast := newReceiver(t, ok204)
+			sig := webhookworker.NewSignal()
+			st := openStore(t, filepath.Join(t.TempDir(), "f.db"), sig)
+			defer st.Close()
+			fs := newFixture(t, st, slow.srv.URL)
+			ff := newFixture(t, st, fast.srv.URL)
+			for range tc.backlog {
+				completeJob(t, st, fs)
+			}
+			cfg := tc.cfg
+			cfg.Wake, cfg.DrainTimeout = sig, 100*time.Millisecond
+			stop := startWorker(t, st, cfg)
+			defer stop()
+			defer close(release) // before stop: let the slow attempts end
+			slow.wait(t, tc.limit)
+
+			start := time.Now()
+			completeJob(t, st, ff)
+			fast.wait(t, 1)
+			d := time.Since(start)
+			t.Logf("fast receiver served %v after its job completed, %d slow deliveries pending", d, tc.backlog)
+			if d > time.Second {
+				t.Errorf("fast receiver served %v after its job completed, behind a slow one; want under 1s", d)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if maxOpen > tc.limit {
+				t.Errorf("slow receiver had %d attempts open at once, limit %d", maxOpen, tc.limit)
+			}
+		})
+	}
 }
