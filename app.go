@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"locrisk/connlimit"
 	"locrisk/filelock"
 	"locrisk/jobs"
 	"locrisk/retention"
@@ -35,6 +36,9 @@ type appConfig struct {
 	webhookSchedule           []time.Duration
 	webhookScheduleSpec       string // as given, for the log
 	webhookAllowPrivate       bool
+	maxInFlight               int // requests served at once (server.Config.MaxInFlight)
+	maxConnections            int // connections open at once, before the open file limit lowers it
+	idleTimeout               time.Duration
 	retention                 time.Duration // 0: keep everything
 }
 
@@ -141,23 +145,35 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
 	}
 
-	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate}}, st, eng, sched.Notify)
+	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
+		MaxInFlight: cfg.maxInFlight}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
 		lock.Unlock()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
+	// Each connection holds a file descriptor: the cap stays below the
+	// open file limit, and idle keep-alive connections give way to new
+	// clients at the cap (package connlimit).
+	maxConns, lowered := connectionCap(cfg.maxConnections, openFileLimit())
+	if lowered {
+		log.Warn("--max-connections lowered to stay below the open file limit", "asked", cfg.maxConnections,
+			"max_connections", maxConns, "open_file_limit", openFileLimit(), "headroom", fdHeadroom)
+	}
+	limited := connlimit.New(ln, maxConns, server.ConnBusyResponse)
+	log.Info("connection limits", "max_connections", maxConns, "idle_timeout", cfg.idleTimeout, "max_in_flight", cfg.maxInFlight)
 	httpSrv := &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    server.HeaderReadLimit, // the documented limit is the handler's (server.MaxHeaderBytes)
+		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: ln, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
+	return &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
 }
 
 // lockServe takes the serve lock of the database file db: db + ".lock",

@@ -4,19 +4,22 @@ package main
 // order in which it stops, is app (app.go).
 
 import (
+	"flag"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"locrisk/jobs"
 	"locrisk/retention"
+	"locrisk/server"
 	"locrisk/store"
 	"locrisk/webhook"
 )
 
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
-	var faults, logFormat, retain string
+	var faults, logFormat, retain, memoryLimit string
 	f := c.newFlags("serve", "[flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
 SQLite database file. The engine loads every public data set from
@@ -43,9 +46,15 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
 	f.StringVar(&retain, "retention", "180d", "how long finished jobs, reports, batches, webhook records, old keys and request statistics are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
+	f.IntVar(&cfg.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "requests served at once (POSTs take at most half); beyond it a request is answered 503 server_busy")
+	f.IntVar(&cfg.maxConnections, "max-connections", defaultMaxConnections, "connections held open at once (lowered to stay below the open file limit); at the cap the longest idle one is closed, or a new one is answered 503")
+	f.DurationVar(&cfg.idleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection is kept open")
+	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime (KiB, MiB, GiB, or off); without this flag an operator's GOMEMLIMIT applies")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
+	memoryLimitGiven := false
+	f.Visit(func(fl *flag.Flag) { memoryLimitGiven = memoryLimitGiven || fl.Name == "memory-limit" })
 	if cfg.workers < 1 {
 		return usagef("--workers must be at least 1, got %d", cfg.workers)
 	}
@@ -58,7 +67,19 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	if cfg.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout must be positive")
 	}
-	var err error
+	if cfg.maxInFlight < 2 {
+		return usagef("--max-in-flight must be at least 2, got %d", cfg.maxInFlight)
+	}
+	if cfg.maxConnections < 1 {
+		return usagef("--max-connections must be at least 1, got %d", cfg.maxConnections)
+	}
+	if cfg.idleTimeout < time.Second {
+		return usagef("--idle-timeout must be at least 1s, got %s", cfg.idleTimeout)
+	}
+	memLimit, err := parseByteSize(memoryLimit)
+	if err != nil {
+		return usagef("--memory-limit: %v", err)
+	}
 	if cfg.retention, err = parseRetention(retain); err != nil {
 		return usagef("--retention: %v", err)
 	}
@@ -82,6 +103,15 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return usagef("no data directory: set --data-dir (or LOCRISK_DATA_DIR) to the directory holding the public data sets; " +
 			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
 	}
+
+	// The soft limit makes the collector work harder as the heap nears it,
+	// rather than letting a burst of large requests grow the process
+	// (README.md, Limits and defaults).
+	limit, apply, from := chooseMemoryLimit(memoryLimitGiven, memLimit, c.env)
+	if apply {
+		debug.SetMemoryLimit(limit)
+	}
+	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from)
 
 	openStore := func(path string, wake func()) (*store.Store, error) {
 		return c.openServeStore(path, cfg.secretKeyFile, wake, log)

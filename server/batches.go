@@ -88,62 +88,67 @@ type batchRequest struct {
 // not of one coordinate, and a silently dropped label would make the
 // results impossible to match up.
 func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
-	fields, err := decodeObject(w, r)
+	obj, err := readObject(w, r)
 	if err != nil {
 		return batchRequest{}, err
 	}
+	var body struct{ name, items json.RawMessage }
+	pickFields(obj, field{"name", &body.name}, field{"items", &body.items})
 	var req batchRequest
-	name, ok := freeText(fields["name"], batchNameRule)
+	name, ok := freeText(body.name, batchNameRule)
 	if !ok {
 		return batchRequest{}, errorf(codeInvalidName, "name must be a string of at most %d characters without control characters", maxBatchNameLen)
 	}
 	req.name = name
-	var raws []json.RawMessage
-	rawItems := bytes.TrimSpace(fields["items"])
-	if len(rawItems) == 0 || rawItems[0] != '[' || json.Unmarshal(rawItems, &raws) != nil || len(raws) == 0 {
+	n := 0
+	if len(body.items) > 0 && body.items[0] == '[' {
+		n = countElements(body.items)
+	}
+	if n == 0 {
 		return batchRequest{}, errorf(codeInvalidItems, "items is required and must be a non-empty array of objects with latitude and longitude")
 	}
-	if len(raws) > maxBatchItems {
-		return batchRequest{}, errorf(codeTooManyItems, "a batch holds at most %d items; this one has %d", maxBatchItems, len(raws))
+	if n > maxBatchItems {
+		return batchRequest{}, errorf(codeTooManyItems, "a batch holds at most %d items; this one has %d", maxBatchItems, n)
 	}
 
 	canon := &strings.Builder{}
 	canon.WriteString("batch\nname=" + strconv.Quote(req.name))
-	req.items = make([]store.NewBatchItem, len(raws))
-	for i, raw := range raws {
-		it, err := decodeItem(raw, i+1, canon)
+	req.items = make([]store.NewBatchItem, 0, n)
+	for raw := range elements(body.items) {
+		it, err := decodeItem(raw, len(req.items)+1, canon)
 		if err != nil {
 			return batchRequest{}, err
 		}
-		req.items[i] = it
+		req.items = append(req.items, it)
 	}
 	sum := sha256.Sum256([]byte(canon.String()))
 	req.hash = hex.EncodeToString(sum[:])
 	return req, nil
 }
 
-// decodeItem decodes item row (1-based) and appends its canonical form to
-// canon. Members other than externalId, latitude and longitude are ignored,
-// as in the body of a single job (POST /location-risk/report-jobs). An item
-// that is not a JSON object is rejected with invalid_latitude: it carries no
-// coordinate, which is what that code says.
+// decodeItem decodes item row (1-based), a value of the validated body,
+// and appends its canonical form to canon. Members other than externalId,
+// latitude and longitude are ignored, as in the body of a single job (POST
+// /location-risk/report-jobs). An item that is not a JSON object is
+// rejected with invalid_latitude: it carries no coordinate, which is what
+// that code says.
 func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.NewBatchItem, error) {
-	raw = bytes.TrimSpace(raw)
 	var it store.NewBatchItem
-	var fields map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		canon.WriteString("\nnot-an-object " + compactJSON(raw))
 		it.ErrorCode = codeInvalidLatitude
 		it.ErrorMessage = "the item is not a JSON object with latitude and longitude"
 		return it, nil
 	}
-	id, ok := freeText(fields["externalId"], externalIDRule)
+	var fields struct{ externalID, latitude, longitude json.RawMessage }
+	pickFields(raw, field{"externalId", &fields.externalID}, field{"latitude", &fields.latitude}, field{"longitude", &fields.longitude})
+	id, ok := freeText(fields.externalID, externalIDRule)
 	if !ok {
 		return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
 			row-1, row, maxExternalIDLen)
 	}
 	it.ExternalID = id
-	latRaw, lonRaw := fields["latitude"], fields["longitude"]
+	latRaw, lonRaw := fields.latitude, fields.longitude
 	canon.WriteString("\nitem " + strconv.Quote(it.ExternalID) + " " + canonicalNumber(latRaw) + " " + canonicalNumber(lonRaw))
 	it.Latitude, it.Longitude = jsonNumber(latRaw), jsonNumber(lonRaw)
 	lat, latOK := coordinate(latRaw, 90)

@@ -65,6 +65,8 @@ const (
 	codeInvalidURL             = "invalid_url"
 	codeInvalidEvents          = "invalid_events"
 	codeEndpointLimitReached   = "endpoint_limit_reached"
+	codeServerBusy             = "server_busy"
+	codeHeadersTooLarge        = "headers_too_large"
 	codeDatabaseBusy           = "database_busy"
 )
 
@@ -107,8 +109,10 @@ var codeStatus = map[string]int{
 	codeIdempotencyConflict: http.StatusConflict,
 	codeJobNotRetryable:     http.StatusConflict,
 	codePayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	codeHeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
 	codeInternal:            http.StatusInternalServerError,
+	codeServerBusy:          http.StatusServiceUnavailable,
 	codeDatabaseBusy:        http.StatusServiceUnavailable,
 }
 

@@ -26,9 +26,10 @@ func TestCodeStatus(t *testing.T) {
 		409: {"idempotency_conflict", "job_not_retryable"},
 		413: {"payload_too_large"},
 		422: {"unsupported_location"},
+		431: {"headers_too_large"},
 		429: {"quota_exceeded", "rate_limit_exceeded"},
 		500: {"internal_error"},
-		503: {"database_busy"},
+		503: {"server_busy", "database_busy"},
 	}
 	n := 0
 	for status, codes := range want {

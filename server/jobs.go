@@ -1,13 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,10 +15,6 @@ import (
 	"locrisk/store"
 	"locrisk/view"
 )
-
-// maxBodyBytes is the largest request body accepted (docs/api.md, Report
-// jobs).
-const maxBodyBytes = 1 << 20
 
 // Paging of the cursor-paged lists, jobs and webhook endpoints
 // (docs/api.md, Report jobs).
@@ -94,44 +88,24 @@ func idempotencyKey(r *http.Request) (string, error) {
 
 // decodeCoordinates reads the body of POST /location-risk/report-jobs: a
 // JSON object of at most maxBodyBytes whose latitude and longitude are JSON
-// numbers in range. Unknown fields are ignored; latitude is checked before
-// longitude.
+// numbers in range. Unknown fields are ignored (and not kept); latitude is
+// checked before longitude.
 func decodeCoordinates(w http.ResponseWriter, r *http.Request) (lat, lon float64, err error) {
-	fields, err := decodeObject(w, r)
+	obj, err := readObject(w, r)
 	if err != nil {
 		return 0, 0, err
 	}
-	lat, ok := coordinate(fields["latitude"], 90)
+	var body struct{ latitude, longitude json.RawMessage }
+	pickFields(obj, field{"latitude", &body.latitude}, field{"longitude", &body.longitude})
+	lat, ok := coordinate(body.latitude, 90)
 	if !ok {
 		return 0, 0, errorf(codeInvalidLatitude, "latitude is required and must be a JSON number from -90 to 90")
 	}
-	lon, ok = coordinate(fields["longitude"], 180)
+	lon, ok = coordinate(body.longitude, 180)
 	if !ok {
 		return 0, 0, errorf(codeInvalidLongitude, "longitude is required and must be a JSON number from -180 to 180")
 	}
 	return lat, lon, nil
-}
-
-// decodeObject reads a request body that must be one JSON object, keeping
-// each member's raw JSON so callers can tell a number from a string.
-func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, errorf(codePayloadTooLarge, "the request body is larger than %d bytes", maxBodyBytes)
-		}
-		return nil, errorf(codeInvalidRequest, "the request body could not be read")
-	}
-	// json.Unmarshal accepts null into a map, so insist on an object first.
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errorf(codeInvalidRequest, "the request body must be a JSON object")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, errorf(codeInvalidRequest, "the request body is not valid JSON: %v", err)
-	}
-	return fields, nil
 }
 
 // coordinate parses a raw JSON value that must be a number within
@@ -140,8 +114,8 @@ func coordinate(raw json.RawMessage, bound float64) (float64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
 	}
-	// json.Unmarshal has already checked the JSON number grammar, a subset
-	// of what ParseFloat takes; overflow (1e400) is an error here.
+	// json.Valid has already checked the JSON number grammar, a subset of
+	// what ParseFloat takes; overflow (1e400) is an error here.
 	v, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || v < -bound || v > bound {
 		return 0, false

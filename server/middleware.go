@@ -42,8 +42,9 @@ func requestID(r *http.Request) string {
 // maxLoggedPath bounds the raw path logged for unmatched requests.
 const maxLoggedPath = 200
 
-// serve is the outermost handler: request id, panic recovery, the JSON
-// 404/405 answers for requests no route takes, and the log line.
+// serve is the outermost handler: request id, panic recovery, the bound
+// on requests in flight, the header size limit, the JSON 404/405 answers for requests no route
+// takes, and the log line.
 //
 // The mux is asked first which pattern matches (mux.Handler does not run
 // anything); only when none does is its own (plain-text) answer run against
@@ -96,6 +97,21 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 				panic(http.ErrAbortHandler)
 			}
 		}()
+
+		// Past the bound on requests in flight nothing else is done: no
+		// route lookup, no authentication, no body read.
+		release, ok := s.busy.acquire(r)
+		if !ok {
+			s.writeError(sw, r, busyError())
+			return
+		}
+		defer release()
+		// net/http reads up to HeaderReadLimit; the documented limit is
+		// enforced here so its answer has the error shape.
+		if headerBytes(r) > MaxHeaderBytes {
+			s.writeError(sw, r, headersTooLarge())
+			return
+		}
 
 		// ServeMux answers an unclean path ("//", "/./", "/../") with its
 		// own HTML redirect; no client of this API sends one on purpose, so

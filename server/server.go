@@ -57,6 +57,10 @@ type Config struct {
 	// while another process holds its write lock; past it the request is
 	// answered 503 database_busy. 0 means DefaultDBBusyWait.
 	DBBusyWait time.Duration
+	// MaxInFlight bounds the requests served at once; beyond it a request
+	// is answered 503 server_busy (inflight.go). 0 means
+	// DefaultMaxInFlight, negative means no bound.
+	MaxInFlight int
 }
 
 // DefaultDBBusyWait is the request paths' wait for the database's write
@@ -81,6 +85,7 @@ type Server struct {
 	keys    *keyCache
 	limiter RateLimiter
 	stats   *requestRecorder
+	busy    *inFlight
 	handler http.Handler
 
 	webhooks WebhookConfig
@@ -96,6 +101,7 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		loc:     loc,
 		notify:  notify,
 		limiter: cfg.RateLimiter,
+		busy:    newInFlight(cfg.MaxInFlight),
 
 		webhooks: cfg.Webhooks,
 	}

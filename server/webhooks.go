@@ -65,19 +65,21 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *princip
 // 201 with the endpoint and its signing secret; no Location header, since
 // no operation reads a single endpoint.
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
-	fields, err := decodeObject(w, r)
+	obj, err := readObject(w, r)
 	if err != nil {
 		return err
 	}
-	name, err := endpointName(fields["name"])
+	var body struct{ name, url, events json.RawMessage }
+	pickFields(obj, field{"name", &body.name}, field{"url", &body.url}, field{"events", &body.events})
+	name, err := endpointName(body.name)
 	if err != nil {
 		return err
 	}
-	rawURL, err := s.endpointURL(r.Context(), fields["url"])
+	rawURL, err := s.endpointURL(r.Context(), body.url)
 	if err != nil {
 		return err
 	}
-	events, err := endpointEvents(fields["events"])
+	events, err := endpointEvents(body.events)
 	if err != nil {
 		return err
 	}
@@ -131,12 +133,11 @@ func (s *Server) endpointURL(ctx context.Context, raw json.RawMessage) (string, 
 func endpointEvents(raw json.RawMessage) ([]string, error) {
 	bad := errorf(codeInvalidEvents, "events is required: a non-empty array of event names from %s",
 		strings.Join(webhook.EventTypes(), ", "))
-	var items []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil || len(items) == 0 {
+	if len(raw) == 0 || raw[0] != '[' {
 		return nil, bad
 	}
 	var out []string
-	for _, it := range items {
+	for it := range elements(raw) {
 		var name string
 		if len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &name) != nil {
 			return nil, bad
@@ -147,6 +148,9 @@ func endpointEvents(raw json.RawMessage) ([]string, error) {
 		if !containsString(out, name) {
 			out = append(out, name)
 		}
+	}
+	if len(out) == 0 {
+		return nil, bad
 	}
 	return out, nil
 }

@@ -1,0 +1,64 @@
+package main
+
+// The Go runtime's soft memory limit (README.md, Limits and defaults).
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// defaultMemoryLimit is --memory-limit's default. A warm server holds
+// about 120 MB (README.md, Performance) and a cold start peaks near 330 MB
+// of live heap while it builds the reference distributions, so 512 MiB
+// leaves room for requests without making the collector run constantly.
+const defaultMemoryLimit = "512MiB"
+
+// parseByteSize reads a size as GOMEMLIMIT writes it: a whole number of
+// bytes with an optional suffix B, KiB, MiB, GiB or TiB. "off" is no limit
+// (math.MaxInt64, what the runtime uses for none).
+func parseByteSize(s string) (int64, error) {
+	if s == "off" {
+		return math.MaxInt64, nil
+	}
+	num, mult := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is not a positive size such as 512MiB, 2GiB or off", s)
+	}
+	return n * mult, nil
+}
+
+// formatByteSize writes n the way parseByteSize reads it, for the log.
+func formatByteSize(n int64) string {
+	switch {
+	case n == math.MaxInt64:
+		return "off"
+	case n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "GiB"
+	case n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// chooseMemoryLimit decides the soft memory limit: --memory-limit (or
+// LOCRISK_MEMORY_LIMIT) when given; otherwise an operator's GOMEMLIMIT,
+// which the runtime has already applied, so apply is false; otherwise the
+// flag's default.
+func chooseMemoryLimit(flagGiven bool, flagLimit int64, env env) (limit int64, apply bool, source string) {
+	if _, ok := env("GOMEMLIMIT"); ok && !flagGiven {
+		return 0, false, "GOMEMLIMIT"
+	}
+	return flagLimit, true, "--memory-limit"
+}

@@ -1,0 +1,219 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"net/http"
+)
+
+// Request bodies (README.md, Limits and defaults). A body is read once,
+// up to maxBodyBytes, checked with json.Valid, and then walked in place:
+// the handlers pick the members they know by name and never build a map of
+// the others, so a 1 MiB body of 90,000 unknown keys costs its own bytes
+// and no more. Members and array elements are sub-slices of the body.
+
+// maxBodyBytes is the largest request body accepted (docs/api.md, Report
+// jobs).
+const maxBodyBytes = 1 << 20
+
+// readObject reads the request body, which must be exactly one JSON object
+// of at most maxBodyBytes, and returns it without surrounding whitespace.
+func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	body = bytes.Trim(body, " \t\r\n")
+	if len(body) == 0 || body[0] != '{' {
+		return nil, errorf(codeInvalidRequest, "the request body must be a JSON object")
+	}
+	if !json.Valid(body) {
+		// Only a refused body pays for the decoder's description of the
+		// fault; an empty struct keeps no member of it.
+		var detail struct{}
+		err := json.Unmarshal(body, &detail)
+		return nil, errorf(codeInvalidRequest, "the request body is not valid JSON: %v", err)
+	}
+	return body, nil
+}
+
+// readBody reads at most maxBodyBytes of r's body. A declared length over
+// the limit is refused before anything is read; a declared length within
+// it sizes the buffer exactly.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	tooLarge := errorf(codePayloadTooLarge, "the request body is larger than %d bytes", maxBodyBytes)
+	if r.ContentLength > maxBodyBytes {
+		return nil, tooLarge
+	}
+	size := 512
+	if r.ContentLength >= 0 {
+		size = int(r.ContentLength) + 1 // +1: room to see EOF without growing
+	}
+	rd := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge
+			}
+			return nil, errorf(codeInvalidRequest, "the request body could not be read")
+		}
+	}
+}
+
+// field names a member to pick out of an object and where to put its raw
+// value.
+type field struct {
+	name string
+	dst  *json.RawMessage
+}
+
+// pickFields sets each field's dst to the value of the member of that name
+// in obj, a JSON object that passed json.Valid; a name given twice takes
+// its last value (as encoding/json does), an absent one leaves dst nil.
+// Names match exactly, after JSON unescaping ("l\u0061titude" is latitude,
+// "Latitude" is not).
+func pickFields(obj json.RawMessage, fields ...field) {
+	for key, val := range members(obj) {
+		for _, f := range fields {
+			if keyIs(key, f.name) {
+				*f.dst = val
+			}
+		}
+	}
+}
+
+// keyIs reports whether the raw (still escaped) key spells name. Only a
+// key with an escape that could still be name is unescaped.
+func keyIs(raw []byte, name string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == name
+	}
+	if len(raw) > 6*len(name) { // \uXXXX is the longest spelling of a character
+		return false
+	}
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	var key string
+	return json.Unmarshal(quoted, &key) == nil && key == name
+}
+
+// members yields the raw key (without quotes, still escaped) and the raw
+// value of every member of obj, a JSON object that passed json.Valid, in
+// order.
+func members(obj []byte) iter.Seq2[[]byte, json.RawMessage] {
+	return func(yield func([]byte, json.RawMessage) bool) {
+		i := skipSpace(obj, 1)
+		for i < len(obj) && obj[i] == '"' {
+			ke := stringEnd(obj, i)
+			key := obj[i+1 : max(i+1, ke-1)]
+			i = skipSpace(obj, ke)
+			i = skipSpace(obj, i+1) // the colon
+			ve := valueEnd(obj, i)
+			if !yield(key, obj[i:ve]) {
+				return
+			}
+			i = skipSpace(obj, ve)
+			if i < len(obj) && obj[i] == ',' {
+				i = skipSpace(obj, i+1)
+			}
+		}
+	}
+}
+
+// elements yields every element of arr, a JSON array that passed
+// json.Valid, in order.
+func elements(arr []byte) iter.Seq[json.RawMessage] {
+	return func(yield func(json.RawMessage) bool) {
+		i := skipSpace(arr, 1)
+		for i < len(arr) && arr[i] != ']' {
+			ve := valueEnd(arr, i)
+			if ve == i || !yield(arr[i:ve]) {
+				return
+			}
+			i = skipSpace(arr, ve)
+			if i < len(arr) && arr[i] == ',' {
+				i = skipSpace(arr, i+1)
+			}
+		}
+	}
+}
+
+// countElements is the number of elements of arr (as for elements).
+func countElements(arr []byte) int {
+	n := 0
+	for range elements(arr) {
+		n++
+	}
+	return n
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the string that starts at b[i] == '"'.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd is the index just past the JSON value that starts at b[i]. The
+// input is valid JSON, so brackets balance and strings end; the bounds
+// checks only keep a misuse from panicking.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	// A number or a literal runs to the next delimiter.
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}

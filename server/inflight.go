@@ -1,0 +1,95 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"locrisk/ids"
+)
+
+// DefaultMaxInFlight is the number of requests served at once when
+// Config.MaxInFlight is 0 (README.md, Limits and defaults).
+const DefaultMaxInFlight = 256
+
+// busyRetryAfter is the Retry-After of a server_busy answer: requests in
+// flight last milliseconds, so a second is plenty.
+const busyRetryAfter = time.Second
+
+// inFlight bounds the requests being served at once. A request beyond the
+// bound is answered at once with 503 server_busy rather than queued, so a
+// flood costs each extra request a few hundred bytes, not a goroutine
+// holding a 1 MiB body.
+//
+// Requests that may carry a body (any method but GET, HEAD and OPTIONS)
+// are the expensive ones: they may hold at most half of the slots, so
+// reads always find the other half free however many writes arrive. Two
+// counting semaphores, taken without waiting, are all it needs.
+type inFlight struct {
+	all    chan struct{} // one token per request in flight
+	writes chan struct{} // one token per request with a body in flight
+}
+
+// newInFlight bounds requests to max (at least 2, so both classes get a
+// slot); max < 0 means no bound (nil).
+func newInFlight(max int) *inFlight {
+	switch {
+	case max < 0:
+		return nil
+	case max == 0:
+		max = DefaultMaxInFlight
+	case max < 2:
+		max = 2
+	}
+	return &inFlight{all: make(chan struct{}, max), writes: make(chan struct{}, max/2)}
+}
+
+// acquire takes a slot for r without waiting; ok is false when none is
+// free. release gives the slot back and must be called once when ok.
+func (l *inFlight) acquire(r *http.Request) (release func(), ok bool) {
+	if l == nil {
+		return func() {}, true
+	}
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
+	if write {
+		select {
+		case l.writes <- struct{}{}:
+		default:
+			return nil, false
+		}
+	}
+	select {
+	case l.all <- struct{}{}:
+	default:
+		if write {
+			<-l.writes
+		}
+		return nil, false
+	}
+	return func() {
+		<-l.all
+		if write {
+			<-l.writes
+		}
+	}, true
+}
+
+// busyError is the answer to a request beyond the bound.
+func busyError() *Error {
+	return &Error{Code: codeServerBusy, Message: "the server is serving as many requests as it allows; retry shortly", RetryAfter: busyRetryAfter}
+}
+
+// ConnBusyResponse is the complete HTTP/1.1 response written to a
+// connection refused because the server holds as many connections as it
+// allows (package connlimit): the same 503 server_busy as a request beyond
+// the bound, with a request id of its own.
+func ConnBusyResponse() []byte {
+	ae, id := busyError(), ids.New(ids.Request)
+	body, _ := json.Marshal(errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, RequestID: id}})
+	body = append(body, '\n')
+	head := fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"+
+		"Retry-After: %d\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+		len(body), ceilSeconds(ae.RetryAfter), id)
+	return append([]byte(head), body...)
+}
