@@ -36,6 +36,8 @@ type appConfig struct {
 	webhookSchedule           []time.Duration
 	webhookScheduleSpec       string // as given, for the log
 	webhookAllowPrivate       bool
+	webhookWorkers            int // attempts in flight, whole server
+	webhookPerEndpoint        int // attempts in flight to one endpoint
 	maxInFlight               int // requests served at once (server.Config.MaxInFlight)
 	maxConnections            int // connections open at once, before the open file limit lowers it
 	idleTimeout               time.Duration
@@ -132,9 +134,10 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	if cfg.faults.Enabled() {
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}
-	deliveries := webhookworker.New(st, webhookworker.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate, Wake: wake, Logger: log})
+	deliveries := webhookworker.New(st, webhookworker.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate,
+		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint, Wake: wake, Logger: log})
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
-		"allow_private", cfg.webhookAllowPrivate)
+		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint)
 
 	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
 	// A file created before incremental vacuum was the default keeps the

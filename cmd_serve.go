@@ -15,6 +15,7 @@ import (
 	"locrisk/server"
 	"locrisk/store"
 	"locrisk/webhook"
+	"locrisk/webhookworker"
 )
 
 func (c *cli) serve(args []string) error {
@@ -40,6 +41,8 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "report job worker goroutines")
 	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
 	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")
+	f.IntVar(&cfg.webhookWorkers, "webhook-workers", webhookworker.DefaultWorkers, "webhook delivery attempts in flight at most, whole server")
+	f.IntVar(&cfg.webhookPerEndpoint, "webhook-per-endpoint", webhookworker.DefaultPerEndpoint, "webhook delivery attempts in flight at most to one endpoint, so a slow receiver delays only itself")
 	f.BoolVar(&cfg.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on private/loopback addresses and plain http (testing only)")
 	f.StringVar(&faults, "faults", "", "inject failures for resilience tests: `SPEC` such as report.generate=transient:first=1 or report.generate=permanent:rate=0.5")
 	f.StringVar(&logFormat, "log-format", "text", "log `format` on stderr: text or json")
@@ -66,6 +69,12 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	if cfg.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout must be positive")
+	}
+	if cfg.webhookPerEndpoint < 1 {
+		return usagef("--webhook-per-endpoint must be at least 1, got %d", cfg.webhookPerEndpoint)
+	}
+	if cfg.webhookWorkers < cfg.webhookPerEndpoint {
+		return usagef("--webhook-workers must be at least --webhook-per-endpoint (%d), got %d", cfg.webhookPerEndpoint, cfg.webhookWorkers)
 	}
 	if cfg.maxInFlight < 2 {
 		return usagef("--max-in-flight must be at least 2, got %d", cfg.maxInFlight)

@@ -50,7 +50,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "-h"}, 0, []string{"keys create", "keys list", "keys revoke"}},
 		{[]string{"serve", "--bogus"}, 2, nil},
 		{[]string{"serve", "-h"}, 0, []string{"--addr", "$LOCRISK_ADDR", "--data-dir", "$LOCRISK_DATA_DIR", "--workers", "--job-max-attempts",
-			"--webhook-retry-schedule", "--webhook-allow-private", "--faults", "--log-format", "--retention", "$LOCRISK_RETENTION", "--max-in-flight", "--max-connections", "--idle-timeout", "--memory-limit", "$LOCRISK_MEMORY_LIMIT", "512MiB", "Examples:", "127.0.0.1:8080"}},
+			"--webhook-retry-schedule", "--webhook-workers", "--webhook-per-endpoint", "--webhook-allow-private", "--faults", "--log-format", "--retention", "$LOCRISK_RETENTION", "--max-in-flight", "--max-connections", "--idle-timeout", "--memory-limit", "$LOCRISK_MEMORY_LIMIT", "512MiB", "Examples:", "127.0.0.1:8080"}},
 		{[]string{"accounts", "create", "-h"}, 0, []string{"--name", "--monthly-quota", "(default 1000)", "--rate-limit", "(default 600)", "--json", "Examples:"}},
 		{[]string{"keys", "create", "--help"}, 0, []string{"--account", "--scopes", "--expires-in", "--allow-ip", "--scope-version", "$LOCRISK_SCOPE_VERSION", "usage:read", "Examples:"}},
 		{[]string{"keys", "list", "-h"}, 0, []string{"--account", "--json", "Examples:"}},
@@ -224,6 +224,8 @@ func TestServeStartupErrors(t *testing.T) {
 		{"no connections", []string{"serve", "--db", db, "--data-dir", fixtureData, "--max-connections", "0"}, 2, "--max-connections"},
 		{"no idle time", []string{"serve", "--db", db, "--data-dir", fixtureData, "--idle-timeout", "0s"}, 2, "--idle-timeout"},
 		{"no requests in flight", []string{"serve", "--db", db, "--data-dir", fixtureData, "--max-in-flight", "1"}, 2, "--max-in-flight"},
+		{"no webhook slot per endpoint", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-per-endpoint", "0"}, 2, "--webhook-per-endpoint"},
+		{"fewer webhook workers than one endpoint takes", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-workers", "2", "--webhook-per-endpoint", "3"}, 2, "--webhook-workers"},
 		{"retention too short", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "30d"}, 2, "--retention"},
 		{"retention not a duration", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "soon"}, 2, "--retention"},
 	}
