@@ -17,6 +17,7 @@ import (
 	"locrisk/connlimit"
 	"locrisk/filelock"
 	"locrisk/jobs"
+	"locrisk/metrics"
 	"locrisk/retention"
 	"locrisk/risk"
 	"locrisk/server"
@@ -42,6 +43,7 @@ type appConfig struct {
 	maxConnections            int // connections open at once, before the open file limit lowers it
 	idleTimeout               time.Duration
 	retention                 time.Duration // 0: keep everything
+	metricsAddr               string        // --metrics-addr; empty: no metrics listener, nothing measured
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -68,14 +70,18 @@ type app struct {
 	cfg appConfig
 	log *slog.Logger
 
-	ln         net.Listener
-	http       httpServer
-	jobs       runner
-	deliveries runner
-	purge      runner
-	stats      statsFlusher
-	store      io.Closer
-	serveLock  *filelock.Lock // released after the database is closed
+	ln   net.Listener
+	http httpServer
+	// The metrics listener and its server; both nil when --metrics-addr
+	// is not given.
+	metricsLn   net.Listener
+	metricsHTTP httpServer
+	jobs        runner
+	deliveries  runner
+	purge       runner
+	stats       statsFlusher
+	store       io.Closer
+	serveLock   *filelock.Lock // released after the database is closed
 
 	mu             sync.Mutex
 	running        bool // Run has started the workers and the HTTP server
@@ -92,11 +98,13 @@ type app struct {
 }
 
 // newApp checks the data files, opens the database (with openStore, which
-// registers the webhook outbox and its wake-up), loads the engine, builds
-// the scheduler, the delivery worker and the API, and listens on the
-// address. Nothing is served until Run. On an error everything opened so
-// far is closed again.
-func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func(path string, wake func()) (*store.Store, error)) (*app, error) {
+// registers the webhook outbox and its wake-up, and the store's observer
+// obs, nil without metrics), loads the engine, builds the scheduler, the
+// delivery worker and the API, and listens on the address, and on the
+// metrics address if there is one. Nothing is served until Run. On an
+// error everything opened so far is closed again.
+func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
+	openStore func(path string, wake func(), obs store.Observer) (*store.Store, error)) (*app, error) {
 	// The data files first: without them there is nothing to serve, and no
 	// database file should be created.
 	if err := risk.CheckFiles(cfg.dataDir); err != nil {
@@ -114,7 +122,21 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	// The outbox hook wakes the delivery worker, which needs the store, so
 	// the signal between them comes first.
 	wake := webhookworker.NewSignal()
-	st, err := openStore(cfg.db, wake.Notify)
+	// With metrics off no part is given an observer, so nothing is
+	// measured (README.md, Metrics). The observers are interfaces: each is
+	// set only when there are metrics, never to a nil *metrics.Metrics.
+	var (
+		met        *metrics.Metrics
+		storeObs   store.Observer
+		jobObs     jobs.Observer
+		deliverObs webhookworker.Observer
+		requestObs server.RequestObserver
+	)
+	if cfg.metricsAddr != "" {
+		met = metrics.New(metrics.Config{Logger: log})
+		storeObs, jobObs, deliverObs, requestObs = met, met, met, met
+	}
+	st, err := openStore(cfg.db, wake.Notify, storeObs)
 	if err != nil {
 		lock.Unlock()
 		return nil, err
@@ -130,12 +152,12 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	}
 
 	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
-		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout})
+		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout, Observer: jobObs})
 	if cfg.faults.Enabled() {
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}
 	deliveries := webhookworker.New(st, webhookworker.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate,
-		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint, Wake: wake, Logger: log})
+		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint, Wake: wake, Logger: log, Observer: deliverObs})
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
 		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint)
 
@@ -149,7 +171,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	}
 
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
-		MaxInFlight: cfg.maxInFlight}, st, eng, sched.Notify)
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
@@ -176,7 +198,28 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
+	a := &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}
+	if met != nil {
+		// The metrics have a listener of their own, so they are never
+		// served on the API's address (README.md, Metrics).
+		met.WatchQueue(st)
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			limited.Close()
+			st.Close()
+			lock.Unlock()
+			return nil, fmt.Errorf("metrics: listen on %s: %w", cfg.metricsAddr, err)
+		}
+		a.metricsLn = mln
+		a.metricsHTTP = &http.Server{
+			Handler:           met.Handler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       cfg.idleTimeout,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+	}
+	return a, nil
 }
 
 // lockServe takes the serve lock of the database file db: db + ".lock",
@@ -225,7 +268,15 @@ func (a *app) Run(ctx context.Context) error {
 	go func() { a.purge.Run(purgeCtx); close(a.purgeDone) }()
 	a.mu.Unlock()
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
+	if a.metricsHTTP != nil {
+		go func() {
+			if err := a.metricsHTTP.Serve(a.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("metrics: %w", err)
+			}
+		}()
+		a.log.Info("metrics listening", "addr", a.metricsLn.Addr().String(), "path", metrics.Path)
+	}
 	go func() { serveErr <- a.http.Serve(a.ln) }()
 	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers,
 		"retention", a.cfg.retention.String())
@@ -255,7 +306,10 @@ func (a *app) Run(ctx context.Context) error {
 //     attempts in flight, including events of jobs finished while
 //     draining;
 //  3. the request statistics still in memory are saved;
-//  4. the database is closed.
+//  4. the metrics listener (if any) stops, after a scrape in hand, so
+//     scrapes see the whole drain; it goes before the database, which
+//     its queue gauges read;
+//  5. the database is closed.
 //
 // The shutdown timeout starts when Close is called; ctx gives values only,
 // since it is usually the serving context, already cancelled. Problems are
@@ -299,8 +353,14 @@ func (a *app) close(ctx context.Context) error {
 		// during the drain still go out.
 		a.stopDeliveries()
 		<-a.deliveriesDone
+		if a.metricsHTTP != nil {
+			warn("metrics shutdown incomplete", a.metricsHTTP.Shutdown(shutCtx))
+		}
 	} else {
 		a.ln.Close() // never served, so still open
+		if a.metricsLn != nil {
+			a.metricsLn.Close()
+		}
 		warn("saving request statistics", a.stats.Close(shutCtx))
 	}
 	warn("closing database", a.store.Close())

@@ -95,6 +95,29 @@ func (f *fakeRunner) stopAsked() bool {
 	}
 }
 
+// fakeMetricsHTTP is the metrics listener's server: it serves until
+// Shutdown, which records its step.
+type fakeMetricsHTTP struct {
+	log     *stopLog
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func (f *fakeMetricsHTTP) Serve(ln net.Listener) error {
+	<-f.stopped
+	ln.Close()
+	return http.ErrServerClosed
+}
+
+func (f *fakeMetricsHTTP) Shutdown(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		f.log.add("metrics stopped without the shutdown timeout")
+	}
+	f.log.add("metrics listener closed")
+	f.once.Do(func() { close(f.stopped) })
+	return nil
+}
+
 type fakeStats struct {
 	log     *stopLog
 	timeout time.Duration
@@ -121,27 +144,35 @@ func fakeApp(t *testing.T, log *stopLog, logOut *strings.Builder) (*app, *fakeSt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mln.Close() })
 	const timeout = 5 * time.Second
 	jobs := newFakeRunner(log, "jobs drained")
 	h := &fakeHTTP{log: log, timeout: timeout, jobs: jobs, stopped: make(chan struct{})}
 	jobs.after = h.stopped // recorded after "stop accepting", though they run side by side
 	stats := &fakeStats{log: log, timeout: timeout}
 	return &app{
-		cfg:        appConfig{shutdownTimeout: timeout, db: "fake.db", workers: 1},
-		log:        slog.New(slog.NewTextHandler(logOut, nil)),
-		ln:         ln,
-		http:       h,
-		jobs:       jobs,
-		deliveries: newFakeRunner(log, "deliveries finished"),
-		purge:      newFakeRunner(log, "purge stopped"),
-		stats:      stats,
-		store:      fakeStore{log},
+		cfg:         appConfig{shutdownTimeout: timeout, db: "fake.db", workers: 1},
+		log:         slog.New(slog.NewTextHandler(logOut, nil)),
+		ln:          ln,
+		http:        h,
+		metricsLn:   mln,
+		metricsHTTP: &fakeMetricsHTTP{log: log, stopped: make(chan struct{})},
+		jobs:        jobs,
+		deliveries:  newFakeRunner(log, "deliveries finished"),
+		purge:       newFakeRunner(log, "purge stopped"),
+		stats:       stats,
+		store:       fakeStore{log},
 	}, stats
 }
 
 // TestAppCloseOrder: Close stops the retention purge, then stops accepting while the jobs drain, then
-// finishes the deliveries, then saves the request statistics, then closes
-// the database; a second Close does nothing more.
+// saves the request statistics, then finishes the deliveries, then closes
+// the metrics listener, then closes the database; a second Close does
+// nothing more.
 func TestAppCloseOrder(t *testing.T) {
 	var steps stopLog
 	var logOut strings.Builder
@@ -173,7 +204,7 @@ func TestAppCloseOrder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Close did not return; steps so far %q", steps.get())
 	}
-	want := []string{"purge stopped", "stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "store closed"}
+	want := []string{"purge stopped", "stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "metrics listener closed", "store closed"}
 	if got := steps.get(); !slices.Equal(got, want) {
 		t.Errorf("stop order\n got %q\nwant %q", got, want)
 	}
@@ -183,7 +214,7 @@ func TestAppCloseOrder(t *testing.T) {
 	if !strings.Contains(logOut.String(), `msg="saving request statistics" err="disk full"`) {
 		t.Errorf("the statistics error is not logged:\n%s", logOut.String())
 	}
-	for _, msg := range []string{`msg=listening`, `msg="shutting down"`} {
+	for _, msg := range []string{`msg=listening`, `msg="metrics listening"`, `msg="shutting down"`} {
 		if !strings.Contains(logOut.String(), msg) {
 			t.Errorf("log lacks %s:\n%s", msg, logOut.String())
 		}
@@ -202,7 +233,7 @@ func TestAppCloseOrder(t *testing.T) {
 }
 
 // TestAppCloseWithoutRun: a service built but never run closes its
-// listener, statistics and database, and waits for no worker.
+// listeners, statistics and database, and waits for no worker.
 func TestAppCloseWithoutRun(t *testing.T) {
 	var steps stopLog
 	var logOut strings.Builder
@@ -218,5 +249,8 @@ func TestAppCloseWithoutRun(t *testing.T) {
 	}
 	if _, err := a.ln.Accept(); err == nil {
 		t.Error("the listener is still open")
+	}
+	if _, err := a.metricsLn.Accept(); err == nil {
+		t.Error("the metrics listener is still open")
 	}
 }

@@ -93,6 +93,9 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 			}
 			s.log.InfoContext(r.Context(), "request", attrs...)
 			s.observeRequest(r.Context(), info, status, dur)
+			if s.reqObs != nil {
+				s.reqObs.ObserveRequest(info.pattern, r.Method, status, dur)
+			}
 			if abort {
 				panic(http.ErrAbortHandler)
 			}

@@ -61,6 +61,21 @@ type Config struct {
 	// is answered 503 server_busy (inflight.go). 0 means
 	// DefaultMaxInFlight, negative means no bound.
 	MaxInFlight int
+	// Requests, if set, is told of every request once it is answered
+	// (serve's metrics listener, README.md, Metrics); nil costs nothing.
+	Requests RequestObserver
+}
+
+// RequestObserver watches the requests the server answers. It is called
+// on every request, so it must be quick and safe for concurrent use.
+type RequestObserver interface {
+	// ObserveRequest reports one answered request: route is the path
+	// pattern of the operation that took it, as registered in routes.go
+	// ("/api/v1/location-risk/jobs/{jobId}"), or "" when none did (an
+	// unknown path or method, or a request refused before routing);
+	// method is the request's, as the client sent it; d runs from the
+	// request's arrival to the end of its response.
+	ObserveRequest(route, method string, status int, d time.Duration)
 }
 
 // DefaultDBBusyWait is the request paths' wait for the database's write
@@ -87,6 +102,7 @@ type Server struct {
 	stats   *requestRecorder
 	busy    *inFlight
 	handler http.Handler
+	reqObs  RequestObserver // nil: no metrics
 
 	webhooks WebhookConfig
 }
@@ -102,6 +118,7 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		notify:  notify,
 		limiter: cfg.RateLimiter,
 		busy:    newInFlight(cfg.MaxInFlight),
+		reqObs:  cfg.Requests,
 
 		webhooks: cfg.Webhooks,
 	}
