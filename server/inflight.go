@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"locrisk/ids"
+	"locrisk/version"
 )
 
 // DefaultMaxInFlight is the number of requests served at once when
@@ -89,7 +90,7 @@ func ConnBusyResponse() []byte {
 	body, _ := json.Marshal(errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, RequestID: id}})
 	body = append(body, '\n')
 	head := fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"+
-		"Retry-After: %d\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-		len(body), ceilSeconds(ae.RetryAfter), id)
+		"Retry-After: %d\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\nServer: %s\r\nConnection: close\r\n\r\n",
+		len(body), ceilSeconds(ae.RetryAfter), id, serverHeader(version.String()))
 	return append([]byte(head), body...)
 }

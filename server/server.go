@@ -1,6 +1,7 @@
-// Package server is the HTTP API of locrisk: the seventeen operations of
-// docs/api.md under /api/v1, with authentication by API key, scopes, a
-// per-account rate limit, the JSON error shape and one log line per request.
+// Package server is the HTTP API of locrisk: the operations of docs/api.md
+// under /api/v1, with authentication by API key, scopes, a per-account rate
+// limit, the JSON error shape and one log line per request, and the health
+// endpoints /healthz and /readyz beside them.
 //
 // What it does not do: it does not generate reports (the scheduler in
 // package jobs does, from the queue in package store) and it does not trust
@@ -20,6 +21,7 @@ import (
 	"locrisk/risk"
 	"locrisk/risk/geo"
 	"locrisk/store"
+	"locrisk/version"
 )
 
 // Locator decides whether a coordinate is inside the supported coverage; it
@@ -61,6 +63,12 @@ type Config struct {
 	// is answered 503 server_busy (inflight.go). 0 means
 	// DefaultMaxInFlight, negative means no bound.
 	MaxInFlight int
+	// Health tells GET /readyz whether the engine's data and the workers
+	// are there (health.go); nil reports both as not ready.
+	Health Health
+	// Version is what the Server header (locrisk/<version>) and GET
+	// /readyz show; "" means version.String().
+	Version string
 }
 
 // DefaultDBBusyWait is the request paths' wait for the database's write
@@ -87,6 +95,9 @@ type Server struct {
 	stats   *requestRecorder
 	busy    *inFlight
 	handler http.Handler
+	version string
+	health  Health
+	probe   *store.Store // the readiness probe's view: waits at most readyDBWait
 
 	webhooks WebhookConfig
 }
@@ -102,6 +113,8 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		notify:  notify,
 		limiter: cfg.RateLimiter,
 		busy:    newInFlight(cfg.MaxInFlight),
+		version: cfg.Version,
+		health:  cfg.Health,
 
 		webhooks: cfg.Webhooks,
 	}
@@ -114,6 +127,10 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	}
 	if st != nil {
 		s.store = st.WithBusyWait(wait)
+		s.probe = st.WithBusyWait(readyDBWait)
+	}
+	if s.version == "" {
+		s.version = version.String()
 	}
 	if s.now == nil {
 		s.now = time.Now
