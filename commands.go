@@ -54,6 +54,10 @@ func commands() []command {
 	return []command{
 		{"serve", "run the HTTP API and the report job workers", (*cli).serve},
 		{"accounts create", "create an account and print its id", (*cli).accountsCreate},
+		{"accounts list", "list accounts with their quota, rate limit and status", (*cli).accountsList},
+		{"accounts update", "change an account's name, quota or rate limit", (*cli).accountsUpdate},
+		{"accounts disable", "disable an account: its keys are refused", (*cli).accountsDisable},
+		{"accounts enable", "enable a disabled account again", (*cli).accountsEnable},
 		{"keys create", "create an API key and print its secret (shown once)", (*cli).keysCreate},
 		{"keys list", "list API keys (never their secrets)", (*cli).keysList},
 		{"keys revoke", "revoke an API key", (*cli).keysRevoke},
@@ -135,7 +139,7 @@ Usage:
 Commands:
 `)
 	for _, k := range commands() {
-		fmt.Fprintf(w, "  %-16s %s\n", k.path, k.summary)
+		fmt.Fprintf(w, "  %-17s %s\n", k.path, k.summary)
 	}
 	fmt.Fprint(w, `
 Every flag can also be set in the environment as LOCRISK_<FLAG>
