@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"locrisk/store"
 )
@@ -20,8 +21,12 @@ func TestAccountsManagement(t *testing.T) {
 		t.Helper()
 		r := cmd(t, env, "accounts", "list", "--json")
 		var out []accountJSON
-		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || len(out) != 2 {
 			t.Fatalf("accounts list --json: %+v (%v)", r, err)
+		}
+		// Accounts made in the same millisecond list in id order.
+		if out[0].ID != acct {
+			out[0], out[1] = out[1], out[0]
 		}
 		return out
 	}
@@ -116,8 +121,7 @@ func TestKeyNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	keys, _ := st.ListKeys(context.Background(), acct)
-	used := keys[0].CreatedUTC.Add(90e9)
+	used := time.Now().UTC().Add(90 * time.Second)
 	if err := st.RecordKeyUse(context.Background(), []store.KeyUse{{KeyID: created.ID, At: used}}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +130,10 @@ func TestKeyNames(t *testing.T) {
 	var listed []keyJSON
 	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 2 {
 		t.Fatalf("keys list --json: %q (%v)", r.stdout, err)
+	}
+	// Keys made in the same millisecond list in id order.
+	if listed[0].ID != created.ID {
+		listed[0], listed[1] = listed[1], listed[0]
 	}
 	if listed[0].Name != "CI pipeline" || listed[0].LastUsedUTC == nil || *listed[0].LastUsedUTC != apiTime(used) ||
 		listed[1].Name != "" || listed[1].LastUsedUTC != nil {

@@ -124,23 +124,43 @@ func TestKeyNamesAndLastUse(t *testing.T) {
 			t.Errorf("CreateKey name %q returned %q", tt.name, k.Name)
 		}
 	}
-	keys, err := s.ListKeys(ctx, a.ID)
-	if err != nil || len(keys) != 4 || keys[1].Name != "CI pipeline (prod)" || keys[0].LastUsedUTC != nil {
-		t.Fatalf("ListKeys = %+v, %v", keys, err)
+	// Created in the same millisecond, keys list in id order: find them by
+	// name.
+	byName := func() map[string]APIKey {
+		t.Helper()
+		keys, err := s.ListKeys(ctx, a.ID)
+		if err != nil || len(keys) != 4 {
+			t.Fatalf("ListKeys = %+v, %v; want 4 keys", keys, err)
+		}
+		m := map[string]APIKey{}
+		for _, k := range keys {
+			m[k.Name] = k
+		}
+		return m
+	}
+	keys := byName()
+	ci, plain, other := keys["CI pipeline (prod)"], keys[""], keys["Zürich office ✓"]
+	if ci.ID == "" || plain.ID == "" || other.ID == "" || ci.LastUsedUTC != nil {
+		t.Fatalf("listed names: %+v", keys)
 	}
 
 	t1 := t0.Add(time.Hour)
-	if err := s.RecordKeyUse(ctx, []KeyUse{{keys[0].ID, t1}, {keys[1].ID, t1.Add(time.Minute)}, {"key_purged", t1}}); err != nil {
+	if err := s.RecordKeyUse(ctx, []KeyUse{{plain.ID, t1}, {ci.ID, t1.Add(time.Minute)}, {"key_purged", t1}}); err != nil {
 		t.Fatal(err)
 	}
 	// An older time (another process's late flush) does not move it back.
-	if err := s.RecordKeyUse(ctx, []KeyUse{{keys[0].ID, t1.Add(-time.Minute)}}); err != nil {
+	if err := s.RecordKeyUse(ctx, []KeyUse{{plain.ID, t1.Add(-time.Minute)}}); err != nil {
 		t.Fatal(err)
 	}
-	keys, _ = s.ListKeys(ctx, a.ID)
-	if keys[0].LastUsedUTC == nil || !keys[0].LastUsedUTC.Equal(t1) || keys[1].LastUsedUTC == nil ||
-		!keys[1].LastUsedUTC.Equal(t1.Add(time.Minute)) || keys[2].LastUsedUTC != nil {
-		t.Errorf("last use: %v %v %v", keys[0].LastUsedUTC, keys[1].LastUsedUTC, keys[2].LastUsedUTC)
+	keys = byName()
+	if got := keys[""].LastUsedUTC; got == nil || !got.Equal(t1) {
+		t.Errorf("last use of the unnamed key = %v, want %v", got, t1)
+	}
+	if got := keys["CI pipeline (prod)"].LastUsedUTC; got == nil || !got.Equal(t1.Add(time.Minute)) {
+		t.Errorf("last use of the CI key = %v, want %v", got, t1.Add(time.Minute))
+	}
+	if got := keys["Zürich office ✓"].LastUsedUTC; got != nil {
+		t.Errorf("unused key has last use %v", got)
 	}
 	if err := s.RecordKeyUse(ctx, nil); err != nil {
 		t.Errorf("RecordKeyUse(nil): %v", err)
