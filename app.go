@@ -169,7 +169,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		log.Warn("--max-connections lowered to stay below the open file limit", "asked", cfg.maxConnections,
 			"max_connections", maxConns, "open_file_limit", openFileLimit(), "headroom", fdHeadroom)
 	}
-	limited := connlimit.New(ln, maxConns, server.ConnBusyResponse)
+	limited := connlimit.New(ln, maxConns, api.ConnBusyResponse)
 	log.Info("connection limits", "max_connections", maxConns, "idle_timeout", cfg.idleTimeout, "max_in_flight", cfg.maxInFlight)
 	httpSrv := &http.Server{
 		Handler:           api.Handler(),

@@ -168,7 +168,7 @@ func TestServerHeader(t *testing.T) {
 	}
 	release()
 	release2()
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(ConnBusyResponse())), nil)
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(e.srv.ConnBusyResponse())), nil)
 	if err != nil || resp.Header.Get("Server") != want {
 		t.Errorf("connection refusal: Server %q (%v)", resp.Header.Get("Server"), err)
 	}
