@@ -84,7 +84,9 @@ type app struct {
 	serveLock   *filelock.Lock // released after the database is closed
 
 	mu             sync.Mutex
+	dataLoaded     bool // the engine has its data (newApp loads it first)
 	running        bool // Run has started the workers and the HTTP server
+	stopping       bool // the stop signal came or Close has begun: /readyz answers 503
 	closed         bool // Close has begun
 	stopJobs       context.CancelFunc
 	stopDeliveries context.CancelFunc
@@ -170,8 +172,11 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
 	}
 
+	// The app itself tells /readyz whether the data and the workers are
+	// there (Health, below), so it exists before the API.
+	a := &app{cfg: cfg, log: log, dataLoaded: true}
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
-		MaxInFlight: cfg.maxInFlight, Requests: requestObs}, st, eng, sched.Notify)
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
@@ -186,7 +191,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		log.Warn("--max-connections lowered to stay below the open file limit", "asked", cfg.maxConnections,
 			"max_connections", maxConns, "open_file_limit", openFileLimit(), "headroom", fdHeadroom)
 	}
-	limited := connlimit.New(ln, maxConns, server.ConnBusyResponse)
+	limited := connlimit.New(ln, maxConns, api.ConnBusyResponse)
 	log.Info("connection limits", "max_connections", maxConns, "idle_timeout", cfg.idleTimeout, "max_in_flight", cfg.maxInFlight)
 	httpSrv := &http.Server{
 		Handler:           api.Handler(),
@@ -198,7 +203,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a := &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}
+	a.ln, a.http, a.jobs, a.deliveries, a.purge, a.stats, a.store, a.serveLock = limited, httpSrv, sched, deliveries, purge, api, st, lock
 	if met != nil {
 		// The metrics have a listener of their own, so they are never
 		// served on the API's address (README.md, Metrics).
@@ -283,6 +288,9 @@ func (a *app) Run(ctx context.Context) error {
 
 	select {
 	case <-ctx.Done():
+		a.mu.Lock()
+		a.stopping = true
+		a.mu.Unlock()
 		a.log.Info("shutting down", "timeout", a.cfg.shutdownTimeout)
 		return nil
 	case err := <-serveErr:
@@ -323,7 +331,7 @@ func (a *app) Close(ctx context.Context) error {
 
 func (a *app) close(ctx context.Context) error {
 	a.mu.Lock()
-	a.closed = true
+	a.closed, a.stopping = true, true
 	running := a.running
 	a.mu.Unlock()
 
@@ -366,4 +374,54 @@ func (a *app) close(ctx context.Context) error {
 	warn("closing database", a.store.Close())
 	warn("releasing the serve lock", a.serveLock.Unlock())
 	return errors.Join(errs...)
+}
+
+// Reasons GET /readyz gives for the workers (docs/api.md, Health and
+// version).
+var (
+	errShuttingDown     = errors.New("shutting down")
+	errNotStarted       = errors.New("not started")
+	errSchedulerStopped = errors.New("job scheduler stopped")
+	errDeliveryStopped  = errors.New("webhook worker stopped")
+	errDataNotLoaded    = errors.New("not loaded")
+)
+
+// DataReady is the data check of GET /readyz (server.Health): the engine
+// loaded every data set before the service was built.
+func (a *app) DataReady() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dataLoaded {
+		return errDataNotLoaded
+	}
+	return nil
+}
+
+// WorkersReady is the workers check of GET /readyz (server.Health): the
+// job scheduler and the webhook delivery worker run, and no stop has begun.
+func (a *app) WorkersReady() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopping:
+		return errShuttingDown
+	case !a.running:
+		return errNotStarted
+	case isClosed(a.jobsDone):
+		return errSchedulerStopped
+	case isClosed(a.deliveriesDone):
+		return errDeliveryStopped
+	}
+	return nil
+}
+
+// isClosed reports whether the channel c is closed (c is one of the
+// workers' done channels, closed when Run returns).
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

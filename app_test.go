@@ -69,6 +69,7 @@ type fakeRunner struct {
 	after   <-chan struct{}
 	ctx     context.Context // set before started is closed
 	started chan struct{}
+	quit    bool // return at once, as a worker that stopped by itself
 }
 
 func newFakeRunner(log *stopLog, step string) *fakeRunner {
@@ -78,6 +79,9 @@ func newFakeRunner(log *stopLog, step string) *fakeRunner {
 func (f *fakeRunner) Run(ctx context.Context) {
 	f.ctx = ctx
 	close(f.started)
+	if f.quit {
+		return
+	}
 	<-ctx.Done()
 	if f.after != nil {
 		<-f.after
@@ -252,5 +256,69 @@ func TestAppCloseWithoutRun(t *testing.T) {
 	}
 	if _, err := a.metricsLn.Accept(); err == nil {
 		t.Error("the metrics listener is still open")
+	}
+}
+
+// TestAppReadiness: the workers check of /readyz follows the service's
+// life: not started, ready while running, "shutting down" from the stop
+// signal on, and a worker that stopped by itself is named.
+func TestAppReadiness(t *testing.T) {
+	waitFor := func(a *app, want error) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got := a.WorkersReady()
+			if errors.Is(got, want) || (want == nil && got == nil) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("WorkersReady = %v, want %v", got, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	var steps stopLog
+	var logOut strings.Builder
+	a, _ := fakeApp(t, &steps, &logOut)
+	a.dataLoaded = true
+	if err := a.DataReady(); err != nil {
+		t.Errorf("DataReady = %v", err)
+	}
+	waitFor(a, errNotStarted)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(ctx) }()
+	waitFor(a, nil)
+	cancel()
+	<-ran
+	waitFor(a, errShuttingDown)
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(a, errShuttingDown)
+
+	for _, tt := range []struct {
+		name string
+		set  func(*app)
+		want error
+	}{
+		{"scheduler", func(a *app) { a.jobs.(*fakeRunner).quit = true }, errSchedulerStopped},
+		{"deliveries", func(a *app) { a.deliveries.(*fakeRunner).quit = true }, errDeliveryStopped},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := fakeApp(t, &stopLog{}, &strings.Builder{})
+			tt.set(a)
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := make(chan error, 1)
+			go func() { ran <- a.Run(ctx) }()
+			waitFor(a, tt.want)
+			cancel()
+			<-ran
+			_ = a.Close(context.Background())
+		})
+	}
+	b, _ := fakeApp(t, &stopLog{}, &strings.Builder{})
+	if err := b.DataReady(); !errors.Is(err, errDataNotLoaded) {
+		t.Errorf("DataReady without data = %v", err)
 	}
 }

@@ -1,6 +1,7 @@
-// Package server is the HTTP API of locrisk: the seventeen operations of
-// docs/api.md under /api/v1, with authentication by API key, scopes, a
-// per-account rate limit, the JSON error shape and one log line per request.
+// Package server is the HTTP API of locrisk: the operations of docs/api.md
+// under /api/v1, with authentication by API key, scopes, a per-account rate
+// limit, the JSON error shape and one log line per request, and the health
+// endpoints /healthz and /readyz beside them.
 //
 // What it does not do: it does not generate reports (the scheduler in
 // package jobs does, from the queue in package store) and it does not trust
@@ -20,6 +21,7 @@ import (
 	"locrisk/risk"
 	"locrisk/risk/geo"
 	"locrisk/store"
+	"locrisk/version"
 )
 
 // Locator decides whether a coordinate is inside the supported coverage; it
@@ -64,6 +66,12 @@ type Config struct {
 	// Requests, if set, is told of every request once it is answered
 	// (serve's metrics listener, README.md, Metrics); nil costs nothing.
 	Requests RequestObserver
+	// Health tells GET /readyz whether the engine's data and the workers
+	// are there (health.go); nil reports both as not ready.
+	Health Health
+	// Version is what the Server header (locrisk/<version>) and GET
+	// /readyz show; "" means version.String().
+	Version string
 }
 
 // RequestObserver watches the requests the server answers. It is called
@@ -103,6 +111,9 @@ type Server struct {
 	busy    *inFlight
 	handler http.Handler
 	reqObs  RequestObserver // nil: no metrics
+	version string
+	health  Health
+	probe   *store.Store // the readiness probe's view: waits at most readyDBWait
 
 	webhooks WebhookConfig
 }
@@ -119,6 +130,8 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		limiter: cfg.RateLimiter,
 		busy:    newInFlight(cfg.MaxInFlight),
 		reqObs:  cfg.Requests,
+		version: cfg.Version,
+		health:  cfg.Health,
 
 		webhooks: cfg.Webhooks,
 	}
@@ -131,6 +144,10 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	}
 	if st != nil {
 		s.store = st.WithBusyWait(wait)
+		s.probe = st.WithBusyWait(readyDBWait)
+	}
+	if s.version == "" {
+		s.version = version.String()
 	}
 	if s.now == nil {
 		s.now = time.Now

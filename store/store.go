@@ -480,3 +480,22 @@ func strPtr(ns sql.NullString) *string {
 	s := ns.String
 	return &s
 }
+
+// errProbeDone ends ProbeWrite's transaction with a rollback.
+var errProbeDone = errors.New("probe done")
+
+// ProbeWrite checks that a write can happen now: it takes the database's
+// write lock (BEGIN IMMEDIATE) and gives it back with a rollback, so
+// nothing is written and the file does not grow. On a view from
+// WithBusyWait it waits at most that long for a lock another process holds,
+// then fails with ErrBusy. The readiness check (GET /readyz) uses it.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	err := s.WithTx(ctx, func(*sqlx.Tx) error { return errProbeDone })
+	if errors.Is(err, errProbeDone) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write probe: %w", busy(err))
+	}
+	return nil
+}
