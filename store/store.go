@@ -227,6 +227,10 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 			return nil, fmt.Errorf("store: %s: %w", path, err)
 		}
 	}
+	if err := s.initAutoVacuum(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, corrupt(err))
+	}
 	if err := s.migrate(ctx, ms); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, corrupt(err))
@@ -316,13 +320,45 @@ func (s *Store) WithBusyWait(d time.Duration) *Store {
 // dsn builds the driver's data source name. The file name is a SQLite URI,
 // so the characters that would end or escape it are percent-encoded.
 //
-// auto_vacuum=INCREMENTAL comes first: it takes effect only on a file
-// that has no table yet, so a new file is created in that mode (the purge
-// can then give freed pages back, IncrementalVacuum), while on an older
-// file it changes nothing until a VACUUM (Vacuum).
+// Every pooled connection runs these pragmas when it opens, at any time,
+// beside other connections' writes: busy_timeout comes first so that the
+// ones after it wait for a lock instead of failing, and none of them may
+// start a write transaction (PRAGMA auto_vacuum = N does, which is why a
+// new file gets its vacuum mode once, in initAutoVacuum, instead).
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + fmt.Sprintf("?_pragma=auto_vacuum(2)&_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return "file:" + p + fmt.Sprintf("?_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// initAutoVacuum puts a new, still empty database file in auto_vacuum
+// INCREMENTAL mode, so the purge can give freed pages back
+// (IncrementalVacuum). The mode must be chosen before the first table
+// exists; on one connection, the pragma and a VACUUM of the empty file
+// (instant) make it stick whichever connection later creates the tables.
+// A file that already has tables is left alone: switching it rewrites the
+// whole file, which is the operator's call (Vacuum, locrisk db vacuum).
+func (s *Store) initAutoVacuum(ctx context.Context) error {
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("auto_vacuum: %w", err)
+	}
+	defer conn.Close()
+	var objects, mode int
+	if err := conn.GetContext(ctx, &objects, `SELECT COUNT(*) FROM sqlite_master`); err != nil {
+		return fmt.Errorf("auto_vacuum: %w", err)
+	}
+	if err := conn.GetContext(ctx, &mode, `PRAGMA auto_vacuum`); err != nil {
+		return fmt.Errorf("auto_vacuum: %w", err)
+	}
+	if objects > 0 || mode == autoVacuumIncremental {
+		return nil
+	}
+	for _, q := range []string{fmt.Sprintf("PRAGMA auto_vacuum = %d", autoVacuumIncremental), "VACUUM"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("auto_vacuum: %s: %w", q, busy(err))
+		}
+	}
+	return nil
 }
 
 // Close closes the database.
