@@ -159,7 +159,7 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 	sourceSet := map[string]bool{}
 	k := 0
 	for _, in := range r.meas.Indicators {
-		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source, Value: roundValue(in.Value),
+		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source, Value: roundIndicator(in.Value, in.Unit),
 			Peril: in.Peril, Resolution: in.Resolution.Kind, ResolutionDetail: in.Resolution.Detail, Vintage: vintage(in.Source)}
 		if in.Text != "" {
 			o.Value = in.Text
@@ -605,10 +605,20 @@ func roundValue(v float64) float64 {
 	return f
 }
 
+// roundIndicator is roundValue except for whole counts, which are shown
+// exactly: a county's 65,222 policies in force stay 65,222, as the
+// narrative and the source say (docs/methodology.md, Hydrology module).
+func roundIndicator(v float64, unit string) float64 {
+	if unit == "count" && v == math.Trunc(v) && !math.IsInf(v, 0) {
+		return v
+	}
+	return roundValue(v)
+}
+
 func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func formatValue(v float64, unit string) string {
-	s := formatNumber(roundValue(v))
+	s := formatNumber(roundIndicator(v, unit))
 	switch unit {
 	case "", "count", "index", "score 0-100":
 		return s
