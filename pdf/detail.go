@@ -250,7 +250,7 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk
 			}
 			rows = append(rows, []tableCell{
 				{text: lbl},
-				{text: clean(formatValue(in.Value, in.Unit), false)},
+				{text: clean(indicatorValue(in), false)},
 				pct,
 				{text: orDash(clean(in.Source, false))},
 			})

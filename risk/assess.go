@@ -159,10 +159,17 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 	sourceSet := map[string]bool{}
 	k := 0
 	for _, in := range r.meas.Indicators {
-		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source, Value: roundIndicator(in.Value, in.Unit),
+		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source,
 			Peril: in.Peril, Resolution: in.Resolution.Kind, ResolutionDetail: in.Resolution.Detail, Vintage: vintage(in.Source)}
+		// A name has no number; any other value keeps its number beside
+		// its wording ("none within 100 km" is the capped distance).
+		if in.Unit != "name" {
+			v := roundIndicator(in.Value, in.Unit)
+			o.Value = &v
+		}
 		if in.Text != "" {
-			o.Value = in.Text
+			t := in.Text
+			o.Text = &t
 		}
 		switch {
 		case in.Percentile != nil:
@@ -185,13 +192,17 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 			in := Indicator{ID: "nri_" + strings.ToLower(code) + "_score", Label: label, Unit: "score 0-100", Source: "fema-nri-v1.20",
 				Peril: p.Key, Resolution: hazard.ResCounty, ResolutionDetail: "county", Vintage: vintage("fema-nri-v1.20")}
 			if s.OK {
-				in.Value = round1(s.Score)
+				v := round1(s.Score)
+				in.Value = &v
 				if d := e.ref.nri[code]; !d.empty() {
 					pc := pct1(d.below(s.Score))
 					in.Percentile = &pc
 				}
 			} else {
-				in.Value = s.Rating
+				// No score ("Not Applicable", "Insufficient Data"): null,
+				// with FEMA's rating as the wording.
+				rating := s.Rating
+				in.Text = &rating
 			}
 			out = append(out, in)
 			sourceSet["fema-nri-v1.20"] = true
