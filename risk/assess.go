@@ -573,7 +573,7 @@ const methodologyDescription = "Every score is a population-weighted percentile:
 	"A peril's hazard value is the weighted mean of its indicators' percentiles; a module's is its highest peril percentile; " +
 	"the overall hazard index is one minus the product, over scored modules, of the share of residents at or above the site. Each is ranked again. " +
 	"FEMA National Risk Index county scores are shown as expected-annual-loss benchmarks and used as the score only where no hazard layer covers the location. " +
-	"See docs/methodology.md for formulas, resolutions, thresholds, data vintages and limitations."
+	"Every indicator states its resolution (site, grid, reported events or county), its source and the vintage of its data."
 
 func topRisks(results []moduleResult) []TopRisk {
 	var scored []*moduleResult
