@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,16 +32,25 @@ func TestHelpExamplesRun(t *testing.T) {
 	var lines []string
 	top := cmd(t, nil, "-h")
 	lines = append(lines, exampleLines(t, top.stdout, "Quick start:")...)
+	// required: each command's flags that its help marks "(required)".
+	required := map[string][]string{}
+	requiredRE := regexp.MustCompile(`(?m)^  --([a-z-]+).*\n.*\(required\)`)
 	for _, k := range commands() {
 		h := cmd(t, nil, append(strings.Fields(k.path), "-h")...)
 		if h.code != exitOK {
 			t.Fatalf("%s -h: exit %d", k.path, h.code)
+		}
+		for _, m := range requiredRE.FindAllStringSubmatch(h.stdout, -1) {
+			required[k.path] = append(required[k.path], m[1])
 		}
 		ex := exampleLines(t, h.stdout, "Examples:")
 		if len(ex) == 0 {
 			t.Errorf("%s -h has no examples", k.path)
 		}
 		lines = append(lines, ex...)
+	}
+	if len(required["serve"]) == 0 || len(required["report"]) < 2 {
+		t.Fatalf("required flags not found in the help texts: %v", required)
 	}
 	for _, m := range regexp.MustCompile("`(locrisk (?:report|data) [^`]*)`").FindAllStringSubmatch(string(readme), -1) {
 		// An invocation with flags or arguments, not a synopsis ([--flag])
@@ -66,6 +76,18 @@ func TestHelpExamplesRun(t *testing.T) {
 			continue
 		}
 		args = args[1:]
+		// A command that is only parsed must still be given what it
+		// requires, on its command line or in the environment.
+		for path, flags := range required {
+			if !slices.Equal(args[:min(len(args), len(strings.Fields(path)))], strings.Fields(path)) {
+				continue
+			}
+			for _, fl := range flags {
+				if _, inEnv := env[envName(fl)]; !inEnv && !slices.Contains(args, "--"+fl) {
+					t.Errorf("example %q lacks the required --%s", line, fl)
+				}
+			}
+		}
 		c := &cli{ctx: context.Background(), env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 		var stdout, stderr bytes.Buffer
 		c.stdout, c.stderr = &stdout, &stderr
