@@ -17,6 +17,7 @@ import (
 	"locrisk/connlimit"
 	"locrisk/filelock"
 	"locrisk/jobs"
+	"locrisk/metrics"
 	"locrisk/retention"
 	"locrisk/risk"
 	"locrisk/server"
@@ -42,6 +43,7 @@ type appConfig struct {
 	maxConnections            int // connections open at once, before the open file limit lowers it
 	idleTimeout               time.Duration
 	retention                 time.Duration // 0: keep everything
+	metricsAddr               string        // --metrics-addr; empty: no metrics listener, nothing measured
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -68,17 +70,23 @@ type app struct {
 	cfg appConfig
 	log *slog.Logger
 
-	ln         net.Listener
-	http       httpServer
-	jobs       runner
-	deliveries runner
-	purge      runner
-	stats      statsFlusher
-	store      io.Closer
-	serveLock  *filelock.Lock // released after the database is closed
+	ln   net.Listener
+	http httpServer
+	// The metrics listener and its server; both nil when --metrics-addr
+	// is not given.
+	metricsLn   net.Listener
+	metricsHTTP httpServer
+	jobs        runner
+	deliveries  runner
+	purge       runner
+	stats       statsFlusher
+	store       io.Closer
+	serveLock   *filelock.Lock // released after the database is closed
 
 	mu             sync.Mutex
+	dataLoaded     bool // the engine has its data (newApp loads it first)
 	running        bool // Run has started the workers and the HTTP server
+	stopping       bool // the stop signal came or Close has begun: /readyz answers 503
 	closed         bool // Close has begun
 	stopJobs       context.CancelFunc
 	stopDeliveries context.CancelFunc
@@ -92,11 +100,13 @@ type app struct {
 }
 
 // newApp checks the data files, opens the database (with openStore, which
-// registers the webhook outbox and its wake-up), loads the engine, builds
-// the scheduler, the delivery worker and the API, and listens on the
-// address. Nothing is served until Run. On an error everything opened so
-// far is closed again.
-func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func(path string, wake func()) (*store.Store, error)) (*app, error) {
+// registers the webhook outbox and its wake-up, and the store's observer
+// obs, nil without metrics), loads the engine, builds the scheduler, the
+// delivery worker and the API, and listens on the address, and on the
+// metrics address if there is one. Nothing is served until Run. On an
+// error everything opened so far is closed again.
+func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
+	openStore func(path string, wake func(), obs store.Observer) (*store.Store, error)) (*app, error) {
 	// The data files first: without them there is nothing to serve, and no
 	// database file should be created.
 	if err := risk.CheckFiles(cfg.dataDir); err != nil {
@@ -114,7 +124,21 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	// The outbox hook wakes the delivery worker, which needs the store, so
 	// the signal between them comes first.
 	wake := webhookworker.NewSignal()
-	st, err := openStore(cfg.db, wake.Notify)
+	// With metrics off no part is given an observer, so nothing is
+	// measured (README.md, Metrics). The observers are interfaces: each is
+	// set only when there are metrics, never to a nil *metrics.Metrics.
+	var (
+		met        *metrics.Metrics
+		storeObs   store.Observer
+		jobObs     jobs.Observer
+		deliverObs webhookworker.Observer
+		requestObs server.RequestObserver
+	)
+	if cfg.metricsAddr != "" {
+		met = metrics.New(metrics.Config{Logger: log})
+		storeObs, jobObs, deliverObs, requestObs = met, met, met, met
+	}
+	st, err := openStore(cfg.db, wake.Notify, storeObs)
 	if err != nil {
 		lock.Unlock()
 		return nil, err
@@ -130,12 +154,12 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 	}
 
 	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
-		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout})
+		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout, Observer: jobObs})
 	if cfg.faults.Enabled() {
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}
 	deliveries := webhookworker.New(st, webhookworker.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate,
-		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint, Wake: wake, Logger: log})
+		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint, Wake: wake, Logger: log, Observer: deliverObs})
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
 		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint)
 
@@ -148,8 +172,11 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
 	}
 
+	// The app itself tells /readyz whether the data and the workers are
+	// there (Health, below), so it exists before the API.
+	a := &app{cfg: cfg, log: log, dataLoaded: true}
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
-		MaxInFlight: cfg.maxInFlight}, st, eng, sched.Notify)
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
@@ -164,7 +191,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		log.Warn("--max-connections lowered to stay below the open file limit", "asked", cfg.maxConnections,
 			"max_connections", maxConns, "open_file_limit", openFileLimit(), "headroom", fdHeadroom)
 	}
-	limited := connlimit.New(ln, maxConns, server.ConnBusyResponse)
+	limited := connlimit.New(ln, maxConns, api.ConnBusyResponse)
 	log.Info("connection limits", "max_connections", maxConns, "idle_timeout", cfg.idleTimeout, "max_in_flight", cfg.maxInFlight)
 	httpSrv := &http.Server{
 		Handler:           api.Handler(),
@@ -176,7 +203,28 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &app{cfg: cfg, log: log, ln: limited, http: httpSrv, jobs: sched, deliveries: deliveries, purge: purge, stats: api, store: st, serveLock: lock}, nil
+	a.ln, a.http, a.jobs, a.deliveries, a.purge, a.stats, a.store, a.serveLock = limited, httpSrv, sched, deliveries, purge, api, st, lock
+	if met != nil {
+		// The metrics have a listener of their own, so they are never
+		// served on the API's address (README.md, Metrics).
+		met.WatchQueue(st)
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			limited.Close()
+			st.Close()
+			lock.Unlock()
+			return nil, fmt.Errorf("metrics: listen on %s: %w", cfg.metricsAddr, err)
+		}
+		a.metricsLn = mln
+		a.metricsHTTP = &http.Server{
+			Handler:           met.Handler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       cfg.idleTimeout,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+	}
+	return a, nil
 }
 
 // lockServe takes the serve lock of the database file db: db + ".lock",
@@ -225,13 +273,24 @@ func (a *app) Run(ctx context.Context) error {
 	go func() { a.purge.Run(purgeCtx); close(a.purgeDone) }()
 	a.mu.Unlock()
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
+	if a.metricsHTTP != nil {
+		go func() {
+			if err := a.metricsHTTP.Serve(a.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("metrics: %w", err)
+			}
+		}()
+		a.log.Info("metrics listening", "addr", a.metricsLn.Addr().String(), "path", metrics.Path)
+	}
 	go func() { serveErr <- a.http.Serve(a.ln) }()
 	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers,
 		"retention", a.cfg.retention.String())
 
 	select {
 	case <-ctx.Done():
+		a.mu.Lock()
+		a.stopping = true
+		a.mu.Unlock()
 		a.log.Info("shutting down", "timeout", a.cfg.shutdownTimeout)
 		return nil
 	case err := <-serveErr:
@@ -255,7 +314,10 @@ func (a *app) Run(ctx context.Context) error {
 //     attempts in flight, including events of jobs finished while
 //     draining;
 //  3. the request statistics still in memory are saved;
-//  4. the database is closed.
+//  4. the metrics listener (if any) stops, after a scrape in hand, so
+//     scrapes see the whole drain; it goes before the database, which
+//     its queue gauges read;
+//  5. the database is closed.
 //
 // The shutdown timeout starts when Close is called; ctx gives values only,
 // since it is usually the serving context, already cancelled. Problems are
@@ -269,7 +331,7 @@ func (a *app) Close(ctx context.Context) error {
 
 func (a *app) close(ctx context.Context) error {
 	a.mu.Lock()
-	a.closed = true
+	a.closed, a.stopping = true, true
 	running := a.running
 	a.mu.Unlock()
 
@@ -299,11 +361,67 @@ func (a *app) close(ctx context.Context) error {
 		// during the drain still go out.
 		a.stopDeliveries()
 		<-a.deliveriesDone
+		if a.metricsHTTP != nil {
+			warn("metrics shutdown incomplete", a.metricsHTTP.Shutdown(shutCtx))
+		}
 	} else {
 		a.ln.Close() // never served, so still open
+		if a.metricsLn != nil {
+			a.metricsLn.Close()
+		}
 		warn("saving request statistics", a.stats.Close(shutCtx))
 	}
 	warn("closing database", a.store.Close())
 	warn("releasing the serve lock", a.serveLock.Unlock())
 	return errors.Join(errs...)
+}
+
+// Reasons GET /readyz gives for the workers (docs/api.md, Health and
+// version).
+var (
+	errShuttingDown     = errors.New("shutting down")
+	errNotStarted       = errors.New("not started")
+	errSchedulerStopped = errors.New("job scheduler stopped")
+	errDeliveryStopped  = errors.New("webhook worker stopped")
+	errDataNotLoaded    = errors.New("not loaded")
+)
+
+// DataReady is the data check of GET /readyz (server.Health): the engine
+// loaded every data set before the service was built.
+func (a *app) DataReady() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dataLoaded {
+		return errDataNotLoaded
+	}
+	return nil
+}
+
+// WorkersReady is the workers check of GET /readyz (server.Health): the
+// job scheduler and the webhook delivery worker run, and no stop has begun.
+func (a *app) WorkersReady() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopping:
+		return errShuttingDown
+	case !a.running:
+		return errNotStarted
+	case isClosed(a.jobsDone):
+		return errSchedulerStopped
+	case isClosed(a.deliveriesDone):
+		return errDeliveryStopped
+	}
+	return nil
+}
+
+// isClosed reports whether the channel c is closed (c is one of the
+// workers' done channels, closed when Run returns).
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

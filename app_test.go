@@ -69,6 +69,7 @@ type fakeRunner struct {
 	after   <-chan struct{}
 	ctx     context.Context // set before started is closed
 	started chan struct{}
+	quit    bool // return at once, as a worker that stopped by itself
 }
 
 func newFakeRunner(log *stopLog, step string) *fakeRunner {
@@ -78,6 +79,9 @@ func newFakeRunner(log *stopLog, step string) *fakeRunner {
 func (f *fakeRunner) Run(ctx context.Context) {
 	f.ctx = ctx
 	close(f.started)
+	if f.quit {
+		return
+	}
 	<-ctx.Done()
 	if f.after != nil {
 		<-f.after
@@ -93,6 +97,29 @@ func (f *fakeRunner) stopAsked() bool {
 	case <-time.After(5 * time.Second):
 		return false
 	}
+}
+
+// fakeMetricsHTTP is the metrics listener's server: it serves until
+// Shutdown, which records its step.
+type fakeMetricsHTTP struct {
+	log     *stopLog
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func (f *fakeMetricsHTTP) Serve(ln net.Listener) error {
+	<-f.stopped
+	ln.Close()
+	return http.ErrServerClosed
+}
+
+func (f *fakeMetricsHTTP) Shutdown(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		f.log.add("metrics stopped without the shutdown timeout")
+	}
+	f.log.add("metrics listener closed")
+	f.once.Do(func() { close(f.stopped) })
+	return nil
 }
 
 type fakeStats struct {
@@ -121,27 +148,35 @@ func fakeApp(t *testing.T, log *stopLog, logOut *strings.Builder) (*app, *fakeSt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mln.Close() })
 	const timeout = 5 * time.Second
 	jobs := newFakeRunner(log, "jobs drained")
 	h := &fakeHTTP{log: log, timeout: timeout, jobs: jobs, stopped: make(chan struct{})}
 	jobs.after = h.stopped // recorded after "stop accepting", though they run side by side
 	stats := &fakeStats{log: log, timeout: timeout}
 	return &app{
-		cfg:        appConfig{shutdownTimeout: timeout, db: "fake.db", workers: 1},
-		log:        slog.New(slog.NewTextHandler(logOut, nil)),
-		ln:         ln,
-		http:       h,
-		jobs:       jobs,
-		deliveries: newFakeRunner(log, "deliveries finished"),
-		purge:      newFakeRunner(log, "purge stopped"),
-		stats:      stats,
-		store:      fakeStore{log},
+		cfg:         appConfig{shutdownTimeout: timeout, db: "fake.db", workers: 1},
+		log:         slog.New(slog.NewTextHandler(logOut, nil)),
+		ln:          ln,
+		http:        h,
+		metricsLn:   mln,
+		metricsHTTP: &fakeMetricsHTTP{log: log, stopped: make(chan struct{})},
+		jobs:        jobs,
+		deliveries:  newFakeRunner(log, "deliveries finished"),
+		purge:       newFakeRunner(log, "purge stopped"),
+		stats:       stats,
+		store:       fakeStore{log},
 	}, stats
 }
 
 // TestAppCloseOrder: Close stops the retention purge, then stops accepting while the jobs drain, then
-// finishes the deliveries, then saves the request statistics, then closes
-// the database; a second Close does nothing more.
+// saves the request statistics, then finishes the deliveries, then closes
+// the metrics listener, then closes the database; a second Close does
+// nothing more.
 func TestAppCloseOrder(t *testing.T) {
 	var steps stopLog
 	var logOut strings.Builder
@@ -173,7 +208,7 @@ func TestAppCloseOrder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Close did not return; steps so far %q", steps.get())
 	}
-	want := []string{"purge stopped", "stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "store closed"}
+	want := []string{"purge stopped", "stop accepting", "jobs drained", "statistics flushed", "deliveries finished", "metrics listener closed", "store closed"}
 	if got := steps.get(); !slices.Equal(got, want) {
 		t.Errorf("stop order\n got %q\nwant %q", got, want)
 	}
@@ -183,7 +218,7 @@ func TestAppCloseOrder(t *testing.T) {
 	if !strings.Contains(logOut.String(), `msg="saving request statistics" err="disk full"`) {
 		t.Errorf("the statistics error is not logged:\n%s", logOut.String())
 	}
-	for _, msg := range []string{`msg=listening`, `msg="shutting down"`} {
+	for _, msg := range []string{`msg=listening`, `msg="metrics listening"`, `msg="shutting down"`} {
 		if !strings.Contains(logOut.String(), msg) {
 			t.Errorf("log lacks %s:\n%s", msg, logOut.String())
 		}
@@ -202,7 +237,7 @@ func TestAppCloseOrder(t *testing.T) {
 }
 
 // TestAppCloseWithoutRun: a service built but never run closes its
-// listener, statistics and database, and waits for no worker.
+// listeners, statistics and database, and waits for no worker.
 func TestAppCloseWithoutRun(t *testing.T) {
 	var steps stopLog
 	var logOut strings.Builder
@@ -218,5 +253,72 @@ func TestAppCloseWithoutRun(t *testing.T) {
 	}
 	if _, err := a.ln.Accept(); err == nil {
 		t.Error("the listener is still open")
+	}
+	if _, err := a.metricsLn.Accept(); err == nil {
+		t.Error("the metrics listener is still open")
+	}
+}
+
+// TestAppReadiness: the workers check of /readyz follows the service's
+// life: not started, ready while running, "shutting down" from the stop
+// signal on, and a worker that stopped by itself is named.
+func TestAppReadiness(t *testing.T) {
+	waitFor := func(a *app, want error) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got := a.WorkersReady()
+			if errors.Is(got, want) || (want == nil && got == nil) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("WorkersReady = %v, want %v", got, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	var steps stopLog
+	var logOut strings.Builder
+	a, _ := fakeApp(t, &steps, &logOut)
+	a.dataLoaded = true
+	if err := a.DataReady(); err != nil {
+		t.Errorf("DataReady = %v", err)
+	}
+	waitFor(a, errNotStarted)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(ctx) }()
+	waitFor(a, nil)
+	cancel()
+	<-ran
+	waitFor(a, errShuttingDown)
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(a, errShuttingDown)
+
+	for _, tt := range []struct {
+		name string
+		set  func(*app)
+		want error
+	}{
+		{"scheduler", func(a *app) { a.jobs.(*fakeRunner).quit = true }, errSchedulerStopped},
+		{"deliveries", func(a *app) { a.deliveries.(*fakeRunner).quit = true }, errDeliveryStopped},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := fakeApp(t, &stopLog{}, &strings.Builder{})
+			tt.set(a)
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := make(chan error, 1)
+			go func() { ran <- a.Run(ctx) }()
+			waitFor(a, tt.want)
+			cancel()
+			<-ran
+			_ = a.Close(context.Background())
+		})
+	}
+	b, _ := fakeApp(t, &stopLog{}, &strings.Builder{})
+	if err := b.DataReady(); !errors.Is(err, errDataNotLoaded) {
+		t.Errorf("DataReady without data = %v", err)
 	}
 }

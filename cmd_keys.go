@@ -14,24 +14,26 @@ import (
 )
 
 func (c *cli) keysCreate(args []string) error {
-	var account, scopes, expires, allowIP, db string
+	var account, name, scopes, expires, allowIP, db string
 	var version int
 	var asJSON bool
 	f := c.newFlags("keys create", "--account ACCOUNT_ID --scopes s1,s2 [flags]", `
 Creates an API key and prints its secret (lrk_...) alone on stdout, or
-{"id", "key", "accountId", "scopes"} with --json. The secret is stored only
-as a hash: this is the one time it is shown. A running server accepts the
-key within a second.
+{"id", "key", "accountId", "name", "scopes"} with --json. The secret is
+stored only as a hash: this is the one time it is shown. A running server
+accepts the key within a second. --name labels the key for 'keys list' (at
+most `+strconv.Itoa(store.MaxKeyNameLen)+` characters, no control characters).
 
 Scopes: `+strings.Join(store.AllScopes(), ", ")+`.
 --scope-version 1 marks a key from before usage:read existed: its
 reports:read also opens the usage endpoints.`, `
-  locrisk keys create --account acct_... --scopes reports:create,reports:read,reports:pdf
+  locrisk keys create --account acct_... --scopes reports:create,reports:read,reports:pdf --name "CI pipeline"
   locrisk keys create --account acct_... --scopes usage:read --expires-in 720h --json
   locrisk keys create --account acct_... --scopes reports:read --allow-ip 203.0.113.0/24,2001:db8::/32
   locrisk keys create --account acct_... --scopes reports:read --scope-version 1`)
 	f.StringVar(&account, "account", "", "owning account `id` (required)")
 	f.StringVar(&scopes, "scopes", "", "comma-separated `scopes` (required)")
+	f.StringVar(&name, "name", "", "a `label` for the key, shown by 'keys list'")
 	f.StringVar(&expires, "expires-in", "", "lifetime as a `duration` (720h, 90m; also 30d); default never expires")
 	f.StringVar(&allowIP, "allow-ip", "", "comma-separated `CIDRs` or addresses the key may be used from; default any")
 	f.IntVar(&version, "scope-version", store.ScopeVersionCurrent, "scope version: 2 (current) or 1 (legacy)")
@@ -42,6 +44,9 @@ reports:read also opens the usage endpoints.`, `
 	}
 	if account == "" {
 		return usagef("--account is required")
+	}
+	if err := store.CheckKeyName(name); err != nil {
+		return usagef("--name: %v", err)
 	}
 	var scopeList []string
 	for _, s := range strings.Split(scopes, ",") {
@@ -76,7 +81,7 @@ reports:read also opens the usage endpoints.`, `
 		return err
 	}
 	defer st.Close()
-	k, secret, err := st.CreateKey(c.ctx, store.NewKey{AccountID: account, Scopes: scopeList, ScopeVersion: version, AllowedCIDRs: cidrs, ExpiresIn: lifetime})
+	k, secret, err := st.CreateKey(c.ctx, store.NewKey{AccountID: account, Name: name, Scopes: scopeList, ScopeVersion: version, AllowedCIDRs: cidrs, ExpiresIn: lifetime})
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("account %s not found (create one with 'locrisk accounts create --name NAME')", account)
 	}
@@ -88,8 +93,9 @@ reports:read also opens the usage endpoints.`, `
 			ID        string   `json:"id"`
 			Key       string   `json:"key"`
 			AccountID string   `json:"accountId"`
+			Name      string   `json:"name"`
 			Scopes    []string `json:"scopes"`
-		}{k.ID, secret, k.AccountID, k.Scopes})
+		}{k.ID, secret, k.AccountID, k.Name, k.Scopes})
 	}
 	_, err = fmt.Fprintln(c.stdout, secret)
 	return err
@@ -120,6 +126,7 @@ func parseLifetime(s string) (time.Duration, error) {
 type keyJSON struct {
 	ID           string   `json:"id"`
 	AccountID    string   `json:"accountId"`
+	Name         string   `json:"name"`
 	SecretHint   string   `json:"secretHint"`
 	Scopes       []string `json:"scopes"`
 	ScopeVersion int      `json:"scopeVersion"`
@@ -127,15 +134,21 @@ type keyJSON struct {
 	CreatedUTC   string   `json:"createdUtc"`
 	ExpiresUTC   *string  `json:"expiresUtc"`
 	RevokedUTC   *string  `json:"revokedUtc"`
+	LastUsedUTC  *string  `json:"lastUsedUtc"`
 }
 
 func (c *cli) keysList(args []string) error {
 	var account, db string
 	var asJSON bool
 	f := c.newFlags("keys list", "[--account ACCOUNT_ID] [--json]", `
-Lists API keys, oldest first: id, account, scopes, secret hint (the first
-characters of the secret, to recognise it), and creation, expiry and
-revocation times (UTC). Secrets are never stored, so never shown.`, `
+Lists API keys, oldest first: id, account, name, scopes, secret hint (the
+first characters of the secret, to recognise it), and creation, last use,
+expiry and revocation times (UTC). Secrets are never stored, so never shown.
+
+The last use is to the minute: a running server notes a key's use at most
+once a minute and writes it with its request statistics (within a second,
+and at a graceful stop), so it may be up to a minute older than the latest
+request. "-" (null in JSON) means not used since the server recorded uses.`, `
   locrisk keys list
   locrisk keys list --account acct_... --json`)
 	f.StringVar(&account, "account", "", "only this account's keys")
@@ -160,14 +173,14 @@ revocation times (UTC). Secrets are never stored, so never shown.`, `
 			for _, p := range k.AllowedCIDRs {
 				cidrs = append(cidrs, p.String())
 			}
-			out = append(out, keyJSON{ID: k.ID, AccountID: k.AccountID, SecretHint: k.SecretHint, Scopes: k.Scopes,
+			out = append(out, keyJSON{ID: k.ID, AccountID: k.AccountID, Name: k.Name, SecretHint: k.SecretHint, Scopes: k.Scopes,
 				ScopeVersion: k.ScopeVersion, AllowedCIDRs: cidrs, CreatedUTC: apiTime(k.CreatedUTC),
-				ExpiresUTC: apiTimePtr(k.ExpiresUTC), RevokedUTC: apiTimePtr(k.RevokedUTC)})
+				ExpiresUTC: apiTimePtr(k.ExpiresUTC), RevokedUTC: apiTimePtr(k.RevokedUTC), LastUsedUTC: apiTimePtr(k.LastUsedUTC)})
 		}
 		return writeJSON(c.stdout, out)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tACCOUNT\tSCOPES\tHINT\tCREATED\tEXPIRES\tREVOKED\tALLOW-IP")
+	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tSCOPES\tHINT\tCREATED\tLAST-USED\tEXPIRES\tREVOKED\tALLOW-IP")
 	orDash := func(p *string) string {
 		if p == nil {
 			return "-"
@@ -187,8 +200,12 @@ revocation times (UTC). Secrets are never stored, so never shown.`, `
 		if k.ScopeVersion == store.ScopeVersionLegacy {
 			scopes += " (v1)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s...\t%s\t%s\t%s\t%s\n", k.ID, k.AccountID, scopes, k.SecretHint,
-			apiTime(k.CreatedUTC), orDash(apiTimePtr(k.ExpiresUTC)), orDash(apiTimePtr(k.RevokedUTC)), allow)
+		name := "-"
+		if k.Name != "" {
+			name = strconv.Quote(k.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s...\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountID, name, scopes, k.SecretHint,
+			apiTime(k.CreatedUTC), orDash(apiTimePtr(k.LastUsedUTC)), orDash(apiTimePtr(k.ExpiresUTC)), orDash(apiTimePtr(k.RevokedUTC)), allow)
 	}
 	return tw.Flush()
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"flag"
 	"log/slog"
+	"net"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -33,7 +34,8 @@ releases unfinished jobs back to the queue, and exits 0.`, `
   locrisk serve --data-dir ../shared/data
   locrisk serve --data-dir ../shared/data --addr 0.0.0.0:8080 --db /var/lib/locrisk/locrisk.db --workers 4
   LOCRISK_DATA_DIR=../shared/data LOCRISK_LOG_FORMAT=json locrisk serve
-  locrisk serve --data-dir ../shared/data --faults report.generate=transient:first=1`)
+  locrisk serve --data-dir ../shared/data --faults report.generate=transient:first=1
+  locrisk serve --data-dir ../shared/data --metrics-addr 127.0.0.1:9464`)
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
@@ -53,7 +55,11 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.IntVar(&cfg.maxConnections, "max-connections", defaultMaxConnections, "connections held open at once (lowered to stay below the open file limit); at the cap the longest idle one is closed, or a new one is answered 503")
 	f.DurationVar(&cfg.idleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection is kept open")
 	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime (KiB, MiB, GiB, or off); without this flag an operator's GOMEMLIMIT applies")
+	f.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`host:port` of a separate listener serving Prometheus metrics at /metrics (default: none, and nothing is measured)")
 	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	if err := checkMetricsAddr(cfg.metricsAddr, cfg.addr); err != nil {
 		return err
 	}
 	memoryLimitGiven := false
@@ -122,8 +128,8 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from)
 
-	openStore := func(path string, wake func()) (*store.Store, error) {
-		return c.openServeStore(path, cfg.secretKeyFile, wake, log)
+	openStore := func(path string, wake func(), obs store.Observer) (*store.Store, error) {
+		return c.openServeStore(path, cfg.secretKeyFile, wake, obs, log)
 	}
 	a, err := newApp(c.ctx, cfg, log, openStore)
 	if err != nil {
@@ -137,6 +143,26 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return failed
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// checkMetricsAddr checks --metrics-addr: empty (no metrics), or a
+// host:port with a port, not the API's own address, since metrics are
+// never served on the API listener (README.md, Metrics).
+func checkMetricsAddr(metricsAddr, apiAddr string) error {
+	if metricsAddr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(metricsAddr)
+	if err != nil {
+		return usagef("--metrics-addr must be host:port, got %q", metricsAddr)
+	}
+	if port == "" {
+		return usagef("--metrics-addr needs a port, got %q", metricsAddr)
+	}
+	if port != "0" && metricsAddr == apiAddr {
+		return usagef("--metrics-addr must differ from --addr (%s): metrics have a listener of their own", apiAddr)
+	}
 	return nil
 }
 

@@ -61,6 +61,10 @@ func commands() []command {
 	return []command{
 		{"serve", "run the HTTP API and the report job workers", (*cli).serve},
 		{"accounts create", "create an account and print its id", (*cli).accountsCreate},
+		{"accounts list", "list accounts with their quota, rate limit and status", (*cli).accountsList},
+		{"accounts update", "change an account's name, quota or rate limit", (*cli).accountsUpdate},
+		{"accounts disable", "disable an account: its keys are refused", (*cli).accountsDisable},
+		{"accounts enable", "enable a disabled account again", (*cli).accountsEnable},
 		{"keys create", "create an API key and print its secret (shown once)", (*cli).keysCreate},
 		{"keys list", "list API keys (never their secrets)", (*cli).keysList},
 		{"keys revoke", "revoke an API key", (*cli).keysRevoke},
@@ -69,6 +73,7 @@ func commands() []command {
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
+		{"version", "print the version of this binary", (*cli).version},
 	}
 }
 
@@ -147,7 +152,7 @@ Usage:
 Commands:
 `)
 	for _, k := range commands() {
-		fmt.Fprintf(w, "  %-16s %s\n", k.path, k.summary)
+		fmt.Fprintf(w, "  %-17s %s\n", k.path, k.summary)
 	}
 	fmt.Fprint(w, `
 Every flag can also be set in the environment as LOCRISK_<FLAG>

@@ -46,8 +46,9 @@ func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error
 // openServeStore is openStoreNotify for serve: it also checks the file's
 // integrity (PRAGMA quick_check) before serving from it, which reads the
 // whole file and so is left out of the short commands, and it seals the
-// webhook signing secrets with the key of keyFile (serveSecrets).
-func (c *cli) openServeStore(path, keyFile string, wake func(), log *slog.Logger) (*store.Store, error) {
+// webhook signing secrets with the key of keyFile (serveSecrets). obs,
+// if not nil, watches the store's writers (serve's metrics).
+func (c *cli) openServeStore(path, keyFile string, wake func(), obs store.Observer, log *slog.Logger) (*store.Store, error) {
 	keyPath := keyFileOrDefault(path, keyFile)
 	box, created, err := serveSecrets(path, keyFile)
 	if err != nil {
@@ -57,6 +58,7 @@ func (c *cli) openServeStore(path, keyFile string, wake func(), log *slog.Logger
 		OnJobFinal:     []store.JobFinalHook{outbox.Hook(wake)},
 		IntegrityCheck: true,
 		Secrets:        box,
+		Observer:       obs,
 	})
 	switch {
 	case err != nil && created:

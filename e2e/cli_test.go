@@ -99,7 +99,8 @@ func TestCLIContract(t *testing.T) {
 
 	t.Run("help", func(t *testing.T) {
 		for _, args := range [][]string{{"-h"}, {"serve", "-h"}, {"accounts", "create", "-h"}, {"keys", "create", "-h"},
-			{"keys", "list", "-h"}, {"keys", "revoke", "-h"}, {"data", "check", "-h"}} {
+			{"keys", "list", "-h"}, {"keys", "revoke", "-h"}, {"data", "check", "-h"}, {"accounts", "list", "-h"},
+			{"accounts", "update", "-h"}, {"accounts", "disable", "-h"}, {"accounts", "enable", "-h"}, {"version", "-h"}} {
 			r := runCLI(t, nil, args...)
 			if r.code != 0 || !strings.Contains(r.stdout, "Usage") {
 				t.Errorf("locrisk %s: %s; want exit 0 and usage on stdout", strings.Join(args, " "), r)

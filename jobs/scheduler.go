@@ -79,10 +79,34 @@ type Config struct {
 	Faults       Faults        // injected failures [none]
 	Logger       *slog.Logger  // [slog.Default()]
 	Now          func() time.Time
+	Observer     Observer // told of attempts and outcomes [nil: nothing is measured]
 
 	BackoffBase  time.Duration // first retry delay [200ms]
 	BackoffMax   time.Duration // retry delay cap [5s]
 	DrainTimeout time.Duration // how long shutdown waits for jobs in hand [10s]
+}
+
+// Outcomes of an attempt, as Observer.JobFinished reports them.
+const (
+	OutcomeCompleted = "completed" // the report is stored
+	OutcomeFailed    = "failed"    // the job failed for good (until retried through the API)
+	OutcomeRetried   = "retried"   // a transient failure; queued again after a backoff
+	OutcomeReleased  = "released"  // shutdown cut the attempt short; queued again, uncounted
+)
+
+// Observer watches the scheduler's attempts (serve's metrics listener,
+// README.md, Metrics). Its methods are called by the workers, so they must
+// be quick and safe for concurrent use.
+type Observer interface {
+	// JobStarted is called when a worker starts an attempt; reclaimed
+	// says the job was taken over from a worker whose lease expired (that
+	// worker's attempt was lost).
+	JobStarted(reclaimed bool)
+	// JobFinished is called once an attempt's outcome is recorded in the
+	// store: one of the Outcome constants, and the time since the attempt
+	// started. An attempt whose outcome could not be recorded (lease lost,
+	// database error) is not reported; it runs again.
+	JobFinished(outcome string, d time.Duration)
 }
 
 // Store is the job queue as the scheduler needs it (*store.Store
@@ -196,8 +220,12 @@ func (k *jobKind) Claim(ctx context.Context, c queue.Claim) (*run, bool, error) 
 	return &run{job: job, owner: owner}, true, nil
 }
 
-// transition logs the job's move from processing to another status.
-func (k *jobKind) transition(r *run, to string, attrs ...any) {
+// transition logs the job's move from processing to another status, and
+// tells the observer the attempt's outcome.
+func (k *jobKind) transition(r *run, to, outcome string, attrs ...any) {
+	if k.cfg.Observer != nil {
+		k.cfg.Observer.JobFinished(outcome, time.Since(r.start))
+	}
 	k.log.Info("job transition", append([]any{"job_id", r.job.ID, "from", store.StatusProcessing, "to", to,
 		"attempt", r.job.Attempts, "duration_ms", float64(time.Since(r.start).Microseconds()) / 1000}, attrs...)...)
 }
@@ -209,6 +237,9 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 	job, owner := r.job, r.owner
 	r.start = time.Now()
 	k.log.Info("job transition", "job_id", job.ID, "from", store.StatusQueued, "to", store.StatusProcessing, "attempt", job.Attempts, "worker", owner)
+	if k.cfg.Observer != nil {
+		k.cfg.Observer.JobStarted(job.Reclaimed)
+	}
 
 	// A job taken over from a dead worker has already been charged the
 	// attempt that worker started. Once that leaves no attempts, fail it
@@ -220,7 +251,7 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 			k.storeFailed(r, err)
 			return queue.Done()
 		}
-		k.transition(r, store.StatusFailed, "error_code", CodeTransient, "reason", "worker lost")
+		k.transition(r, store.StatusFailed, OutcomeFailed, "error_code", CodeTransient, "reason", "worker lost")
 		return queue.Done()
 	}
 
@@ -233,7 +264,7 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 			_, err = k.st.CompleteJob(ctx, job.ID, owner, store.Report{DataVersion: a.DataVersion, Body: body}, k.cfg.Now())
 			switch {
 			case err == nil:
-				k.transition(r, store.StatusCompleted)
+				k.transition(r, store.StatusCompleted, OutcomeCompleted)
 			case errors.Is(err, store.ErrLeaseLost):
 				k.log.Warn("job lease lost before completion; another worker owns it", "job_id", job.ID, "worker", owner)
 			default:
@@ -255,7 +286,7 @@ func (k *jobKind) Retry(ctx context.Context, r *run, rt queue.Retry) {
 		k.storeFailed(r, err)
 		return
 	}
-	k.transition(r, store.StatusQueued, "error_code", code, "retry_in_ms", rt.Delay.Milliseconds())
+	k.transition(r, store.StatusQueued, OutcomeRetried, "error_code", code, "retry_in_ms", rt.Delay.Milliseconds())
 }
 
 // Fail fails the job: a permanent error, or a transient one with no
@@ -266,7 +297,7 @@ func (k *jobKind) Fail(ctx context.Context, r *run, err error) {
 		k.storeFailed(r, err)
 		return
 	}
-	k.transition(r, store.StatusFailed, "error_code", code, "transient", transient)
+	k.transition(r, store.StatusFailed, OutcomeFailed, "error_code", code, "transient", transient)
 }
 
 // Release hands a job whose attempt shutdown cut short back to the queue,
@@ -276,7 +307,7 @@ func (k *jobKind) Release(ctx context.Context, r *run) {
 		k.log.Error("release job failed; it will be reclaimed when its lease expires", "job_id", r.job.ID, "err", err)
 		return
 	}
-	k.transition(r, store.StatusQueued, "reason", "shutdown")
+	k.transition(r, store.StatusQueued, OutcomeReleased, "reason", "shutdown")
 }
 
 // failure classifies a generation error for the job, logging one that is

@@ -52,7 +52,7 @@ const maxSecretLen = 256
 
 // errInvalidKey is the one answer for every kind of bad key, so a caller
 // cannot tell a revoked key from a mistyped one.
-var errInvalidKey = &Error{Code: codeInvalidAPIKey, Message: "the API key is missing, invalid, expired, revoked or not allowed from this address"}
+var errInvalidKey = &Error{Code: codeInvalidAPIKey, Message: "the API key is missing, invalid, expired, revoked, of a disabled account or not allowed from this address"}
 
 // authed wraps h with the checks every operation shares, in the order of
 // docs/api.md (Authentication, scopes and check order): 401 for the key,
@@ -74,6 +74,7 @@ func (s *Server) authed(a access, h handlerFunc) http.Handler {
 		if info != nil {
 			info.accountID = p.account.ID
 		}
+		s.stats.noteKeyUse(p.key.ID, now)
 		d := s.limiter.Allow(p.account.ID, p.account.RateLimitPerMinute, now)
 		hdr := w.Header()
 		hdr.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
@@ -100,8 +101,11 @@ func (s *Server) authed(a access, h handlerFunc) http.Handler {
 	})
 }
 
-// authenticate finds the key of r and checks expiry, revocation and the IP
-// allowlist. Every failure is errInvalidKey; store failures other than "no
+// authenticate finds the key of r and checks expiry, revocation, its
+// account's status and the IP allowlist. A disabled account's keys get the
+// answer of a revoked key (docs/api.md, Authentication, scopes and check
+// order); the key cache holds accounts too, so disabling takes effect
+// within its lifetime (one second) in a server that is already running. Every failure is errInvalidKey; store failures other than "no
 // such key" are returned as they are (500).
 func (s *Server) authenticate(r *http.Request, now time.Time) (*principal, error) {
 	secret := presentedKey(r)
@@ -112,7 +116,7 @@ func (s *Server) authenticate(r *http.Request, now time.Time) (*principal, error
 	if err != nil {
 		return nil, err
 	}
-	if !found || !key.Usable(now) {
+	if !found || !key.Usable(now) || acct.Disabled() {
 		return nil, errInvalidKey
 	}
 	if len(key.AllowedCIDRs) > 0 {

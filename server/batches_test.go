@@ -998,7 +998,7 @@ func submitBatches(t testing.TB, e *env, key string, n, size int) []string {
 			rec := httptest.NewRecorder()
 			e.h.ServeHTTP(rec, r)
 			if rec.Code != http.StatusAccepted {
-				t.Errorf("batch %d: status %d %s", i, rec.Code, rec.Body)
+				t.Errorf("batch %d: status %d %s\nlogs: %s", i, rec.Code, rec.Body, e.logs)
 				return
 			}
 			var v view.Batch

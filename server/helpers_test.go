@@ -115,6 +115,13 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, Config{})
+}
+
+// newEnvWith is newEnv with cfg's fields; the logger and the clock are the
+// env's.
+func newEnvWith(t testing.TB, cfg Config) *env {
+	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
 	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now, Secrets: testSecrets(t)})
@@ -124,7 +131,8 @@ func newEnv(t testing.TB) *env {
 	t.Cleanup(func() { st.Close() })
 	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
-	e.srv = New(Config{Logger: logger, Now: clock.Now}, st, fakeLocator{}, func() { e.notified.Add(1) })
+	cfg.Logger, cfg.Now = logger, clock.Now
+	e.srv = New(cfg, st, fakeLocator{}, func() { e.notified.Add(1) })
 	e.h = e.srv.Handler()
 	return e
 }

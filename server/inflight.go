@@ -83,13 +83,13 @@ func busyError() *Error {
 // ConnBusyResponse is the complete HTTP/1.1 response written to a
 // connection refused because the server holds as many connections as it
 // allows (package connlimit): the same 503 server_busy as a request beyond
-// the bound, with a request id of its own.
-func ConnBusyResponse() []byte {
+// the bound, with a request id of its own and the server's Server header.
+func (s *Server) ConnBusyResponse() []byte {
 	ae, id := busyError(), ids.New(ids.Request)
 	body, _ := json.Marshal(errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, RequestID: id}})
 	body = append(body, '\n')
 	head := fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"+
-		"Retry-After: %d\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-		len(body), ceilSeconds(ae.RetryAfter), id)
+		"Retry-After: %d\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\nServer: %s\r\nConnection: close\r\n\r\n",
+		len(body), ceilSeconds(ae.RetryAfter), id, serverHeader(s.version))
 	return append([]byte(head), body...)
 }

@@ -59,7 +59,7 @@ func TestInFlightBound(t *testing.T) {
 // TestConnBusyResponse reads the refusal of package connlimit as a client
 // would: a 503 in the error shape, closing the connection.
 func TestConnBusyResponse(t *testing.T) {
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(ConnBusyResponse())), nil)
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(newEnv(t).srv.ConnBusyResponse())), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,7 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		sw.Header().Set("X-Request-Id", info.id)
 		sw.Header().Set("Cache-Control", "no-store")
+		sw.Header().Set("Server", serverHeader(s.version))
 
 		defer func() {
 			v := recover()
@@ -93,11 +94,22 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 			}
 			s.log.InfoContext(r.Context(), "request", attrs...)
 			s.observeRequest(r.Context(), info, status, dur)
+			if s.reqObs != nil {
+				s.reqObs.ObserveRequest(info.pattern, r.Method, status, dur)
+			}
 			if abort {
 				panic(http.ErrAbortHandler)
 			}
 		}()
 
+		// The liveness check is answered before the bound on requests in
+		// flight: it does no I/O, and an overloaded server must not look
+		// dead to whatever restarts dead ones (health.go).
+		if r.URL.Path == HealthzPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			info.pattern = HealthzPath
+			s.healthz(sw, r)
+			return
+		}
 		// Past the bound on requests in flight nothing else is done: no
 		// route lookup, no authentication, no body read.
 		release, ok := s.busy.acquire(r)

@@ -17,6 +17,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"strings"
@@ -111,14 +112,20 @@ type requestRecorder struct {
 
 	mu      sync.Mutex
 	pending map[statsKey]*store.RequestCounts
-	running bool          // a flush loop is running
-	done    chan struct{} // closed when the running loop ends
-	closed  bool
-	stop    chan struct{} // closed by Close
+	// keyUses are the key uses not yet written (keyuse.go); keyNoted is
+	// when each key's use was last noted, so a key is noted at most once
+	// per keyUseGranularity.
+	keyUses  map[string]time.Time
+	keyNoted map[string]time.Time
+	running  bool          // a flush loop is running
+	done     chan struct{} // closed when the running loop ends
+	closed   bool
+	stop     chan struct{} // closed by Close
 }
 
 func newRequestRecorder(interval time.Duration) *requestRecorder {
-	return &requestRecorder{interval: interval, pending: map[statsKey]*store.RequestCounts{}, stop: make(chan struct{})}
+	return &requestRecorder{interval: interval, pending: map[statsKey]*store.RequestCounts{},
+		keyUses: map[string]time.Time{}, keyNoted: map[string]time.Time{}, stop: make(chan struct{})}
 }
 
 // observeRequest is called once per request, after the response, by the
@@ -195,7 +202,7 @@ func (s *Server) flushLoop(done chan struct{}) {
 			delay = r.interval
 		}
 		r.mu.Lock()
-		if err == nil && len(r.pending) == 0 {
+		if err == nil && len(r.pending) == 0 && len(r.keyUses) == 0 {
 			r.running = false
 			r.mu.Unlock()
 			return
@@ -206,11 +213,18 @@ func (s *Server) flushLoop(done chan struct{}) {
 }
 
 // FlushStats writes the request aggregates still in memory to the database
-// in one transaction. On failure they stay in memory for the next attempt.
+// in one transaction, and then the keys' noted uses (keyuse.go) in another.
+// On failure they stay in memory for the next attempt.
 func (s *Server) FlushStats(ctx context.Context) error {
 	r := s.stats
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	return errors.Join(s.flushRequestCounts(ctx), s.flushKeyUses(ctx))
+}
+
+// flushRequestCounts is FlushStats' first half; the caller holds flushMu.
+func (s *Server) flushRequestCounts(ctx context.Context) error {
+	r := s.stats
 	r.mu.Lock()
 	batch := r.pending
 	if len(batch) == 0 {

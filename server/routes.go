@@ -48,5 +48,9 @@ func (s *Server) routes() http.Handler {
 	for _, rt := range s.routeTable() {
 		mux.Handle(rt.pattern, s.authed(rt.access, rt.handle))
 	}
+	// The health endpoints: outside /api/v1, no authentication
+	// (docs/api.md, Health and version; health.go).
+	mux.HandleFunc("GET "+HealthzPath, s.healthz)
+	mux.HandleFunc("GET "+ReadyzPath, s.readyz)
 	return s.serve(mux)
 }

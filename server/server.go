@@ -1,6 +1,7 @@
-// Package server is the HTTP API of locrisk: the seventeen operations of
-// docs/api.md under /api/v1, with authentication by API key, scopes, a
-// per-account rate limit, the JSON error shape and one log line per request.
+// Package server is the HTTP API of locrisk: the operations of docs/api.md
+// under /api/v1, with authentication by API key, scopes, a per-account rate
+// limit, the JSON error shape and one log line per request, and the health
+// endpoints /healthz and /readyz beside them.
 //
 // What it does not do: it does not generate reports (the scheduler in
 // package jobs does, from the queue in package store) and it does not trust
@@ -20,6 +21,7 @@ import (
 	"locrisk/risk"
 	"locrisk/risk/geo"
 	"locrisk/store"
+	"locrisk/version"
 )
 
 // Locator decides whether a coordinate is inside the supported coverage; it
@@ -61,6 +63,27 @@ type Config struct {
 	// is answered 503 server_busy (inflight.go). 0 means
 	// DefaultMaxInFlight, negative means no bound.
 	MaxInFlight int
+	// Requests, if set, is told of every request once it is answered
+	// (serve's metrics listener, README.md, Metrics); nil costs nothing.
+	Requests RequestObserver
+	// Health tells GET /readyz whether the engine's data and the workers
+	// are there (health.go); nil reports both as not ready.
+	Health Health
+	// Version is what the Server header (locrisk/<version>) and GET
+	// /readyz show; "" means version.String().
+	Version string
+}
+
+// RequestObserver watches the requests the server answers. It is called
+// on every request, so it must be quick and safe for concurrent use.
+type RequestObserver interface {
+	// ObserveRequest reports one answered request: route is the path
+	// pattern of the operation that took it, as registered in routes.go
+	// ("/api/v1/location-risk/jobs/{jobId}"), or "" when none did (an
+	// unknown path or method, or a request refused before routing);
+	// method is the request's, as the client sent it; d runs from the
+	// request's arrival to the end of its response.
+	ObserveRequest(route, method string, status int, d time.Duration)
 }
 
 // DefaultDBBusyWait is the request paths' wait for the database's write
@@ -87,6 +110,10 @@ type Server struct {
 	stats   *requestRecorder
 	busy    *inFlight
 	handler http.Handler
+	reqObs  RequestObserver // nil: no metrics
+	version string
+	health  Health
+	probe   *store.Store // the readiness probe's view: waits at most readyDBWait
 
 	webhooks WebhookConfig
 }
@@ -102,6 +129,9 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		notify:  notify,
 		limiter: cfg.RateLimiter,
 		busy:    newInFlight(cfg.MaxInFlight),
+		reqObs:  cfg.Requests,
+		version: cfg.Version,
+		health:  cfg.Health,
 
 		webhooks: cfg.Webhooks,
 	}
@@ -114,6 +144,10 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	}
 	if st != nil {
 		s.store = st.WithBusyWait(wait)
+		s.probe = st.WithBusyWait(readyDBWait)
+	}
+	if s.version == "" {
+		s.version = version.String()
 	}
 	if s.now == nil {
 		s.now = time.Now

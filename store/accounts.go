@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"locrisk/ids"
 )
 
@@ -18,7 +20,13 @@ type Account struct {
 	MonthlyQuota       int // report jobs per calendar month (UTC)
 	RateLimitPerMinute int
 	CreatedUTC         time.Time
+	// DisabledUTC is when the account was disabled; nil while it is
+	// enabled. A disabled account's keys do not authenticate.
+	DisabledUTC *time.Time
 }
+
+// Disabled reports whether the account is disabled.
+func (a Account) Disabled() bool { return a.DisabledUTC != nil }
 
 // Defaults from docs/api.md (Command line).
 const (
@@ -27,19 +35,27 @@ const (
 )
 
 type accountRow struct {
-	ID                 string `db:"id"`
-	Name               string `db:"name"`
-	MonthlyQuota       int    `db:"monthly_quota"`
-	RateLimitPerMinute int    `db:"rate_limit_per_minute"`
-	CreatedUTC         string `db:"created_utc"`
+	ID                 string         `db:"id"`
+	Name               string         `db:"name"`
+	MonthlyQuota       int            `db:"monthly_quota"`
+	RateLimitPerMinute int            `db:"rate_limit_per_minute"`
+	CreatedUTC         string         `db:"created_utc"`
+	DisabledUTC        sql.NullString `db:"disabled_utc"`
 }
+
+const accountColumns = `id, name, monthly_quota, rate_limit_per_minute, created_utc, disabled_utc`
 
 func (r accountRow) account() (Account, error) {
 	t, err := ParseTime(r.CreatedUTC)
 	if err != nil {
 		return Account{}, fmt.Errorf("account %s: %w", r.ID, err)
 	}
-	return Account{ID: r.ID, Name: r.Name, MonthlyQuota: r.MonthlyQuota, RateLimitPerMinute: r.RateLimitPerMinute, CreatedUTC: t}, nil
+	disabled, err := parseNullTime(r.DisabledUTC)
+	if err != nil {
+		return Account{}, fmt.Errorf("account %s: %w", r.ID, err)
+	}
+	return Account{ID: r.ID, Name: r.Name, MonthlyQuota: r.MonthlyQuota, RateLimitPerMinute: r.RateLimitPerMinute,
+		CreatedUTC: t, DisabledUTC: disabled}, nil
 }
 
 // CreateAccount makes an account. monthlyQuota may be 0 (an account that
@@ -74,7 +90,7 @@ func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
 
 func getAccount(ctx context.Context, q queryer, id string) (Account, error) {
 	var r accountRow
-	err := q.GetContext(ctx, &r, `SELECT id, name, monthly_quota, rate_limit_per_minute, created_utc FROM accounts WHERE id = ?`, id)
+	err := q.GetContext(ctx, &r, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Account{}, fmt.Errorf("account %s: %w", id, ErrNotFound)
 	}
@@ -89,4 +105,95 @@ func getAccount(ctx context.Context, q queryer, id string) (Account, error) {
 type queryer interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// ListAccounts returns every account, oldest first.
+func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
+	var rows []accountRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+accountColumns+` FROM accounts ORDER BY created_utc, id`); err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	out := make([]Account, 0, len(rows))
+	for _, r := range rows {
+		a, err := r.account()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// AccountUpdate is a change to an account; nil fields stay as they are.
+type AccountUpdate struct {
+	Name         *string
+	MonthlyQuota *int // 0 or more
+	RateLimit    *int // requests per minute, 1 or more
+}
+
+// UpdateAccount applies u and returns the account as it now is. The quota
+// is read from the database by every job creation, so a change applies to
+// the next one; a running server sees a new name or rate limit within its
+// key cache lifetime (one second). An unknown id is ErrNotFound; values out
+// of range are ErrInvalid.
+func (s *Store) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (Account, error) {
+	var sets []string
+	var args []any
+	if u.Name != nil {
+		name := strings.TrimSpace(*u.Name)
+		if name == "" {
+			return Account{}, fmt.Errorf("%w: account name is empty", ErrInvalid)
+		}
+		sets, args = append(sets, "name = ?"), append(args, name)
+	}
+	if u.MonthlyQuota != nil {
+		if *u.MonthlyQuota < 0 {
+			return Account{}, fmt.Errorf("%w: monthly quota %d is negative", ErrInvalid, *u.MonthlyQuota)
+		}
+		sets, args = append(sets, "monthly_quota = ?"), append(args, *u.MonthlyQuota)
+	}
+	if u.RateLimit != nil {
+		if *u.RateLimit <= 0 {
+			return Account{}, fmt.Errorf("%w: rate limit %d must be positive", ErrInvalid, *u.RateLimit)
+		}
+		sets, args = append(sets, "rate_limit_per_minute = ?"), append(args, *u.RateLimit)
+	}
+	if len(sets) == 0 {
+		return s.GetAccount(ctx, id)
+	}
+	return s.changeAccount(ctx, id, strings.Join(sets, ", "), args...)
+}
+
+// SetAccountDisabled disables (disabled true) or enables an account and
+// returns it. Disabling a disabled account keeps the first time. A running
+// server refuses the account's keys within its key cache lifetime (one
+// second), with the same 401 as a revoked key. An unknown id is ErrNotFound.
+func (s *Store) SetAccountDisabled(ctx context.Context, id string, disabled bool) (Account, error) {
+	if !disabled {
+		return s.changeAccount(ctx, id, "disabled_utc = NULL")
+	}
+	return s.changeAccount(ctx, id, "disabled_utc = COALESCE(disabled_utc, ?)", FormatTime(truncMs(s.now())))
+}
+
+// changeAccount runs UPDATE accounts SET <set> for id and reads the row back
+// in the same transaction.
+func (s *Store) changeAccount(ctx context.Context, id, set string, args ...any) (Account, error) {
+	var a Account
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET `+set+` WHERE id = ?`, append(args, id)...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("account %s: %w", id, ErrNotFound)
+		}
+		a, err = getAccount(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Account{}, fmt.Errorf("update account %s: %w", id, err)
+	}
+	return a, nil
 }

@@ -881,6 +881,7 @@ func TestClaimAfterMigration(t *testing.T) {
 	fillAt(t, s, a.ID, 5, t0)
 	fillAt(t, s, b.ID, 1, t0.Add(time.Second))
 	// Back to version 3: the turns are gone; migration 004 rebuilds them.
+	undoMigration7(t, s)
 	if _, err := s.db.ExecContext(ctx, `DROP TABLE job_queue_accounts; DROP INDEX report_jobs_queued;
 		DROP INDEX report_jobs_leases; DROP TRIGGER report_jobs_queue_insert; DROP TRIGGER report_jobs_queue_update;
 		DROP TRIGGER report_jobs_dequeue_update; DROP TRIGGER report_jobs_dequeue_delete;

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -52,6 +54,7 @@ const (
 type APIKey struct {
 	ID           string
 	AccountID    string
+	Name         string // the operator's label; "" when none was given
 	SecretHint   string // "lrk_" + the first 4 characters of the random part
 	Scopes       []string
 	ScopeVersion int
@@ -59,6 +62,9 @@ type APIKey struct {
 	ExpiresUTC   *time.Time
 	RevokedUTC   *time.Time
 	CreatedUTC   time.Time
+	// LastUsedUTC is when the key last authenticated a request, to the
+	// minute (RecordKeyUse); nil when it has not been used.
+	LastUsedUTC *time.Time
 }
 
 // HasScope reports whether the key holds scope.
@@ -90,10 +96,30 @@ func (k APIKey) AllowsIP(addr netip.Addr) bool {
 // NewKey describes a key to create.
 type NewKey struct {
 	AccountID    string
+	Name         string   // optional label (CheckKeyName)
 	Scopes       []string // at least one; each a known scope name
 	ScopeVersion int      // 0 means ScopeVersionCurrent
 	AllowedCIDRs []netip.Prefix
 	ExpiresIn    time.Duration // 0: never expires
+}
+
+// MaxKeyNameLen is the longest key label, in characters (Unicode code
+// points): the rule of the API's other names (docs/api.md, "Create an
+// endpoint").
+const MaxKeyNameLen = 100
+
+// CheckKeyName applies the names' free-text rule to a key label: at most
+// MaxKeyNameLen characters and no control characters (a label is printed in
+// listings and logs, where a line break or a terminal escape would forge
+// lines). "" is allowed: a label is optional.
+func CheckKeyName(name string) error {
+	if n := utf8.RuneCountInString(name); n > MaxKeyNameLen {
+		return fmt.Errorf("%w: key name is %d characters long; at most %d are allowed", ErrInvalid, n, MaxKeyNameLen)
+	}
+	if !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%w: key name holds control characters or invalid UTF-8", ErrInvalid)
+	}
+	return nil
 }
 
 // ParseCIDRs parses a list of networks separated by commas and/or spaces. A
@@ -183,6 +209,9 @@ func (s *Store) CreateKey(ctx context.Context, k NewKey) (APIKey, string, error)
 	if err != nil {
 		return APIKey{}, "", err
 	}
+	if err := CheckKeyName(k.Name); err != nil {
+		return APIKey{}, "", err
+	}
 	version := k.ScopeVersion
 	if version == 0 {
 		version = ScopeVersionCurrent
@@ -209,6 +238,7 @@ func (s *Store) CreateKey(ctx context.Context, k NewKey) (APIKey, string, error)
 	key := APIKey{
 		ID:           ids.New(ids.Key),
 		AccountID:    k.AccountID,
+		Name:         k.Name,
 		SecretHint:   secret[:len(ids.KeySecret)+4],
 		Scopes:       scopes,
 		ScopeVersion: version,
@@ -226,9 +256,9 @@ func (s *Store) CreateKey(ctx context.Context, k NewKey) (APIKey, string, error)
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys
-			(id, account_id, secret_hash, secret_hint, scopes, scope_version, allowed_cidrs, expires_utc, created_utc)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			key.ID, key.AccountID, HashSecret(secret), key.SecretHint, strings.Join(scopes, " "), version,
+			(id, account_id, name, secret_hash, secret_hint, scopes, scope_version, allowed_cidrs, expires_utc, created_utc)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			key.ID, key.AccountID, key.Name, HashSecret(secret), key.SecretHint, strings.Join(scopes, " "), version,
 			formatCIDRs(cidrs), expires, FormatTime(now))
 		return err
 	})
@@ -249,6 +279,7 @@ func formatCIDRs(ps []netip.Prefix) string {
 type keyRow struct {
 	ID           string         `db:"id"`
 	AccountID    string         `db:"account_id"`
+	Name         string         `db:"name"`
 	SecretHint   string         `db:"secret_hint"`
 	Scopes       string         `db:"scopes"`
 	ScopeVersion int            `db:"scope_version"`
@@ -256,12 +287,13 @@ type keyRow struct {
 	ExpiresUTC   sql.NullString `db:"expires_utc"`
 	RevokedUTC   sql.NullString `db:"revoked_utc"`
 	CreatedUTC   string         `db:"created_utc"`
+	LastUsedUTC  sql.NullString `db:"last_used_utc"`
 }
 
-const keyColumns = `k.id, k.account_id, k.secret_hint, k.scopes, k.scope_version, k.allowed_cidrs, k.expires_utc, k.revoked_utc, k.created_utc`
+const keyColumns = `k.id, k.account_id, k.name, k.secret_hint, k.scopes, k.scope_version, k.allowed_cidrs, k.expires_utc, k.revoked_utc, k.created_utc, k.last_used_utc`
 
 func (r keyRow) key() (APIKey, error) {
-	k := APIKey{ID: r.ID, AccountID: r.AccountID, SecretHint: r.SecretHint, Scopes: strings.Fields(r.Scopes), ScopeVersion: r.ScopeVersion}
+	k := APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, SecretHint: r.SecretHint, Scopes: strings.Fields(r.Scopes), ScopeVersion: r.ScopeVersion}
 	var err error
 	if k.AllowedCIDRs, err = ParseCIDRs(r.AllowedCIDRs); err != nil {
 		return APIKey{}, fmt.Errorf("key %s: stored allowlist: %w", r.ID, err)
@@ -273,6 +305,9 @@ func (r keyRow) key() (APIKey, error) {
 		return APIKey{}, fmt.Errorf("key %s: %w", r.ID, err)
 	}
 	if k.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
+		return APIKey{}, fmt.Errorf("key %s: %w", r.ID, err)
+	}
+	if k.LastUsedUTC, err = parseNullTime(r.LastUsedUTC); err != nil {
 		return APIKey{}, fmt.Errorf("key %s: %w", r.ID, err)
 	}
 	return k, nil
@@ -326,9 +361,10 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string) error {
 }
 
 // KeyBySecret finds a key and its account by the secret's hash. It returns
-// revoked and expired keys too (with their times set): deciding whether a
-// key may be used, with the caller's clock and address, is the caller's
-// job (APIKey.Usable, AllowsIP). An unknown secret is ErrNotFound.
+// revoked and expired keys, and keys of disabled accounts, too (with their
+// times set): deciding whether a key may be used, with the caller's clock
+// and address, is the caller's job (APIKey.Usable, Account.Disabled,
+// AllowsIP). An unknown secret is ErrNotFound.
 func (s *Store) KeyBySecret(ctx context.Context, secret string) (APIKey, Account, error) {
 	var row struct {
 		keyRow
@@ -336,7 +372,8 @@ func (s *Store) KeyBySecret(ctx context.Context, secret string) (APIKey, Account
 	}
 	err := s.db.GetContext(ctx, &row, `SELECT `+keyColumns+`,
 		a.id AS "a.id", a.name AS "a.name", a.monthly_quota AS "a.monthly_quota",
-		a.rate_limit_per_minute AS "a.rate_limit_per_minute", a.created_utc AS "a.created_utc"
+		a.rate_limit_per_minute AS "a.rate_limit_per_minute", a.created_utc AS "a.created_utc",
+		a.disabled_utc AS "a.disabled_utc"
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = ?`, HashSecret(secret))
 	if errors.Is(err, sql.ErrNoRows) {
 		return APIKey{}, Account{}, ErrNotFound
@@ -353,4 +390,35 @@ func (s *Store) KeyBySecret(ctx context.Context, secret string) (APIKey, Account
 		return APIKey{}, Account{}, err
 	}
 	return k, a, nil
+}
+
+// KeyUse is one key's use as the server records it.
+type KeyUse struct {
+	KeyID string
+	At    time.Time
+}
+
+// RecordKeyUse stores the last-use times of keys, in one transaction. A
+// time earlier than the one stored (another process's, say) does not move
+// it back; unknown (purged) keys are skipped. The server calls it with the
+// request statistics, at most once a minute per key (README.md, Commands),
+// so authentication costs no write.
+func (s *Store) RecordKeyUse(ctx context.Context, uses []KeyUse) error {
+	if len(uses) == 0 {
+		return nil
+	}
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		for _, u := range uses {
+			at := FormatTime(truncMs(u.At))
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_utc = ?
+				WHERE id = ? AND (last_used_utc IS NULL OR last_used_utc < ?)`, at, u.KeyID, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record key use: %w", err)
+	}
+	return nil
 }

@@ -62,6 +62,7 @@ func TestMigrateV2AddsReferenceCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAccount(t, s, 10)
+	undoMigration7(t, s)
 	if _, err := s.db.ExecContext(ctx, `DROP TABLE reference_cache`); err != nil {
 		t.Fatal(err)
 	}

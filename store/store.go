@@ -141,6 +141,21 @@ type Options struct {
 	// deliveries of sealed endpoints; the commands, which do neither, open
 	// the store without it.
 	Secrets *secretbox.Box
+	// Observer, if set, is told how long writers waited for the
+	// in-process write slot and which writes failed with ErrBusy (serve's
+	// metrics listener, README.md, Metrics). Nil costs nothing.
+	Observer Observer
+}
+
+// Observer watches the store's writers; see Options.Observer. Its methods
+// are called on the write path, so they must be quick and safe for
+// concurrent use.
+type Observer interface {
+	// WriteWait is the time a write waited for the in-process write slot,
+	// whether it got the slot or gave up.
+	WriteWait(d time.Duration)
+	// WriteBusy is called once for each write that failed with ErrBusy.
+	WriteBusy()
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -150,6 +165,7 @@ type Store struct {
 	writeMu chan struct{} // one in-process writer at a time; see the package comment
 	onFinal []JobFinalHook
 	secrets *secretbox.Box
+	obs     Observer // nil: nothing is measured
 	// busyWait bounds how long a write waits for the in-process write
 	// slot, and then for SQLite's lock; 0 means DefaultBusyWait, which
 	// every connection has as its busy timeout (see WithBusyWait).
@@ -200,6 +216,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		writeMu: make(chan struct{}, 1),
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
+		obs:     opt.Observer,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -315,6 +332,10 @@ func (s *Store) Close() error { return s.db.Close() }
 // view with a busy wait) until the wait is over: a writer ahead of us may
 // itself be waiting out another process's lock.
 func (s *Store) lockWrite(ctx context.Context) error {
+	if s.obs != nil {
+		start := time.Now()
+		defer func() { s.obs.WriteWait(time.Since(start)) }()
+	}
 	var expired <-chan time.Time
 	if s.busyWait > 0 {
 		t := time.NewTimer(s.busyWait)
@@ -335,7 +356,8 @@ func (s *Store) unlockWrite() { <-s.writeMu }
 
 // withWriteLock runs a single-statement write (an autocommit UPDATE or
 // INSERT) in the write slot.
-func (s *Store) withWriteLock(ctx context.Context, fn func() error) error {
+func (s *Store) withWriteLock(ctx context.Context, fn func() error) (err error) {
+	defer s.observeBusy(&err)
 	if err := s.lockWrite(ctx); err != nil {
 		return err
 	}
@@ -343,10 +365,19 @@ func (s *Store) withWriteLock(ctx context.Context, fn func() error) error {
 	return busy(fn())
 }
 
+// observeBusy tells the observer of a write that ended with *err marked
+// ErrBusy; deferred by the writers.
+func (s *Store) observeBusy(err *error) {
+	if s.obs != nil && *err != nil && errors.Is(*err, ErrBusy) {
+		s.obs.WriteBusy()
+	}
+}
+
 // WithTx runs fn in one write transaction (BEGIN IMMEDIATE) and commits if
 // fn returns nil, else rolls back and returns fn's error unchanged (so
 // sentinel errors survive).
-func (s *Store) WithTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+func (s *Store) WithTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+	defer s.observeBusy(&err)
 	if err := s.lockWrite(ctx); err != nil {
 		return err
 	}
@@ -448,4 +479,23 @@ func strPtr(ns sql.NullString) *string {
 	}
 	s := ns.String
 	return &s
+}
+
+// errProbeDone ends ProbeWrite's transaction with a rollback.
+var errProbeDone = errors.New("probe done")
+
+// ProbeWrite checks that a write can happen now: it takes the database's
+// write lock (BEGIN IMMEDIATE) and gives it back with a rollback, so
+// nothing is written and the file does not grow. On a view from
+// WithBusyWait it waits at most that long for a lock another process holds,
+// then fails with ErrBusy. The readiness check (GET /readyz) uses it.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	err := s.WithTx(ctx, func(*sqlx.Tx) error { return errProbeDone })
+	if errors.Is(err, errProbeDone) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write probe: %w", busy(err))
+	}
+	return nil
 }

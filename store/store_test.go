@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,12 +99,12 @@ func TestOpenMigratesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.ExecContext(ctx, "PRAGMA user_version = 7"); err != nil {
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("open of a version 7 file: err = %v, want a 'newer' error", err)
+		t.Errorf("open of a version %d file: err = %v, want a 'newer' error", SchemaVersion+1, err)
 	}
 	// No schema (no migrations) on a new file is an error, not an empty
 	// database. (An empty migration file is refused when the files are
@@ -130,6 +131,7 @@ func TestMigrateV1BackfillsQuotaUsage(t *testing.T) {
 		}
 	}
 	// Make it look like a version 1 file.
+	undoMigration7(t, s)
 	if _, err := s.db.ExecContext(ctx, `DROP TABLE quota_usage`); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,8 @@ func TestWithTxRollsBack(t *testing.T) {
 	ctx := context.Background()
 	boom := errors.New("boom")
 	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts VALUES ('acct_x', 'x', 1, 1, '2026-01-01T00:00:00.000Z')`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+			VALUES ('acct_x', 'x', 1, 1, '2026-01-01T00:00:00.000Z')`); err != nil {
 			return err
 		}
 		return boom

@@ -88,6 +88,27 @@ type Config struct {
 	Wake   Signal
 	Logger *slog.Logger // [slog.Default()]
 	Now    func() time.Time
+	// Observer is told of each recorded attempt [nil: nothing is
+	// measured].
+	Observer Observer
+}
+
+// Outcomes of an attempt, as Observer.DeliveryAttempt reports them.
+const (
+	OutcomeSucceeded     = "succeeded"      // the receiver answered 2xx
+	OutcomeFailedAttempt = "failed_attempt" // failed; the delivery is due again on the schedule
+	OutcomeFailedFinal   = "failed_final"   // failed, and the delivery is failed for good
+)
+
+// Observer watches delivery attempts (serve's metrics listener, README.md,
+// Metrics). It is called by the workers, so it must be quick and safe for
+// concurrent use.
+type Observer interface {
+	// DeliveryAttempt is called once an attempt's outcome is recorded in
+	// the store: one of the Outcome constants, and how long the request
+	// took. Attempts released at shutdown or whose outcome could not be
+	// recorded are not reported; they are sent again.
+	DeliveryAttempt(outcome string, d time.Duration)
 }
 
 // Store is the webhook outbox as the worker needs it (*store.Store
@@ -258,6 +279,9 @@ func (k *deliveryKind) record(ctx context.Context, a *attempt, next *time.Time) 
 		return
 	}
 	attrs = append(attrs, "outcome", status)
+	if k.cfg.Observer != nil {
+		k.cfg.Observer.DeliveryAttempt(attemptOutcome(res.Success, status), res.Duration)
+	}
 	if !res.Success {
 		attrs = append(attrs, "error", out.Error)
 		if status == store.DeliveryPending && out.NextAttempt != nil {
@@ -267,6 +291,19 @@ func (k *deliveryKind) record(ctx context.Context, a *attempt, next *time.Time) 
 		return
 	}
 	k.log.Info("webhook attempt", attrs...)
+}
+
+// attemptOutcome names a recorded attempt for the Observer: status is the
+// delivery's status after it.
+func attemptOutcome(success bool, status string) string {
+	switch {
+	case success:
+		return OutcomeSucceeded
+	case status == store.DeliveryPending:
+		return OutcomeFailedAttempt
+	default:
+		return OutcomeFailedFinal
+	}
 }
 
 // excerptInError bounds the receiver's text quoted in a delivery's error.

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"locrisk/version"
+)
+
+func TestVersionCommand(t *testing.T) {
+	want := version.String()
+	r := cmd(t, nil, "version")
+	if r.code != 0 || r.stdout != "locrisk "+want+"\n" {
+		t.Errorf("version: %+v, want %q", r, "locrisk "+want)
+	}
+	r = cmd(t, nil, "version", "--json")
+	var got struct{ Version, Go string }
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got.Version != want || got.Go != runtime.Version() {
+		t.Errorf("version --json printed %q (%v)", r.stdout, err)
+	}
+	if r := cmd(t, nil, "version", "extra"); r.code != 2 {
+		t.Errorf("version extra: exit %d, want 2", r.code)
+	}
+	if r := cmd(t, nil, "-h"); !strings.Contains(r.stdout, "version") {
+		t.Error("top-level help does not list version")
+	}
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// TestQueueDepth: the counts follow jobs through queued and processing,
+// the oldest runnable time is the earliest run_after_utc of the queued
+// ones, and an empty queue reads as zero.
+func TestQueueDepth(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	if d, err := s.QueueDepth(ctx); err != nil || d != (QueueDepth{}) {
+		t.Fatalf("empty queue: %+v, %v", d, err)
+	}
+	acct := newAccount(t, s, 100)
+	for i := range 3 {
+		if _, _, err := s.CreateJob(ctx, NewJob{AccountID: acct.ID, Latitude: 40, Longitude: -90}, t0.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := s.ClaimJob(ctx, "w1", time.Minute, t0.Add(time.Hour)); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	d, err := s.QueueDepth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The claim takes the oldest, so the oldest still queued is the second.
+	want := QueueDepth{JobsQueued: 2, JobsProcessing: 1, OldestRunnable: t0.Add(time.Minute)}
+	if d != want {
+		t.Errorf("depth %+v, want %+v", d, want)
+	}
+}
+
+// recordingObserver is an Observer that keeps what it is told.
+type recordingObserver struct {
+	mu    sync.Mutex
+	waits []time.Duration
+	busy  int
+}
+
+func (o *recordingObserver) WriteWait(d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.waits = append(o.waits, d)
+}
+
+func (o *recordingObserver) WriteBusy() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.busy++
+}
+
+// TestObserverSeesWriteWaitAndBusy: a write queued behind another for the
+// write slot reports its wait, and a view whose busy wait runs out while
+// the slot is held reports one busy error.
+func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
+	ctx := context.Background()
+	obs := &recordingObserver{}
+	s := newStore(t, Options{Observer: obs})
+	const hold = 100 * time.Millisecond
+	obs.mu.Lock()
+	before := len(obs.waits) // the writes of opening the store
+	obs.mu.Unlock()
+
+	held := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- s.WithTx(ctx, func(*sqlx.Tx) error {
+			close(held)
+			time.Sleep(hold)
+			return nil
+		})
+	}()
+	<-held
+	// The short view gives up while the slot is still held.
+	err := s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("short wait: %v, want ErrBusy", err)
+	}
+	// This one waits for the slot and gets it.
+	if _, err := s.CreateAccount(ctx, "waiter", 1, 60); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.busy != 1 {
+		t.Errorf("busy errors %d, want 1", obs.busy)
+	}
+	waits := obs.waits[before:]
+	var longest time.Duration
+	for _, w := range waits {
+		longest = max(longest, w)
+	}
+	// Three writes: the holder (no wait), the one that gave up, the one
+	// that waited out most of the hold.
+	if len(waits) != 3 || longest < hold/2 {
+		t.Errorf("waits %v: want 3, the longest at least %s", waits, hold/2)
+	}
+}
