@@ -137,8 +137,10 @@ func TestReportCommandUsageErrors(t *testing.T) {
 	if r := cmd(t, env, "report", "--account", "acct_x", "41.8"); !strings.Contains(r.stderr, "got 1 argument\n") {
 		t.Errorf("one coordinate: stderr %q, want \"got 1 argument\"", r.stderr)
 	}
-	if r := cmd(t, env, "keys", "revoke", "a", "b"); !strings.Contains(r.stderr, "got 2 arguments\n") {
-		t.Errorf("keys revoke a b: stderr %q", r.stderr)
+	for _, args := range [][]string{{"keys", "revoke", "a", "b"}, {"accounts", "disable", "a", "b"}, {"accounts", "enable", "a", "b"}} {
+		if r := cmd(t, env, args...); !strings.Contains(r.stderr, "got 2 arguments\n") {
+			t.Errorf("%v: stderr %q", args, r.stderr)
+		}
 	}
 	if r := cmd(t, env, "report", "-h"); r.code != exitOK || !strings.Contains(r.stdout, "manual") {
 		t.Errorf("report -h: exit %d, stdout %s", r.code, r.stdout)
