@@ -151,7 +151,7 @@ report job at once and a new rate limit within a second.`, `
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want exactly one ACCOUNT_ID, got %d arguments", len(pos))
+		return usagef("want exactly one ACCOUNT_ID, got %s", plural(len(pos), "argument"))
 	}
 	var u store.AccountUpdate
 	f.Visit(func(fl *flag.Flag) {
@@ -216,7 +216,7 @@ account changes nothing.`
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want exactly one ACCOUNT_ID, got %d arguments", len(pos))
+		return usagef("want exactly one ACCOUNT_ID, got %s", plural(len(pos), "argument"))
 	}
 	st, err := c.openStore(db)
 	if err != nil {

@@ -222,7 +222,7 @@ refuses it within a second. Revoking a revoked key changes nothing.`, `
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want exactly one KEY_ID, got %d arguments", len(pos))
+		return usagef("want exactly one KEY_ID, got %s", plural(len(pos), "argument"))
 	}
 	st, err := c.openStore(db)
 	if err != nil {

@@ -39,21 +39,23 @@ func (c *cli) report(args []string) error {
 	var account, db, dataDir, pdfPath string
 	var asJSON bool
 	var timeout time.Duration
-	f := c.newFlags("report", "--account ACCOUNT_ID [flags] LATITUDE LONGITUDE", `
+	f := c.newFlags("report", "--account ACCOUNT_ID --data-dir DIR [flags] LATITUDE LONGITUDE", `
 Queues a report job for the coordinate in the account's "manual" usage
 bucket (the monthly quota applies), waits for it, and prints the report's
 summary: as text, or with --json as the API's summary JSON (GET
 .../reports/{id}?detail=summary). --pdf FILE also writes the PDF report.
 
-The command loads the engine from --data-dir and runs a worker of its own
-while it waits, so it needs no running server; if a server shares the
-database, whichever worker claims the job first runs it, once.
-Negative coordinates need no quoting: "report ... 41.88 -87.63" works.
+The command loads the engine from --data-dir (required; or set
+LOCRISK_DATA_DIR once) and runs a worker of its own while it waits, so it
+needs no running server; if a server shares the database, whichever worker
+claims the job first runs it, once.
+The coordinate is two arguments or one, "LATITUDE,LONGITUDE"; negative
+numbers need no quoting: "report ... 41.88 -87.63" and "41.88,-87.63" work.
 Exit status 1 when the location is not covered, the quota is used up, the
 job fails or the wait times out.`, `
   locrisk report --account acct_... --data-dir ../shared/data 41.8781 -87.6298
-  locrisk report --account acct_... --json 37.7749 -122.4194 > summary.json
-  locrisk report --account acct_... --pdf chicago.pdf 41.8781 -87.6298`)
+  locrisk report --account acct_... --data-dir ../shared/data --json 41.8781,-87.6298 > summary.json
+  LOCRISK_DATA_DIR=../shared/data locrisk report --account acct_... --pdf chicago.pdf 41.8781 -87.6298`)
 	f.StringVar(&account, "account", "", "account `id` the job is made for (required)")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
 	f.StringVar(&dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
@@ -67,16 +69,17 @@ job fails or the wait times out.`, `
 	if account == "" {
 		return usagef("--account is required")
 	}
-	if len(pos) != 2 {
-		return usagef("want LATITUDE LONGITUDE, got %d arguments", len(pos))
+	coord, err := coordinateArgs(pos)
+	if err != nil {
+		return err
 	}
-	lat, err := strconv.ParseFloat(pos[0], 64)
+	lat, err := strconv.ParseFloat(coord[0], 64)
 	if err != nil || !(lat >= -90 && lat <= 90) { // NaN fails too
-		return usagef("latitude %q must be a number from -90 to 90", pos[0])
+		return usagef("latitude %q must be a number from -90 to 90", coord[0])
 	}
-	lon, err := strconv.ParseFloat(pos[1], 64)
+	lon, err := strconv.ParseFloat(coord[1], 64)
 	if err != nil || !(lon >= -180 && lon <= 180) {
-		return usagef("longitude %q must be a number from -180 to 180", pos[1])
+		return usagef("longitude %q must be a number from -180 to 180", coord[1])
 	}
 	if timeout <= 0 {
 		return usagef("--timeout must be positive")
@@ -157,6 +160,24 @@ job fails or the wait times out.`, `
 		return writeJSON(c.stdout, v)
 	}
 	return printSummary(c.stdout, v)
+}
+
+// coordinateArgs splits the positional arguments into latitude and
+// longitude: "41.8 -87.6", "41.8,-87.6" or, as a shell splits an unquoted
+// "41.8, -87.6", "41.8," and "-87.6".
+func coordinateArgs(pos []string) ([2]string, error) {
+	var parts []string
+	for _, p := range pos {
+		for part := range strings.SplitSeq(p, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				parts = append(parts, part)
+			}
+		}
+	}
+	if len(parts) != 2 || len(pos) > 2 {
+		return [2]string{}, usagef("want LATITUDE LONGITUDE or LATITUDE,LONGITUDE, got %s", plural(len(pos), "argument"))
+	}
+	return [2]string{parts[0], parts[1]}, nil
 }
 
 // waitForJob runs a one-worker scheduler until job is final, the timeout

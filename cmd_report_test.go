@@ -134,6 +134,14 @@ func TestReportCommandUsageErrors(t *testing.T) {
 	if _, err := os.Stat(env["LOCRISK_DB"]); !os.IsNotExist(err) {
 		t.Errorf("a usage error created the database file (%v)", err)
 	}
+	if r := cmd(t, env, "report", "--account", "acct_x", "41.8"); !strings.Contains(r.stderr, "got 1 argument\n") {
+		t.Errorf("one coordinate: stderr %q, want \"got 1 argument\"", r.stderr)
+	}
+	for _, args := range [][]string{{"keys", "revoke", "a", "b"}, {"accounts", "disable", "a", "b"}, {"accounts", "enable", "a", "b"}} {
+		if r := cmd(t, env, args...); !strings.Contains(r.stderr, "got 2 arguments\n") {
+			t.Errorf("%v: stderr %q", args, r.stderr)
+		}
+	}
 	if r := cmd(t, env, "report", "-h"); r.code != exitOK || !strings.Contains(r.stdout, "manual") {
 		t.Errorf("report -h: exit %d, stdout %s", r.code, r.stdout)
 	}
@@ -149,10 +157,40 @@ func TestPositionalsLast(t *testing.T) {
 		{[]string{"--json", "41", "--account", "-a", "-87"}, []string{"--json", "--account", "-a", "--", "41", "-87"}},
 		{[]string{"--unknown", "1", "-2"}, []string{"--unknown", "--", "1", "-2"}},
 		{[]string{"1", "--", "-x"}, []string{"--", "1", "-x"}},
+		{[]string{"-33.9,151.2", "--account", "a"}, []string{"--account", "a", "--", "-33.9,151.2"}},
+		{[]string{"--account", "a", "-33.9,", "-151.2"}, []string{"--account", "a", "--", "-33.9,", "-151.2"}},
+		{[]string{"-x,1"}, []string{"-x,1", "--"}},
 	}
 	for _, tc := range tests {
 		if got := positionalsLast(fs, tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("positionalsLast(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCoordinateArgs(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want [2]string
+		err  string
+	}{
+		{[]string{"41.8", "-87.6"}, [2]string{"41.8", "-87.6"}, ""},
+		{[]string{"41.8,-87.6"}, [2]string{"41.8", "-87.6"}, ""},
+		{[]string{"-33.9, 151.2"}, [2]string{"-33.9", "151.2"}, ""},
+		{[]string{"41.8,", "-87.6"}, [2]string{"41.8", "-87.6"}, ""}, // an unquoted "41.8, -87.6"
+		{[]string{"41.8"}, [2]string{}, "got 1 argument"},
+		{nil, [2]string{}, "got 0 arguments"},
+		{[]string{"1", "2", "3"}, [2]string{}, "got 3 arguments"},
+		{[]string{"1,2,3"}, [2]string{}, "got 1 argument"},
+		{[]string{"1,2", "3"}, [2]string{}, "got 2 arguments"},
+	}
+	for _, tt := range tests {
+		got, err := coordinateArgs(tt.in)
+		switch {
+		case tt.err == "" && (err != nil || got != tt.want):
+			t.Errorf("coordinateArgs(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		case tt.err != "" && (err == nil || !strings.HasSuffix(err.Error(), tt.err)):
+			t.Errorf("coordinateArgs(%q) error %v, want one ending %q", tt.in, err, tt.err)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
 	var faults, logFormat, retain, memoryLimit string
-	f := c.newFlags("serve", "[flags]", `
+	f := c.newFlags("serve", "--data-dir DIR [flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
 SQLite database file. The engine loads every public data set from
 --data-dir at start-up; if any is missing, serve exits at once and names
@@ -32,7 +32,7 @@ SIGTERM or SIGINT stops it gracefully: it stops accepting connections,
 lets requests and jobs in hand finish (bounded by --shutdown-timeout),
 releases unfinished jobs back to the queue, and exits 0.`, `
   locrisk serve --data-dir ../shared/data
-  locrisk serve --addr 0.0.0.0:8080 --db /var/lib/locrisk/locrisk.db --workers 4
+  locrisk serve --data-dir ../shared/data --addr 0.0.0.0:8080 --db /var/lib/locrisk/locrisk.db --workers 4
   LOCRISK_DATA_DIR=../shared/data LOCRISK_LOG_FORMAT=json locrisk serve
   locrisk serve --data-dir ../shared/data --faults report.generate=transient:first=1
   locrisk serve --data-dir ../shared/data --metrics-addr 127.0.0.1:9464`)

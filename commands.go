@@ -40,7 +40,14 @@ type cli struct {
 	env    env
 	stdout io.Writer
 	stderr io.Writer
+	// parseOnly stops every command once its flags are parsed (errParsed):
+	// the test that checks each -h example parses uses it for the
+	// commands it cannot run (serve, data validate).
+	parseOnly bool
 }
+
+// errParsed is what a command returns in parseOnly mode.
+var errParsed = errors.New("flags parsed")
 
 // command is one subcommand: its path ("keys create"), a one-line summary,
 // and its implementation.
@@ -72,6 +79,12 @@ func commands() []command {
 
 func run(ctx context.Context, args []string, lookup env, stdout, stderr io.Writer) int {
 	c := &cli{ctx: ctx, env: lookup, stdout: stdout, stderr: stderr}
+	return c.run(args)
+}
+
+// run runs one command line with c's context, environment and output.
+func (c *cli) run(args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	if len(args) == 0 {
 		c.topUsage(stderr)
 		return exitUsage
@@ -109,7 +122,7 @@ func run(ctx context.Context, args []string, lookup env, stdout, stderr io.Write
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, flag.ErrHelp), errors.Is(err, errParsed):
 		return exitOK
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "locrisk %s: %s\nRun 'locrisk %s -h' for help.\n", cmd.path, ue.msg, cmd.path)
@@ -151,6 +164,14 @@ Quick start:
   locrisk keys create --account acct_... --scopes reports:create,reports:read
   locrisk serve --data-dir ../shared/data
 `)
+}
+
+// plural is n and noun, with an s unless n is 1: "1 argument", "3 arguments".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // writeJSON writes v as indented JSON: the output of every --json.

@@ -95,6 +95,9 @@ func (f *flags) parse(args []string) ([]string, error) {
 			}
 		}
 	})
+	if err == nil && f.c.parseOnly {
+		return pos, errParsed
+	}
 	return pos, err
 }
 
@@ -126,7 +129,7 @@ func positionalsLast(fs *flag.FlagSet, args []string) []string {
 			pos = append(pos, args[i+1:]...)
 			break
 		}
-		if _, err := strconv.ParseFloat(a, 64); err == nil || !strings.HasPrefix(a, "-") || a == "-" {
+		if isNumbers(a) || !strings.HasPrefix(a, "-") || a == "-" {
 			pos = append(pos, a)
 			continue
 		}
@@ -148,4 +151,18 @@ func positionalsLast(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return append(append(flags, "--"), pos...)
+}
+
+// isNumbers reports whether a is a number or numbers separated by commas
+// ("-87.63", "-33.9,151.2"): a positional argument, never a flag.
+func isNumbers(a string) bool {
+	for part := range strings.SplitSeq(a, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if _, err := strconv.ParseFloat(part, 64); err != nil {
+			return false
+		}
+	}
+	return strings.TrimSpace(strings.ReplaceAll(a, ",", "")) != ""
 }

@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"strconv"
+	"strings"
 
 	"locrisk/risk"
 )
@@ -250,7 +251,7 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk
 			}
 			rows = append(rows, []tableCell{
 				{text: lbl},
-				{text: clean(formatValue(in.Value, in.Unit), false)},
+				{text: clean(indicatorValue(in), false)},
 				pct,
 				{text: orDash(clean(in.Source, false))},
 			})
@@ -538,33 +539,85 @@ const limitations = "This report is a screening tool, not a site survey, enginee
 	"locator map are approximate. Confirm material findings with a site inspection " +
 	"and the original data before making a decision."
 
-// methodologySection names the scoring method and its limits.
+// methodsNote is the essentials of the method a reader needs to read the
+// scores, from docs/methodology.md ("Percentiles", "Resolution and
+// confidence", "Annual probabilities and return periods"). A PDF has to
+// stand on its own: its reader cannot open the repository's documents.
+const methodsNote = "Scores run from 0 to 100 and read: very low 0-19, low 20-39, moderate 40-59, " +
+	"high 60-79, very high 80-100. A score of 80 means the location is more exposed than 80% of " +
+	"US residents; it is a ranking, not an 80% chance of loss. Each indicator states where it was " +
+	"measured: at the site, on a model grid, from reported events near the site, or as a county " +
+	"average, in falling order of confidence; its source and vintage are given beside it. " +
+	"Confidence (high, medium, low) weighs these resolutions and the completeness of each data set. " +
+	"Where a chance is shown as \"about 1 in N years\", it is the annual chance of the event named " +
+	"beside it. A module or peril shown as \"No data\" was not scored."
+
+// methodologySection names the scoring method and its limits. The
+// section is kept together when it fits on a page: started at the foot of
+// a nearly full page, its last lines would otherwise sit alone on a last
+// page.
 func (r *renderer) methodologySection() {
 	r.y += 4
 	r.cont = ""
-	r.ensure(16 + 20)
+	meth := r.a.Report.Methodology
+	desc := withoutRepositoryPaths(clean(meth.Description, true))
+	r.setFont(fBody)
+	var descLines int
+	for _, p := range strings.Split(desc, "\n") {
+		descLines += len(r.wrap(p, contentW))
+	}
+	noteLines := len(r.wrap(methodsNote, contentW))
+	limLines := len(r.wrap(limitations, contentW))
+	h := 13 + 2*4.6 + 1.5 + 4.4*float64(descLines) + 3 + 2*5.2 + 4.4*float64(noteLines+limLines) + 3
+	if h <= bodyBottom-contentTop {
+		r.ensure(h)
+	} else {
+		r.ensure(16 + 20)
+	}
 	r.f.Bookmark("Methodology and limitations", 0, r.y)
 	r.h1("Methodology and limitations")
-	meth := r.a.Report.Methodology
 	r.setFont(fBody)
 	r.setInk(colInk)
 	r.kv("Methodology version", orDash(clean(meth.Version, false)))
 	r.kv("Data version", orDash(clean(r.a.DataVersion, false)))
 	r.y += 1.5
-	if d := clean(meth.Description, true); d != "" {
+	if desc != "" {
 		r.setFont(fBody)
 		r.setInk(colInk)
-		r.paragraph(marginL, contentW, 4.4, d)
+		r.paragraph(marginL, contentW, 4.4, desc)
 		r.y += 3
 	}
+	r.ensure(5.2 + 4.4*2)
+	r.subheading("How to read the scores")
 	r.setFont(fBody)
-	if h := 5.2 + 4.4*float64(len(r.wrap(limitations, contentW))); h < 80 {
+	r.setInk(colInk)
+	r.paragraph(marginL, contentW, 4.4, methodsNote)
+	r.y += 3
+	r.setFont(fBody)
+	if h := 5.2 + 4.4*float64(limLines); h < 80 {
 		r.ensure(h)
 	}
 	r.subheading("Limitations")
 	r.setFont(fBody)
 	r.setInk(colInk)
 	r.paragraph(marginL, contentW, 4.4, limitations)
+}
+
+// withoutRepositoryPaths drops the sentences of s that send the reader to
+// a file of the repository ("See docs/methodology.md ..."): reports stored
+// before the PDF carried its own methods note say so, and a PDF reader can
+// open no such path.
+func withoutRepositoryPaths(s string) string {
+	if !strings.Contains(s, "docs/") {
+		return s
+	}
+	var kept []string
+	for _, sentence := range strings.SplitAfter(s, ". ") {
+		if !strings.Contains(sentence, "docs/") {
+			kept = append(kept, sentence)
+		}
+	}
+	return strings.TrimSpace(strings.Join(kept, ""))
 }
 
 // kv draws a bold label and its value on one line, wrapping the value.

@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
@@ -63,6 +64,10 @@ func Render(in Input) ([]byte, error) {
 		// fpdf would fall back to the wall clock, breaking determinism.
 		return nil, errors.New("pdf: render report: generation time is zero")
 	}
+	fontsOnce.Do(loadFonts)
+	if errFonts != nil {
+		return nil, fmt.Errorf("pdf: render report %s: %w", in.ReportID, errFonts)
+	}
 	r := newRenderer(in)
 	r.coverPage()
 	r.modulePages()
@@ -76,6 +81,24 @@ func Render(in Input) ([]byte, error) {
 		return nil, fmt.Errorf("pdf: render report %s: %w", in.ReportID, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// The two faces as every document embeds them: the Go fonts with a true
+// hyphen (shortHyphen). Made once and never written after; each document
+// still gets its own copies (see newRenderer).
+var (
+	fontsOnce             sync.Once
+	fontRegular, fontBold []byte
+	errFonts              error
+)
+
+func loadFonts() {
+	fontRegular, fontBold = bytes.Clone(goregular.TTF), bytes.Clone(gobold.TTF)
+	for _, ttf := range [][]byte{fontRegular, fontBold} {
+		if err := shortHyphen(ttf); err != nil {
+			errFonts = fmt.Errorf("preparing the embedded Go font: %w", err)
+		}
+	}
 }
 
 // fontSpec is a font face and size.
@@ -134,8 +157,8 @@ func newRenderer(in Input) *renderer {
 	// byte of Go Mono), which would corrupt the shared gofont variables and
 	// make the second rendering differ from the first. Each document gets
 	// its own copies.
-	f.AddUTF8FontFromBytes("go", "", bytes.Clone(goregular.TTF))
-	f.AddUTF8FontFromBytes("go", "B", bytes.Clone(gobold.TTF))
+	f.AddUTF8FontFromBytes("go", "", bytes.Clone(fontRegular))
+	f.AddUTF8FontFromBytes("go", "B", bytes.Clone(fontBold))
 
 	loc := in.Assessment.Location
 	place := joinNonEmpty(", ", clean(loc.CountyName, false), clean(loc.StateName, false))

@@ -477,7 +477,7 @@ func TestRenderEdgeCases(t *testing.T) {
 				m.Indicators = append(m.Indicators, risk.Indicator{
 					ID:    fmt.Sprintf("long_%d", i),
 					Label: strings.Repeat("Very long indicator label that keeps going ", 1+i%5) + "end",
-					Value: strings.Repeat("value-without-any-spaces-", 1+i%3), Percentile: fp(float64(i) * 2.5),
+					Text:  sp(strings.Repeat("value-without-any-spaces-", 1+i%3)), Percentile: fp(float64(i) * 2.5),
 					Source: "a_source_identifier_with_no_spaces_that_is_far_too_long_for_its_column"})
 			}
 			m.Narrative = strings.Repeat("A long narrative sentence that has to wrap onto many lines. ", 120)
@@ -725,5 +725,27 @@ func TestPageRings(t *testing.T) {
 	off := []geo.Point{pt(-30, 90), pt(-20, 90), pt(-20, 80), pt(-30, 80)}
 	if got := pageRings(p, [][]geo.Point{off}, 0.25, clip); len(got) != 0 {
 		t.Errorf("ring outside the box kept: %v", got)
+	}
+}
+
+// The Value column shows an indicator's wording where it has one, else
+// its number with the unit.
+func TestIndicatorValue(t *testing.T) {
+	tests := []struct {
+		in   risk.Indicator
+		want string
+	}{
+		{risk.Indicator{Value: fp(100), Text: sp("none within 100 km"), Unit: "km"}, "none within 100 km"},
+		{risk.Indicator{Text: sp("Not Applicable"), Unit: "score 0-100"}, "Not Applicable"},
+		{risk.Indicator{Text: sp("Love Canal (NY)"), Unit: "name"}, "Love Canal (NY)"},
+		{risk.Indicator{Value: fp(65222), Unit: "count"}, "65,222"},
+		{risk.Indicator{Value: fp(2.5), Unit: "km"}, "2.5 km"},
+		{risk.Indicator{Unit: "km"}, "–"},
+		{risk.Indicator{Value: fp(3), Text: sp(""), Unit: "count"}, "3"},
+	}
+	for _, tt := range tests {
+		if got := indicatorValue(tt.in); got != tt.want {
+			t.Errorf("indicatorValue(%+v) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

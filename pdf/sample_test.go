@@ -85,12 +85,12 @@ func sampleAssessment() *risk.Assessment {
 			{Peril: "riverine", Title: "Riverine flooding", Score: ip(58), RiskLevel: sp("moderate"), Confidence: &risk.Confidence{Level: "medium", Score: 0.6}, Resolution: "mixed"},
 		},
 		Indicators: []risk.Indicator{
-			{ID: "river_distance_km", Label: "Distance to nearest mapped river", Value: 2.8, Unit: "km", Percentile: fp(71), Source: "gshhg_rivers"},
-			{ID: "gauge_distance_km", Label: "Distance to nearest river forecast gauge", Value: 6.43, Unit: "km", Percentile: fp(38.4), Source: "noaa_nwps_gauges"},
-			{ID: "nfip_status", Label: "NFIP community status", Value: "Participating (regular program)", Source: "openfema_nfip_csb"},
-			{ID: "nfip_penetration", Label: "NFIP residential policy penetration (county)", Value: 1.7, Unit: "percent", Percentile: fp(22), Source: "openfema_nfip_penetration"},
-			{ID: "flood_declarations", Label: "Flood disaster declarations since 1953 (county)", Value: 14.0, Unit: "count", Percentile: fp(81), Source: "fema_disaster_declarations"},
-			{ID: "nri_ifld", Label: "NRI inland flooding risk score (county)", Value: 92.1, Unit: "score", Percentile: fp(92.1), Source: "fema_nri_v1_20"},
+			{ID: "river_distance_km", Label: "Distance to nearest mapped river", Value: fp(2.8), Unit: "km", Percentile: fp(71), Source: "gshhg_rivers"},
+			{ID: "gauge_distance_km", Label: "Distance to nearest river forecast gauge", Value: fp(6.43), Unit: "km", Percentile: fp(38.4), Source: "noaa_nwps_gauges"},
+			{ID: "nfip_status", Label: "NFIP community status", Text: sp("Participating (regular program)"), Source: "openfema_nfip_csb"},
+			{ID: "nfip_penetration", Label: "NFIP residential policy penetration (county)", Value: fp(1.7), Unit: "percent", Percentile: fp(22), Source: "openfema_nfip_penetration"},
+			{ID: "flood_declarations", Label: "Flood disaster declarations since 1953 (county)", Value: fp(14.0), Unit: "count", Percentile: fp(81), Source: "fema_disaster_declarations"},
+			{ID: "nri_ifld", Label: "NRI inland flooding risk score (county)", Value: fp(92.1), Unit: "score", Percentile: fp(92.1), Source: "fema_nri_v1_20"},
 		},
 		Narrative: "The site lies 2.8 km from a mapped river channel, closer than 71% of US reference points. Inland flooding is a major county-level hazard (NRI score 92.1), and 14 flood disaster declarations have been made for the county since 1953. The community participates in the National Flood Insurance Program, which makes flood cover available.",
 	})
@@ -103,10 +103,10 @@ func sampleAssessment() *risk.Assessment {
 			{Peril: "straightLineWind", Title: "Straight-line wind", Score: ip(0), RiskLevel: sp("very_low"), Confidence: &risk.Confidence{Level: "low", Score: 0.4}, Resolution: "county"},
 		},
 		Indicators: []risk.Indicator{
-			{ID: "hurricane_tracks_200km", Label: "Atlantic hurricane tracks within 200 km (1851–2019)", Value: 0.0, Unit: "count", Percentile: fp(5), Source: "noaa_hurdat2"},
-			{ID: "nri_trnd", Label: "NRI tornado risk score (county)", Value: 61.3, Unit: "score", Percentile: fp(61.3), Source: "fema_nri_v1_20"},
-			{ID: "nri_hail", Label: "NRI hail risk score (county)", Value: 42.0, Unit: "score", Percentile: fp(42), Source: "fema_nri_v1_20"},
-			{ID: "nri_swnd", Label: "NRI strong wind risk score (county)", Value: 55.8, Unit: "score", Percentile: fp(55.8), Source: "fema_nri_v1_20"},
+			{ID: "hurricane_tracks_200km", Label: "Atlantic hurricane tracks within 200 km (1851–2019)", Value: fp(0.0), Unit: "count", Percentile: fp(5), Source: "noaa_hurdat2"},
+			{ID: "nri_trnd", Label: "NRI tornado risk score (county)", Value: fp(61.3), Unit: "score", Percentile: fp(61.3), Source: "fema_nri_v1_20"},
+			{ID: "nri_hail", Label: "NRI hail risk score (county)", Value: fp(42.0), Unit: "score", Percentile: fp(42), Source: "fema_nri_v1_20"},
+			{ID: "nri_swnd", Label: "NRI strong wind risk score (county)", Value: fp(55.8), Unit: "score", Percentile: fp(55.8), Source: "fema_nri_v1_20"},
 		},
 		Narrative: "No Atlantic hurricane track has passed within 200 km. Severe convective weather is scored from the county's FEMA National Risk Index values, which are near the national middle for tornado, hail and strong wind.",
 	})
@@ -117,10 +117,10 @@ func sampleAssessment() *risk.Assessment {
 				AnnualProbability: fp(0.0042), ReturnPeriodYears: fp(240), ProbabilityBasis: "Annual burn probability"},
 		},
 		Indicators: []risk.Indicator{
-			{ID: "whp_class", Label: "Wildfire hazard potential class", Value: "High", Source: "usfs_whp_2023"},
-			{ID: "nri_wfir", Label: "NRI wildfire risk score (county)", Value: 98.7, Unit: "score", Percentile: fp(98.7), Source: "fema_nri_v1_20"},
-			{ID: "fire_declarations", Label: "Fire disaster declarations since 1953 (county)", Value: 31, Unit: "count", Percentile: fp(97.2), Source: "fema_disaster_declarations"},
-			{ID: "wui_distance_km", Label: "Distance to wildland–urban interface", Value: 1.24, Unit: "km", Percentile: fp(74), Source: "usfs_wui_2020"},
+			{ID: "whp_class", Label: "Wildfire hazard potential class", Text: sp("High"), Source: "usfs_whp_2023"},
+			{ID: "nri_wfir", Label: "NRI wildfire risk score (county)", Value: fp(98.7), Unit: "score", Percentile: fp(98.7), Source: "fema_nri_v1_20"},
+			{ID: "fire_declarations", Label: "Fire disaster declarations since 1953 (county)", Value: fp(31), Unit: "count", Percentile: fp(97.2), Source: "fema_disaster_declarations"},
+			{ID: "wui_distance_km", Label: "Distance to wildland–urban interface", Value: fp(1.24), Unit: "km", Percentile: fp(74), Source: "usfs_wui_2020"},
 		},
 		Narrative: "The county ranks among the highest in the nation for expected annual wildfire loss (NRI score 98.7) and has had 31 fire-related disaster declarations. The point is 1.2 km from the wildland–urban interface, where ember exposure is the main threat to buildings.",
 	})
@@ -130,10 +130,10 @@ func sampleAssessment() *risk.Assessment {
 			{Peril: "groundShaking", Title: "Ground shaking", Score: ip(91), RiskLevel: sp("very_high"), Confidence: &risk.Confidence{Level: "high", Score: 0.88}, Resolution: "grid"},
 		},
 		Indicators: []risk.Indicator{
-			{ID: "pga_2pct_50yr", Label: "Peak ground acceleration, 2% in 50 years (site class B/C)", Value: 0.8714, Unit: "g", Percentile: fp(96.4), Source: "usgs_nshm2018_pga"},
-			{ID: "m4_within_50km", Label: "Magnitude 4+ earthquakes within 50 km (1996–2018)", Value: 42, Unit: "count", Percentile: fp(99.1), Source: "usgs_comcat_m4"},
-			{ID: "nearest_m4_km", Label: "Distance to nearest magnitude 4+ epicentre", Value: 3.1, Unit: "km", Percentile: fp(97), Source: "usgs_comcat_m4"},
-			{ID: "nri_erqk", Label: "NRI earthquake risk score (county)", Value: 100.0, Unit: "score", Percentile: fp(100), Source: "fema_nri_v1_20"},
+			{ID: "pga_2pct_50yr", Label: "Peak ground acceleration, 2% in 50 years (site class B/C)", Value: fp(0.8714), Unit: "g", Percentile: fp(96.4), Source: "usgs_nshm2018_pga"},
+			{ID: "m4_within_50km", Label: "Magnitude 4+ earthquakes within 50 km (1996–2018)", Value: fp(42), Unit: "count", Percentile: fp(99.1), Source: "usgs_comcat_m4"},
+			{ID: "nearest_m4_km", Label: "Distance to nearest magnitude 4+ epicentre", Value: fp(3.1), Unit: "km", Percentile: fp(97), Source: "usgs_comcat_m4"},
+			{ID: "nri_erqk", Label: "NRI earthquake risk score (county)", Value: fp(100.0), Unit: "score", Percentile: fp(100), Source: "fema_nri_v1_20"},
 		},
 		Narrative: "Design-level ground shaking here (0.87 g peak ground acceleration with a 2% chance of exceedance in 50 years) is among the highest in the conterminous United States. Forty-two magnitude 4+ earthquakes were recorded within 50 km between 1996 and 2018.\nThe county has the highest NRI earthquake risk score in the nation.",
 	})
@@ -143,8 +143,8 @@ func sampleAssessment() *risk.Assessment {
 			{Peril: "landslide", Title: "Landslide", Score: nil},
 		},
 		Indicators: []risk.Indicator{
-			{ID: "catalog_events_25km", Label: "Catalogued landslides within 25 km (2007–2019)", Value: 3, Unit: "count", Source: "nasa_glc"},
-			{ID: "nearest_event_km", Label: "Distance to nearest catalogued landslide", Value: 11.7, Unit: "km", Source: "nasa_glc"},
+			{ID: "catalog_events_25km", Label: "Catalogued landslides within 25 km (2007–2019)", Value: fp(3), Unit: "count", Source: "nasa_glc"},
+			{ID: "nearest_event_km", Label: "Distance to nearest catalogued landslide", Value: fp(11.7), Unit: "km", Source: "nasa_glc"},
 			{ID: "susceptibility", Label: "Landslide susceptibility class", Value: nil, Source: "usgs_ls_susceptibility"},
 		},
 		Narrative: "No landslide susceptibility layer covers this location, so the module is not scored. Three landslides were catalogued within 25 km between 2007 and 2019; this catalogue is event-based and incomplete, so it is shown for context only.",
@@ -155,9 +155,9 @@ func sampleAssessment() *risk.Assessment {
 			{Peril: "superfund", Title: "Superfund sites", Score: ip(35), RiskLevel: sp("low"), Confidence: &risk.Confidence{Level: "medium", Score: 0.6}, Resolution: "site"},
 		},
 		Indicators: []risk.Indicator{
-			{ID: "npl_distance_km", Label: "Distance to nearest Superfund NPL site", Value: 4.6, Unit: "km", Percentile: fp(82), Source: "epa_superfund_npl"},
-			{ID: "npl_within_10km", Label: "Superfund NPL sites within 10 km", Value: 2, Unit: "count", Percentile: fp(88.5), Source: "epa_superfund_npl"},
-			{ID: "npl_nearest_name", Label: "Nearest NPL site", Value: "Operating Industries, Inc. Landfill", Source: "epa_superfund_npl"},
+			{ID: "npl_distance_km", Label: "Distance to nearest Superfund NPL site", Value: fp(4.6), Unit: "km", Percentile: fp(82), Source: "epa_superfund_npl"},
+			{ID: "npl_within_10km", Label: "Superfund NPL sites within 10 km", Value: fp(2), Unit: "count", Percentile: fp(88.5), Source: "epa_superfund_npl"},
+			{ID: "npl_nearest_name", Label: "Nearest NPL site", Text: sp("Operating Industries, Inc. Landfill"), Source: "epa_superfund_npl"},
 		},
 		Narrative: "The nearest Superfund National Priorities List site (Operating Industries, Inc. Landfill) is 4.6 km away, and two NPL sites lie within 10 km. Proximity alone does not mean contamination reaches the site.",
 	})

@@ -278,6 +278,19 @@ func groupThousands(s string) string {
 	return b.String()
 }
 
+// indicatorValue is what the Value column shows: the indicator's wording
+// where it has one (a name, "none within 100 km", FEMA's "Not
+// Applicable"), else its number with the unit, else a dash.
+func indicatorValue(in risk.Indicator) string {
+	switch {
+	case in.Text != nil && *in.Text != "":
+		return *in.Text
+	case in.Value == nil:
+		return formatValue(nil, in.Unit)
+	}
+	return formatValue(*in.Value, in.Unit)
+}
+
 // formatValue renders an indicator value with its unit. Values arrive as Go
 // numbers from the engine or as JSON-decoded numbers from storage.
 func formatValue(v any, unit string) string {

@@ -41,9 +41,16 @@ func loadGlyphs() {
 var errFont = errors.New("truncated or unsupported cmap")
 
 // bmpCoverage marks the BMP runes that the font's Unicode cmap (format 4)
-// maps to a real glyph. golang.org/x/image/font/sfnt would do this but
-// pulls in golang.org/x/text, which the module does not carry.
+// maps to a real glyph.
 func bmpCoverage(ttf []byte, has []bool) error {
+	return cmapEach(ttf, func(r, _ int) { has[r] = true })
+}
+
+// cmapEach calls fn with every BMP rune that the font's Unicode cmap
+// (format 4) maps to a real glyph, and that glyph's index.
+// golang.org/x/image/font/sfnt would do this but pulls in golang.org/x/text,
+// which the module does not carry.
+func cmapEach(ttf []byte, fn func(r, glyph int)) error {
 	u16 := func(b []byte, off int) (int, bool) {
 		if off < 0 || off+2 > len(b) {
 			return 0, false
@@ -124,7 +131,7 @@ func bmpCoverage(ttf []byte, has []bool) error {
 				}
 			}
 			if g != 0 {
-				has[c] = true
+				fn(c, g)
 			}
 		}
 	}

@@ -159,10 +159,17 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 	sourceSet := map[string]bool{}
 	k := 0
 	for _, in := range r.meas.Indicators {
-		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source, Value: roundValue(in.Value),
+		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source,
 			Peril: in.Peril, Resolution: in.Resolution.Kind, ResolutionDetail: in.Resolution.Detail, Vintage: vintage(in.Source)}
+		// A name has no number; any other value keeps its number beside
+		// its wording ("none within 100 km" is the capped distance).
+		if in.Unit != "name" {
+			v := roundIndicator(in.Value, in.Unit)
+			o.Value = &v
+		}
 		if in.Text != "" {
-			o.Value = in.Text
+			t := in.Text
+			o.Text = &t
 		}
 		switch {
 		case in.Percentile != nil:
@@ -185,13 +192,17 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 			in := Indicator{ID: "nri_" + strings.ToLower(code) + "_score", Label: label, Unit: "score 0-100", Source: "fema-nri-v1.20",
 				Peril: p.Key, Resolution: hazard.ResCounty, ResolutionDetail: "county", Vintage: vintage("fema-nri-v1.20")}
 			if s.OK {
-				in.Value = round1(s.Score)
+				v := round1(s.Score)
+				in.Value = &v
 				if d := e.ref.nri[code]; !d.empty() {
 					pc := pct1(d.below(s.Score))
 					in.Percentile = &pc
 				}
 			} else {
-				in.Value = s.Rating
+				// No score ("Not Applicable", "Insufficient Data"): null,
+				// with FEMA's rating as the wording.
+				rating := s.Rating
+				in.Text = &rating
 			}
 			out = append(out, in)
 			sourceSet["fema-nri-v1.20"] = true
@@ -562,7 +573,7 @@ const methodologyDescription = "Every score is a population-weighted percentile:
 	"A peril's hazard value is the weighted mean of its indicators' percentiles; a module's is its highest peril percentile; " +
 	"the overall hazard index is one minus the product, over scored modules, of the share of residents at or above the site. Each is ranked again. " +
 	"FEMA National Risk Index county scores are shown as expected-annual-loss benchmarks and used as the score only where no hazard layer covers the location. " +
-	"See docs/methodology.md for formulas, resolutions, thresholds, data vintages and limitations."
+	"Every indicator states its resolution (site, grid, reported events or county), its source and the vintage of its data."
 
 func topRisks(results []moduleResult) []TopRisk {
 	var scored []*moduleResult
@@ -605,10 +616,20 @@ func roundValue(v float64) float64 {
 	return f
 }
 
+// roundIndicator is roundValue except for whole counts, which are shown
+// exactly: a county's 65,222 policies in force stay 65,222, as the
+// narrative and the source say (docs/methodology.md, Hydrology module).
+func roundIndicator(v float64, unit string) float64 {
+	if unit == "count" && v == math.Trunc(v) && !math.IsInf(v, 0) {
+		return v
+	}
+	return roundValue(v)
+}
+
 func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func formatValue(v float64, unit string) string {
-	s := formatNumber(roundValue(v))
+	s := formatNumber(roundIndicator(v, unit))
 	switch unit {
 	case "", "count", "index", "score 0-100":
 		return s

@@ -78,53 +78,12 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 	if err := CheckFiles(dir); err != nil {
 		return nil, err
 	}
-	var err error
 	e := &Engine{rows: map[string]int{}, specs: Registry()}
-	if e.coverage, err = coverage.Load(dir); err != nil {
-		return nil, fmt.Errorf("loading county boundaries: %w", err)
-	}
-	env := loadEnv{countyLandKm2: make(map[string]float64)}
-	for _, c := range e.coverage.Counties() {
-		env.countyLandKm2[c.FIPS] = c.LandAreaKm2
-	}
-
-	// The layers are independent once coverage is known; load them side by side.
-	loaders := []func() error{
-		func() (err error) { e.nri, err = nri.Load(dir); return wrapLoad("FEMA NRI", err) },
-	}
-	e.modules = make([]hazard.Module, len(e.specs))
-	for i, spec := range e.specs {
-		loaders = append(loaders, func() error {
-			m, err := spec.load(dir, env)
-			if err != nil {
-				return wrapLoad(spec.Key+" module", err)
-			}
-			if m.Name() != spec.Key {
-				return fmt.Errorf("module %s registered as %s", m.Name(), spec.Key)
-			}
-			e.modules[i] = m
-			return nil
-		})
-	}
-	var tracts []coverage.Tract
-	loaders = append(loaders, func() (err error) {
-		tracts, err = coverage.ReadTracts(dir)
-		return wrapLoad("census tract centres of population", err)
-	})
-	if err := runAll(ctx, loaders); err != nil {
-		return nil, err
+	tracts, errs := e.loadLayers(ctx, dir)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
 	useStormClimate(e.modules)
-	for k, v := range e.coverage.Rows() {
-		e.rows[k] = v
-	}
-	e.rows["fema-nri-v1.20"] = e.nri.Rows()
-	e.rows[coverage.SourceTracts] = len(tracts)
-	for _, m := range e.modules {
-		for k, v := range m.Rows() {
-			e.rows[k] = v
-		}
-	}
 	e.dataVersion = dataVersion(dir)
 	loaded := time.Since(start)
 	if trace != nil {
@@ -223,6 +182,65 @@ func orNil[M hazard.Module](m M, err error) (hazard.Module, error) {
 	return m, nil
 }
 
+// loadLayers reads every data layer of dir into e and counts their rows
+// in e.rows. Every layer is tried, also when another fails, so that `data
+// check` can tell the broken layer from the sound ones; the failures come
+// back in a fixed order (the one Load reports is the first). Only the
+// county boundaries come first: the modules need them.
+func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, []error) {
+	var err error
+	if e.coverage, err = coverage.Load(dir); err != nil {
+		return nil, []error{fmt.Errorf("loading county boundaries: %w", err)}
+	}
+	for k, v := range e.coverage.Rows() {
+		e.rows[k] = v
+	}
+	env := loadEnv{countyLandKm2: make(map[string]float64)}
+	for _, c := range e.coverage.Counties() {
+		env.countyLandKm2[c.FIPS] = c.LandAreaKm2
+	}
+
+	// The layers are independent once coverage is known; load them side by side.
+	loaders := []func() error{
+		func() (err error) { e.nri, err = nri.Load(dir); return wrapLoad("FEMA NRI", err) },
+	}
+	e.modules = make([]hazard.Module, len(e.specs))
+	for i, spec := range e.specs {
+		loaders = append(loaders, func() error {
+			m, err := spec.load(dir, env)
+			if err != nil {
+				return wrapLoad(spec.Key+" module", err)
+			}
+			if m.Name() != spec.Key {
+				return fmt.Errorf("module %s registered as %s", m.Name(), spec.Key)
+			}
+			e.modules[i] = m
+			return nil
+		})
+	}
+	var tracts []coverage.Tract
+	loaders = append(loaders, func() (err error) {
+		tracts, err = coverage.ReadTracts(dir)
+		return wrapLoad("census tract centres of population", err)
+	})
+	errs := runAll(ctx, loaders)
+	if e.nri != nil {
+		e.rows["fema-nri-v1.20"] = e.nri.Rows()
+	}
+	if tracts != nil {
+		e.rows[coverage.SourceTracts] = len(tracts)
+	}
+	for _, m := range e.modules {
+		if m == nil {
+			continue
+		}
+		for k, v := range m.Rows() {
+			e.rows[k] = v
+		}
+	}
+	return tracts, errs
+}
+
 func wrapLoad(what string, err error) error {
 	if err == nil {
 		return nil
@@ -230,9 +248,10 @@ func wrapLoad(what string, err error) error {
 	return fmt.Errorf("loading %s: %w", what, err)
 }
 
-// runAll runs fns concurrently and returns the first error in slice order,
-// so the message an operator sees does not depend on scheduling.
-func runAll(ctx context.Context, fns []func() error) error {
+// runAll runs fns concurrently and returns their errors in slice order,
+// so the message an operator sees does not depend on scheduling; a
+// cancelled ctx is the only error then.
+func runAll(ctx context.Context, fns []func() error) []error {
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	for i, fn := range fns {
@@ -244,14 +263,15 @@ func runAll(ctx context.Context, fns []func() error) error {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return err
+		return []error{err}
 	}
+	var out []error
 	for _, err := range errs {
 		if err != nil {
-			return err
+			out = append(out, err)
 		}
 	}
-	return nil
+	return out
 }
 
 // dataVersion fingerprints the data files by name and size, so a report says

@@ -363,3 +363,47 @@ func TestRiskLevelBands(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMalformedLayer: one broken file is reported as its own layer;
+// the layers read by other modules still load and show their rows.
+func TestCheckMalformedLayer(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	lines[1] = strings.Replace(lines[1], ",NPL Site,", ",NPL Site,not-a-latitude,", 1)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err = Check(context.Background(), dir, &out)
+	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 2") {
+		t.Errorf("Check error = %v; want the file and line", err)
+	}
+	status := map[string][]string{}
+	for l := range strings.Lines(out.String()) {
+		if f := strings.Fields(l); len(f) >= 4 {
+			status[f[0]] = f[2:4]
+		}
+	}
+	for id, want := range map[string][]string{
+		"epa-superfund-npl":         {"MALFORMED", "-"},
+		"usgs-nshm-2018-pga":        {"ok"},
+		"census-cenpop-2020-tracts": {"ok"},
+		"fema-nri-v1.20":            {"ok"},
+	} {
+		got := status[id]
+		if len(got) < 2 || got[0] != want[0] || (want[0] == "ok" && got[1] == "-") || (len(want) > 1 && got[1] != want[1]) {
+			t.Errorf("layer %s: %v, want %v (with rows when ok)\n%s", id, got, want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), " ok "); n < 20 {
+		t.Errorf("%d layers ok, want all but the environmental ones\n%s", n, out.String())
+	}
+}

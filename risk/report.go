@@ -1,6 +1,9 @@
 package risk
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"locrisk/risk/hazard"
@@ -125,11 +128,15 @@ type ModuleReport struct {
 }
 
 // Indicator is one measured quantity with its population-weighted
-// percentile among US residents.
+// percentile among US residents. Value is always a number or null; the
+// wording of a value that a number does not say (a site's name, "none
+// within 100 km", FEMA's "Not Applicable") is Text (docs/api.md, Reports;
+// docs/methodology.md).
 type Indicator struct {
 	ID         string   `json:"id"`
 	Label      string   `json:"label"`
-	Value      any      `json:"value"` // number, or text for names and statuses
+	Value      *float64 `json:"value"`
+	Text       *string  `json:"text"`
 	Unit       string   `json:"unit"`
 	Percentile *float64 `json:"percentile"`
 	Source     string   `json:"source"`
@@ -140,6 +147,40 @@ type Indicator struct {
 	Resolution       string `json:"resolution,omitempty"`
 	ResolutionDetail string `json:"resolutionDetail,omitempty"`
 	Vintage          string `json:"vintage,omitempty"`
+}
+
+// UnmarshalJSON reads an indicator, also as reports stored before Text
+// existed wrote it: a text value there (a name, a status) becomes Text
+// with a null Value, so an old report reads as a new one would.
+func (in *Indicator) UnmarshalJSON(b []byte) error {
+	type plain Indicator // without this method
+	var raw struct {
+		plain
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*in = Indicator(raw.plain)
+	in.Value = nil
+	switch v := bytes.TrimSpace(raw.Value); {
+	case len(v) == 0 || string(v) == "null":
+	case v[0] == '"':
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("indicator %s: value: %w", in.ID, err)
+		}
+		if in.Text == nil {
+			in.Text = &s
+		}
+	default:
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			return fmt.Errorf("indicator %s: value: %w", in.ID, err)
+		}
+		in.Value = &f
+	}
+	return nil
 }
 
 // SourceRef cites one data set used.

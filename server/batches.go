@@ -82,11 +82,10 @@ type batchRequest struct {
 
 // decodeBatch reads and validates the body of POST /location-risk/batches.
 // Request-level errors (400 invalid_request, invalid_name, invalid_items,
-// too_many_items, 413) refuse the whole request; a bad coordinate only
-// rejects its item. A present but malformed externalId is a request-level
-// invalid_items, naming the row: it is a defect of the calling program,
-// not of one coordinate, and a silently dropped label would make the
-// results impossible to match up.
+// too_many_items, 413) refuse the whole request; a bad coordinate or a
+// malformed externalId only rejects its item (docs/api.md, Create a batch):
+// one bad row of a portfolio must not hold up the other 99, and the
+// rejected row keeps its rowNumber, so the results still match up.
 func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 	obj, err := readObject(w, r)
 	if err != nil {
@@ -115,45 +114,46 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 	canon.WriteString("batch\nname=" + strconv.Quote(req.name))
 	req.items = make([]store.NewBatchItem, 0, n)
 	for raw := range elements(body.items) {
-		it, err := decodeItem(raw, len(req.items)+1, canon)
-		if err != nil {
-			return batchRequest{}, err
-		}
-		req.items = append(req.items, it)
+		req.items = append(req.items, decodeItem(raw, canon))
 	}
 	sum := sha256.Sum256([]byte(canon.String()))
 	req.hash = hex.EncodeToString(sum[:])
 	return req, nil
 }
 
-// decodeItem decodes item row (1-based), a value of the validated body,
-// and appends its canonical form to canon. Members other than externalId,
+// decodeItem decodes one item, a value of the validated body, and appends its canonical form to canon. Members other than externalId,
 // latitude and longitude are ignored, as in the body of a single job (POST
 // /location-risk/report-jobs). An item that is not a JSON object is
 // rejected with invalid_latitude: it carries no coordinate, which is what
 // that code says.
-func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.NewBatchItem, error) {
+func decodeItem(raw json.RawMessage, canon *strings.Builder) store.NewBatchItem {
 	var it store.NewBatchItem
 	if len(raw) == 0 || raw[0] != '{' {
 		canon.WriteString("\nnot-an-object " + compactJSON(raw))
 		it.ErrorCode = codeInvalidLatitude
 		it.ErrorMessage = "the item is not a JSON object with latitude and longitude"
-		return it, nil
+		return it
 	}
 	var fields struct{ externalID, latitude, longitude json.RawMessage }
 	pickFields(raw, field{"externalId", &fields.externalID}, field{"latitude", &fields.latitude}, field{"longitude", &fields.longitude})
-	id, ok := freeText(fields.externalID, externalIDRule)
-	if !ok {
-		return it, errorf(codeInvalidItems, "items[%d] (rowNumber %d): externalId must be a string of at most %d characters",
-			row-1, row, maxExternalIDLen)
-	}
-	it.ExternalID = id
 	latRaw, lonRaw := fields.latitude, fields.longitude
-	canon.WriteString("\nitem " + strconv.Quote(it.ExternalID) + " " + canonicalNumber(latRaw) + " " + canonicalNumber(lonRaw))
 	it.Latitude, it.Longitude = jsonNumber(latRaw), jsonNumber(lonRaw)
+	id, idOK := freeText(fields.externalID, externalIDRule)
+	if idOK {
+		it.ExternalID = id
+		canon.WriteString("\nitem " + strconv.Quote(it.ExternalID))
+	} else {
+		// The label cannot be stored as sent, so the item keeps none; the
+		// canonical form keeps what was sent, for idempotency.
+		canon.WriteString("\nbad-external-id " + compactJSON(fields.externalID))
+	}
+	canon.WriteString(" " + canonicalNumber(latRaw) + " " + canonicalNumber(lonRaw))
 	lat, latOK := coordinate(latRaw, 90)
 	lon, lonOK := coordinate(lonRaw, 180)
 	switch {
+	case !idOK:
+		it.ErrorCode = codeInvalidExternalID
+		it.ErrorMessage = fmt.Sprintf("externalId must be a string of at most %d characters", maxExternalIDLen)
 	case !latOK:
 		it.ErrorCode, it.ErrorMessage = codeInvalidLatitude, msgLatitudeInvalid
 	case !lonOK:
@@ -161,7 +161,7 @@ func decodeItem(raw json.RawMessage, row int, canon *strings.Builder) (store.New
 	default:
 		it.Latitude, it.Longitude = &lat, &lon
 	}
-	return it, nil
+	return it
 }
 
 // locateItems rejects the items outside coverage. A failure of the

@@ -264,10 +264,9 @@ func TestCreateBatchValidation(t *testing.T) {
 		{"items an object", `{"items": {"latitude": 40.7, "longitude": -74}}`, nil, 400, "invalid_items", ""},
 		{"items a string", `{"items": "40.7,-74"}`, nil, 400, "invalid_items", ""},
 		{"101 items", batchBody(t, nil, hundredAndOne...), nil, 400, "too_many_items", "101"},
-		{"externalId a number", batchBody(t, nil, ok, item{"externalId": 7, "latitude": 40.7, "longitude": -74}), nil, 400, "invalid_items", "rowNumber 2"},
-		{"externalId an object", batchBody(t, nil, item{"externalId": item{}, "latitude": 40.7, "longitude": -74}), nil, 400, "invalid_items", "rowNumber 1"},
-		{"externalId of 129 characters", batchBody(t, nil, ok, ok, item{"externalId": long(129), "latitude": 40.7, "longitude": -74}), nil, 400, "invalid_items", "rowNumber 3"},
-		{"externalId checked on rejected items too", batchBody(t, nil, item{"externalId": true}), nil, 400, "invalid_items", "rowNumber 1"},
+		// A malformed externalId rejects its item only (TestBatchBadExternalID).
+		{"externalId a number", batchBody(t, nil, ok, item{"externalId": 7, "latitude": 40.7, "longitude": -74}), nil, 202, "", ""},
+		{"externalId of 129 characters", batchBody(t, nil, ok, ok, item{"externalId": long(129), "latitude": 40.7, "longitude": -74}), nil, 202, "", ""},
 		{"body over 1 MiB", `{"name": "` + strings.Repeat("a", 1<<20) + `", "items": []}`, nil, 413, "payload_too_large", ""},
 		{"bad Idempotency-Key", batchBody(t, nil, ok), []reqOpt{withHeader("Idempotency-Key", "tab\there")}, 400, "invalid_idempotency_key", ""},
 
@@ -298,6 +297,51 @@ func TestCreateBatchValidation(t *testing.T) {
 				t.Errorf("message does not name %q: %s", c.inMsg, rec.Body)
 			}
 		})
+	}
+}
+
+// TestBatchBadExternalID: an externalId that is not a string of at most
+// 128 characters rejects its own item with invalid_external_id, keeps the
+// coordinate as sent, and leaves the other items to run.
+func TestBatchBadExternalID(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account(1000, 100000)
+	key := e.allScopesKey(acct)
+	body := `{"items": [
+		{"externalId": "ok-1", "latitude": 37.77, "longitude": -122.42},
+		{"externalId": 7, "latitude": 40.7, "longitude": -74},
+		{"externalId": {"policy": 1}, "latitude": 40.7, "longitude": -74},
+		{"externalId": true, "latitude": 95, "longitude": -74},
+		{"externalId": "` + strings.Repeat("x", 129) + `", "latitude": 40.7, "longitude": -74},
+		{"externalId": "ok-2", "latitude": 40.7, "longitude": -74}
+	]}`
+	v := e.createBatch(key, body)
+	if v.TotalItems != 6 || v.Counts != (view.BatchCounts{Queued: 2, Rejected: 4}) {
+		t.Fatalf("batch %+v, want 2 queued and 4 rejected", v)
+	}
+	items := e.getItems(key, v.BatchID)
+	for i, it := range items {
+		bad := i >= 1 && i <= 4
+		switch {
+		case bad && (it.Status != "rejected" || it.Error == nil || it.Error.Code != "invalid_external_id" ||
+			!strings.Contains(it.Error.Message, "externalId") || it.ExternalID != nil || it.ReportJobID != nil):
+			t.Errorf("row %d: %+v error %+v; want rejected, invalid_external_id, no externalId, no job", i+1, it, it.Error)
+		case bad && (it.Latitude == nil || it.Longitude == nil || *it.Longitude != -74):
+			t.Errorf("row %d: coordinate not kept as sent: %v, %v", i+1, it.Latitude, it.Longitude)
+		case !bad && (it.Status != "queued" || it.Error != nil || it.ExternalID == nil):
+			t.Errorf("row %d: %+v; want queued with its externalId", i+1, it)
+		}
+	}
+	if used := e.count(`SELECT COALESCE(SUM(report_jobs), 0) FROM quota_usage WHERE account_id = ?`, acct.ID); used != 2 {
+		t.Errorf("quota used %d, want 2", used)
+	}
+	// The same body again with the same key replays; another label is a conflict.
+	k := withHeader("Idempotency-Key", "bad-ext-1")
+	first := e.do("POST", batchesPath, key, body, k)
+	again := e.do("POST", batchesPath, key, body, k)
+	other := e.do("POST", batchesPath, key, strings.Replace(body, `"externalId": 7`, `"externalId": 8`, 1), k)
+	if first.Code != 202 || again.Code != 202 || other.Code != 409 {
+		t.Errorf("idempotency: %d, %d, %d; want 202, 202 and a conflict", first.Code, again.Code, other.Code)
 	}
 }
 

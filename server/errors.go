@@ -50,6 +50,7 @@ const (
 	codeBatchNotFound          = "batch_not_found"
 	codeInvalidName            = "invalid_name"
 	codeInvalidItems           = "invalid_items"
+	codeInvalidExternalID      = "invalid_external_id"
 	codeTooManyItems           = "too_many_items"
 	codeWebhookEndpointMissing = "webhook_endpoint_not_found"
 	codeNotFound               = "not_found"
@@ -89,6 +90,7 @@ var codeStatus = map[string]int{
 	codeInvalidReportID:       http.StatusBadRequest,
 	codeInvalidName:           http.StatusBadRequest,
 	codeInvalidItems:          http.StatusBadRequest,
+	codeInvalidExternalID:     http.StatusBadRequest,
 	codeTooManyItems:          http.StatusBadRequest,
 	// Codes of later features (usage, observability, webhooks), listed now
 	// so the table stays the one place.

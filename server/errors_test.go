@@ -16,7 +16,7 @@ import (
 func TestCodeStatus(t *testing.T) {
 	want := map[int][]string{
 		400: {"invalid_request", "invalid_latitude", "invalid_longitude", "invalid_idempotency_key", "invalid_limit",
-			"invalid_cursor", "invalid_status", "invalid_detail", "invalid_report_id", "invalid_name", "invalid_items",
+			"invalid_cursor", "invalid_status", "invalid_detail", "invalid_report_id", "invalid_name", "invalid_items", "invalid_external_id",
 			"too_many_items", "invalid_days", "invalid_bucket", "invalid_hours", "invalid_url", "invalid_events",
 			"endpoint_limit_reached"},
 		401: {"invalid_api_key"},

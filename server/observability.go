@@ -318,6 +318,8 @@ const (
 
 // OpsSummaryView is the response of GET /observability/current.
 type OpsSummaryView struct {
+	APIVersion     string             `json:"apiVersion"`
+	GeneratedUTC   string             `json:"generatedUtc"`
 	WindowStartUTC string             `json:"windowStartUtc"`
 	WindowEndUTC   string             `json:"windowEndUtc"`
 	Hours          int                `json:"hours"`
@@ -413,6 +415,8 @@ func (s *Server) getObservability(w http.ResponseWriter, r *http.Request, p *pri
 		return err
 	}
 	v := OpsSummaryView{
+		APIVersion:     view.APIVersion,
+		GeneratedUTC:   view.Time(now),
 		WindowStartUTC: view.Time(from),
 		WindowEndUTC:   view.Time(now),
 		Hours:          hours,

@@ -78,7 +78,7 @@ func getOpsSummary(e *env, key, query string) OpsSummaryView {
 		e.t.Fatal(err)
 	}
 	shape := map[string][]string{
-		"":           {"batches", "hours", "recentFailures", "reportJobs", "requests", "webhooks", "windowEndUtc", "windowStartUtc"},
+		"":           {"apiVersion", "batches", "generatedUtc", "hours", "recentFailures", "reportJobs", "requests", "webhooks", "windowEndUtc", "windowStartUtc"},
 		"requests":   {"clientErrors", "p50LatencyMs", "p95LatencyMs", "rateLimited", "serverErrors", "succeeded", "total"},
 		"reportJobs": {"completed", "created", "failed", "p50CompletionMs", "p95CompletionMs", "processing", "queued"},
 		"batches":    {"completed", "created", "processing"},
@@ -135,6 +135,9 @@ func TestOpsSummaryNumbers(t *testing.T) {
 
 	s := getOpsSummary(e, key, "?hours=1")
 	now := e.clock.Now()
+	if s.APIVersion != "v1" || s.GeneratedUTC != view.Time(now) {
+		t.Errorf("apiVersion %q generatedUtc %q, want v1 and %s", s.APIVersion, s.GeneratedUTC, view.Time(now))
+	}
 	if s.WindowEndUTC != view.Time(now) || s.WindowStartUTC != view.Time(now.Add(-time.Hour)) || s.Hours != 1 {
 		t.Errorf("window %s .. %s (hours %d), now %s", s.WindowStartUTC, s.WindowEndUTC, s.Hours, view.Time(now))
 	}

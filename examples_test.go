@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHelpExamplesRun runs every example of every command's -h, of the
+// top-level help and the README's `locrisk report` and `locrisk data ...`
+// lines as written, with the fixture data standing in for ../shared/data
+// and real ids for acct_... and key_..., in a fresh directory (so
+// ./locrisk.db is new). serve and data validate cannot run here (a
+// listener; the validation table needs the real data): their examples are
+// parsed only, which checks every flag and environment variable they name.
+func TestHelpExamplesRun(t *testing.T) {
+	fixture, err := filepath.Abs(fixtureData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+
+	var lines []string
+	top := cmd(t, nil, "-h")
+	lines = append(lines, exampleLines(t, top.stdout, "Quick start:")...)
+	// required: each command's flags that its help marks "(required)".
+	required := map[string][]string{}
+	requiredRE := regexp.MustCompile(`(?m)^  --([a-z-]+).*\n.*\(required\)`)
+	for _, k := range commands() {
+		h := cmd(t, nil, append(strings.Fields(k.path), "-h")...)
+		if h.code != exitOK {
+			t.Fatalf("%s -h: exit %d", k.path, h.code)
+		}
+		for _, m := range requiredRE.FindAllStringSubmatch(h.stdout, -1) {
+			required[k.path] = append(required[k.path], m[1])
+		}
+		ex := exampleLines(t, h.stdout, "Examples:")
+		if len(ex) == 0 {
+			t.Errorf("%s -h has no examples", k.path)
+		}
+		lines = append(lines, ex...)
+	}
+	if len(required["serve"]) == 0 || len(required["report"]) < 2 {
+		t.Fatalf("required flags not found in the help texts: %v", required)
+	}
+	for _, m := range regexp.MustCompile("`(locrisk (?:report|data) [^`]*)`").FindAllStringSubmatch(string(readme), -1) {
+		// An invocation with flags or arguments, not a synopsis ([--flag])
+		// nor the bare name of a command in a sentence.
+		if len(strings.Fields(m[1])) > 3 && !strings.ContainsAny(m[1], "[]|") {
+			lines = append(lines, m[1])
+		}
+	}
+
+	acct := strings.TrimSpace(cmd(t, nil, "accounts", "create", "--name", "Examples").stdout)
+	cmd(t, nil, "keys", "create", "--account", acct, "--scopes", "reports:read")
+	key := regexp.MustCompile(`key_[A-Za-z0-9]+`).FindString(cmd(t, nil, "keys", "list").stdout)
+	if !strings.HasPrefix(acct, "acct_") || key == "" {
+		t.Fatalf("setup: account %q key %q", acct, key)
+	}
+	subst := regexp.MustCompile(`^[A-Z_]+=\$\((.*)\)$`) // NAME=$(command): run the command
+	for _, line := range lines {
+		line = subst.ReplaceAllString(line, "$1")
+		line = strings.NewReplacer("acct_...", acct, "key_...", key, "../shared/data", fixture).Replace(line)
+		env, args, out := shellWords(t, line)
+		if len(args) == 0 || args[0] != "locrisk" {
+			t.Errorf("example %q does not start with locrisk", line)
+			continue
+		}
+		args = args[1:]
+		// A command that is only parsed must still be given what it
+		// requires, on its command line or in the environment.
+		for path, flags := range required {
+			if !slices.Equal(args[:min(len(args), len(strings.Fields(path)))], strings.Fields(path)) {
+				continue
+			}
+			for _, fl := range flags {
+				if _, inEnv := env[envName(fl)]; !inEnv && !slices.Contains(args, "--"+fl) {
+					t.Errorf("example %q lacks the required --%s", line, fl)
+				}
+			}
+		}
+		c := &cli{ctx: context.Background(), env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		var stdout, stderr bytes.Buffer
+		c.stdout, c.stderr = &stdout, &stderr
+		c.parseOnly = args[0] == "serve" || (len(args) > 1 && args[0] == "data" && args[1] == "validate")
+		if code := c.run(args); code != exitOK {
+			t.Errorf("example %q: exit %d\n%s", line, code, stderr.String())
+			continue
+		}
+		if out != "" {
+			if err := os.WriteFile(out, stdout.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// What the examples said they write is there.
+	for _, f := range []string{"summary.json", "chicago.pdf"} {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("%s not written by its example (%v)", f, err)
+		}
+	}
+}
+
+// exampleLines are the lines after heading in a help text, up to a blank
+// line, with comments removed.
+func exampleLines(t *testing.T, help, heading string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(help, heading+"\n")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for l := range strings.Lines(rest) {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// shellWords splits an example line as sh would for the forms the
+// examples use: leading NAME=value assignments, single and double quotes,
+// a "# comment" and one "> file" redirection.
+func shellWords(t *testing.T, line string) (env map[string]string, args []string, out string) {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == '#' && !inWord:
+			goto done
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+done:
+	if inWord {
+		words = append(words, cur.String())
+	}
+	env = map[string]string{}
+	for len(words) > 0 && regexp.MustCompile(`^[A-Z_]+=`).MatchString(words[0]) {
+		k, v, _ := strings.Cut(words[0], "=")
+		env[k] = v
+		words = words[1:]
+	}
+	for i := 0; i < len(words); i++ {
+		if words[i] == ">" && i+1 < len(words) {
+			out = words[i+1]
+			words = append(words[:i], words[i+2:]...)
+			break
+		}
+	}
+	return env, words, out
+}
