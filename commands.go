@@ -62,6 +62,7 @@ func commands() []command {
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
+		{"score", "score a CSV file of coordinates with the engine directly, no server or quota", (*cli).score},
 	}
 }
 
