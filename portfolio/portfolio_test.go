@@ -378,3 +378,31 @@ func TestColumnsUnique(t *testing.T) {
 		t.Errorf("output columns do not start with the batch CSV's: %q", own)
 	}
 }
+
+// TestCancelIdleInput: cancelling while the input has nothing to read (a
+// terminal, an idle pipe) returns at once, without waiting for the read.
+func TestCancelIdleInput(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go io.WriteString(pw, "externalId,latitude,longitude\nx,41,-87\n")
+	input, err := Open(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := input.Score(ctx, &fakeEngine{}, io.Discard, Options{Workers: 2})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Score = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Score waits for an idle input after cancel")
+	}
+}

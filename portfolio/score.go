@@ -137,17 +137,36 @@ func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Opt
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for c := range work {
-				scoreChunk(ctx, eng, l, specs, c)
+			for {
+				select {
+				case c, ok := <-work:
+					if !ok {
+						return
+					}
+					scoreChunk(ctx, eng, l, specs, c)
+				case <-ctx.Done():
+					// Not waiting for the reader: it may be blocked
+					// reading a terminal or an idle pipe.
+					return
+				}
 			}
 		})
 	}
-	// On an early return the reader and the workers stop at the
-	// cancellation, the workers within a row each.
+	// On an early return the workers stop at the cancellation, within a
+	// row each; the reader stops at its next row.
 	defer func() { cancel(); wg.Wait() }()
 
 	sum := Summary{Rejected: map[string]int{}}
-	for c := range order {
+	for {
+		var c *chunk
+		select {
+		case c = <-order:
+		case <-ctx.Done():
+			return sum, ctx.Err()
+		}
+		if c == nil { // order closed: the reader is done
+			break
+		}
 		select {
 		case <-c.done:
 		case <-ctx.Done():
