@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"locrisk/risk"
 )
@@ -180,5 +181,43 @@ func TestScoreCommandSameFile(t *testing.T) {
 	second, _ := os.ReadFile(p)
 	if string(first) != string(second) || !strings.Contains(string(first), ",keep\r\n") {
 		t.Errorf("scoring a scored file changed it:\n%s\n%s", first, second)
+	}
+}
+
+// TestProgressBar: drawn only on a terminal, at most every progressEvery,
+// with a percentage when the input's size is known, and cleared at the end.
+func TestProgressBar(t *testing.T) {
+	var b strings.Builder
+	if isTerminal(&b) {
+		t.Error("a strings.Builder is a terminal")
+	}
+	if f, err := os.CreateTemp(t.TempDir(), "x"); err == nil {
+		if isTerminal(f) {
+			t.Error("a regular file is a terminal")
+		}
+		f.Close()
+	}
+	off := newProgressBar(&b, 100)
+	off.update(10, 50)
+	off.finish()
+	if b.Len() != 0 {
+		t.Errorf("drawn off a terminal: %q", b.String())
+	}
+	tests := []struct {
+		size int64
+		want string
+	}{
+		{1000, "\r[###############...............]  50%  20 rows"},
+		{0, "\r20 rows"},
+	}
+	for _, tt := range tests {
+		b.Reset()
+		p := &progressBar{w: &b, on: true, size: tt.size, start: time.Now().Add(-time.Second)}
+		p.update(20, 500)
+		p.update(30, 600) // within progressEvery: not drawn
+		p.finish()
+		if got := b.String(); !strings.HasPrefix(got, tt.want) || strings.Count(got, "\r") != 2 || !strings.HasSuffix(got, "\r\x1b[K") {
+			t.Errorf("size %d: drew %q, want it to start %q and end cleared", tt.size, got, tt.want)
+		}
 	}
 }

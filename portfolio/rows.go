@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"locrisk/batchcsv"
+	"locrisk/jobs"
 	"locrisk/risk"
 	"locrisk/store"
 )
@@ -17,13 +18,13 @@ import (
 const (
 	CodeInvalidLatitude  = "invalid_latitude"
 	CodeInvalidLongitude = "invalid_longitude"
-	CodeUnsupported      = "unsupported_location"
+	CodeUnsupported      = jobs.CodeUnsupported
 	// CodeInvalidRow: the row has another number of fields than the
 	// header, or is not valid CSV (a stray quote).
 	CodeInvalidRow = "invalid_row"
 	// CodeGeneration: the engine failed on the row (status failed, not
 	// rejected); the code a report job gets for the same fault.
-	CodeGeneration = "generation_error"
+	CodeGeneration = jobs.CodePermanent
 )
 
 // The required input columns, matched without regard to case or the
