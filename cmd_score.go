@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"locrisk/portfolio"
+	"locrisk/refcache"
 	"locrisk/risk"
 )
 
@@ -25,9 +26,9 @@ import (
 const progressEvery = 200 * time.Millisecond
 
 func (c *cli) score(args []string) error {
-	var in, out, dataDir string
+	var in, out, dataDir, refCache string
 	var workers int
-	f := c.newFlags("score", "--in FILE.csv --out FILE.csv --data-dir DIR [--workers N]", `
+	f := c.newFlags("score", "--in FILE.csv --out FILE.csv --data-dir DIR [--workers N] [--reference-cache FILE]", `
 Scores every row of a CSV file with the engine, as a report job would, and
 writes one output row per input row, in input order. No database, quota or
 server is involved, and any number of rows streams through in constant
@@ -42,17 +43,23 @@ countyFips, county and a score and a riskLevel column per peril
 errorCode invalid_latitude, invalid_longitude, unsupported_location or
 invalid_row and its errorMessage. A file without a usable header exits 2.
 
+Loading the data builds the population-weighted reference, several
+seconds; --reference-cache FILE keeps it in FILE so that later runs on the
+same data read it back instead.
+
 "-" reads standard input or writes standard output. A file given to
 --out is written beside itself and renamed into place when complete. A
 progress bar is drawn on standard error when it is a terminal; a summary
 is always printed there at the end. Exit status 1 if the engine failed on
 any row (status failed) or the run was cut short.`, `
   locrisk score --data-dir ../shared/data --in portfolio.csv --out scored.csv
-  locrisk score --data-dir ../shared/data --in - --out - < portfolio.csv > scored.csv`)
+  locrisk score --data-dir ../shared/data --in - --out - < portfolio.csv > scored.csv
+  locrisk score --data-dir ../shared/data --reference-cache ref.cache --in portfolio.csv --out scored.csv`)
 	f.StringVar(&in, "in", "", "input CSV `file`, or - for standard input (required)")
 	f.StringVar(&out, "out", "", "output CSV `file`, or - for standard output (required)")
 	f.StringVar(&dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "rows scored side by side")
+	f.StringVar(&refCache, "reference-cache", "", "keep the engine's reference distributions in `file` between runs")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
@@ -114,7 +121,11 @@ any row (status failed) or the run was cut short.`, `
 		fmt.Fprintf(c.stderr, "loading the data from %s ...\n", dataDir)
 	}
 	loadStart := time.Now()
-	eng, err := risk.Load(c.ctx, dataDir, log, nil)
+	var cache risk.ReferenceCache // none: build the reference
+	if refCache != "" {
+		cache = refcache.File{Path: refCache}
+	}
+	eng, err := risk.Load(c.ctx, dataDir, log, cache)
 	if err != nil {
 		return fmt.Errorf("loading data from %s: %w", dataDir, err)
 	}

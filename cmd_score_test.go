@@ -221,3 +221,36 @@ func TestProgressBar(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreReferenceCache: --reference-cache writes the reference on the
+// first run and reads it on the next, with the same output.
+func TestScoreReferenceCache(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("externalId,latitude,longitude\na,41.8781,-87.6298\nb,25.7617,-80.1918\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "ref.cache")
+	env := map[string]string{"LOCRISK_DATA_DIR": fixtureData, "LOCRISK_IN": in}
+	var outs []string
+	for i, args := range [][]string{
+		{"--out", filepath.Join(dir, "none.csv")},
+		{"--out", filepath.Join(dir, "cold.csv"), "--reference-cache", cache},
+		{"--out", filepath.Join(dir, "warm.csv"), "--reference-cache", cache},
+	} {
+		if r := cmd(t, env, append([]string{"score"}, args...)...); r.code != 0 {
+			t.Fatalf("run %d: exit %d %s", i, r.code, r.stderr)
+		}
+		if i == 1 {
+			st, err := os.Stat(cache)
+			if err != nil || st.Size() == 0 {
+				t.Fatalf("no cache written: %v", err)
+			}
+		}
+		b, _ := os.ReadFile(args[1])
+		outs = append(outs, string(b))
+	}
+	if outs[0] != outs[1] || outs[1] != outs[2] || !strings.Contains(outs[0], ",completed,") {
+		t.Errorf("outputs differ with the cache:\n%s\n%s\n%s", outs[0], outs[1], outs[2])
+	}
+}
