@@ -38,6 +38,7 @@ type env func(string) (string, bool)
 type cli struct {
 	ctx    context.Context
 	env    env
+	stdin  io.Reader // what "-" reads (locrisk score --in -)
 	stdout io.Writer
 	stderr io.Writer
 	// parseOnly stops every command once its flags are parsed (errParsed):
@@ -73,12 +74,13 @@ func commands() []command {
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
+		{"score", "score a CSV file of coordinates with the engine directly, no server or quota", (*cli).score},
 		{"version", "print the version of this binary", (*cli).version},
 	}
 }
 
-func run(ctx context.Context, args []string, lookup env, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, env: lookup, stdout: stdout, stderr: stderr}
+func run(ctx context.Context, args []string, lookup env, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{ctx: ctx, env: lookup, stdin: stdin, stdout: stdout, stderr: stderr}
 	return c.run(args)
 }
 

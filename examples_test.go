@@ -28,6 +28,10 @@ func TestHelpExamplesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir())
+	// The file the score examples read.
+	if err := os.WriteFile("portfolio.csv", []byte("externalId,latitude,longitude\nP-1,41.8781,-87.6298\nP-2,91,0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	var lines []string
 	top := cmd(t, nil, "-h")
@@ -70,7 +74,7 @@ func TestHelpExamplesRun(t *testing.T) {
 	for _, line := range lines {
 		line = subst.ReplaceAllString(line, "$1")
 		line = strings.NewReplacer("acct_...", acct, "key_...", key, "../shared/data", fixture).Replace(line)
-		env, args, out := shellWords(t, line)
+		env, args, in, out := shellWords(t, line)
 		if len(args) == 0 || args[0] != "locrisk" {
 			t.Errorf("example %q does not start with locrisk", line)
 			continue
@@ -88,7 +92,15 @@ func TestHelpExamplesRun(t *testing.T) {
 				}
 			}
 		}
-		c := &cli{ctx: context.Background(), env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		c := &cli{ctx: context.Background(), env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, stdin: strings.NewReader("")}
+		if in != "" {
+			f, err := os.Open(in)
+			if err != nil {
+				t.Fatalf("example %q: %v", line, err)
+			}
+			defer f.Close()
+			c.stdin = f
+		}
 		var stdout, stderr bytes.Buffer
 		c.stdout, c.stderr = &stdout, &stderr
 		c.parseOnly = args[0] == "serve" || (len(args) > 1 && args[0] == "data" && args[1] == "validate")
@@ -103,7 +115,7 @@ func TestHelpExamplesRun(t *testing.T) {
 		}
 	}
 	// What the examples said they write is there.
-	for _, f := range []string{"summary.json", "chicago.pdf"} {
+	for _, f := range []string{"summary.json", "chicago.pdf", "scored.csv"} {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("%s not written by its example (%v)", f, err)
 		}
@@ -131,8 +143,8 @@ func exampleLines(t *testing.T, help, heading string) []string {
 
 // shellWords splits an example line as sh would for the forms the
 // examples use: leading NAME=value assignments, single and double quotes,
-// a "# comment" and one "> file" redirection.
-func shellWords(t *testing.T, line string) (env map[string]string, args []string, out string) {
+// a "# comment", one "< file" and one "> file" redirection.
+func shellWords(t *testing.T, line string) (env map[string]string, args []string, in, out string) {
 	t.Helper()
 	var words []string
 	var cur strings.Builder
@@ -169,12 +181,17 @@ done:
 		env[k] = v
 		words = words[1:]
 	}
-	for i := 0; i < len(words); i++ {
-		if words[i] == ">" && i+1 < len(words) {
-			out = words[i+1]
-			words = append(words[:i], words[i+2:]...)
-			break
+	for _, redirect := range []struct {
+		op   string
+		file *string
+	}{{"<", &in}, {">", &out}} {
+		for i := 0; i < len(words)-1; i++ {
+			if words[i] == redirect.op {
+				*redirect.file = words[i+1]
+				words = append(words[:i], words[i+2:]...)
+				break
+			}
 		}
 	}
-	return env, words, out
+	return env, words, in, out
 }

@@ -31,7 +31,7 @@ func cmd(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code := run(context.Background(), args, lookup, &out, &errb)
+	code := run(context.Background(), args, lookup, strings.NewReader(""), &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
@@ -281,7 +281,7 @@ func TestServe(t *testing.T) {
 	env := map[string]string{"LOCRISK_DATA_DIR": fixtureData, "LOCRISK_DB": db, "LOCRISK_LOG_FORMAT": "json"}
 	go func() {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--workers", "2", "--faults", "report.generate=transient:first=1"},
-			func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &bytes.Buffer{}, &stderr)
+			func(k string) (string, bool) { v, ok := env[k]; return v, ok }, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	}()
 
 	var addr string

@@ -77,7 +77,7 @@ func TestServeMetrics(t *testing.T) {
 		"LOCRISK_METRICS_ADDR": "127.0.0.1:0"}
 	go func() {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--workers", "1", "--webhook-allow-private"},
-			func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &bytes.Buffer{}, &stderr)
+			func(k string) (string, bool) { v, ok := env[k]; return v, ok }, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	}()
 	var apiAddr, metricsAddr string
 	for deadline := time.Now().Add(30 * time.Second); apiAddr == "" || metricsAddr == ""; {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"locrisk/batchcsv"
 	"locrisk/ids"
 	"locrisk/jobs"
 	"locrisk/risk"
@@ -852,7 +853,7 @@ func TestBatchCSV(t *testing.T) {
 			t.Errorf("row %d disagrees with the items endpoint: %q vs %+v", i+1, row, it)
 		}
 		if it.Error != nil {
-			if cell("errorCode") != it.Error.Code || cell("errorMessage") != csvText(it.Error.Message) {
+			if cell("errorCode") != it.Error.Code || cell("errorMessage") != batchcsv.Text(it.Error.Message) {
 				t.Errorf("row %d error cells %q %q, want %+v", i+1, cell("errorCode"), cell("errorMessage"), it.Error)
 			}
 		} else if cell("errorCode") != "" || cell("errorMessage") != "" {
@@ -943,17 +944,6 @@ func TestBatchCSVPartial(t *testing.T) {
 		}
 		if got := strings.Join(recs[i+1], ","); got != want {
 			t.Errorf("row %d:\n got %s\nwant %s", i+1, got, want)
-		}
-	}
-}
-
-func TestCSVText(t *testing.T) {
-	for in, want := range map[string]string{
-		"": "", "plain": "plain", "=1+1": "'=1+1", "+1": "'+1", "-1": "'-1", "@SUM(A1)": "'@SUM(A1)",
-		"\tx": "'\tx", "\rx": "'\rx", " =x": " =x", "a=b": "a=b", "'=x": "'=x",
-	} {
-		if got := csvText(in); got != want {
-			t.Errorf("csvText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
