@@ -39,6 +39,7 @@ type appConfig struct {
 	webhookAllowPrivate       bool
 	webhookWorkers            int // attempts in flight, whole server
 	webhookPerEndpoint        int // attempts in flight to one endpoint
+	webhookPerAccount         int // attempts in flight to one account's endpoints
 	maxInFlight               int // requests served at once (server.Config.MaxInFlight)
 	maxConnections            int // connections open at once, before the open file limit lowers it
 	idleTimeout               time.Duration
@@ -159,9 +160,11 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}
 	deliveries := webhookworker.New(st, webhookworker.Config{Schedule: cfg.webhookSchedule, AllowPrivate: cfg.webhookAllowPrivate,
-		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint, Wake: wake, Logger: log, Observer: deliverObs})
+		Workers: cfg.webhookWorkers, PerEndpoint: cfg.webhookPerEndpoint,
+		PerAccount: cfg.webhookPerAccount, Wake: wake, Logger: log, Observer: deliverObs})
 	log.Info("webhook settings", "retry_schedule", cfg.webhookScheduleSpec, "attempts", webhook.MaxAttempts(cfg.webhookSchedule),
-		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint)
+		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint,
+		"per_account", cfg.webhookPerAccount)
 
 	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
 	// A file created before incremental vacuum was the default keeps the

@@ -45,6 +45,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")
 	f.IntVar(&cfg.webhookWorkers, "webhook-workers", webhookworker.DefaultWorkers, "webhook delivery attempts in flight at most, whole server")
 	f.IntVar(&cfg.webhookPerEndpoint, "webhook-per-endpoint", webhookworker.DefaultPerEndpoint, "webhook delivery attempts in flight at most to one endpoint, so a slow receiver delays only itself")
+	f.IntVar(&cfg.webhookPerAccount, "webhook-per-account", webhookworker.DefaultPerAccount, "webhook delivery attempts in flight at most to one account's endpoints together, so an account with many slow receivers delays only itself")
 	f.BoolVar(&cfg.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on private/loopback addresses and plain http (testing only)")
 	f.StringVar(&faults, "faults", "", "inject failures for resilience tests: `SPEC` such as report.generate=transient:first=1 or report.generate=permanent:rate=0.5")
 	f.StringVar(&logFormat, "log-format", "text", "log `format` on stderr: text or json")
@@ -81,6 +82,15 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	if cfg.webhookWorkers < cfg.webhookPerEndpoint {
 		return usagef("--webhook-workers must be at least --webhook-per-endpoint (%d), got %d", cfg.webhookPerEndpoint, cfg.webhookWorkers)
+	}
+	// per endpoint <= per account <= workers: an account's limit below one
+	// endpoint's would silently lower that one, and above the pool it
+	// would not limit anything (README.md, Limits and defaults).
+	if cfg.webhookPerAccount < cfg.webhookPerEndpoint {
+		return usagef("--webhook-per-account must be at least --webhook-per-endpoint (%d), got %d", cfg.webhookPerEndpoint, cfg.webhookPerAccount)
+	}
+	if cfg.webhookWorkers < cfg.webhookPerAccount {
+		return usagef("--webhook-workers must be at least --webhook-per-account (%d), got %d", cfg.webhookPerAccount, cfg.webhookWorkers)
 	}
 	if cfg.maxInFlight < 2 {
 		return usagef("--max-in-flight must be at least 2, got %d", cfg.maxInFlight)

@@ -50,7 +50,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "-h"}, 0, []string{"keys create", "keys list", "keys revoke"}},
 		{[]string{"serve", "--bogus"}, 2, nil},
 		{[]string{"serve", "-h"}, 0, []string{"--addr", "$LOCRISK_ADDR", "--data-dir", "$LOCRISK_DATA_DIR", "--workers", "--job-max-attempts",
-			"--webhook-retry-schedule", "--webhook-workers", "--webhook-per-endpoint", "--webhook-allow-private", "--faults", "--log-format", "--retention", "$LOCRISK_RETENTION", "--max-in-flight", "--max-connections", "--idle-timeout", "--memory-limit", "$LOCRISK_MEMORY_LIMIT", "512MiB", "Examples:", "127.0.0.1:8080"}},
+			"--webhook-retry-schedule", "--webhook-workers", "--webhook-per-endpoint", "--webhook-per-account", "$LOCRISK_WEBHOOK_PER_ACCOUNT", "--webhook-allow-private", "--faults", "--log-format", "--retention", "$LOCRISK_RETENTION", "--max-in-flight", "--max-connections", "--idle-timeout", "--memory-limit", "$LOCRISK_MEMORY_LIMIT", "512MiB", "Examples:", "127.0.0.1:8080"}},
 		{[]string{"accounts", "create", "-h"}, 0, []string{"--name", "--monthly-quota", "(default 1000)", "--rate-limit", "(default 600)", "--json", "Examples:"}},
 		{[]string{"keys", "create", "--help"}, 0, []string{"--account", "--scopes", "--expires-in", "--allow-ip", "--scope-version", "$LOCRISK_SCOPE_VERSION", "--name", "usage:read", "Examples:"}},
 		{[]string{"keys", "list", "-h"}, 0, []string{"--account", "--json", "last use", "Examples:"}},
@@ -230,6 +230,10 @@ func TestServeStartupErrors(t *testing.T) {
 		{"no requests in flight", []string{"serve", "--db", db, "--data-dir", fixtureData, "--max-in-flight", "1"}, 2, "--max-in-flight"},
 		{"no webhook slot per endpoint", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-per-endpoint", "0"}, 2, "--webhook-per-endpoint"},
 		{"fewer webhook workers than one endpoint takes", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-workers", "2", "--webhook-per-endpoint", "3"}, 2, "--webhook-workers"},
+		{"fewer webhook workers than one account takes", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-workers", "4"}, 2, "--webhook-per-account"},
+		{"no webhook slot per account", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-per-account", "0"}, 2, "--webhook-per-account"},
+		{"account limit below the endpoint limit", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-per-endpoint", "3", "--webhook-per-account", "2"}, 2, "--webhook-per-account"},
+		{"account limit above the pool", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-workers", "8", "--webhook-per-account", "9"}, 2, "--webhook-workers"},
 		{"retention too short", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "30d"}, 2, "--retention"},
 		{"retention not a duration", []string{"serve", "--db", db, "--data-dir", fixtureData, "--retention", "soon"}, 2, "--retention"},
 	}
@@ -245,6 +249,11 @@ func TestServeStartupErrors(t *testing.T) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%s: took %v to fail", tt.name, d)
 		}
+	}
+	// The per-account limit from its environment variable is checked too.
+	if r := cmd(t, map[string]string{"LOCRISK_WEBHOOK_PER_ACCOUNT": "40"}, "serve", "--db", db, "--data-dir", fixtureData); r.code != 2 ||
+		!strings.Contains(r.stderr, "--webhook-per-account (40)") {
+		t.Errorf("LOCRISK_WEBHOOK_PER_ACCOUNT=40: exit %d, stderr %q; want exit 2 naming the limit", r.code, r.stderr)
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("a failed start created the database file (stat: %v)", err)

@@ -120,7 +120,8 @@ func (s *Server) endpointURL(ctx context.Context, raw json.RawMessage) (string, 
 	case err == nil:
 		return u, nil
 	case errors.As(err, &ue):
-		// The reason names the address class, never a resolved address.
+		// The reason names neither a resolved address nor its class: every
+		// non-public host has the one reason webhook.ReasonNotPublic.
 		return "", errorf(codeInvalidURL, "%s", ue.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return "", errorf(codeInvalidURL, "url host could not be resolved in time")

@@ -246,7 +246,11 @@ func TestCreateWebhookValidation(t *testing.T) {
 		"hooks.example.com":    {"93.184.216.34"},
 		"internal.example.com": {"93.184.216.34", "10.1.2.3"},
 		"meta.example.com":     {"169.254.169.254"},
+		"vm":                   {"10.0.0.7"},
+		"localhost":            {"127.0.0.1"},
 	}
+	// The one message of every refusal of a non-public host.
+	const notPublic = "url host must be a public name or a public IP address"
 	strict := newWebhookEnv(t, whOptions{resolver: res})
 	lax := newWebhookEnv(t, whOptions{allowPrivate: true, resolver: res})
 	body := func(name, url string, events string) string {
@@ -298,19 +302,27 @@ func TestCreateWebhookValidation(t *testing.T) {
 		{"credentials", false, body("n", "https://user:pw@hooks.example.com/", good), 400, "invalid_url", "credentials"},
 		{"credentials with allow-private", true, body("n", "http://user:pw@127.0.0.1/", good), 400, "invalid_url", "credentials"},
 		{"fragment", false, body("n", "https://hooks.example.com/#x", good), 400, "invalid_url", "fragment"},
-		{"loopback", false, body("n", "https://127.0.0.1/h", good), 400, "invalid_url", "loopback"},
-		{"private 10/8", false, body("n", "https://10.0.0.1/h", good), 400, "invalid_url", "private"},
-		{"private 172.16/12", false, body("n", "https://172.16.0.1/h", good), 400, "invalid_url", "private"},
-		{"private 192.168/16", false, body("n", "https://192.168.1.1/h", good), 400, "invalid_url", "private"},
-		{"metadata link-local", false, body("n", "https://169.254.169.254/latest", good), 400, "invalid_url", "link-local"},
-		{"CGNAT", false, body("n", "https://100.64.0.1/h", good), 400, "invalid_url", "CGNAT"},
-		{"multicast", false, body("n", "https://224.0.0.1/h", good), 400, "invalid_url", "multicast"},
-		{"unspecified", false, body("n", "https://0.0.0.0/h", good), 400, "invalid_url", "unspecified"},
-		{"IPv6 loopback", false, body("n", "https://[::1]/h", good), 400, "invalid_url", "loopback"},
-		{"IPv6 link-local", false, body("n", "https://[fe80::1]/h", good), 400, "invalid_url", "link-local"},
-		{"IPv4-mapped IPv6 loopback", false, body("n", "https://[::ffff:127.0.0.1]/h", good), 400, "invalid_url", "loopback"},
-		{"host resolving to a private address", false, body("n", "https://internal.example.com/h", good), 400, "invalid_url", "private"},
-		{"host resolving to the metadata address", false, body("n", "https://meta.example.com/h", good), 400, "invalid_url", "link-local"},
+		{"loopback", false, body("n", "https://127.0.0.1/h", good), 400, "invalid_url", notPublic},
+		{"private 10/8", false, body("n", "https://10.0.0.1/h", good), 400, "invalid_url", notPublic},
+		{"private 172.16/12", false, body("n", "https://172.16.0.1/h", good), 400, "invalid_url", notPublic},
+		{"private 192.168/16", false, body("n", "https://192.168.1.1/h", good), 400, "invalid_url", notPublic},
+		{"metadata link-local", false, body("n", "https://169.254.169.254/latest", good), 400, "invalid_url", notPublic},
+		{"CGNAT", false, body("n", "https://100.64.0.1/h", good), 400, "invalid_url", notPublic},
+		{"multicast", false, body("n", "https://224.0.0.1/h", good), 400, "invalid_url", notPublic},
+		{"unspecified", false, body("n", "https://0.0.0.0/h", good), 400, "invalid_url", notPublic},
+		{"IPv6 loopback", false, body("n", "https://[::1]/h", good), 400, "invalid_url", notPublic},
+		{"IPv6 link-local", false, body("n", "https://[fe80::1]/h", good), 400, "invalid_url", notPublic},
+		{"IPv4-mapped IPv6 loopback", false, body("n", "https://[::ffff:127.0.0.1]/h", good), 400, "invalid_url", notPublic},
+		{"host resolving to a private address", false, body("n", "https://internal.example.com/h", good), 400, "invalid_url", notPublic},
+		{"host resolving to the metadata address", false, body("n", "https://meta.example.com/h", good), 400, "invalid_url", notPublic},
+		// Every non-public host gets the one answer, whatever it resolves to
+		// here: the message does not tell which internal names exist.
+		{"internal name that resolves", false, body("n", "https://vm/h", good), 400, "invalid_url", notPublic},
+		{"internal name that does not resolve", false, body("n", "https://nosuchhost/h", good), 400, "invalid_url", notPublic},
+		{"localhost", false, body("n", "https://localhost/h", good), 400, "invalid_url", notPublic},
+		{"repeated trailing dots", false, body("n", "https://vm../h", good), 400, "invalid_url", "valid domain name"},
+		{"repeated trailing dots after an internal suffix", false, body("n", "https://foo.local../h", good), 400, "invalid_url", "valid domain name"},
+		{"leading dot", false, body("n", "https://.example.com/h", good), 400, "invalid_url", "valid domain name"},
 		{"host that does not resolve (checked when dialled)", false, body("n", "https://nowhere.example.com/h", good), 201, "", ""},
 		{"loopback with allow-private", true, body("n", "http://127.0.0.1:9/h", good), 201, "", ""},
 		{"private name with allow-private", true, body("n", "https://internal.example.com/h", good), 201, "", ""},
@@ -346,6 +358,9 @@ func TestCreateWebhookValidation(t *testing.T) {
 			msg := decode[errorBody](t, rec).Error.Message
 			if tc.message != "" && !strings.Contains(msg, tc.message) {
 				t.Errorf("message %q does not mention %q", msg, tc.message)
+			}
+			if tc.message == notPublic && msg != notPublic {
+				t.Errorf("message %q, want exactly %q", msg, notPublic)
 			}
 			// A refusal never tells the caller what a name resolved to.
 			for _, leak := range []string{"10.1.2.3", "169.254.169.254"} {

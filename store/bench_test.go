@@ -157,10 +157,10 @@ func BenchmarkWebhookEndpoints(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("disabled=%d/claim-idle", disabled), func(b *testing.B) {
 			for b.Loop() {
-				if _, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0); err != nil || ok {
+				if _, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0); err != nil || ok {
 					b.Fatal(ok, err)
 				}
-				if _, _, err := s.NextWebhookDue(ctx, 2, t0); err != nil {
+				if _, _, err := s.NextWebhookDue(ctx, testLimits(), t0); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -38,7 +38,7 @@ func TestFilesArePrivate(t *testing.T) {
 func claimSecret(t *testing.T, s *Store, acct string, at time.Time) string {
 	t.Helper()
 	newEvent(t, s, acct, evCompleted, at)
-	task, ok, err := s.ClaimWebhookDelivery(context.Background(), time.Minute, 2, at)
+	task, ok, err := s.ClaimWebhookDelivery(context.Background(), time.Minute, testLimits(), at)
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
@@ -104,7 +104,7 @@ func TestSigningSecretsSealed(t *testing.T) {
 		t.Errorf("create without a key: %v, want ErrNoSecretKey", err)
 	}
 	newEvent(t, s, a.ID, evCompleted, t0.Add(time.Hour))
-	if task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(time.Hour)); !errors.Is(err, ErrNoSecretKey) {
+	if task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(time.Hour)); !errors.Is(err, ErrNoSecretKey) {
 		t.Errorf("claim without a key = %+v, %v, %v; want ErrNoSecretKey", task, ok, err)
 	}
 }

@@ -391,20 +391,95 @@ type DeliveryTask struct {
 	Lease      time.Time
 }
 
+// DeliveryLimits bound the attempts in flight (unexpired leases) that a
+// claim may add to; both must be positive.
+type DeliveryLimits struct {
+	// PerEndpoint is the most attempts in flight to one endpoint: a slow
+	// receiver holds at most this many workers.
+	PerEndpoint int
+	// PerAccount is the most attempts in flight to one account's
+	// endpoints together: an account with many slow receivers holds at
+	// most this many workers.
+	PerAccount int
+}
+
+func (l DeliveryLimits) check() error {
+	if l.PerEndpoint <= 0 || l.PerAccount <= 0 {
+		return fmt.Errorf("%w: a claim needs positive per-endpoint and per-account limits", ErrInvalid)
+	}
+	return nil
+}
+
+// The delivery claim's queries, one constant each so that
+// TestDeliveryClaimQueryPlans checks the very text the claim runs.
+const (
+	// claimDelivery leases the delivery to claim and returns it with its
+	// account. ?1 is now, ?2 the new lease, ?3 the per-endpoint and ?4 the
+	// per-account limit. It walks the active endpoints, not the due
+	// deliveries: per endpoint one seek for its earliest due delivery
+	// (webhook_deliveries_endpoint_due) and two counts of leases in force,
+	// the endpoint's and its account's (webhook_deliveries_leased,
+	// webhook_deliveries_account_leased, which hold only leased rows). Of
+	// the candidates it takes the account whose last claim is the oldest
+	// (webhook_delivery_turns; never claimed first), then the earliest due.
+	claimDelivery = `UPDATE webhook_deliveries SET lease_expires_utc = ?2
+		WHERE id = (
+			SELECT d.id FROM webhook_endpoints w INDEXED BY webhook_endpoints_active
+			JOIN webhook_deliveries d ON d.id = (
+				SELECT x.id FROM webhook_deliveries x INDEXED BY webhook_deliveries_endpoint_due
+				WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.next_attempt_utc <= ?1
+				  AND (x.lease_expires_utc IS NULL OR x.lease_expires_utc < ?1)
+				ORDER BY x.next_attempt_utc, x.created_utc LIMIT 1)
+			LEFT JOIN webhook_delivery_turns t ON t.account_id = w.account_id
+			WHERE w.is_active = 1
+			  AND (SELECT COUNT(*) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?1) < ?3
+			  AND (SELECT COUNT(*) FROM webhook_deliveries a INDEXED BY webhook_deliveries_account_leased
+				WHERE a.account_id = w.account_id AND a.lease_expires_utc >= ?1) < ?4
+			ORDER BY COALESCE(t.last_claim, 0), d.next_attempt_utc, d.created_utc
+			LIMIT 1)
+		RETURNING id, attempts, account_id`
+	// claimDeliveryTurn: the account's claim becomes the newest (the
+	// largest last_claim, read from webhook_delivery_turns_by_claim). ? is
+	// the account.
+	claimDeliveryTurn = `INSERT INTO webhook_delivery_turns (account_id, last_claim)
+		VALUES (?, (SELECT COALESCE(MAX(last_claim), 0) + 1 FROM webhook_delivery_turns))
+		ON CONFLICT (account_id) DO UPDATE SET last_claim = excluded.last_claim`
+	// nextDeliveryDue: see NextWebhookDue. ?1 is now, ?2 the per-endpoint
+	// and ?3 the per-account limit.
+	nextDeliveryDue = `SELECT MIN(t) FROM (
+			SELECT (SELECT MIN(l.lease_expires_utc) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?1) AS t
+			FROM webhook_endpoints w INDEXED BY webhook_endpoints_active WHERE w.is_active = 1
+			UNION ALL
+			SELECT (SELECT x.next_attempt_utc FROM webhook_deliveries x INDEXED BY webhook_deliveries_endpoint_due
+				WHERE x.endpoint_id = w.id AND x.status = 'pending'
+				  AND (x.lease_expires_utc IS NULL OR x.lease_expires_utc < ?1)
+				ORDER BY x.next_attempt_utc, x.created_utc LIMIT 1)
+			FROM webhook_endpoints w INDEXED BY webhook_endpoints_active WHERE w.is_active = 1
+			  AND (SELECT COUNT(*) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?1) < ?2
+			  AND (SELECT COUNT(*) FROM webhook_deliveries a INDEXED BY webhook_deliveries_account_leased
+				WHERE a.account_id = w.account_id AND a.lease_expires_utc >= ?1) < ?3)`
+)
+
 // ClaimWebhookDelivery takes the next due delivery: pending, next attempt
 // at or before now, not leased (or its lease expired: the worker that held
-// it died), to an active endpoint that has fewer than perEndpoint attempts
-// in flight (unexpired leases). It leases it until now+lease and returns it;
-// ok is false when nothing is claimable.
+// it died), to an active endpoint that has fewer than limits.PerEndpoint
+// attempts in flight (unexpired leases) and whose account has fewer than
+// limits.PerAccount. It leases it until now+lease and returns it; ok is
+// false when nothing is claimable.
 //
-// The per-endpoint limit is what keeps one slow receiver from taking every
-// worker (docs/api.md, Delivery and signing). The query walks the active
-// endpoints, not the due deliveries: for each it counts the leases in force
-// and looks up its earliest due delivery, both through indexes
-// (webhook_deliveries_leased, webhook_deliveries_endpoint_due), and takes
-// the earliest of those. Its cost grows with the number of active endpoints
-// (at most MaxActiveEndpoints per account), never with a backlog or with
-// disabled endpoints.
+// The limits are what keep one slow receiver, or one account with many,
+// from taking every worker (docs/api.md, Delivery and signing). Between
+// accounts with claimable deliveries the claim takes turns: the account
+// whose last claim is the oldest goes first, so one account's backlog (a
+// burst of events, or failing endpoints whose retries fall due) delays
+// another account's delivery by at most one claim per waiting account.
+// Within an account, the earliest due delivery goes first. The query
+// (claimDelivery) walks the active endpoints through indexes; its cost
+// grows with the number of active endpoints (at most MaxActiveEndpoints
+// per account), never with a backlog or with disabled endpoints.
 //
 // In the same transaction it fails the pending deliveries of disabled
 // endpoints whose lease has expired (an attempt that was in flight when the
@@ -414,12 +489,12 @@ type DeliveryTask struct {
 // while a job's final transaction is open runs after that transaction has
 // committed and sees the deliveries it wrote: the outbox hook may wake the
 // delivery worker from inside the transaction.
-func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, perEndpoint int, now time.Time) (DeliveryTask, bool, error) {
+func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, limits DeliveryLimits, now time.Time) (DeliveryTask, bool, error) {
 	if lease <= 0 {
 		return DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive lease", ErrInvalid)
 	}
-	if perEndpoint <= 0 {
-		return DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive per-endpoint limit", ErrInvalid)
+	if err := limits.check(); err != nil {
+		return DeliveryTask{}, false, err
 	}
 	now = truncMs(now)
 	nowS := FormatTime(now)
@@ -440,28 +515,19 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, p
 			return fmt.Errorf("fail deliveries of disabled endpoints: %w", err)
 		}
 		var row struct {
-			ID       string `db:"id"`
-			Attempts int    `db:"attempts"`
+			ID        string `db:"id"`
+			Attempts  int    `db:"attempts"`
+			AccountID string `db:"account_id"`
 		}
-		err := tx.GetContext(ctx, &row, `UPDATE webhook_deliveries SET lease_expires_utc = ?
-			WHERE id = (
-				SELECT d.id FROM webhook_endpoints w INDEXED BY webhook_endpoints_active
-				JOIN webhook_deliveries d ON d.id = (
-					SELECT x.id FROM webhook_deliveries x INDEXED BY webhook_deliveries_endpoint_due
-					WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.next_attempt_utc <= ?
-					  AND (x.lease_expires_utc IS NULL OR x.lease_expires_utc < ?)
-					ORDER BY x.next_attempt_utc, x.created_utc LIMIT 1)
-				WHERE w.is_active = 1
-				  AND (SELECT COUNT(*) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
-					WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?) < ?
-				ORDER BY d.next_attempt_utc, d.created_utc
-				LIMIT 1)
-			RETURNING id, attempts`, FormatTime(leaseUntil), nowS, nowS, nowS, perEndpoint)
+		err := tx.GetContext(ctx, &row, claimDelivery, nowS, FormatTime(leaseUntil), limits.PerEndpoint, limits.PerAccount)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if _, err := tx.ExecContext(ctx, claimDeliveryTurn, row.AccountID); err != nil {
+			return fmt.Errorf("record the account's delivery turn: %w", err)
 		}
 		var d struct {
 			EndpointID string `db:"endpoint_id"`
@@ -502,30 +568,22 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, p
 	return t, found, nil
 }
 
-// NextWebhookDue returns when a claim with the same perEndpoint limit may
-// next find something at or after now; ok is false when nothing is pending
-// to an active endpoint. The delivery worker sleeps until then. Per active
+// NextWebhookDue returns when a claim with the same limits may next find
+// something at or after now; ok is false when nothing is pending to an
+// active endpoint. The delivery worker sleeps until then. Per active
 // endpoint that is the earliest end of a lease in force (a slot frees, or a
-// lost attempt becomes claimable again) and, if the endpoint is below its
-// limit, its earliest unleased pending delivery. An endpoint at its limit
-// with a due backlog is therefore not "due now", so the worker does not
-// spin on it: a finished attempt wakes the worker anyway.
-func (s *Store) NextWebhookDue(ctx context.Context, perEndpoint int, now time.Time) (time.Time, bool, error) {
+// lost attempt becomes claimable again) and, if the endpoint and its
+// account are below their limits, its earliest unleased pending delivery.
+// An endpoint or account at its limit with a due backlog is therefore not
+// "due now", so the worker does not spin on it: a finished attempt wakes
+// the worker anyway.
+func (s *Store) NextWebhookDue(ctx context.Context, limits DeliveryLimits, now time.Time) (time.Time, bool, error) {
+	if err := limits.check(); err != nil {
+		return time.Time{}, false, err
+	}
 	nowS := FormatTime(truncMs(now))
 	var next sql.NullString
-	err := s.db.GetContext(ctx, &next, `SELECT MIN(t) FROM (
-			SELECT (SELECT MIN(l.lease_expires_utc) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
-				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?) AS t
-			FROM webhook_endpoints w INDEXED BY webhook_endpoints_active WHERE w.is_active = 1
-			UNION ALL
-			SELECT (SELECT x.next_attempt_utc FROM webhook_deliveries x INDEXED BY webhook_deliveries_endpoint_due
-				WHERE x.endpoint_id = w.id AND x.status = 'pending'
-				  AND (x.lease_expires_utc IS NULL OR x.lease_expires_utc < ?)
-				ORDER BY x.next_attempt_utc, x.created_utc LIMIT 1)
-			FROM webhook_endpoints w INDEXED BY webhook_endpoints_active WHERE w.is_active = 1
-			  AND (SELECT COUNT(*) FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
-				WHERE l.endpoint_id = w.id AND l.lease_expires_utc >= ?) < ?)`,
-		nowS, nowS, nowS, perEndpoint)
+	err := s.db.GetContext(ctx, &next, nextDeliveryDue, nowS, limits.PerEndpoint, limits.PerAccount)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next webhook delivery due: %w", err)
 	}

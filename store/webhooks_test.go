@@ -20,6 +20,10 @@ const (
 	evFailed    = "report.job.failed"
 )
 
+// testLimits are the delivery limits of tests about something else: the
+// defaults of serve.
+func testLimits() DeliveryLimits { return DeliveryLimits{PerEndpoint: 2, PerAccount: 8} }
+
 func newEndpoint(t testing.TB, s *Store, acct string, now time.Time, events ...string) WebhookEndpoint {
 	t.Helper()
 	if len(events) == 0 {
@@ -228,10 +232,10 @@ func TestClaimRecordRelease(t *testing.T) {
 	ids1 := newEvent(t, s, a.ID, evCompleted, t0)
 	id := ids1[0]
 
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(-time.Second)); ok {
+	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(-time.Second)); ok {
 		t.Fatal("claimed a delivery before it was due")
 	}
-	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
@@ -241,15 +245,15 @@ func TestClaimRecordRelease(t *testing.T) {
 		t.Errorf("task = %+v", task)
 	}
 	// Leased: nobody else gets it until the lease has passed.
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(59*time.Second)); ok {
+	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(59*time.Second)); ok {
 		t.Error("claimed a leased delivery")
 	}
-	if next, ok, err := s.NextWebhookDue(ctx, 2, t0.Add(59*time.Second)); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
+	if next, ok, err := s.NextWebhookDue(ctx, testLimits(), t0.Add(59*time.Second)); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
 		t.Errorf("NextWebhookDue while leased = %v %v %v, want the lease end", next, ok, err)
 	}
 	// The lease expires (the worker died): another claim takes over, and
 	// the first claim can no longer record.
-	task2, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(61*time.Second))
+	task2, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(61*time.Second))
 	if err != nil || !ok || task2.ID != id || task2.Lease.Equal(task.Lease) {
 		t.Fatalf("takeover claim: %+v %v %v", task2, ok, err)
 	}
@@ -270,11 +274,11 @@ func TestClaimRecordRelease(t *testing.T) {
 		!d.LastAttemptUTC.Equal(started) || d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(next) || d.DeliveredUTC != nil {
 		t.Errorf("after a failed attempt: %+v", d)
 	}
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, next.Add(-time.Millisecond)); ok {
+	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), next.Add(-time.Millisecond)); ok {
 		t.Error("claimed before the retry was due")
 	}
 	// Released by a shutdown: due again at once, attempt not counted.
-	task3, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, next)
+	task3, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), next)
 	if !ok || task3.Attempts != 1 {
 		t.Fatalf("retry claim: %+v %v", task3, ok)
 	}
@@ -284,7 +288,7 @@ func TestClaimRecordRelease(t *testing.T) {
 	if err := s.ReleaseWebhookDelivery(ctx, task3); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("second release: %v, want ErrLeaseLost", err)
 	}
-	task4, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, next)
+	task4, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), next)
 	if !ok || task4.Attempts != 1 {
 		t.Fatalf("claim after release: %+v %v", task4, ok)
 	}
@@ -298,13 +302,13 @@ func TestClaimRecordRelease(t *testing.T) {
 		d.NextAttemptUTC != nil || d.DeliveredUTC == nil || !d.DeliveredUTC.Equal(done) {
 		t.Errorf("after success: %+v", d)
 	}
-	if _, ok, _ := s.NextWebhookDue(ctx, 2, done); ok {
+	if _, ok, _ := s.NextWebhookDue(ctx, testLimits(), done); ok {
 		t.Error("NextWebhookDue reports a due delivery when none is pending")
 	}
 
 	// Exhausted schedule: a failure without a next attempt is final.
 	id2 := newEvent(t, s, a.ID, evFailed, t0)[0]
-	task5, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+	task5, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
 	if !ok || task5.ID != id2 {
 		t.Fatalf("claim: %+v %v", task5, ok)
 	}
@@ -336,7 +340,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	// other's worker "dies" (its lease runs out).
 	var inFlight, dead DeliveryTask
 	for i := 0; i < 4; i++ {
-		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
 		if err != nil || !ok {
 			t.Fatalf("claim %d: %v %v", i, ok, err)
 		}
@@ -378,7 +382,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	// Nothing to the disabled endpoint is claimable, even after leases end;
 	// the dead one is failed by the next claim's sweep.
 	for {
-		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0.Add(2*time.Minute))
+		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(2*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -467,18 +471,19 @@ func TestListWebhookDeliveries(t *testing.T) {
 // TestClaimPerEndpointLimit: a claim skips an endpoint with perEndpoint
 // attempts in flight, however early its backlog is due, and takes another
 // endpoint's later delivery; NextWebhookDue then does not call the skipped
-// backlog due (the worker would spin) but names the first lease end.
+// backlog due (the worker would spin) but names the first lease end. Both
+// endpoints are one account's, whose limit is out of the way, so the order
+// is the due order.
 func TestClaimPerEndpointLimit(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
-	slowAcct := newAccount(t, s, 1000)
-	fastAcct := newAccount(t, s, 1000)
-	slow := newEndpoint(t, s, slowAcct.ID, t0)
-	fast := newEndpoint(t, s, fastAcct.ID, t0)
+	acct := newAccount(t, s, 1000)
+	slow := newEndpoint(t, s, acct.ID, t0, evFailed)
+	fast := newEndpoint(t, s, acct.ID, t0, evCompleted)
 	for i := range 20 {
-		newEvent(t, s, slowAcct.ID, evCompleted, t0.Add(time.Duration(i)*time.Millisecond))
+		newEvent(t, s, acct.ID, evFailed, t0.Add(time.Duration(i)*time.Millisecond))
 	}
-	fastIDs := newEvent(t, s, fastAcct.ID, evCompleted, t0.Add(time.Second))
+	fastIDs := newEvent(t, s, acct.ID, evCompleted, t0.Add(time.Second))
 	now := t0.Add(2 * time.Second)
 
 	tests := []struct {
@@ -491,37 +496,208 @@ func TestClaimPerEndpointLimit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.perEndpoint), func(t *testing.T) {
+			limits := DeliveryLimits{PerEndpoint: tc.perEndpoint, PerAccount: 100}
 			if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_expires_utc = NULL`); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for {
-				task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, tc.perEndpoint, now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				got = append(got, task.EndpointID)
-			}
+			got := claimAll(t, s, limits, now)
 			want := slices.Repeat([]string{slow.ID}, tc.wantSlow)
 			want = append(want, fast.ID)
-			if !slices.Equal(got, want) {
-				t.Errorf("claimed endpoints %v, want %v (slow %s, fast %s)", got, want, slow.ID, fast.ID)
+			if !slices.Equal(endpointsOf(got), want) {
+				t.Errorf("claimed endpoints %v, want %v (slow %s, fast %s)", endpointsOf(got), want, slow.ID, fast.ID)
 			}
-			next, ok, err := s.NextWebhookDue(ctx, tc.perEndpoint, now)
+			next, ok, err := s.NextWebhookDue(ctx, limits, now)
 			if err != nil || !ok || !next.Equal(now.Add(time.Minute)) {
 				t.Errorf("NextWebhookDue at the limit = %v %v %v, want the lease end %v", next, ok, err, now.Add(time.Minute))
 			}
 			// Below the limit the backlog is due again.
-			if next, ok, _ := s.NextWebhookDue(ctx, tc.perEndpoint+1, now); !ok || next.After(now) {
+			limits.PerEndpoint++
+			if next, ok, _ := s.NextWebhookDue(ctx, limits, now); !ok || next.After(now) {
 				t.Errorf("NextWebhookDue below the limit = %v %v, want a due time by %v", next, ok, now)
 			}
 		})
 	}
-	if d := deliveryByID(t, s, fastAcct.ID, fastIDs[0]); d.Status != DeliveryPending {
+	if d := deliveryByID(t, s, acct.ID, fastIDs[0]); d.Status != DeliveryPending {
 		t.Errorf("fast delivery %+v", d)
+	}
+}
+
+// claimAll claims until nothing is claimable and returns the tasks in
+// claim order.
+func claimAll(t *testing.T, s *Store, limits DeliveryLimits, now time.Time) []DeliveryTask {
+	t.Helper()
+	var got []DeliveryTask
+	for {
+		task, ok, err := s.ClaimWebhookDelivery(context.Background(), time.Minute, limits, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return got
+		}
+		got = append(got, task)
+	}
+}
+
+func endpointsOf(ts []DeliveryTask) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.EndpointID
+	}
+	return out
+}
+
+func accountsOf(ts []DeliveryTask) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.AccountID
+	}
+	return out
+}
+
+// TestClaimPerAccountLimit: an account with many endpoints, each with a
+// backlog due before another account's delivery, gets at most perAccount
+// attempts in flight however many endpoints are below their own limit;
+// the other account's delivery is claimed, and NextWebhookDue does not
+// call the capped backlog due.
+func TestClaimPerAccountLimit(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	busy := newAccount(t, s, 1000)
+	other := newAccount(t, s, 1000)
+	for range MaxActiveEndpoints {
+		newEndpoint(t, s, busy.ID, t0)
+	}
+	otherEp := newEndpoint(t, s, other.ID, t0)
+	for i := range 5 {
+		newEvent(t, s, busy.ID, evCompleted, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	newEvent(t, s, other.ID, evCompleted, t0.Add(time.Second))
+	now := t0.Add(2 * time.Second)
+
+	tests := []struct {
+		perEndpoint, perAccount int
+	}{
+		{2, 1},
+		{2, 8},
+		{1, 8},
+		{2, 39},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.perEndpoint, "/", tc.perAccount), func(t *testing.T) {
+			if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_expires_utc = NULL`); err != nil {
+				t.Fatal(err)
+			}
+			limits := DeliveryLimits{PerEndpoint: tc.perEndpoint, PerAccount: tc.perAccount}
+			got := claimAll(t, s, limits, now)
+			busyClaims, otherClaims := 0, 0
+			for _, task := range got {
+				switch task.AccountID {
+				case busy.ID:
+					busyClaims++
+				case other.ID:
+					otherClaims++
+					if task.EndpointID != otherEp.ID {
+						t.Errorf("claimed %+v", task)
+					}
+				}
+			}
+			// 20 endpoints with 5 deliveries each: the per-endpoint limit
+			// alone would allow 20*min(perEndpoint, 5).
+			wantBusy := min(tc.perAccount, MaxActiveEndpoints*min(tc.perEndpoint, 5))
+			if busyClaims != wantBusy || otherClaims != 1 {
+				t.Errorf("claims: %d of the busy account (want %d), %d of the other (want 1)", busyClaims, wantBusy, otherClaims)
+			}
+			if next, ok, err := s.NextWebhookDue(ctx, limits, now); err != nil || !ok || next.Before(now.Add(time.Minute)) {
+				t.Errorf("NextWebhookDue with every account at its limit = %v %v %v, want the first lease end %v", next, ok, err, now.Add(time.Minute))
+			}
+		})
+	}
+}
+
+// TestClaimTurnsBetweenAccounts: accounts with claimable deliveries take
+// turns. An account's backlog due long before another account's new
+// delivery (a burst, or failing endpoints whose retries fell due) does not
+// go first: the newcomer is claimed within one claim per waiting account,
+// and from then on the accounts alternate.
+func TestClaimTurnsBetweenAccounts(t *testing.T) {
+	s := newStore(t, Options{})
+	backlog := newAccount(t, s, 1000)
+	a2 := newAccount(t, s, 1000)
+	a3 := newAccount(t, s, 1000)
+	for range 5 {
+		newEndpoint(t, s, backlog.ID, t0)
+	}
+	newEndpoint(t, s, a2.ID, t0)
+	newEndpoint(t, s, a3.ID, t0)
+	limits := DeliveryLimits{PerEndpoint: 100, PerAccount: 1000}
+	for i := range 40 {
+		newEvent(t, s, backlog.ID, evCompleted, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	// The backlog account has been served before; its deliveries are
+	// older than anything else.
+	now := t0.Add(time.Hour)
+	first := claimAll(t, s, DeliveryLimits{PerEndpoint: 1, PerAccount: 1}, now)
+	if len(first) != 1 || first[0].AccountID != backlog.ID {
+		t.Fatalf("first claim %+v", first)
+	}
+	newEvent(t, s, a2.ID, evCompleted, now.Add(-time.Second))
+	newEvent(t, s, a2.ID, evCompleted, now.Add(-time.Second))
+	newEvent(t, s, a3.ID, evCompleted, now.Add(-time.Second+time.Millisecond))
+
+	got := accountsOf(claimAll(t, s, limits, now))[:6]
+	want := []string{a2.ID, a3.ID, backlog.ID, a2.ID, backlog.ID, backlog.ID}
+	if !slices.Equal(got, want) {
+		t.Errorf("claim order by account %v, want %v (backlog %s, a2 %s, a3 %s)", got, want, backlog.ID, a2.ID, a3.ID)
+	}
+}
+
+// TestDeliveryClaimQueryPlans: the delivery claim and NextWebhookDue walk
+// the active endpoints through their index and reach deliveries only
+// through indexes (a seek per endpoint): no scan of the deliveries, however
+// many there are. The only sort is of the candidates, one per active
+// endpoint.
+func TestDeliveryClaimQueryPlans(t *testing.T) {
+	s := newStore(t, Options{})
+	tests := []struct {
+		name, query string
+		args        []any
+		uses        []string
+	}{
+		{"claim", claimDelivery, []any{"x", "x", 2, 8}, []string{"webhook_endpoints_active", "webhook_deliveries_endpoint_due",
+			"webhook_deliveries_leased", "webhook_deliveries_account_leased", "sqlite_autoindex_webhook_delivery_turns_1"}},
+		{"take turn", claimDeliveryTurn, []any{"x"}, []string{"webhook_delivery_turns_by_claim"}},
+		{"next due", nextDeliveryDue, []any{"x", 2, 8}, []string{"webhook_endpoints_active", "webhook_deliveries_endpoint_due",
+			"webhook_deliveries_leased", "webhook_deliveries_account_leased"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var plan []struct {
+				ID     int    `db:"id"`
+				Parent int    `db:"parent"`
+				NotUse int    `db:"notused"`
+				Detail string `db:"detail"`
+			}
+			if err := s.db.Select(&plan, "EXPLAIN QUERY PLAN "+tc.query, tc.args...); err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for _, p := range plan {
+				all = append(all, p.Detail)
+			}
+			text := strings.Join(all, "\n")
+			for _, p := range all {
+				if strings.HasPrefix(p, "SCAN ") && !strings.Contains(p, "USING INDEX webhook_endpoints_active") &&
+					!strings.Contains(p, "USING COVERING INDEX webhook_endpoints_active") && p != "SCAN CONSTANT ROW" {
+					t.Errorf("plan step %q:\n%s", p, text)
+				}
+			}
+			for _, ix := range tc.uses {
+				if !strings.Contains(text, "INDEX "+ix) {
+					t.Errorf("plan does not use %s:\n%s", ix, text)
+				}
+			}
+		})
 	}
 }
 
@@ -534,7 +710,7 @@ func TestReleaseAfterDisable(t *testing.T) {
 	a := newAccount(t, s, 100)
 	ep := newEndpoint(t, s, a.ID, t0)
 	id := newEvent(t, s, a.ID, evCompleted, t0)[0]
-	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
@@ -551,7 +727,7 @@ func TestReleaseAfterDisable(t *testing.T) {
 	// An active endpoint's release stays pending and due.
 	ep2 := newEndpoint(t, s, a.ID, t0)
 	id2 := newEvent(t, s, a.ID, evCompleted, t0)[0]
-	task2, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, 2, t0)
+	task2, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
 	if !ok || task2.EndpointID != ep2.ID {
 		t.Fatalf("claim: %+v %v", task2, ok)
 	}

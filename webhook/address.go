@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -168,8 +169,26 @@ func (e *AddressError) Unwrap() error { return ErrAddressNotAllowed }
 // 400 invalid_url.
 var ErrInvalidURL = errors.New("invalid webhook url")
 
+// ReasonNotPublic is the one Reason of every refusal of a host for not
+// being public: an internal name, a numeric shorthand, a refused literal
+// address, or a name that resolves to a refused address. One text for all
+// of them, so that an API caller cannot tell from the answer whether, or to
+// what kind of address, the server's resolver maps a name (docs/api.md,
+// Webhooks). The cause, for logs, is in URLError.Err.
+const ReasonNotPublic = "host must be a public name or a public IP address"
+
+// notPublic is the refusal of a non-public host; cause is the refused
+// address, or nil for a name refused by its form.
+func notPublic(cause *AddressError) *URLError {
+	if cause == nil {
+		return &URLError{Reason: ReasonNotPublic}
+	}
+	return &URLError{Reason: ReasonNotPublic, Err: cause}
+}
+
 // URLError is a CheckURL refusal. Reason is safe to show to the API caller:
-// it never contains a resolved address.
+// it never contains a resolved address, nor which class of address a name
+// resolved to (ReasonNotPublic).
 type URLError struct {
 	Reason string
 	Err    error // the underlying cause, if any (e.g. an *AddressError), for logs
@@ -199,12 +218,14 @@ type Resolver interface {
 // host, without credentials and without a fragment (a fragment is never sent
 // to the receiver, so one is almost certainly a mistake). Any port is
 // accepted. Unless allowPrivate, it normalises the host as the delivery
-// client will (NormalizeHost), resolves it (resolver nil means
-// net.DefaultResolver) and refuses the URL if ANY address is disallowed:
-// the dialer may pick any of them. It also refuses internal names
-// (InternalName) and numeric shorthands of addresses, however they resolve.
-// Any other host that does not resolve (within resolveTimeout) is accepted:
-// it resolves to nothing refused, and the dial-time check of NewClient still
+// client will (NormalizeHost; a host with an empty label, such as "vm.." or
+// ".example.com", is malformed), refuses internal names (InternalName) and
+// numeric shorthands of addresses without resolving them, then resolves the
+// host (resolver nil means net.DefaultResolver) and refuses the URL if ANY
+// address is disallowed: the dialer may pick any of them. Every one of these
+// refusals of a non-public host has the one Reason ReasonNotPublic. Any
+// other host that does not resolve (within resolveTimeout) is accepted: it
+// resolves to nothing refused, and the dial-time check of NewClient still
 // guards every delivery.
 //
 // Refusals are *URLError wrapping ErrInvalidURL; a done ctx returns the
@@ -257,43 +278,42 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 	if !ok {
 		return &URLError{Reason: "host is not a valid domain name"}
 	}
-	var addrs []netip.Addr
 	literal, err := netip.ParseAddr(name)
 	if err == nil {
-		addrs = []netip.Addr{literal}
-	} else {
-		if resolver == nil {
-			resolver = net.DefaultResolver
+		if c := AddressClass(literal); c != "" {
+			return notPublic(&AddressError{Addr: literal, Class: c})
 		}
-		lookupCtx, cancel := context.WithTimeout(ctx, resolveTimeout)
-		defer cancel()
-		addrs, err = resolver.LookupNetIP(lookupCtx, "ip", dialName)
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("webhook: resolving url host: %w", ctxErr)
-		}
-		if err != nil {
-			// A name that does not resolve now (no DNS here, a record
-			// published later) is not one that resolves to a refused
-			// address. It is accepted unless InternalName refuses it: every
-			// delivery dials through NewClient, which refuses the address
-			// actually connected to.
-			addrs = nil
-		}
+		return nil
+	}
+	// Names that are internal by construction are refused however they
+	// resolve, and before any lookup: another resolver (the one at delivery
+	// time, or after a network change) reads them as local, and a numeric
+	// shorthand such as 127.1 or 2130706433 (inet_aton forms) as an
+	// address. Refusing them unresolved also keeps the answer for "vm" the
+	// same whether or not this server's resolver knows a machine "vm".
+	if InternalName(name) || numericHost(name) {
+		return notPublic(nil)
+	}
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	lookupCtx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := resolver.LookupNetIP(lookupCtx, "ip", dialName)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("webhook: resolving url host: %w", ctxErr)
+	}
+	if err != nil {
+		// A name that does not resolve now (no DNS here, a record
+		// published later) is not one that resolves to a refused address:
+		// every delivery dials through NewClient, which refuses the
+		// address actually connected to.
+		return nil
 	}
 	for _, a := range addrs {
 		if c := AddressClass(a); c != "" {
-			return &URLError{
-				Reason: fmt.Sprintf("host resolves to a %s address, which is not allowed", c),
-				Err:    &AddressError{Addr: a, Class: c},
-			}
+			return notPublic(&AddressError{Addr: a, Class: c})
 		}
-	}
-	// Names that are internal by construction are refused however they
-	// resolve here: another resolver (the one at delivery time, or after a
-	// network change) reads them as local, and a numeric shorthand such as
-	// 127.1 or 2130706433 (inet_aton forms) as an address.
-	if !literal.IsValid() && (InternalName(name) || numericHost(name)) {
-		return &URLError{Reason: "host must be a public name or a full IP address"}
 	}
 	return nil
 }
@@ -306,7 +326,9 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 // cases. dialName is that ASCII name as the client sends it to the resolver;
 // name is also lower-cased without the root's trailing dot, so "VM." and
 // "vm" judge alike. ok is false when the host has no such form (the client
-// could not resolve it either).
+// could not resolve it either) or, unless it is an IP address, has an empty
+// label: "vm..", ".vm" and "a..b" are not names (only the root's one
+// trailing dot may end a name).
 func NormalizeHost(host string) (dialName, name string, ok bool) {
 	dialName = host
 	if !isASCII(host) {
@@ -318,6 +340,9 @@ func NormalizeHost(host string) (dialName, name string, ok bool) {
 	}
 	name = strings.ToLower(strings.TrimSuffix(dialName, "."))
 	if name == "" {
+		return "", "", false
+	}
+	if _, err := netip.ParseAddr(name); err != nil && slices.Contains(strings.Split(name, "."), "") {
 		return "", "", false
 	}
 	return dialName, name, true

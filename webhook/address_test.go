@@ -160,43 +160,49 @@ func TestCheckURL(t *testing.T) {
 		{"public IPv4 literal", "https://8.8.8.8/hook", false, "", false},
 		{"public IPv6 literal", "https://[2606:4700::1111]/hook", false, "", false},
 		{"exactly 2048 characters", long, false, "", false},
-		{"one private among several", "https://mixed.example.com/hook", false, "private", true},
-		{"IPv4-mapped loopback via DNS", "https://mapped.example.com/", false, "loopback", true},
-		{"metadata address via DNS", "https://meta.example.com/", false, "link-local", true},
-		{"IPv6 link-local via DNS", "https://v6ll.example.com/", false, "link-local", true},
-		{"CGNAT via DNS", "https://cgnat.example.com/", false, "CGNAT", true},
-		{"localhost", "https://localhost/hook", false, "loopback", true},
-		{"loopback literal", "https://127.0.0.1/hook", false, "loopback", true},
-		{"mapped loopback literal", "https://[::ffff:127.0.0.1]/hook", false, "loopback", true},
-		{"IPv6 loopback literal", "https://[::1]:8443/hook", false, "loopback", true},
-		{"unspecified literal", "https://0.0.0.0/", false, "unspecified", true},
-		{"link-local literal with zone", "https://[fe80::1%25eth0]/", false, "link-local", true},
+		{"one private among several", "https://mixed.example.com/hook", false, ReasonNotPublic, true},
+		{"IPv4-mapped loopback via DNS", "https://mapped.example.com/", false, ReasonNotPublic, true},
+		{"metadata address via DNS", "https://meta.example.com/", false, ReasonNotPublic, true},
+		{"IPv6 link-local via DNS", "https://v6ll.example.com/", false, ReasonNotPublic, true},
+		{"CGNAT via DNS", "https://cgnat.example.com/", false, ReasonNotPublic, true},
+		{"localhost", "https://localhost/hook", false, ReasonNotPublic, false},
+		{"loopback literal", "https://127.0.0.1/hook", false, ReasonNotPublic, true},
+		{"mapped loopback literal", "https://[::ffff:127.0.0.1]/hook", false, ReasonNotPublic, true},
+		{"IPv6 loopback literal", "https://[::1]:8443/hook", false, ReasonNotPublic, true},
+		{"unspecified literal", "https://0.0.0.0/", false, ReasonNotPublic, true},
+		{"link-local literal with zone", "https://[fe80::1%25eth0]/", false, ReasonNotPublic, true},
 		{"unresolvable host is left to the dial-time check", "https://nowhere.example.com/", false, "", false},
 		{"host resolving to nothing", "https://empty.example.com/", false, "", false},
-		{"unresolved localhost with a dot", "https://localhost./hook", false, "public name", false},
-		{"unresolved localhost subdomain", "https://api.localhost/hook", false, "public name", false},
-		{"inet_aton short form", "https://127.1/hook", false, "public name", false},
-		{"inet_aton decimal", "https://2130706433/hook", false, "public name", false},
-		{"inet_aton hex", "https://0x7f000001/hook", false, "public name", false},
-		{"inet_aton octal", "https://0177.0.0.1/hook", false, "public name", false},
+		{"unresolved localhost with a dot", "https://localhost./hook", false, ReasonNotPublic, false},
+		{"unresolved localhost subdomain", "https://api.localhost/hook", false, ReasonNotPublic, false},
+		{"inet_aton short form", "https://127.1/hook", false, ReasonNotPublic, false},
+		{"inet_aton decimal", "https://2130706433/hook", false, ReasonNotPublic, false},
+		{"inet_aton hex", "https://0x7f000001/hook", false, ReasonNotPublic, false},
+		{"inet_aton octal", "https://0177.0.0.1/hook", false, ReasonNotPublic, false},
 		{"numeric-looking label in a name", "https://1.example.com/hook", false, "", false},
 		// Hosts are judged as the client dials them (NormalizeHost).
-		{"trailing dot, single label", "https://vm./", false, "public name", false},
-		{"single label", "https://vm/hook", false, "public name", false},
-		{"full-width digits", "https://１２７.０.０.１/", false, "loopback", true},
-		{"ideographic full stops", "https://127。0。0。1/", false, "loopback", true},
-		{"full-width full stops", "https://127．0．0．1/", false, "loopback", true},
-		{"halfwidth ideographic full stops", "https://127｡0｡0｡1/", false, "loopback", true},
-		{"mathematical digits", "https://𝟏𝟎.𝟎.𝟎.𝟕/", false, "private", true},
-		{"literal with a trailing dot", "https://127.0.0.1./hook", false, "loopback", true},
-		{"full-width localhost", "https://ｌｏｃａｌｈｏｓｔ/", false, "loopback", true},
-		{"full-width name resolving to link-local", "https://ｍｅｔａ.example.com/", false, "link-local", true},
+		{"trailing dot, single label", "https://vm./", false, ReasonNotPublic, false},
+		{"single label", "https://vm/hook", false, ReasonNotPublic, false},
+		{"full-width digits", "https://１２７.０.０.１/", false, ReasonNotPublic, true},
+		{"ideographic full stops", "https://127。0。0。1/", false, ReasonNotPublic, true},
+		{"full-width full stops", "https://127．0．0．1/", false, ReasonNotPublic, true},
+		{"halfwidth ideographic full stops", "https://127｡0｡0｡1/", false, ReasonNotPublic, true},
+		{"mathematical digits", "https://𝟏𝟎.𝟎.𝟎.𝟕/", false, ReasonNotPublic, true},
+		{"literal with a trailing dot", "https://127.0.0.1./hook", false, ReasonNotPublic, true},
+		{"full-width localhost", "https://ｌｏｃａｌｈｏｓｔ/", false, ReasonNotPublic, false},
+		{"full-width name resolving to link-local", "https://ｍｅｔａ.example.com/", false, ReasonNotPublic, true},
 		{"full-width name resolving to public", "https://ｈｏｏｋｓ．example．com/", false, "", false},
-		{"full-width inet_aton form", "https://１２７.１/", false, "public name", false},
-		{"upper-case localhost with a dot", "https://LOCALHOST./", false, "public name", false},
-		{"internal suffix", "https://db.internal/hook", false, "public name", false},
-		{"mDNS name", "https://printer.local/hook", false, "public name", false},
-		{"home.arpa", "https://nas.home.arpa/hook", false, "public name", false},
+		{"full-width inet_aton form", "https://１２７.１/", false, ReasonNotPublic, false},
+		{"upper-case localhost with a dot", "https://LOCALHOST./", false, ReasonNotPublic, false},
+		{"internal suffix", "https://db.internal/hook", false, ReasonNotPublic, false},
+		{"mDNS name", "https://printer.local/hook", false, ReasonNotPublic, false},
+		{"home.arpa", "https://nas.home.arpa/hook", false, ReasonNotPublic, false},
+		{"repeated trailing dots", "https://vm../", false, "valid domain name", false},
+		{"repeated trailing dots after an internal suffix", "https://foo.local../", false, "valid domain name", false},
+		{"repeated trailing dots after a public name", "https://hooks.example.com../", false, "valid domain name", false},
+		{"leading dot", "https://.example.com/", false, "valid domain name", false},
+		{"empty label inside", "https://hooks..example.com/", false, "valid domain name", false},
+		{"full-width repeated trailing dots", "https://ｖｍ。。/", false, "valid domain name", false},
 		{"not an IDNA name", "https://a­b‍.example.com/", false, "valid domain name", false},
 		{"http refused", "http://hooks.example.com/hook", false, "must use https", false},
 		{"http allowed with allowPrivate", "http://hooks.example.com/hook", true, "", false},
@@ -250,6 +256,37 @@ func TestCheckURL(t *testing.T) {
 	}
 }
 
+// TestCheckURLOneAnswerForNonPublicHosts: whatever the server's resolver
+// knows, every non-public host gets the same answer, so the creation error
+// does not tell a caller which internal names resolve, nor to what kind of
+// address; internal names are not even looked up.
+func TestCheckURLOneAnswerForNonPublicHosts(t *testing.T) {
+	res := &fakeResolver{hosts: map[string][]string{
+		"vm":               {"10.0.0.7"},
+		"localhost":        {"127.0.0.1", "::1"},
+		"db.internal":      {"93.184.216.34"},
+		"meta.example.com": {"169.254.169.254"},
+		"lo.example.com":   {"::1"},
+		"rfc.example.com":  {"192.168.1.1"},
+	}}
+	want := "url " + ReasonNotPublic
+	for _, u := range []string{
+		"https://vm/", "https://vm./", "https://nosuchhost/", "https://localhost/", "https://localhost./",
+		"https://db.internal/", "https://nothing.internal/", "https://meta.example.com/", "https://lo.example.com/",
+		"https://rfc.example.com/", "https://127.0.0.1/", "https://[::1]/", "https://10.0.0.7/", "https://127.1/",
+	} {
+		err := CheckURL(context.Background(), u, false, res)
+		if err == nil || err.Error() != want {
+			t.Errorf("CheckURL(%q) = %v, want %q", u, err, want)
+		}
+	}
+	for _, h := range res.asked {
+		if InternalName(h) || InternalName(strings.TrimSuffix(h, ".")) {
+			t.Errorf("resolver asked for the internal name %q", h)
+		}
+	}
+}
+
 func TestCheckURLNoLookupWhenPrivateAllowed(t *testing.T) {
 	res := &fakeResolver{}
 	if err := CheckURL(context.Background(), "https://internal.corp/hook", true, res); err != nil {
@@ -288,6 +325,11 @@ func TestNormalizeHost(t *testing.T) {
 		{"bücher.example", "xn--bcher-kva.example", "xn--bcher-kva.example", true},
 		{"::1", "::1", "::1", true},
 		{".", "", "", false},
+		{"vm..", "", "", false},
+		{"foo.local..", "", "", false},
+		{".vm", "", "", false},
+		{"a..b", "", "", false},
+		{"..", "", "", false},
 		{"a b。com", "", "", false},
 	}
 	for _, tc := range tests {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -195,6 +196,12 @@ func FuzzCheckURL(f *testing.F) {
 	f.Add("https://127。0。0。1/", false, []byte(nil))
 	f.Add("https://ｈｏｏｋｓ．example．com/", false, v4("10.1.2.3"))
 	f.Add("https://db.internal/", false, v4("93.184.216.34"))
+	f.Add("https://vm../", false, []byte(nil))
+	f.Add("https://foo.local../", false, v4("93.184.216.34"))
+	f.Add("https://.hooks.example.com/", false, v4("93.184.216.34"))
+	f.Add("https://hooks..example.com/", false, v4("93.184.216.34"))
+	f.Add("https://nosuchhost/", false, []byte(nil))
+	f.Add("https://vm/", false, v4("10.0.0.7"))
 	f.Fuzz(func(t *testing.T, raw string, allowPrivate bool, resolved []byte) {
 		var addr netip.Addr
 		switch {
@@ -229,6 +236,10 @@ func FuzzCheckURL(f *testing.F) {
 				var ae *AddressError
 				if !errors.As(err, &ae) || !Disallowed(ae.Addr) || AddressClass(ae.Addr) != ae.Class {
 					t.Fatalf("address refusal %v carries no disallowed address", err)
+				}
+				// What a name resolves to never shows in the answer.
+				if ue.Reason != ReasonNotPublic {
+					t.Fatalf("address refusal %q, want the one reason %q", ue.Reason, ReasonNotPublic)
 				}
 			}
 			return
@@ -269,6 +280,9 @@ func FuzzCheckURL(f *testing.F) {
 		_, name, ok := NormalizeHost(host)
 		if !ok {
 			t.Fatalf("accepted %q, whose host %q has no form the client can dial", raw, host)
+		}
+		if _, err := netip.ParseAddr(name); err != nil && slices.Contains(strings.Split(name, "."), "") {
+			t.Fatalf("accepted %q, whose host %q has an empty label", raw, host)
 		}
 		if InternalName(name) {
 			t.Fatalf("accepted %q, whose host %q is the internal name %q", raw, host, name)

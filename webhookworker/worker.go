@@ -23,10 +23,14 @@
 //
 // Limits: delivery is at least once, not exactly once; deliveries are not
 // ordered (not even per endpoint); at most Workers attempts run at a time,
-// and at most PerEndpoint of them to one endpoint. Claims take each
-// endpoint's earliest due delivery, earliest first, skipping endpoints at
-// their limit, so one receiver that answers slowly (or not at all) holds
-// PerEndpoint workers and delays only its own deliveries.
+// at most PerEndpoint of them to one endpoint and at most PerAccount to one
+// account's endpoints together. Claims skip endpoints and accounts at their
+// limit and take turns between accounts (the account whose last claim is
+// the oldest first, then the earliest due delivery; see
+// store.ClaimWebhookDelivery), so one receiver that answers slowly (or not
+// at all) holds PerEndpoint workers, an account with many such receivers
+// holds PerAccount, and one account's backlog does not queue ahead of
+// another account's delivery.
 package webhookworker
 
 import (
@@ -50,10 +54,11 @@ type Signal = queue.Signal
 // NewSignal makes a Signal.
 func NewSignal() Signal { return queue.NewSignal() }
 
-// Defaults of Config.Workers and Config.PerEndpoint.
+// Defaults of Config.Workers, Config.PerEndpoint and Config.PerAccount.
 const (
 	DefaultWorkers     = 32
 	DefaultPerEndpoint = 2
+	DefaultPerAccount  = 8
 )
 
 // Config tunes the worker; zero fields take the defaults in brackets.
@@ -67,16 +72,22 @@ type Config struct {
 	// Client sends the attempts [webhook.NewClient(AllowPrivate)].
 	Client *http.Client
 	// Workers is the number of attempts in flight at most [32]. It is
-	// well above PerEndpoint so that endpoints that are all slow at once
-	// (each holding PerEndpoint workers for up to webhook.Timeout) still
-	// leave workers for the rest: with the defaults, 15 stalled endpoints
-	// leave 2 workers free. An attempt is a goroutine waiting on the
-	// network, so idle workers cost next to nothing.
+	// well above PerAccount so that accounts whose receivers are all slow
+	// at once (each holding PerAccount workers for up to webhook.Timeout)
+	// still leave workers for the rest: with the defaults, three such
+	// accounts leave 8 workers free. An attempt is a goroutine waiting on
+	// the network, so idle workers cost next to nothing.
 	Workers int
 	// PerEndpoint is the most attempts in flight to one endpoint [2]: a
 	// slow receiver delays only its own deliveries (docs/api.md, Delivery
 	// and signing).
 	PerEndpoint int
+	// PerAccount is the most attempts in flight to one account's
+	// endpoints together [8]. An account may have 20 active endpoints,
+	// which PerEndpoint alone would let hold 40 workers, more than the
+	// pool; with the defaults four accounts must be saturated at once
+	// before a fifth account's delivery waits for a worker.
+	PerAccount int
 	// Lease is how long a claim holds a delivery; it should exceed
 	// webhook.Timeout so a slow attempt is not sent twice [30s].
 	Lease time.Duration
@@ -114,8 +125,8 @@ type Observer interface {
 // Store is the webhook outbox as the worker needs it (*store.Store
 // satisfies it).
 type Store interface {
-	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, perEndpoint int, now time.Time) (store.DeliveryTask, bool, error)
-	NextWebhookDue(ctx context.Context, perEndpoint int, now time.Time) (time.Time, bool, error)
+	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, limits store.DeliveryLimits, now time.Time) (store.DeliveryTask, bool, error)
+	NextWebhookDue(ctx context.Context, limits store.DeliveryLimits, now time.Time) (time.Time, bool, error)
 	RecordWebhookAttempt(ctx context.Context, t store.DeliveryTask, a store.DeliveryAttempt, now time.Time) (string, error)
 	ReleaseWebhookDelivery(ctx context.Context, t store.DeliveryTask) error
 }
@@ -140,6 +151,9 @@ func New(st Store, cfg Config) *Worker {
 	}
 	if cfg.PerEndpoint <= 0 {
 		cfg.PerEndpoint = DefaultPerEndpoint
+	}
+	if cfg.PerAccount <= 0 {
+		cfg.PerAccount = DefaultPerAccount
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
@@ -176,6 +190,7 @@ func (w *Worker) Notify() { w.runner.Notify() }
 // package comment) and returns.
 func (w *Worker) Run(ctx context.Context) {
 	w.log.Info("webhook delivery worker started", "workers", w.cfg.Workers, "per_endpoint", w.cfg.PerEndpoint,
+		"per_account", w.cfg.PerAccount,
 		"attempts", webhook.MaxAttempts(w.cfg.Schedule), "allow_private", w.cfg.AllowPrivate)
 	w.runner.Run(ctx)
 	w.log.Info("webhook delivery worker stopped")
@@ -207,7 +222,7 @@ func (a *attempt) attrs() []any {
 }
 
 func (k *deliveryKind) Claim(ctx context.Context, c queue.Claim) (*attempt, bool, error) {
-	t, ok, err := k.st.ClaimWebhookDelivery(ctx, c.Lease, k.cfg.PerEndpoint, c.Now)
+	t, ok, err := k.st.ClaimWebhookDelivery(ctx, c.Lease, k.limits(), c.Now)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -217,7 +232,12 @@ func (k *deliveryKind) Claim(ctx context.Context, c queue.Claim) (*attempt, bool
 // NextDue is when the earliest pending delivery becomes claimable: an idle
 // worker sleeps until then, at most PollInterval.
 func (k *deliveryKind) NextDue(ctx context.Context) (time.Time, bool, error) {
-	return k.st.NextWebhookDue(ctx, k.cfg.PerEndpoint, k.cfg.Now())
+	return k.st.NextWebhookDue(ctx, k.limits(), k.cfg.Now())
+}
+
+// limits are the claim's limits on attempts in flight.
+func (k *deliveryKind) limits() store.DeliveryLimits {
+	return store.DeliveryLimits{PerEndpoint: k.cfg.PerEndpoint, PerAccount: k.cfg.PerAccount}
 }
 
 // Work sends the delivery once and records a success; a failure goes back

@@ -2,9 +2,12 @@ package webhookworker_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -227,7 +230,7 @@ func TestLeaseExpiryTakesOver(t *testing.T) {
 	completeJob(t, st, f)
 	const lease = 300 * time.Millisecond
 	claimed := time.Now()
-	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, 2, claimed); err != nil || !ok {
+	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, store.DeliveryLimits{PerEndpoint: 2, PerAccount: 8}, claimed); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	startWorker(t, st, webhookworker.Config{Wake: sig, Lease: lease})
@@ -255,7 +258,10 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 	defer st.Close()
 	f := newFixture(t, st, rc.srv.URL)
 	completeJob(t, st, f)
-	stop := startWorker(t, st, webhookworker.Config{Wake: sig, DrainTimeout: 100 * time.Millisecond})
+	// Limits as high as the pool: only the turns can put the other
+	// account first.
+	stop := startWorker(t, st, webhookworker.Config{Workers: 32, PerEndpoint: 32, PerAccount: 32,
+		Wake: sig, DrainTimeout: 100 * time.Millisecond})
 	rc.wait(t, 1)
 	start := time.Now()
 	stop()
@@ -386,32 +392,41 @@ func BenchmarkCompletionToReceiver(b *testing.B) {
 	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds())/1000, "p95-ms")
 }
 
-// TestSlowEndpointDelaysOnlyItself: one account's receiver sleeps seconds
-// on every delivery and has a backlog larger than the worker pool; another
-// account's delivery, written after that backlog, still arrives within a
-// second, and the slow receiver never has more than PerEndpoint attempts
-// open at once.
+// TestSlowEndpointDelaysOnlyItself: one account's receivers sleep seconds
+// on every delivery and have a backlog larger than the worker pool;
+// another account's delivery, written after that backlog, still arrives
+// within a second. Each slow endpoint never has more than PerEndpoint
+// attempts open at once, and the slow account never more than PerAccount:
+// with 20 slow endpoints (the most an account may have) the per-endpoint
+// limit alone would let it hold 40 workers, more than the default pool.
 func TestSlowEndpointDelaysOnlyItself(t *testing.T) {
 	tests := []struct {
-		name    string
-		cfg     webhookworker.Config
-		backlog int
-		limit   int // the per-endpoint limit in effect
+		name      string
+		cfg       webhookworker.Config
+		endpoints int // the slow account's endpoints
+		backlog   int // the slow account's completed jobs, each a delivery per endpoint
+		perEP     int // the per-endpoint limit in effect
+		perAcct   int // the per-account limit in effect
 	}{
-		{"small pool", webhookworker.Config{Workers: 4, PerEndpoint: 2}, 20, 2},
-		{"defaults", webhookworker.Config{}, 100, webhookworker.DefaultPerEndpoint},
+		{"small pool", webhookworker.Config{Workers: 4, PerEndpoint: 2, PerAccount: 3}, 1, 20, 2, 3},
+		{"defaults", webhookworker.Config{}, 1, 100, webhookworker.DefaultPerEndpoint, webhookworker.DefaultPerAccount},
+		{"20 slow endpoints, small pool", webhookworker.Config{Workers: 6, PerEndpoint: 2, PerAccount: 4}, store.MaxActiveEndpoints, 3, 2, 4},
+		{"20 slow endpoints, defaults", webhookworker.Config{}, store.MaxActiveEndpoints, 5,
+			webhookworker.DefaultPerEndpoint, webhookworker.DefaultPerAccount},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
 			var mu sync.Mutex
 			open, maxOpen := 0, 0
+			openAt, maxAt := map[string]int{}, 0 // by endpoint (URL path)
 			slow := newReceiver(t, func(r *http.Request, _ int) int {
 				mu.Lock()
 				open++
-				maxOpen = max(maxOpen, open)
+				openAt[r.URL.Path]++
+				maxOpen, maxAt = max(maxOpen, open), max(maxAt, openAt[r.URL.Path])
 				mu.Unlock()
-				defer func() { mu.Lock(); open--; mu.Unlock() }()
+				defer func() { mu.Lock(); open--; openAt[r.URL.Path]--; mu.Unlock() }()
 				select { // a receiver that takes seconds to answer
 				case <-time.After(4 * time.Second):
 				case <-release:
@@ -423,7 +438,13 @@ func TestSlowEndpointDelaysOnlyItself(t *testing.T) {
 			sig := webhookworker.NewSignal()
 			st := openStore(t, filepath.Join(t.TempDir(), "f.db"), sig)
 			defer st.Close()
-			fs := newFixture(t, st, slow.srv.URL)
+			fs := newFixture(t, st, slow.srv.URL+"/0")
+			for i := 1; i < tc.endpoints; i++ {
+				if _, _, err := st.CreateWebhookEndpoint(context.Background(), store.NewWebhookEndpoint{AccountID: fs.account.ID,
+					Name: "slow", URL: fmt.Sprintf("%s/%d", slow.srv.URL, i), Events: []string{webhook.EventJobCompleted}}, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
 			ff := newFixture(t, st, fast.srv.URL)
 			for range tc.backlog {
 				completeJob(t, st, fs)
@@ -433,21 +454,72 @@ func TestSlowEndpointDelaysOnlyItself(t *testing.T) {
 			stop := startWorker(t, st, cfg)
 			defer stop()
 			defer close(release) // before stop: let the slow attempts end
-			slow.wait(t, tc.limit)
+			// The slow account holds every worker it may; a moment more
+			// lets the worker claim beyond its limits if it would.
+			slow.wait(t, min(tc.perAcct, tc.perEP*tc.endpoints, cmp.Or(tc.cfg.Workers, webhookworker.DefaultWorkers)))
+			time.Sleep(300 * time.Millisecond)
 
 			start := time.Now()
 			completeJob(t, st, ff)
 			fast.wait(t, 1)
 			d := time.Since(start)
-			t.Logf("fast receiver served %v after its job completed, %d slow deliveries pending", d, tc.backlog)
+			t.Logf("fast receiver served %v after its job completed, %d slow deliveries pending", d, tc.backlog*tc.endpoints)
 			if d > time.Second {
-				t.Errorf("fast receiver served %v after its job completed, behind a slow one; want under 1s", d)
+				t.Errorf("fast receiver served %v after its job completed, behind a slow account; want under 1s", d)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if maxOpen > tc.limit {
-				t.Errorf("slow receiver had %d attempts open at once, limit %d", maxOpen, tc.limit)
+			if maxAt > tc.perEP {
+				t.Errorf("a slow endpoint had %d attempts open at once, limit %d", maxAt, tc.perEP)
+			}
+			if maxOpen > tc.perAcct {
+				t.Errorf("the slow account had %d attempts open at once, limit %d", maxOpen, tc.perAcct)
 			}
 		})
+	}
+}
+
+// TestBacklogOfOneAccountDoesNotQueueAhead: one account's endpoints refuse
+// connections and it has a backlog of deliveries due before another
+// account's new one. Its attempts fail at once, and the limits on attempts
+// in flight are set as high as the pool, so nothing but the claim's turns
+// between accounts puts the other account's delivery first: it is served
+// within a second instead of after the backlog.
+func TestBacklogOfOneAccountDoesNotQueueAhead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there any more: every attempt is refused
+	fast := newReceiver(t, ok204)
+	sig := webhookworker.NewSignal()
+	st := openStore(t, filepath.Join(t.TempDir(), "b.db"), sig)
+	defer st.Close()
+	fb := newFixture(t, st, refused+"/0")
+	for i := 1; i < 5; i++ {
+		if _, _, err := st.CreateWebhookEndpoint(context.Background(), store.NewWebhookEndpoint{AccountID: fb.account.ID,
+			Name: "refused", URL: fmt.Sprintf("%s/%d", refused, i), Events: []string{webhook.EventJobCompleted}}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ff := newFixture(t, st, fast.srv.URL)
+	const backlog = 300 // jobs, five deliveries each
+	for range backlog {
+		completeJob(t, st, fb)
+	}
+	// Limits as high as the pool: only the turns can put the other
+	// account first.
+	stop := startWorker(t, st, webhookworker.Config{Workers: 32, PerEndpoint: 32, PerAccount: 32,
+		Wake: sig, DrainTimeout: 100 * time.Millisecond})
+	defer stop()
+
+	start := time.Now()
+	completeJob(t, st, ff)
+	fast.wait(t, 1)
+	d := time.Since(start)
+	t.Logf("fast receiver served %v after its job completed, behind %d due deliveries of another account", d, 5*backlog)
+	if d > time.Second {
+		t.Errorf("fast receiver served %v after its job completed, behind another account's backlog; want under 1s", d)
 	}
 }
