@@ -7,6 +7,8 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"os"
+	"time"
 )
 
 // Request bodies (README.md, Limits and defaults). A body is read once,
@@ -18,6 +20,34 @@ import (
 // maxBodyBytes is the largest request body accepted (docs/api.md, Report
 // jobs).
 const maxBodyBytes = 1 << 20
+
+// A body must arrive within DefaultBodyTime plus its length at
+// minBodyRate, counted from its request's authentication (README.md,
+// Limits and defaults): 5 s for a small body, 21 s for 1 MiB or a body of
+// undeclared length. A slow body holds a slot of the requests in flight
+// and its account's share of them; without this only the server's 30 s
+// ReadTimeout, counted from the first byte of the request, ended it.
+const (
+	DefaultBodyTime = 5 * time.Second
+	minBodyRate     = 64 << 10 // bytes per second
+)
+
+// limitBodyTime sets the connection's read deadline for r's body. The
+// deadline is lifted again once the body is read (readBody): an expired
+// read deadline while the handler still works would cancel r's context.
+func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 {
+		return
+	}
+	n := r.ContentLength
+	if n < 0 || n > maxBodyBytes {
+		n = maxBodyBytes
+	}
+	d := s.bodyTime + time.Duration(n)*time.Second/minBodyRate
+	// Not every ResponseWriter has a connection (httptest's recorder); the
+	// server's ReadTimeout still bounds the body then.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+}
 
 // readObject reads the request body, which must be exactly one JSON object
 // of at most maxBodyBytes, and returns it without surrounding whitespace.
@@ -61,12 +91,17 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // see limitBodyTime
 			return buf, nil
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				return nil, tooLarge
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, errorf(codeInvalidRequest, "the request body did not arrive in time (%s, plus a second per %d KiB)",
+					DefaultBodyTime, minBodyRate>>10)
 			}
 			return nil, errorf(codeInvalidRequest, "the request body could not be read")
 		}

@@ -101,8 +101,11 @@ type Server struct {
 	limiter RateLimiter
 	stats   *requestRecorder
 	busy    *inFlight
-	handler http.Handler
-	reqObs  RequestObserver // nil: no metrics
+	// bodyTime is the base of the time a body may take (body.go);
+	// DefaultBodyTime, shorter in tests.
+	bodyTime time.Duration
+	handler  http.Handler
+	reqObs   RequestObserver // nil: no metrics
 
 	webhooks WebhookConfig
 }
@@ -112,13 +115,14 @@ type Server struct {
 // picks them up at once.
 func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	s := &Server{
-		log:     cfg.Logger,
-		now:     cfg.Now,
-		loc:     loc,
-		notify:  notify,
-		limiter: cfg.RateLimiter,
-		busy:    newInFlight(cfg.MaxInFlight),
-		reqObs:  cfg.Requests,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		loc:      loc,
+		notify:   notify,
+		limiter:  cfg.RateLimiter,
+		busy:     newInFlight(cfg.MaxInFlight),
+		bodyTime: DefaultBodyTime,
+		reqObs:   cfg.Requests,
 
 		webhooks: cfg.Webhooks,
 	}
