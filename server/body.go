@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"time"
+	"unicode/utf8"
 )
 
 // Request bodies (README.md, Limits and defaults). A body is read once,
@@ -59,6 +60,12 @@ func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error)
 	body = bytes.Trim(body, " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errorf(codeInvalidRequest, "the request body must be a JSON object")
+	}
+	// encoding/json would read invalid UTF-8 as U+FFFD, so a string (an
+	// externalId above all) would not come back exactly as it was sent
+	// (docs/api.md, Create a batch).
+	if !utf8.Valid(body) {
+		return nil, errorf(codeInvalidRequest, "the request body is not valid UTF-8")
 	}
 	if !json.Valid(body) {
 		// Only a refused body pays for the decoder's description of the
