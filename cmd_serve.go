@@ -52,10 +52,10 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.DurationVar(&cfg.jobLease, "job-lease", 30*time.Second, "how long a worker holds a job; a job whose worker died runs again after this")
 	f.StringVar(&retain, "retention", "180d", "how long finished jobs, reports, batches, webhook records, old keys and request statistics are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful stop waits for requests and jobs")
-	f.IntVar(&cfg.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "requests served at once (POSTs take at most half); beyond it a request is answered 503 server_busy")
+	f.IntVar(&cfg.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "requests served at once (POSTs take at most half, one account a quarter of those); beyond it a request is answered 503 server_busy (429 too_many_requests_in_flight past the account's share)")
 	f.IntVar(&cfg.maxConnections, "max-connections", defaultMaxConnections, "connections held open at once (lowered to stay below the open file limit); at the cap the longest idle one is closed, or a new one is answered 503")
 	f.DurationVar(&cfg.idleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection is kept open")
-	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime (KiB, MiB, GiB, or off); without this flag an operator's GOMEMLIMIT applies")
+	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime: a size with its unit (MiB, GiB, ...), at least 64MiB, or off; without this flag an operator's GOMEMLIMIT applies")
 	f.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`host:port` of a separate listener serving Prometheus metrics at /metrics (default: none, and nothing is measured)")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
@@ -101,7 +101,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	if cfg.idleTimeout < time.Second {
 		return usagef("--idle-timeout must be at least 1s, got %s", cfg.idleTimeout)
 	}
-	memLimit, err := parseByteSize(memoryLimit)
+	memLimit, err := parseMemoryLimit(memoryLimit)
 	if err != nil {
 		return usagef("--memory-limit: %v", err)
 	}

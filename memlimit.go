@@ -15,14 +15,22 @@ import (
 // leaves room for requests without making the collector run constantly.
 const defaultMemoryLimit = "512MiB"
 
-// parseByteSize reads a size as GOMEMLIMIT writes it: a whole number of
-// bytes with an optional suffix B, KiB, MiB, GiB or TiB. "off" is no limit
-// (math.MaxInt64, what the runtime uses for none).
-func parseByteSize(s string) (int64, error) {
+// minMemoryLimit is the smallest limit --memory-limit takes: a warm
+// server holds about 120 MB (README.md, Performance), so below 64 MiB the
+// collector would run almost without pause and the limit is a typo (10
+// for 10GiB, 1KiB for 1GiB) rather than a choice.
+const minMemoryLimit = 64 << 20
+
+// parseMemoryLimit reads --memory-limit: a whole number with one of the
+// units GOMEMLIMIT takes (B, KiB, MiB, GiB or TiB), at least
+// minMemoryLimit, or "off" for no limit (math.MaxInt64, what the runtime
+// uses for none). A bare number is refused: the unit is easy to forget
+// and a number of bytes is almost never meant.
+func parseMemoryLimit(s string) (int64, error) {
 	if s == "off" {
 		return math.MaxInt64, nil
 	}
-	num, mult := s, int64(1)
+	num, mult := s, int64(0)
 	for _, u := range []struct {
 		suffix string
 		mult   int64
@@ -33,13 +41,18 @@ func parseByteSize(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+	switch {
+	case err == nil && n > 0 && mult == 0:
+		return 0, fmt.Errorf("%q has no unit: give a size such as 512MiB or 2GiB (units B, KiB, MiB, GiB, TiB), or off", s)
+	case err != nil || n <= 0 || mult == 0 || n > math.MaxInt64/mult:
 		return 0, fmt.Errorf("%q is not a positive size such as 512MiB, 2GiB or off", s)
+	case n*mult < minMemoryLimit:
+		return 0, fmt.Errorf("%q is below the smallest limit, %s", s, formatByteSize(minMemoryLimit))
 	}
 	return n * mult, nil
 }
 
-// formatByteSize writes n the way parseByteSize reads it, for the log.
+// formatByteSize writes n the way parseMemoryLimit reads it, for the log.
 func formatByteSize(n int64) string {
 	switch {
 	case n == math.MaxInt64:

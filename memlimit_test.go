@@ -2,36 +2,57 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
-func TestParseByteSize(t *testing.T) {
+func TestParseMemoryLimit(t *testing.T) {
 	tests := []struct {
-		in   string
-		want int64
-		ok   bool
+		in      string
+		want    int64
+		mention string // in the error; "" = accepted
 	}{
-		{"512MiB", 512 << 20, true},
-		{"2GiB", 2 << 30, true},
-		{"64KiB", 64 << 10, true},
-		{"1000000", 1000000, true},
-		{"100B", 100, true},
-		{"off", math.MaxInt64, true},
-		{"0", 0, false},
-		{"-1MiB", 0, false},
-		{"512MB", 0, false},
-		{"MiB", 0, false},
-		{"99999999999TiB", 0, false},
+		{"512MiB", 512 << 20, ""},
+		{"2GiB", 2 << 30, ""},
+		{"1TiB", 1 << 40, ""},
+		{"64MiB", 64 << 20, ""},
+		{"65536KiB", 64 << 20, ""},
+		{"67108864B", 64 << 20, ""},
+		{"off", math.MaxInt64, ""},
+		{"10", 0, "no unit"},
+		{"1000000", 0, "no unit"},
+		{"536870912", 0, "no unit"},
+		{"1KiB", 0, "smallest"},
+		{"64KiB", 0, "smallest"},
+		{"100B", 0, "smallest"},
+		{"63MiB", 0, "smallest"},
+		{"67108863B", 0, "smallest"},
+		{"0", 0, "positive"},
+		{"0MiB", 0, "positive"},
+		{"-1MiB", 0, "positive"},
+		{"512MB", 0, "positive"},
+		{"MiB", 0, "positive"},
+		{"", 0, "positive"},
+		{"99999999999TiB", 0, "positive"},
 	}
 	for _, tt := range tests {
-		got, err := parseByteSize(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseByteSize(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		got, err := parseMemoryLimit(tt.in)
+		switch {
+		case tt.mention == "" && (err != nil || got != tt.want):
+			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		case tt.mention != "" && (err == nil || !strings.Contains(err.Error(), tt.mention)):
+			t.Errorf("parseMemoryLimit(%q) = %d, %v; want an error mentioning %q", tt.in, got, err, tt.mention)
 		}
-		if tt.ok && tt.in != "100B" && tt.in != "1000000" {
-			if back := formatByteSize(got); back != tt.in && !(tt.in == "64KiB" && back == "65536B") {
-				t.Errorf("formatByteSize(%d) = %q, want %q", got, back, tt.in)
-			}
+	}
+}
+
+func TestFormatByteSize(t *testing.T) {
+	for n, want := range map[int64]string{512 << 20: "512MiB", 2 << 30: "2GiB", math.MaxInt64: "off", 65<<20 + 1: "68157441B"} {
+		if got := formatByteSize(n); got != want {
+			t.Errorf("formatByteSize(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := parseMemoryLimit(want); err != nil || back != n {
+			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d", want, back, err, n)
 		}
 	}
 }

@@ -4,12 +4,21 @@
 // connections alone can use up the process's descriptors, after which
 // accept fails and every client waits.
 //
-// At the cap a new connection is admitted by closing the connection that
-// has been idle longest (an idle keep-alive connection is one a client may
-// never use again, and HTTP clients retry a request on a reused connection
-// closed under them). Only when no connection is idle is the new one
-// refused: it is sent a short ready-made response and closed, never left
-// waiting.
+// At the cap a new connection is admitted by closing another one that is
+// not in a request: one idle between requests (a client may never use it
+// again, and HTTP clients retry a request on a reused connection closed
+// under them), or a new one that has had the grace (DefaultGrace) to send
+// its first request line and headers and has not (a client that means to
+// send a request sends it at once; a connection that stays silent, or
+// sends its headers a byte at a time, only holds a place). Of those, the
+// one waiting longest is closed. Only when every other connection is in a
+// request or younger than the grace is the new one refused: it is sent a
+// short ready-made response and closed, never left waiting.
+//
+// net/http reports a connection as active only once it has read a
+// complete request line and headers (ConnState); until then a new
+// connection is StateNew and a kept-alive one StateIdle, so those two
+// states are exactly "no complete request yet".
 package connlimit
 
 import (
@@ -29,18 +38,40 @@ const refuseTime = time.Second
 // holds more than a few descriptors.
 const maxRefusing = 32
 
+// DefaultGrace is how long a new connection may take to send a complete
+// first request before it may be closed to make room at the cap. It is
+// well below the http.Server's ReadHeaderTimeout (10 s in locrisk serve),
+// which closes such a connection anyway, and far above the time a client
+// takes to write a request's headers.
+const DefaultGrace = 2 * time.Second
+
 // Listener is a net.Listener that holds at most Max connections open. Set
 // the http.Server's ConnState to its ConnState method so it knows which
-// connections are idle.
+// connections are in a request.
 type Listener struct {
 	net.Listener
-	max  int
-	busy func() []byte // what to write to a refused connection
+	max   int
+	grace time.Duration
+	busy  func() []byte // what to write to a refused connection
+	now   func() time.Time
 
 	mu    sync.Mutex
-	conns map[*conn]time.Time // open connections: when they went idle, zero while not idle
+	conns map[*conn]connState // open connections
 
 	refusing chan struct{}
+}
+
+// connState is where an open connection is.
+type connState struct {
+	active bool      // a complete request has been read and is being answered
+	idle   bool      // between requests (keep-alive)
+	since  time.Time // when it was accepted or went idle
+}
+
+// evictable reports whether the connection may be closed for a new one at
+// now: idle, or new for at least grace.
+func (s connState) evictable(now time.Time, grace time.Duration) bool {
+	return !s.active && (s.idle || now.Sub(s.since) >= grace)
 }
 
 // New wraps inner so that at most n connections (at least 1) are open at
@@ -48,9 +79,14 @@ type Listener struct {
 // are in use, typically a complete HTTP 503 response with Connection:
 // close.
 func New(inner net.Listener, n int, busy func() []byte) *Listener {
-	return &Listener{Listener: inner, max: max(n, 1), busy: busy,
-		conns: make(map[*conn]time.Time), refusing: make(chan struct{}, maxRefusing)}
+	return &Listener{Listener: inner, max: max(n, 1), grace: DefaultGrace, busy: busy, now: time.Now,
+		conns: make(map[*conn]connState), refusing: make(chan struct{}, maxRefusing)}
 }
+
+// SetGrace changes how long a new connection may take to send its first
+// request before it may be closed to make room (DefaultGrace). Call it
+// before the first Accept.
+func (l *Listener) SetGrace(d time.Duration) { l.grace = max(d, 0) }
 
 // conn is an admitted connection; closing it frees its place.
 type conn struct {
@@ -84,16 +120,17 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// admit records c if there is room, making room by evicting the
-// connection idle longest when needed.
+// admit records c if there is room, making room when needed by evicting
+// the evictable connection that has waited longest.
 func (l *Listener) admit(c *conn) (admitted bool, evicted *conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := l.now()
 	if len(l.conns) >= l.max {
 		var since time.Time
-		for o, idle := range l.conns {
-			if !idle.IsZero() && (evicted == nil || idle.Before(since)) {
-				evicted, since = o, idle
+		for o, st := range l.conns {
+			if st.evictable(now, l.grace) && (evicted == nil || st.since.Before(since)) {
+				evicted, since = o, st.since
 			}
 		}
 		if evicted == nil {
@@ -101,7 +138,7 @@ func (l *Listener) admit(c *conn) (admitted bool, evicted *conn) {
 		}
 		delete(l.conns, evicted)
 	}
-	l.conns[c] = time.Time{}
+	l.conns[c] = connState{since: now}
 	return true, evicted
 }
 
@@ -112,7 +149,8 @@ func (l *Listener) forget(c *conn) {
 }
 
 // ConnState is the http.Server's ConnState hook: it tells the listener
-// which connections are idle between requests.
+// which connections are in a request and which are idle between requests.
+// StateNew keeps the time of the accept, from which the grace runs.
 func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	c, ok := nc.(*conn)
 	if !ok {
@@ -125,9 +163,9 @@ func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	}
 	switch state {
 	case http.StateIdle:
-		l.conns[c] = time.Now()
-	case http.StateNew, http.StateActive:
-		l.conns[c] = time.Time{}
+		l.conns[c] = connState{idle: true, since: l.now()}
+	case http.StateActive:
+		l.conns[c] = connState{active: true}
 	case http.StateHijacked, http.StateClosed:
 		delete(l.conns, c)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,11 +18,20 @@ const busyResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: applicat
 // handler answers every request.
 func serve(t *testing.T, max int, handler http.Handler) (*Listener, string) {
 	t.Helper()
+	return serveWith(t, max, handler, nil)
+}
+
+// serveWith is serve with setup run on the Listener before it serves.
+func serveWith(t *testing.T, max int, handler http.Handler, setup func(*Listener)) (*Listener, string) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := New(inner, max, func() []byte { return []byte(busyResponse) })
+	if setup != nil {
+		setup(l)
+	}
 	srv := &http.Server{Handler: handler, ConnState: l.ConnState, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
@@ -151,6 +161,80 @@ func TestBusyConnectionsRefuse(t *testing.T) {
 			t.Fatalf("new connection after the requests finished: %d", resp.StatusCode)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if open := l.Open(); open > max {
+		t.Errorf("%d connections open, cap %d", open, max)
+	}
+}
+
+// testClock is a settable clock for the grace of new connections.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// waitOpen waits until the listener holds n connections.
+func waitOpen(t *testing.T, l *Listener, n int) {
+	t.Helper()
+	for try := 0; l.Open() != n; try++ {
+		if try == 500 {
+			t.Fatalf("%d connections open, want %d", l.Open(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSilentConnectionsMakeRoom fills the cap with connections that send
+// nothing or only part of their headers, as a client holding places would,
+// and checks they keep new clients out only for the grace: after it each
+// new client is served at once, the silent connections giving way oldest
+// first (before, they held every place until ReadHeaderTimeout).
+func TestSilentConnectionsMakeRoom(t *testing.T) {
+	const max = 4
+	clock := &testClock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	l, addr := serveWith(t, max, ok, func(l *Listener) { l.now = clock.now })
+
+	silent := make([]*client, max)
+	for i := range silent {
+		silent[i] = dial(t, addr)
+		if i%2 == 1 {
+			io.WriteString(silent[i].c, "GET / HTTP/1.1\r\nHost: te") // half the headers
+		}
+		waitOpen(t, l, i+1)
+	}
+	// More silent connections than the cap: the extra ones are refused.
+	for range 3 {
+		dial(t, addr)
+	}
+
+	// Within the grace a silent connection keeps its place.
+	if resp, _ := dial(t, addr).get(t); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("new client while the silent connections are within the grace: %d, want 503", resp.StatusCode)
+	}
+
+	clock.advance(DefaultGrace)
+	for i := range max {
+		if resp, body := dial(t, addr).get(t); resp.StatusCode != http.StatusOK || body != "ok" {
+			t.Fatalf("new client %d after the grace: %d %q, want 200", i, resp.StatusCode, body)
+		}
+	}
+	for i, c := range silent {
+		if !c.closed() {
+			t.Errorf("silent connection %d still open after %d new clients were served", i, max)
+		}
 	}
 	if open := l.Open(); open > max {
 		t.Errorf("%d connections open, cap %d", open, max)

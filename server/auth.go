@@ -57,8 +57,11 @@ var errInvalidKey = &Error{Code: codeInvalidAPIKey, Message: "the API key is mis
 // authed wraps h with the checks every operation shares, in the order of
 // docs/api.md (Authentication, scopes and check order): 401 for the key,
 // 429 for the rate limit (every authenticated request counts, those refused
-// with 403 too), then 403 for the scope. The RateLimit-* headers go on every
-// authenticated response.
+// with 403 too), then 403 for the scope, then, for a request with a body,
+// 429 when its account holds its share of the requests in flight
+// (inflight.go). The RateLimit-* headers go on every authenticated
+// response. The body is read by h, after all of these, within its time
+// (body.go).
 func (s *Server) authed(a access, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()
@@ -94,6 +97,19 @@ func (s *Server) authed(a access, h handlerFunc) http.Handler {
 		if !a.allows(p.key) {
 			s.writeError(w, r, errorf(codeInsufficientScope, "this API key lacks the %s scope", a.scope))
 			return
+		}
+		if hasBody(r) {
+			release, ok := s.busy.acquireAccount(p.account.ID)
+			if !ok {
+				// The body is not read, so the connection is not reused:
+				// net/http would otherwise wait for the rest of the body
+				// before sending the answer.
+				w.Header().Set("Connection", "close")
+				s.writeError(w, r, accountBusyError(s.busy.perAccount))
+				return
+			}
+			defer release()
+			s.limitBodyTime(w, r)
 		}
 		if err := h(w, r, p); err != nil {
 			s.writeError(w, r, err)

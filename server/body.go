@@ -7,6 +7,9 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"os"
+	"time"
+	"unicode/utf8"
 )
 
 // Request bodies (README.md, Limits and defaults). A body is read once,
@@ -19,6 +22,34 @@ import (
 // jobs).
 const maxBodyBytes = 1 << 20
 
+// A body must arrive within DefaultBodyTime plus its length at
+// minBodyRate, counted from its request's authentication (README.md,
+// Limits and defaults): 5 s for a small body, 21 s for 1 MiB or a body of
+// undeclared length. A slow body holds a slot of the requests in flight
+// and its account's share of them; without this only the server's 30 s
+// ReadTimeout, counted from the first byte of the request, ended it.
+const (
+	DefaultBodyTime = 5 * time.Second
+	minBodyRate     = 64 << 10 // bytes per second
+)
+
+// limitBodyTime sets the connection's read deadline for r's body. The
+// deadline is lifted again once the body is read (readBody): an expired
+// read deadline while the handler still works would cancel r's context.
+func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 {
+		return
+	}
+	n := r.ContentLength
+	if n < 0 || n > maxBodyBytes {
+		n = maxBodyBytes
+	}
+	d := s.bodyTime + time.Duration(n)*time.Second/minBodyRate
+	// Not every ResponseWriter has a connection (httptest's recorder); the
+	// server's ReadTimeout still bounds the body then.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+}
+
 // readObject reads the request body, which must be exactly one JSON object
 // of at most maxBodyBytes, and returns it without surrounding whitespace.
 func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error) {
@@ -29,6 +60,12 @@ func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error)
 	body = bytes.Trim(body, " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errorf(codeInvalidRequest, "the request body must be a JSON object")
+	}
+	// encoding/json would read invalid UTF-8 as U+FFFD, so a string (an
+	// externalId above all) would not come back exactly as it was sent
+	// (docs/api.md, Create a batch).
+	if !utf8.Valid(body) {
+		return nil, errorf(codeInvalidRequest, "the request body is not valid UTF-8")
 	}
 	if !json.Valid(body) {
 		// Only a refused body pays for the decoder's description of the
@@ -61,12 +98,17 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // see limitBodyTime
 			return buf, nil
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				return nil, tooLarge
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, errorf(codeInvalidRequest, "the request body did not arrive in time (%s, plus a second per %d KiB)",
+					DefaultBodyTime, minBodyRate>>10)
 			}
 			return nil, errorf(codeInvalidRequest, "the request body could not be read")
 		}

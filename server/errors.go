@@ -69,6 +69,7 @@ const (
 	codeServerBusy             = "server_busy"
 	codeHeadersTooLarge        = "headers_too_large"
 	codeDatabaseBusy           = "database_busy"
+	codeTooManyInFlight        = "too_many_requests_in_flight"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -78,6 +79,7 @@ var codeStatus = map[string]int{
 	codeInsufficientScope: http.StatusForbidden,
 	codeQuotaExceeded:     http.StatusTooManyRequests,
 	codeRateLimitExceeded: http.StatusTooManyRequests,
+	codeTooManyInFlight:   http.StatusTooManyRequests,
 
 	codeInvalidRequest:        http.StatusBadRequest,
 	codeInvalidLatitude:       http.StatusBadRequest,

@@ -27,7 +27,7 @@ func TestCodeStatus(t *testing.T) {
 		413: {"payload_too_large"},
 		422: {"unsupported_location"},
 		431: {"headers_too_large"},
-		429: {"quota_exceeded", "rate_limit_exceeded"},
+		429: {"quota_exceeded", "rate_limit_exceeded", "too_many_requests_in_flight"},
 		500: {"internal_error"},
 		503: {"server_busy", "database_busy"},
 	}

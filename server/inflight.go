@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"locrisk/ids"
@@ -26,10 +27,25 @@ const busyRetryAfter = time.Second
 // are the expensive ones: they may hold at most half of the slots, so
 // reads always find the other half free however many writes arrive. Two
 // counting semaphores, taken without waiting, are all it needs.
+//
+// Once a request with a body is authenticated, its account may hold at
+// most a quarter of the write half (accountShare): one key holder sending
+// slow bodies cannot take every write slot from the other accounts. A
+// request past its account's share is answered 429
+// too_many_requests_in_flight before its body is read.
 type inFlight struct {
-	all    chan struct{} // one token per request in flight
-	writes chan struct{} // one token per request with a body in flight
+	all        chan struct{} // one token per request in flight
+	writes     chan struct{} // one token per request with a body in flight
+	perAccount int           // writes one account may hold
+
+	mu       sync.Mutex
+	accounts map[string]int // writes held, by account id
 }
+
+// accountShare is the part of the write slots one account may hold: a
+// quarter, so at least four accounts sending bodies at once are each
+// served however the others behave.
+const accountShare = 4
 
 // newInFlight bounds requests to max (at least 2, so both classes get a
 // slot); max < 0 means no bound (nil).
@@ -42,7 +58,14 @@ func newInFlight(max int) *inFlight {
 	case max < 2:
 		max = 2
 	}
-	return &inFlight{all: make(chan struct{}, max), writes: make(chan struct{}, max/2)}
+	return &inFlight{all: make(chan struct{}, max), writes: make(chan struct{}, max/2),
+		perAccount: (max/2 + accountShare - 1) / accountShare, accounts: make(map[string]int)}
+}
+
+// hasBody reports whether r is of a method that may carry a body, the
+// class that takes a write slot.
+func hasBody(r *http.Request) bool {
+	return r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
 }
 
 // acquire takes a slot for r without waiting; ok is false when none is
@@ -51,7 +74,7 @@ func (l *inFlight) acquire(r *http.Request) (release func(), ok bool) {
 	if l == nil {
 		return func() {}, true
 	}
-	write := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
+	write := hasBody(r)
 	if write {
 		select {
 		case l.writes <- struct{}{}:
@@ -73,6 +96,41 @@ func (l *inFlight) acquire(r *http.Request) (release func(), ok bool) {
 			<-l.writes
 		}
 	}, true
+}
+
+// acquireAccount takes one of account's share of the write slots without
+// waiting; ok is false when the account holds its share already. release
+// gives it back and must be called once when ok.
+func (l *inFlight) acquireAccount(account string) (release func(), ok bool) {
+	if l == nil {
+		return func() {}, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.accounts[account] >= l.perAccount {
+		return nil, false
+	}
+	l.accounts[account]++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.accounts[account]--; l.accounts[account] <= 0 {
+			delete(l.accounts, account)
+		}
+	}, true
+}
+
+// held is the number of write slots account holds.
+func (l *inFlight) held(account string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.accounts[account]
+}
+
+// accountBusyError is the answer to a request past its account's share.
+func accountBusyError(share int) *Error {
+	return &Error{Code: codeTooManyInFlight, RetryAfter: busyRetryAfter, Message: fmt.Sprintf(
+		"this account already has %d requests with a body in progress, as many as it may; retry when one has finished", share)}
 }
 
 // busyError is the answer to a request beyond the bound.

@@ -109,11 +109,14 @@ type Server struct {
 	limiter RateLimiter
 	stats   *requestRecorder
 	busy    *inFlight
-	handler http.Handler
-	reqObs  RequestObserver // nil: no metrics
-	version string
-	health  Health
-	probe   *store.Store // the readiness probe's view: waits at most readyDBWait
+	// bodyTime is the base of the time a body may take (body.go);
+	// DefaultBodyTime, shorter in tests.
+	bodyTime time.Duration
+	handler  http.Handler
+	reqObs   RequestObserver // nil: no metrics
+	version  string
+	health   Health
+	probe    *store.Store // the readiness probe's view: waits at most readyDBWait
 
 	webhooks WebhookConfig
 }
@@ -123,15 +126,16 @@ type Server struct {
 // picks them up at once.
 func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	s := &Server{
-		log:     cfg.Logger,
-		now:     cfg.Now,
-		loc:     loc,
-		notify:  notify,
-		limiter: cfg.RateLimiter,
-		busy:    newInFlight(cfg.MaxInFlight),
-		reqObs:  cfg.Requests,
-		version: cfg.Version,
-		health:  cfg.Health,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		loc:      loc,
+		notify:   notify,
+		limiter:  cfg.RateLimiter,
+		busy:     newInFlight(cfg.MaxInFlight),
+		bodyTime: DefaultBodyTime,
+		reqObs:   cfg.Requests,
+		version:  cfg.Version,
+		health:   cfg.Health,
 
 		webhooks: cfg.Webhooks,
 	}
