@@ -71,7 +71,7 @@ reports:read also opens the usage endpoints.`, `
 	if err != nil {
 		return usagef("--allow-ip: %v", err)
 	}
-	st, err := c.openStore(db)
+	st, err := c.openExistingStore(db)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ revocation times (UTC). Secrets are never stored, so never shown.`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openStore(db)
+	st, err := c.openExistingStore(db)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ refuses it within a second. Revoking a revoked key changes nothing.`, `
 	if len(pos) != 1 {
 		return usagef("want exactly one KEY_ID, got %d arguments", len(pos))
 	}
-	st, err := c.openStore(db)
+	st, err := c.openExistingStore(db)
 	if err != nil {
 		return err
 	}
