@@ -94,6 +94,14 @@ func (c *cli) openServeStore(path, keyFile string, wake func(), obs store.Observ
 		// step, in one transaction), so it goes again rather than stand
 		// beside a database it does not belong to.
 		_ = os.Remove(keyPath)
+		if errors.Is(err, store.ErrSecretKey) {
+			// The database holds secrets sealed with a key that is not
+			// here: typically a file restored from a backup without its
+			// key. A new key can never open them, so serve refuses.
+			return nil, fmt.Errorf("%w. There was no key file %s, so a new key was generated, and a new key cannot "+
+				"open secrets sealed with another one (was the database restored without its key file?); "+
+				"the new key was removed again. Restore the original key file to %s, or pass it with --secret-key-file", err, keyPath, keyPath)
+		}
 	case created:
 		log.Warn("created a secret key for the webhook signing secrets beside the database; "+
 			"keep it apart from the database's backups and pass it with --secret-key-file", "key_file", keyPath)
