@@ -135,3 +135,54 @@ func TestBusyWaitAnswersErrBusy(t *testing.T) {
 		t.Errorf("pool busy_timeout = %d ms after the view's transaction, want %d", ms, DefaultBusyWait.Milliseconds())
 	}
 }
+
+// TestConnectionsOpenWhileLocked: while a connection holds the write lock
+// (a writer of this process, or another process), the pool still opens new
+// connections and reads on them, and a view's write fails with ErrBusy,
+// not with an unmarked SQLITE_BUSY from opening its connection (which the
+// server answered 500). A connection's opening pragmas must not need the
+// write lock (dsn); a new file is still created with incremental vacuum.
+func TestConnectionsOpenWhileLocked(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenWith(ctx, filepath.Join(t.TempDir(), "open.db"), Options{MaxOpenConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if f, err := s.FileStats(ctx); err != nil || !f.IncrementalOK {
+		t.Fatalf("a new file: %+v, %v; want incremental vacuum", f, err)
+	}
+	locker, err := s.db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.ExecContext(ctx, "ROLLBACK")
+
+	// Take every other connection the pool allows, so that some are new.
+	var conns []*sqlx.Conn
+	for range 7 {
+		c, err := s.db.Connx(ctx)
+		if err != nil {
+			t.Fatalf("opening a connection while the write lock is held: %v", err)
+		}
+		conns = append(conns, c)
+		var n int
+		if err := c.GetContext(ctx, &n, "SELECT count(*) FROM accounts"); err != nil {
+			t.Fatalf("reading on it: %v", err)
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	// Make the pool open a new connection for the view's transaction.
+	s.db.SetMaxIdleConns(0)
+	s.db.SetMaxIdleConns(8)
+	err = s.WithBusyWait(50*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("a view's write under the lock: %v, want ErrBusy", err)
+	}
+}

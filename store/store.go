@@ -196,6 +196,9 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	if err := initFile(ctx, path); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	db, err := sqlx.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -316,13 +319,53 @@ func (s *Store) WithBusyWait(d time.Duration) *Store {
 // dsn builds the driver's data source name. The file name is a SQLite URI,
 // so the characters that would end or escape it are percent-encoded.
 //
-// auto_vacuum=INCREMENTAL comes first: it takes effect only on a file
-// that has no table yet, so a new file is created in that mode (the purge
-// can then give freed pages back, IncrementalVacuum), while on an older
-// file it changes nothing until a VACUUM (Vacuum).
+// Every connection the pool opens runs these pragmas, so none of them may
+// need the write lock: a connection opened while another holds it (any
+// writer, in this process or another) would fail at once with SQLITE_BUSY,
+// before its busy timeout is set. PRAGMA auto_vacuum does need it, even
+// when it changes nothing, so it is not here but in initFile.
 func dsn(path string) string {
+	return initDSN(path) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// initDSN is the data source name of initFile's connection: the busy
+// timeout only, so that nothing is written before auto_vacuum is set.
+func initDSN(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + fmt.Sprintf("?_pragma=auto_vacuum(2)&_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return "file:" + p + fmt.Sprintf("?_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds())
+}
+
+// initFile gives a new, empty database file its lasting setting before
+// anything is written to it: auto_vacuum INCREMENTAL, which takes effect
+// only on a file that has no table yet (the purge can then give freed
+// pages back, IncrementalVacuum; an older file changes nothing until a
+// VACUUM, Vacuum). It runs on a connection of its own, outside the pool
+// (see dsn). A file that is not empty is left alone, and so is one that
+// another opener initialised meanwhile (two processes starting together).
+func initFile(ctx context.Context, path string) error {
+	empty := func() (bool, error) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return false, fmt.Errorf("stat %s: %w", path, err)
+		}
+		return fi.Size() == 0, nil
+	}
+	if ok, err := empty(); !ok || err != nil {
+		return err
+	}
+	db, err := sqlx.Open("sqlite", initDSN(path))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, fmt.Sprintf("PRAGMA auto_vacuum = %d", autoVacuumIncremental))
+	if err != nil {
+		if ok, serr := empty(); serr == nil && !ok {
+			return nil // initialised by another opener, with the same setting
+		}
+		return fmt.Errorf("set auto_vacuum: %w", busy(err))
+	}
+	return nil
 }
 
 // Close closes the database.
