@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -116,7 +115,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 
 	// One server per database file (README.md, Limits and defaults): the
 	// rate limits live in each server's memory, so a second server would
-	// double them. The other commands do not take this lock.
+	// double them. db vacuum takes the same lock; the other commands do not.
 	lock, err := lockServe(cfg.db)
 	if err != nil {
 		return nil, err
@@ -230,16 +229,16 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	return a, nil
 }
 
-// lockServe takes the serve lock of the database file db: db + ".lock",
-// beside the file it names once symbolic links are followed, so that two
-// spellings of one file find the same lock.
+// lockServe takes the serve lock of the database file db: an exclusive
+// flock on the file itself (package filelock), so that every name of the
+// file, a hard link included, finds the same lock. db vacuum takes it too.
+// The lock must stay held until the store on the file is closed: releasing
+// it closes a descriptor of the database file, which drops SQLite's own
+// locks in this process (see package filelock).
 func lockServe(db string) (*filelock.Lock, error) {
-	if p, err := filepath.EvalSymlinks(db); err == nil {
-		db = p
-	}
-	l, err := filelock.Acquire(db + ".lock")
+	l, err := filelock.Acquire(db)
 	if errors.Is(err, filelock.ErrLocked) {
-		return nil, fmt.Errorf("another locrisk serve is already using the database %s (%w); "+
+		return nil, fmt.Errorf("another locrisk serve (or db vacuum) is already using the database %s (%w); "+
 			"stop it first: two servers on one file would each apply the per-account rate limits and so double them "+
 			"(accounts, keys, report and data commands may run beside the server)", db, err)
 	}

@@ -4,10 +4,12 @@ package main
 // the one-time switch of an older database file to incremental vacuum.
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"text/tabwriter"
 
+	"locrisk/filelock"
 	"locrisk/retention"
 )
 
@@ -40,7 +42,7 @@ only once they are gone).`, `
 	if err != nil {
 		return usagef("--retention: %v", err)
 	}
-	st, err := c.openStore(db)
+	st, err := c.openExistingStore(db)
 	if err != nil {
 		return err
 	}
@@ -87,6 +89,22 @@ the file: stop the server first.`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
+	if err := checkDatabaseExists(db); err != nil {
+		return err
+	}
+	// The serve lock (lockServe's) keeps a server off the file during the
+	// rewrite and refuses the vacuum while one runs. It is released after
+	// the store is closed (deferred first, so it runs last): releasing it
+	// closes a descriptor of the file, which drops SQLite's locks.
+	lock, err := filelock.Acquire(db)
+	if errors.Is(err, filelock.ErrLocked) {
+		return fmt.Errorf("a locrisk serve is using the database %s (%w); stop the server first: "+
+			"the vacuum locks out its writers for the whole rewrite", db, err)
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db, err)
+	}
+	defer lock.Unlock()
 	st, err := c.openStore(db)
 	if err != nil {
 		return err

@@ -93,7 +93,7 @@ job fails or the wait times out.`, `
 	if err := risk.CheckFiles(dataDir); err != nil {
 		return fmt.Errorf("loading data from %s: %w", dataDir, err)
 	}
-	st, err := c.openStore(db)
+	st, err := c.openExistingStore(db)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,34 @@ import (
 // delivery worker finds the events at its next poll.
 func (c *cli) openStore(path string) (*store.Store, error) { return c.openStoreNotify(path, nil) }
 
+// openExistingStore is openStore for the commands that only read or change
+// a database that must already be there (db purge, db vacuum, keys,
+// report): a missing file is refused rather than created empty, so that a
+// mistyped --db says so instead of reporting on an empty database. Only
+// serve and accounts create, the documented first step, create the file.
+func (c *cli) openExistingStore(path string) (*store.Store, error) {
+	if err := checkDatabaseExists(path); err != nil {
+		return nil, err
+	}
+	return c.openStore(path)
+}
+
+// checkDatabaseExists refuses a --db that names no file.
+func checkDatabaseExists(path string) error {
+	if path == "" {
+		return usagef("--db is empty")
+	}
+	_, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("there is no database file %s; check --db (or LOCRISK_DB). "+
+			"'locrisk accounts create' or 'locrisk serve' creates a new one", path)
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", path, err)
+	}
+	return nil
+}
+
 // openStoreNotify opens the database with the webhook outbox registered, so
 // that every process that can finish a job (serve, and report with its own
 // worker) records the job's webhook events. wake rouses this process's
@@ -66,6 +94,14 @@ func (c *cli) openServeStore(path, keyFile string, wake func(), obs store.Observ
 		// step, in one transaction), so it goes again rather than stand
 		// beside a database it does not belong to.
 		_ = os.Remove(keyPath)
+		if errors.Is(err, store.ErrSecretKey) {
+			// The database holds secrets sealed with a key that is not
+			// here: typically a file restored from a backup without its
+			// key. A new key can never open them, so serve refuses.
+			return nil, fmt.Errorf("%w. There was no key file %s, so a new key was generated, and a new key cannot "+
+				"open secrets sealed with another one (was the database restored without its key file?); "+
+				"the new key was removed again. Restore the original key file to %s, or pass it with --secret-key-file", err, keyPath, keyPath)
+		}
 	case created:
 		log.Warn("created a secret key for the webhook signing secrets beside the database; "+
 			"keep it apart from the database's backups and pass it with --secret-key-file", "key_file", keyPath)

@@ -10,22 +10,50 @@ import (
 )
 
 // TestOneServerPerDatabase: a second serve on the same database file exits
-// at once with a message naming the file, while the other commands keep
-// working beside the first; a server killed with SIGKILL leaves no stale
-// lock.
+// at once with a message naming the file, whatever name it is given (the
+// same path, a symbolic link, a hard link with its own key file), and so
+// does db vacuum, while the other commands keep working beside the first;
+// a server killed with SIGKILL leaves no stale lock.
 func TestOneServerPerDatabase(t *testing.T) {
 	needSignals(t)
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "one.db")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "one.db")
 	first := startServer(t, nil, serveArgs(db)...)
 
-	r := runCLI(t, nil, serveArgs(db)...)
-	if r.code == 0 {
-		t.Fatalf("a second serve on %s: %s; want a non-zero exit", db, r)
+	hard, soft := filepath.Join(dir, "hard.db"), filepath.Join(dir, "soft.db")
+	if err := os.Link(db, hard); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"another locrisk serve is already using the database", "one.db", "stop it first"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("second serve: stderr lacks %q:\n%s", want, r.stderr)
+	keyFile, err := os.ReadFile(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hard+".key", keyFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(db, soft); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"same path", serveArgs(db), []string{"another locrisk serve (or db vacuum) is already using the database", "one.db", "stop it first"}},
+		{"symbolic link", serveArgs(soft), []string{"already using the database", "soft.db"}},
+		{"hard link", serveArgs(hard), []string{"already using the database", "hard.db"}},
+		{"db vacuum", []string{"db", "vacuum", "--db", db}, []string{"a locrisk serve is using the database", "one.db", "stop the server first"}},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, nil, tt.args...)
+		if r.code == 0 {
+			t.Errorf("%s beside a running server: %s; want a non-zero exit", tt.name, r)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tt.name, want, r.stderr)
+			}
 		}
 	}
 	if first.exited() {

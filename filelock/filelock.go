@@ -1,22 +1,29 @@
 // Package filelock takes an exclusive, advisory lock on a file for the life
-// of a process. locrisk serve holds one beside its database so that a
-// second server on the same file is refused (README.md, Limits and
-// defaults): two servers would each apply the per-account rate limit,
-// which lives in memory, and so double it.
+// of a process. locrisk serve (and db vacuum) hold one on the database file
+// itself so that a second server on the same file is refused (README.md,
+// Limits and defaults): two servers would each apply the per-account rate
+// limit, which lives in memory, and so double it, and a vacuum under a
+// running server would lock out its writers for the whole rewrite.
 //
 // The lock is the operating system's (flock(2) on Unix), not a marker file:
 // it ends with the process however the process ends, so a server killed
-// with SIGKILL leaves no stale lock behind. The lock file itself is left in
-// place; removing it while another process waits on it would let two
-// processes hold locks on two different files of the same name.
+// with SIGKILL leaves no stale lock behind. It belongs to the file, not to
+// its name, so every name of the file (a symbolic link, a hard link, a
+// relative path) finds the same lock.
+//
+// Locking the database file beside SQLite is safe because flock locks and
+// the POSIX (fcntl) record locks SQLite takes are separate on Linux, macOS
+// and the BSDs. One rule must be kept: closing any descriptor of a file
+// drops every POSIX lock the process holds on it, SQLite's included. So a
+// Lock's descriptor stays open until Unlock, and Unlock must come only
+// after the process's database handles on the file are closed. Nothing is
+// ever written to the file.
 package filelock
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 )
 
 // ErrLocked is returned by Acquire when another process holds the lock.
@@ -27,47 +34,28 @@ type Lock struct {
 	f *os.File
 }
 
-// Acquire takes the lock on path, creating the file with mode 0600 if it is
-// absent, without waiting: if another process holds it, the error wraps
-// ErrLocked and, when that process wrote it, names its process id. The
-// holder's process id is written into the file for that message.
+// Acquire takes the lock on the file at path, creating it empty with mode
+// 0600 if it is absent, without waiting: if another process (or another
+// Acquire in this one) holds it, the error wraps ErrLocked. The file is
+// opened read-only and never written.
 func Acquire(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open lock file: %w", err)
+		return nil, fmt.Errorf("open %s to lock it: %w", path, err)
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
 		if errors.Is(err, ErrLocked) {
-			if pid := holder(path); pid > 0 {
-				return nil, fmt.Errorf("%s: %w (process %d)", path, ErrLocked, pid)
-			}
 			return nil, fmt.Errorf("%s: %w", path, ErrLocked)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	// The process id is a courtesy for the message above; the lock does
-	// not depend on it, so failing to write it is not an error.
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
 	return &Lock{f: f}, nil
 }
 
-// holder is the process id written in the lock file, 0 if there is none.
-func holder(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	return pid
-}
-
-// Unlock releases the lock. The file stays (see the package comment).
+// Unlock releases the lock and closes the descriptor, which also drops the
+// process's POSIX locks on the file (see the package comment): call it
+// only after the database on the file is closed.
 func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil

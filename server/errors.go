@@ -125,6 +125,10 @@ var codeStatus = map[string]int{
 // and a client that comes back after a second finds it gone.
 const databaseBusyRetryAfter = time.Second
 
+// writeQueueRetryAfter is the Retry-After of server_busy for writes queued
+// too long in this server: the queue drains at hundreds of writes a second.
+const writeQueueRetryAfter = time.Second
+
 // storeError maps a store error to an API error. notFound is the code for
 // store.ErrNotFound, which depends on the resource asked for. Errors the
 // table does not know are returned unchanged and become 500s.
@@ -154,6 +158,11 @@ func storeError(err error, notFound string, now time.Time) error {
 	case errors.Is(err, store.ErrBusy):
 		return &Error{Code: codeDatabaseBusy, Message: "the database is locked by another process; nothing was changed, try again shortly",
 			RetryAfter: databaseBusyRetryAfter}
+	case errors.Is(err, store.ErrWriteQueue):
+		// This server's own writes queued past the store's queue wait:
+		// load, not a lock held elsewhere (README.md, Limits and defaults).
+		return &Error{Code: codeServerBusy, Message: "the server is busy with writes; nothing was changed, try again shortly",
+			RetryAfter: writeQueueRetryAfter}
 	}
 	return err
 }
@@ -188,10 +197,10 @@ type errorDetail struct {
 // 500 whose message reveals nothing of the cause.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *Error
-	if !errors.As(err, &ae) && errors.Is(err, store.ErrBusy) {
+	if !errors.As(err, &ae) && (errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrWriteQueue)) {
 		// A handler that returned a store error without storeError (it
-		// expects no not-found, say) still answers a busy database with
-		// 503, not 500.
+		// expects no not-found, say) still answers a busy database or a
+		// full write queue with 503, not 500.
 		err = storeError(err, codeNotFound, s.now())
 	}
 	if !errors.As(err, &ae) {

@@ -57,7 +57,10 @@ type Config struct {
 	Webhooks WebhookConfig
 	// DBBusyWait bounds how long a request's write waits for the database
 	// while another process holds its write lock; past it the request is
-	// answered 503 database_busy. 0 means DefaultDBBusyWait.
+	// answered 503 database_busy. Behind this server's own writes a
+	// request waits longer, up to the store's queue wait
+	// (store.DefaultQueueWait), then is answered 503 server_busy. 0 means
+	// DefaultDBBusyWait.
 	DBBusyWait time.Duration
 	// MaxInFlight bounds the requests served at once; beyond it a request
 	// is answered 503 server_busy (inflight.go). 0 means
@@ -86,12 +89,12 @@ type RequestObserver interface {
 	ObserveRequest(route, method string, status int, d time.Duration)
 }
 
-// DefaultDBBusyWait is the request paths' wait for the database's write
-// lock (README.md, Limits and defaults). It is shorter than the store's
-// own store.DefaultBusyWait, which the background workers keep, so a
-// client hears 503 with Retry-After well within its own timeout, and long
-// enough that writers queueing inside this process (a few milliseconds
-// each) never reach it under ordinary load.
+// DefaultDBBusyWait is the request paths' wait for another process's
+// write lock (README.md, Limits and defaults). It is shorter than the
+// store's own store.DefaultBusyWait, which the background workers keep, so
+// a client hears 503 with Retry-After well within its own timeout. Writes
+// queued behind this server's own (a few milliseconds each) are not bound
+// by it: the store tells the two apart.
 const DefaultDBBusyWait = 2 * time.Second
 
 // maxKeyCacheTTL is the contract's bound on how long a changed key may be

@@ -413,7 +413,7 @@ func (s *Store) FileStats(ctx context.Context) (FileStats, error) {
 }
 
 // autoVacuumIncremental is PRAGMA auto_vacuum's INCREMENTAL. New files are
-// created with it (see dsn); a file created before needs one VACUUM
+// created with it (see initFile); a file created before needs one VACUUM
 // (Store.Vacuum) to switch.
 const autoVacuumIncremental = 2
 

@@ -59,8 +59,9 @@ func (o *recordingObserver) WriteBusy() {
 }
 
 // TestObserverSeesWriteWaitAndBusy: a write queued behind another for the
-// write slot reports its wait, and a view whose busy wait runs out while
-// the slot is held reports one busy error.
+// write slot reports its wait and waits it out, even past its busy wait
+// (the holder is this process's own writer); a write that meets another
+// connection's lock reports one busy error.
 func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 	ctx := context.Background()
 	obs := &recordingObserver{}
@@ -80,17 +81,30 @@ func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 		})
 	}()
 	<-held
-	// The short view gives up while the slot is still held.
-	err := s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
-	if !errors.Is(err, ErrBusy) {
-		t.Fatalf("short wait: %v, want ErrBusy", err)
-	}
-	// This one waits for the slot and gets it.
-	if _, err := s.CreateAccount(ctx, "waiter", 1, 60); err != nil {
-		t.Fatal(err)
+	// The short view outwaits its busy wait behind our own writer.
+	if err := s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil }); err != nil {
+		t.Fatalf("short wait behind our own writer: %v, want nil", err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+
+	// Another connection holds SQLite's write lock, as another process
+	// would.
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
+	if _, rerr := conn.ExecContext(ctx, "ROLLBACK"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("write under another connection's lock: %v, want ErrBusy", err)
 	}
 
 	obs.mu.Lock()
@@ -103,8 +117,8 @@ func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 	for _, w := range waits {
 		longest = max(longest, w)
 	}
-	// Three writes: the holder (no wait), the one that gave up, the one
-	// that waited out most of the hold.
+	// Three writes: the holder (no wait), the one that waited out most
+	// of the hold, the one that met the lock.
 	if len(waits) != 3 || longest < hold/2 {
 		t.Errorf("waits %v: want 3, the longest at least %s", waits, hold/2)
 	}

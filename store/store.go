@@ -34,6 +34,11 @@
 // ask SQLite for the lock: SQLite's busy handler polls with sleeps of up to
 // 100 ms, which would add tens of milliseconds to a write that merely waited
 // for another goroutine, whereas the semaphore hands over in microseconds.
+// A write that waits for the semaphore waits for one of two things, which
+// the request paths answer differently (WithBusyWait, writeSlot): this
+// process's own writers (load: wait longer, ErrWriteQueue at last) or a
+// writer ahead stuck on another process's lock (ErrBusy after the busy
+// wait).
 //
 // Times are stored as fixed-width UTC text (TimeLayout), which sorts
 // correctly as text, and are parsed back into time.Time on the way out.
@@ -50,6 +55,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -76,6 +82,11 @@ var (
 	// write lock for longer than the store's busy wait. Nothing was
 	// written; the same call may succeed later.
 	ErrBusy = errors.New("database is locked by another process")
+	// ErrWriteQueue: a write waited QueueWait for the in-process write
+	// slot behind this process's own writers, none of them held up by
+	// another process. The server is overloaded with writes; nothing was
+	// written, and the same call may succeed later.
+	ErrWriteQueue = errors.New("too many writes queued in this process")
 	// ErrCorrupt is returned by Open when the file is not a SQLite
 	// database or fails its integrity check (Options.IntegrityCheck).
 	ErrCorrupt = errors.New("database file is damaged")
@@ -91,6 +102,28 @@ var (
 // lock (SQLite's busy timeout) before it fails with ErrBusy, unless the
 // store was derived with WithBusyWait.
 const DefaultBusyWait = 5 * time.Second
+
+// DefaultQueueWait bounds how long a write of a view with a busy wait
+// (WithBusyWait) queues behind this process's own writers before it fails
+// with ErrWriteQueue. Each writer ahead holds the slot for milliseconds, so
+// this is reached only under a flood of writes far beyond the load check
+// of README.md (Limits and defaults), whose slowest job creation waits
+// about a second. A writer held up by another process's lock is told
+// apart and answered after the busy wait instead (see writeSlot).
+const DefaultQueueWait = 15 * time.Second
+
+// foreignAfter is how long the slot's holder must have waited for SQLite's
+// write lock before the writers queued behind it take it to be held up by
+// another process. Inside the process the slot already serialises
+// writers, so SQLite makes the holder wait only for another process's
+// lock; the margin covers a holder that is merely slow (a single-statement
+// write counts whole, see withWriteLock, and a loaded machine stretches
+// everything).
+const foreignAfter = 250 * time.Millisecond
+
+// queuePoll is how often a writer that has waited its busy wait checks
+// whether the holder of the slot is held up by another process.
+const queuePoll = 20 * time.Millisecond
 
 // QuotaError is returned (wrapping ErrQuotaExceeded) when an account has no
 // report jobs left in the current billing period.
@@ -162,14 +195,46 @@ type Observer interface {
 type Store struct {
 	db      *sqlx.DB
 	now     func() time.Time
-	writeMu chan struct{} // one in-process writer at a time; see the package comment
+	slot    *writeSlot // one in-process writer at a time; see the package comment
 	onFinal []JobFinalHook
 	secrets *secretbox.Box
 	obs     Observer // nil: nothing is measured
-	// busyWait bounds how long a write waits for the in-process write
-	// slot, and then for SQLite's lock; 0 means DefaultBusyWait, which
-	// every connection has as its busy timeout (see WithBusyWait).
+	// busyWait bounds how long a write waits for another process's
+	// write lock, both in SQLite and queued behind a writer held up by
+	// it; 0 means DefaultBusyWait, which every connection has as its busy
+	// timeout, and no bound on the queue (see WithBusyWait).
 	busyWait time.Duration
+	// queueWait bounds the wait for the write slot behind this process's
+	// own writers when busyWait is set; 0 means DefaultQueueWait.
+	queueWait time.Duration
+}
+
+// writeSlot is the in-process write slot, shared by a store and its views.
+// Waiting for it has two causes that callers must tell apart: this
+// process's own writers, each holding it for milliseconds (server load),
+// and a holder stuck waiting for another process's lock (the database is
+// busy). The holder records when it started waiting for SQLite's lock, so
+// that the writers queued behind it can tell which it is.
+type writeSlot struct {
+	ch chan struct{}
+	// lockWaitSince is the time (UnixNano) at which the holder asked
+	// SQLite for the write lock and has not had its answer yet; 0 when
+	// it is not asking.
+	lockWaitSince atomic.Int64
+}
+
+// heldUp reports whether the slot's holder has been waiting for SQLite's
+// write lock for at least after, at now.
+func (w *writeSlot) heldUp(now time.Time, after time.Duration) bool {
+	since := w.lockWaitSince.Load()
+	return since != 0 && now.Sub(time.Unix(0, since)) >= after
+}
+
+// askLock brackets the holder's request for SQLite's write lock: call it
+// before, and the function it returns after.
+func (w *writeSlot) askLock() (done func()) {
+	w.lockWaitSince.Store(time.Now().UnixNano())
+	return func() { w.lockWaitSince.Store(0) }
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it to
@@ -196,6 +261,9 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	if err := initFile(ctx, path); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	db, err := sqlx.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -213,7 +281,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 	s := &Store{
 		db:      db,
 		now:     opt.Now,
-		writeMu: make(chan struct{}, 1),
+		slot:    &writeSlot{ch: make(chan struct{}, 1)},
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
@@ -226,10 +294,6 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 			db.Close()
 			return nil, fmt.Errorf("store: %s: %w", path, err)
 		}
-	}
-	if err := s.initAutoVacuum(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, corrupt(err))
 	}
 	if err := s.migrate(ctx, ms); err != nil {
 		db.Close()
@@ -305,58 +369,80 @@ func busy(err error) error {
 }
 
 // WithBusyWait returns a view of the store whose transactions (WithTx)
-// wait at most d for the in-process write slot and at most d for another
-// process's lock before failing with ErrBusy; single-statement writes
-// keep DefaultBusyWait for the lock. The server's request handlers use one so
-// that a client hears 503 promptly rather than after DefaultBusyWait
-// (docs/api.md, database_busy). The view shares the database, the write
-// slot and the hooks with s; closing either closes both.
+// wait at most d for another process's lock before failing with ErrBusy;
+// single-statement writes keep DefaultBusyWait for the lock. The wait
+// counts in SQLite and, for a write queued for the in-process write slot,
+// behind a holder that is itself held up by another process's lock. Behind
+// this process's own writers the view waits longer, up to its queue wait
+// (DefaultQueueWait, or WithQueueWait), then fails with ErrWriteQueue. The
+// server's request handlers use one so that a client hears 503 promptly
+// rather than after DefaultBusyWait (docs/api.md, database_busy and
+// server_busy). The view shares the database, the write slot and the
+// hooks with s; closing either closes both.
 func (s *Store) WithBusyWait(d time.Duration) *Store {
 	v := *s
 	v.busyWait = d
 	return &v
 }
 
+// WithQueueWait returns a view of the store whose writes, when it has a
+// busy wait (WithBusyWait), queue at most d behind this process's own
+// writers; see WithBusyWait. A d below the busy wait counts as the busy
+// wait.
+func (s *Store) WithQueueWait(d time.Duration) *Store {
+	v := *s
+	v.queueWait = d
+	return &v
+}
+
 // dsn builds the driver's data source name. The file name is a SQLite URI,
 // so the characters that would end or escape it are percent-encoded.
 //
-// Every pooled connection runs these pragmas when it opens, at any time,
-// beside other connections' writes: busy_timeout comes first so that the
-// ones after it wait for a lock instead of failing, and none of them may
-// start a write transaction (PRAGMA auto_vacuum = N does, which is why a
-// new file gets its vacuum mode once, in initAutoVacuum, instead).
+// Every connection the pool opens runs these pragmas, so none of them may
+// need the write lock: a connection opened while another holds it (any
+// writer, in this process or another) would fail at once with SQLITE_BUSY,
+// before its busy timeout is set. PRAGMA auto_vacuum does need it, even
+// when it changes nothing, so it is not here but in initFile.
 func dsn(path string) string {
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + fmt.Sprintf("?_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return initDSN(path) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
-// initAutoVacuum puts a new, still empty database file in auto_vacuum
-// INCREMENTAL mode, so the purge can give freed pages back
-// (IncrementalVacuum). The mode must be chosen before the first table
-// exists; on one connection, the pragma and a VACUUM of the empty file
-// (instant) make it stick whichever connection later creates the tables.
-// A file that already has tables is left alone: switching it rewrites the
-// whole file, which is the operator's call (Vacuum, locrisk db vacuum).
-func (s *Store) initAutoVacuum(ctx context.Context) error {
-	conn, err := s.db.Connx(ctx)
-	if err != nil {
-		return fmt.Errorf("auto_vacuum: %w", err)
-	}
-	defer conn.Close()
-	var objects, mode int
-	if err := conn.GetContext(ctx, &objects, `SELECT COUNT(*) FROM sqlite_master`); err != nil {
-		return fmt.Errorf("auto_vacuum: %w", err)
-	}
-	if err := conn.GetContext(ctx, &mode, `PRAGMA auto_vacuum`); err != nil {
-		return fmt.Errorf("auto_vacuum: %w", err)
-	}
-	if objects > 0 || mode == autoVacuumIncremental {
-		return nil
-	}
-	for _, q := range []string{fmt.Sprintf("PRAGMA auto_vacuum = %d", autoVacuumIncremental), "VACUUM"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("auto_vacuum: %s: %w", q, busy(err))
+// initDSN is the data source name of initFile's connection: the busy
+// timeout only, so that nothing is written before auto_vacuum is set.
+func initDSN(path string) string {
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + p + fmt.Sprintf("?_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds())
+}
+
+// initFile gives a new, empty database file its lasting setting before
+// anything is written to it: auto_vacuum INCREMENTAL, which takes effect
+// only on a file that has no table yet (the purge can then give freed
+// pages back, IncrementalVacuum; an older file changes nothing until a
+// VACUUM, Vacuum). It runs on a connection of its own, outside the pool
+// (see dsn). A file that is not empty is left alone, and so is one that
+// another opener initialised meanwhile (two processes starting together).
+func initFile(ctx context.Context, path string) error {
+	empty := func() (bool, error) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return false, fmt.Errorf("stat %s: %w", path, err)
 		}
+		return fi.Size() == 0, nil
+	}
+	if ok, err := empty(); !ok || err != nil {
+		return err
+	}
+	db, err := sqlx.Open("sqlite", initDSN(path))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, fmt.Sprintf("PRAGMA auto_vacuum = %d", autoVacuumIncremental))
+	if err != nil {
+		if ok, serr := empty(); serr == nil && !ok {
+			return nil // initialised by another opener, with the same setting
+		}
+		return fmt.Errorf("set auto_vacuum: %w", busy(err))
 	}
 	return nil
 }
@@ -364,40 +450,72 @@ func (s *Store) initAutoVacuum(ctx context.Context) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// lockWrite waits for the in-process write slot, or for ctx, or (on a
-// view with a busy wait) until the wait is over: a writer ahead of us may
-// itself be waiting out another process's lock.
+// lockWrite waits for the in-process write slot, or for ctx. On a view
+// with a busy wait it gives up, once it has waited that long, as soon as
+// the holder of the slot is held up by another process's lock (ErrBusy:
+// the holder, and everyone behind it, would wait the lock out), and
+// otherwise after the queue wait (ErrWriteQueue: this process's own
+// writers are too many).
 func (s *Store) lockWrite(ctx context.Context) error {
+	start := time.Now()
 	if s.obs != nil {
-		start := time.Now()
 		defer func() { s.obs.WriteWait(time.Since(start)) }()
 	}
-	var expired <-chan time.Time
-	if s.busyWait > 0 {
-		t := time.NewTimer(s.busyWait)
-		defer t.Stop()
-		expired = t.C
+	if s.busyWait <= 0 {
+		select {
+		case s.slot.ch <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	select {
-	case s.writeMu <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-expired:
-		return fmt.Errorf("%w: no write slot within %s", ErrBusy, s.busyWait)
+	queueWait := s.queueWait
+	if queueWait <= 0 {
+		queueWait = DefaultQueueWait
+	}
+	queueWait = max(queueWait, s.busyWait)
+	// A holder that is a view like this one gives up on the lock after
+	// its busy wait, so with a busy wait shorter than foreignAfter (tests)
+	// it must still be seen held up.
+	heldUpAfter := min(foreignAfter, s.busyWait/2)
+	// No checks before the busy wait is over: a writer held up by
+	// another process may get the lock within it, as a write outside the
+	// queue would.
+	t := time.NewTimer(s.busyWait)
+	defer t.Stop()
+	for {
+		select {
+		case s.slot.ch <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case now := <-t.C:
+			if s.slot.heldUp(now, heldUpAfter) {
+				return fmt.Errorf("%w: the writer ahead has waited for another process's lock for %s or more, and this write waited %s",
+					ErrBusy, heldUpAfter, now.Sub(start).Round(time.Millisecond))
+			}
+			if now.Sub(start) >= queueWait {
+				return fmt.Errorf("%w: no write slot within %s", ErrWriteQueue, queueWait)
+			}
+			t.Reset(min(queuePoll, queueWait-now.Sub(start)))
+		}
 	}
 }
 
-func (s *Store) unlockWrite() { <-s.writeMu }
+func (s *Store) unlockWrite() { <-s.slot.ch }
 
 // withWriteLock runs a single-statement write (an autocommit UPDATE or
-// INSERT) in the write slot.
+// INSERT) in the write slot. The whole statement counts as asking SQLite
+// for the lock (writeSlot), since it waits for the lock inside; such
+// writes are short, and foreignAfter leaves them room.
 func (s *Store) withWriteLock(ctx context.Context, fn func() error) (err error) {
 	defer s.observeBusy(&err)
 	if err := s.lockWrite(ctx); err != nil {
 		return err
 	}
 	defer s.unlockWrite()
+	done := s.slot.askLock()
+	defer done()
 	return busy(fn())
 }
 
@@ -431,9 +549,9 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err err
 			return err
 		}
 		defer func() { _ = setBusyTimeout(context.WithoutCancel(ctx), conn, DefaultBusyWait) }()
-		return inTx(ctx, conn, fn)
+		return inTx(ctx, s.slot, conn, fn)
 	}
-	return inTx(ctx, s.db, fn)
+	return inTx(ctx, s.slot, s.db, fn)
 }
 
 // setBusyTimeout sets SQLite's busy timeout of one connection.
@@ -447,11 +565,15 @@ func setBusyTimeout(ctx context.Context, conn *sqlx.Conn, d time.Duration) error
 
 // inTx is WithTx after the write slot: begin on db (the pool or one
 // connection), run fn, commit or roll back. SQLITE_BUSY and SQLITE_LOCKED
-// come back marked with ErrBusy.
-func inTx(ctx context.Context, db interface {
+// come back marked with ErrBusy. The BEGIN (IMMEDIATE, so it takes the
+// write lock) is bracketed in slot for the writers queued behind
+// (writeSlot).
+func inTx(ctx context.Context, slot *writeSlot, db interface {
 	BeginTxx(context.Context, *sql.TxOptions) (*sqlx.Tx, error)
 }, fn func(tx *sqlx.Tx) error) error {
+	done := slot.askLock()
 	tx, err := db.BeginTxx(ctx, nil)
+	done()
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", busy(err))
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -297,58 +296,4 @@ func testSecrets(t testing.TB, fill byte) *secretbox.Box {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// A connection the pool opens while another process holds the write lock
-// must still serve reads: its opening pragmas may neither write nor fail
-// without waiting. (PRAGMA auto_vacuum in the data source name began a
-// write transaction before busy_timeout was set, so such a connection
-// failed at once with SQLITE_BUSY and a plain key lookup answered 500.)
-func TestNewConnectionsReadBesideAForeignWriter(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "conns.db")
-	s, err := OpenWith(ctx, path, Options{MaxOpenConns: 8, Secrets: testSecrets(t, 7)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	other, err := sqlx.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.BeginTxx(ctx, nil) // BEGIN IMMEDIATE (_txlock): holds the write lock
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	// Eight reads at once, each holding its connection, make the pool open
-	// new ones while the lock is held.
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Go(func() {
-			rtx, err := s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer rtx.Rollback()
-			var n int
-			if err := rtx.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts`); err != nil {
-				errs <- err
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("read beside a foreign writer: %v", err)
-	}
-	f, err := s.FileStats(ctx)
-	if err != nil || !f.IncrementalOK {
-		t.Errorf("a new file is in auto_vacuum mode %d (err %v), want incremental", f.AutoVacuum, err)
-	}
 }
