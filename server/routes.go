@@ -38,6 +38,7 @@ func (s *Server) routeTable() []route {
 		{"POST " + view.WebhooksPath, needs(store.ScopeWebhooksWrite), s.createWebhook},                  // 15
 		{"DELETE " + view.WebhookPath("{endpointId}"), needs(store.ScopeWebhooksWrite), s.deleteWebhook}, // 16
 		{"GET " + view.WebhookDeliveriesPath, needs(store.ScopeWebhooksRead), s.listDeliveries},          // 17
+		{"GET " + view.BatchesPath, needs(store.ScopeBulkRead), s.listBatches},                           // 18
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,12 +99,12 @@ func TestOpenMigratesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.ExecContext(ctx, "PRAGMA user_version = 7"); err != nil {
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("open of a version 7 file: err = %v, want a 'newer' error", err)
+		t.Errorf("open of a version %d file: err = %v, want a 'newer' error", SchemaVersion+1, err)
 	}
 	// No schema (no migrations) on a new file is an error, not an empty
 	// database. (An empty migration file is refused when the files are
