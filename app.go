@@ -148,7 +148,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger, openStore func
 			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
 	}
 
-	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
+	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
 		MaxInFlight: cfg.maxInFlight}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -125,33 +125,6 @@ CREATE TABLE webhook_endpoints (
     disabled_utc   TEXT
 );
 
-CREATE TABLE webhook_events (
-    id          TEXT PRIMARY KEY,                        -- evt_...
-    account_id  TEXT NOT NULL REFERENCES accounts(id),
-    type        TEXT NOT NULL,                           -- report.job.completed | report.job.failed
-    job_id      TEXT NOT NULL REFERENCES report_jobs(id),
-    body        TEXT NOT NULL,                           -- the exact JSON sent
-    created_utc TEXT NOT NULL
-);
-
-CREATE TABLE webhook_deliveries (
-    id                TEXT PRIMARY KEY,                  -- wd_...
-    event_id          TEXT NOT NULL REFERENCES webhook_events(id),
-    endpoint_id       TEXT NOT NULL REFERENCES webhook_endpoints(id),
-    account_id        TEXT NOT NULL REFERENCES accounts(id),
-    status            TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
-    attempts          INTEGER NOT NULL DEFAULT 0,
-    response_status   INTEGER,                           -- last HTTP status received
-    error             TEXT,                              -- last error, sanitised and short
-    next_attempt_utc  TEXT,                              -- NULL once final
-    lease_expires_utc TEXT,                              -- set while an attempt is in flight
-    created_utc       TEXT NOT NULL,
-    last_attempt_utc  TEXT,
-    delivered_utc     TEXT
-);
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_utc);
-CREATE INDEX webhook_deliveries_by_account ON webhook_deliveries(account_id, created_utc DESC, id DESC);
-
 CREATE TABLE quota_usage (
     account_id       TEXT NOT NULL REFERENCES accounts(id),
     period_start_utc TEXT NOT NULL,                     -- first instant of the month
@@ -208,10 +181,6 @@ BEGIN
             WHERE status = 'queued' AND account_id = old.account_id)
         WHERE account_id = old.account_id;
 END;
-CREATE INDEX webhook_deliveries_endpoint_due
-    ON webhook_deliveries(endpoint_id, next_attempt_utc, created_utc) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_leased
-    ON webhook_deliveries(endpoint_id, lease_expires_utc) WHERE lease_expires_utc IS NOT NULL;
 CREATE INDEX webhook_endpoints_active
     ON webhook_endpoints(account_id, created_utc, id) WHERE is_active = 1;
 CREATE INDEX webhook_endpoints_by_account
@@ -220,10 +189,42 @@ CREATE INDEX report_jobs_single_by_end ON report_jobs(completed_utc, id)
     WHERE batch_id IS NULL AND completed_utc IS NOT NULL;
 CREATE INDEX batches_by_completion ON batches(completed_utc, id)
     WHERE status = 'completed';
-CREATE INDEX webhook_events_by_job ON webhook_events(job_id);
-CREATE INDEX webhook_deliveries_by_event ON webhook_deliveries(event_id);
-CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries(endpoint_id);
 CREATE INDEX webhook_endpoints_disabled ON webhook_endpoints(disabled_utc, id)
     WHERE is_active = 0;
 CREATE INDEX batches_by_account
     ON batches(account_id, created_utc DESC, id DESC);
+
+CREATE TABLE "webhook_events" (
+    id          TEXT PRIMARY KEY,                        -- evt_...
+    account_id  TEXT NOT NULL REFERENCES accounts(id),
+    type        TEXT NOT NULL,                           -- report.job.completed | report.job.failed | batch.completed | webhook.test
+    job_id      TEXT REFERENCES report_jobs(id),         -- the job; for batch.completed the one that completed the batch; NULL for webhook.test
+    body        TEXT NOT NULL,                           -- the exact JSON sent
+    created_utc TEXT NOT NULL
+);
+
+CREATE TABLE "webhook_deliveries" (
+    id                TEXT PRIMARY KEY,                  -- wd_...
+    event_id          TEXT NOT NULL REFERENCES "webhook_events"(id),
+    endpoint_id       TEXT NOT NULL REFERENCES webhook_endpoints(id),
+    account_id        TEXT NOT NULL REFERENCES accounts(id),
+    status            TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts          INTEGER NOT NULL DEFAULT 0,
+    schedule_start    INTEGER NOT NULL DEFAULT 0,        -- attempts when the current retry schedule began (a redelivery starts a new one)
+    response_status   INTEGER,                           -- last HTTP status received
+    error             TEXT,                              -- last error, sanitised and short
+    next_attempt_utc  TEXT,                              -- NULL once final
+    lease_expires_utc TEXT,                              -- set while an attempt is in flight
+    created_utc       TEXT NOT NULL,
+    last_attempt_utc  TEXT,
+    delivered_utc     TEXT
+);
+CREATE INDEX webhook_events_by_job ON webhook_events(job_id);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_utc);
+CREATE INDEX webhook_deliveries_by_account ON webhook_deliveries(account_id, created_utc DESC, id DESC);
+CREATE INDEX webhook_deliveries_endpoint_due
+    ON webhook_deliveries(endpoint_id, next_attempt_utc, created_utc) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_leased
+    ON webhook_deliveries(endpoint_id, lease_expires_utc) WHERE lease_expires_utc IS NOT NULL;
+CREATE INDEX webhook_deliveries_by_event ON webhook_deliveries(event_id);
+CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries(endpoint_id);

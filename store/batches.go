@@ -310,17 +310,29 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 // into or out of a final state (afterJobFinal, RetryJob), so the stored
 // columns, which the operations summary counts, agree with what getBatch
 // derives; the API itself always derives.
-func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE batches SET
+//
+// completed reports whether this call moved the batch from processing to
+// completed: true in exactly one transaction each time the batch becomes
+// complete, as the write transactions are serialised (the batch.completed
+// event hangs on it, outbox.Hook). A batch all of whose items were
+// rejected is completed at creation and never passes through here.
+func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (completed bool, err error) {
+	var before string
+	if err := tx.GetContext(ctx, &before, `SELECT status FROM batches WHERE id = ?`, batchID); err != nil {
+		return false, fmt.Errorf("read status of batch %s: %w", batchID, err)
+	}
+	var after string
+	err = tx.GetContext(ctx, &after, `UPDATE batches SET
 			status = CASE WHEN open.n > 0 THEN 'processing' ELSE 'completed' END,
 			completed_utc = CASE WHEN open.n > 0 THEN NULL
 				ELSE COALESCE((SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = ?1), batches.created_utc) END
 		FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE batch_id = ?1 AND status IN ('queued', 'processing')) AS open
-		WHERE batches.id = ?1`, batchID)
+		WHERE batches.id = ?1
+		RETURNING status`, batchID)
 	if err != nil {
-		return fmt.Errorf("update status of batch %s: %w", batchID, err)
+		return false, fmt.Errorf("update status of batch %s: %w", batchID, err)
 	}
-	return nil
+	return before == BatchProcessing && after == BatchCompleted, nil
 }
 
 // itemRow is one row of the items query.
