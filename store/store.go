@@ -204,6 +204,12 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 	if s.now == nil {
 		s.now = time.Now
 	}
+	// Before anything else connects: the pool's connections put the file
+	// in WAL mode, after which auto_vacuum can no longer be chosen.
+	if err := setAutoVacuum(ctx, path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, corrupt(err))
+	}
 	if opt.IntegrityCheck {
 		if err := s.quickCheck(ctx); err != nil {
 			db.Close()
@@ -299,13 +305,34 @@ func (s *Store) WithBusyWait(d time.Duration) *Store {
 // dsn builds the driver's data source name. The file name is a SQLite URI,
 // so the characters that would end or escape it are percent-encoded.
 //
-// auto_vacuum=INCREMENTAL comes first: it takes effect only on a file
-// that has no table yet, so a new file is created in that mode (the purge
-// can then give freed pages back, IncrementalVacuum), while on an older
-// file it changes nothing until a VACUUM (Vacuum).
+// auto_vacuum is not among the pragmas: setting it opens a write
+// transaction, so every connection the pool opened needed the write lock
+// and a read on a new connection could fail with SQLITE_BUSY behind busy
+// writers. setAutoVacuum sets it once per open instead.
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + fmt.Sprintf("?_pragma=auto_vacuum(2)&_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return "file:" + p + fmt.Sprintf("?_pragma=busy_timeout(%d)", DefaultBusyWait.Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// setAutoVacuum asks for auto_vacuum=INCREMENTAL once per open, on a
+// connection of its own whose pragmas run in the order the pool's did
+// before (auto_vacuum before journal_mode): it takes effect only on a file
+// that has no table yet and is not yet in WAL mode, so a new file is
+// created in that mode (the purge can then give freed pages back,
+// IncrementalVacuum), while on an older file it changes nothing until a
+// VACUUM (Vacuum).
+func setAutoVacuum(ctx context.Context, path string) error {
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	db, err := sqlx.Open("sqlite", "file:"+p+fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=auto_vacuum(%d)&_pragma=journal_mode(WAL)",
+		DefaultBusyWait.Milliseconds(), autoVacuumIncremental))
+	if err != nil {
+		return fmt.Errorf("set auto_vacuum: %w", err)
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("set auto_vacuum: %w", err)
+	}
+	return nil
 }
 
 // Close closes the database.
