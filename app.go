@@ -177,7 +177,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// The app itself tells /readyz whether the data and the workers are
 	// there (Health, below), so it exists before the API.
 	a := &app{cfg: cfg, log: log, dataLoaded: true}
-	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate},
+	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
 		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/locrisk/locrisk/webhookverify v0.0.0
 	golang.org/x/image v0.47.0
 	golang.org/x/net v0.62.0
 	modernc.org/sqlite v1.60.1
@@ -30,3 +31,8 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// The webhook verifier is a module of its own (webhookverify/, standard
+// library only) so that receivers can import it; the service uses the copy
+// in this repository.
+replace github.com/locrisk/locrisk/webhookverify => ./webhookverify

@@ -1,7 +1,8 @@
-// Package outbox records the webhook events of report jobs: a
+// Package outbox records the webhook events of report jobs and batches: a
 // store.JobFinalHook that, inside the transaction that moves a job to
-// completed or failed, writes the event announcing it and one pending
-// delivery per subscribed endpoint. Package delivery sends them.
+// completed or failed, writes the event announcing it and, when that job
+// completed its batch, the batch.completed event, each with one pending
+// delivery per subscribed endpoint. Package webhookworker sends them.
 //
 // It sits beside the store rather than in the HTTP server: it needs the
 // store's transaction (through the store.Tx interface, not the SQL driver)
@@ -11,6 +12,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"locrisk/ids"
 	"locrisk/store"
@@ -33,36 +35,69 @@ import (
 // holds until it has committed (see store.ClaimWebhookDelivery).
 func Hook(wake func()) store.JobFinalHook {
 	return func(ctx context.Context, tx store.Tx, job store.Job) error {
-		typ := view.JobEventType(job)
-		if typ == "" {
-			return nil
-		}
-		if job.CompletedUTC == nil {
-			return fmt.Errorf("webhook outbox: final job %s has no completion time", job.ID)
-		}
-		endpoints, err := tx.WebhookSubscribers(ctx, job.AccountID, typ)
+		wrote, err := jobEvent(ctx, tx, job)
 		if err != nil {
 			return fmt.Errorf("webhook outbox: %w", err)
 		}
-		if len(endpoints) == 0 {
-			return nil
+		if b, ok := tx.CompletedBatch(); ok {
+			w, err := batchEvent(ctx, tx, job, b)
+			if err != nil {
+				return fmt.Errorf("webhook outbox: %w", err)
+			}
+			wrote = wrote || w
 		}
-		ev, err := view.NewJobEvent(ids.New(ids.Event), job)
-		if err != nil {
-			return fmt.Errorf("webhook outbox: %w", err)
-		}
-		body, err := webhook.MarshalEvent(ev)
-		if err != nil {
-			return fmt.Errorf("webhook outbox: %w", err)
-		}
-		if _, err := tx.InsertWebhookEvent(ctx, store.WebhookEvent{
-			ID: ev.ID, AccountID: job.AccountID, Type: typ, JobID: job.ID, Body: body, CreatedUTC: *job.CompletedUTC,
-		}, endpoints); err != nil {
-			return fmt.Errorf("webhook outbox: %w", err)
-		}
-		if wake != nil {
+		if wrote && wake != nil {
 			wake()
 		}
 		return nil
 	}
+}
+
+// jobEvent writes the job's event for its subscribers; wrote is false when
+// none subscribes.
+func jobEvent(ctx context.Context, tx store.Tx, job store.Job) (wrote bool, err error) {
+	typ := view.JobEventType(job)
+	if typ == "" {
+		return false, nil
+	}
+	if job.CompletedUTC == nil {
+		return false, fmt.Errorf("final job %s has no completion time", job.ID)
+	}
+	endpoints, err := tx.WebhookSubscribers(ctx, job.AccountID, typ)
+	if err != nil || len(endpoints) == 0 {
+		return false, err
+	}
+	ev, err := view.NewJobEvent(ids.New(ids.Event), job)
+	if err != nil {
+		return false, err
+	}
+	return insert(ctx, tx, ev, job.AccountID, job.ID, *job.CompletedUTC, endpoints)
+}
+
+// batchEvent writes the batch.completed event of b, which job's transition
+// completed, for its subscribers. The event row keeps job's id, so it goes
+// with the batch's jobs when the retention purge removes them.
+func batchEvent(ctx context.Context, tx store.Tx, job store.Job, b store.Batch) (wrote bool, err error) {
+	endpoints, err := tx.WebhookSubscribers(ctx, b.AccountID, webhook.EventBatchCompleted)
+	if err != nil || len(endpoints) == 0 {
+		return false, err
+	}
+	ev, err := view.NewBatchEvent(ids.New(ids.Event), b)
+	if err != nil {
+		return false, err
+	}
+	return insert(ctx, tx, ev, b.AccountID, job.ID, *b.CompletedUTC, endpoints)
+}
+
+func insert(ctx context.Context, tx store.Tx, ev webhook.Event, accountID, jobID string, created time.Time, endpoints []string) (bool, error) {
+	body, err := webhook.MarshalEvent(ev)
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.InsertWebhookEvent(ctx, store.WebhookEvent{
+		ID: ev.ID, AccountID: accountID, Type: ev.Type, JobID: jobID, Body: body, CreatedUTC: created,
+	}, endpoints); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -20,6 +20,14 @@ type fakeTx struct {
 	asked       []string // event types looked up
 	events      []store.WebhookEvent
 	endpoints   [][]string
+	batch       *store.Batch // what CompletedBatch reports
+}
+
+func (f *fakeTx) CompletedBatch() (store.Batch, bool) {
+	if f.batch == nil {
+		return store.Batch{}, false
+	}
+	return *f.batch, true
 }
 
 func (f *fakeTx) WebhookSubscribers(_ context.Context, accountID, eventType string) ([]string, error) {
@@ -89,5 +97,69 @@ func TestHook(t *testing.T) {
 	failed.Status, failed.CompletedUTC = store.StatusFailed, nil
 	if err := hook(ctx, &fakeTx{}, failed); err == nil || !strings.Contains(err.Error(), "no completion time") {
 		t.Errorf("failed job without completion time: %v", err)
+	}
+}
+
+// A transition that completed its batch also writes batch.completed for the
+// endpoints subscribed to it, with the batch as view renders it, keeping
+// the completing job's id; without subscribers nothing more is written.
+func TestHookBatchCompleted(t *testing.T) {
+	ctx := context.Background()
+	done := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	bid := "bat_1"
+	job := store.Job{ID: "job_9", AccountID: "acct_1", BatchID: &bid, Status: store.StatusFailed,
+		CreatedUTC: done, UpdatedUTC: done, CompletedUTC: &done}
+	b := store.Batch{ID: bid, AccountID: "acct_1", TotalItems: 2, Status: store.BatchCompleted,
+		Counts: store.BatchCounts{Completed: 1, Failed: 1}, CreatedUTC: done.Add(-time.Minute), CompletedUTC: &done}
+	wakes := 0
+	hook := Hook(func() { wakes++ })
+
+	tests := []struct {
+		name      string
+		subs      map[string][]string
+		batch     *store.Batch
+		wantTypes []string
+		wantWakes int
+	}{
+		{"batch still open", map[string][]string{webhook.EventBatchCompleted: {"we_1"}}, nil, nil, 0},
+		{"completed, nobody subscribed", map[string][]string{webhook.EventJobFailed: {"we_1"}}, &b, []string{webhook.EventJobFailed}, 1},
+		{"completed and subscribed", map[string][]string{webhook.EventBatchCompleted: {"we_2"}}, &b, []string{webhook.EventBatchCompleted}, 1},
+		{"both", map[string][]string{webhook.EventJobFailed: {"we_1"}, webhook.EventBatchCompleted: {"we_1", "we_2"}}, &b,
+			[]string{webhook.EventJobFailed, webhook.EventBatchCompleted}, 1},
+	}
+	for _, tc := range tests {
+		wakes = 0
+		tx := &fakeTx{subscribers: tc.subs, batch: tc.batch}
+		if err := hook(ctx, tx, job); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var types []string
+		for i, ev := range tx.events {
+			types = append(types, ev.Type)
+			if ev.JobID != job.ID {
+				t.Errorf("%s: event %s keeps job %q, want %s", tc.name, ev.Type, ev.JobID, job.ID)
+			}
+			if ev.Type != webhook.EventBatchCompleted {
+				continue
+			}
+			if strings.Join(tx.endpoints[i], ",") != strings.Join(tc.subs[webhook.EventBatchCompleted], ",") {
+				t.Errorf("%s: batch event to %v", tc.name, tx.endpoints[i])
+			}
+			var body struct {
+				Type       string
+				CreatedUTC string `json:"createdUtc"`
+				Data       map[string]json.RawMessage
+			}
+			if err := json.Unmarshal(ev.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(view.NewBatch(b))
+			if string(body.Data["batch"]) != string(want) || len(body.Data) != 1 || body.CreatedUTC != "2026-03-01T12:00:00Z" {
+				t.Errorf("%s: body %s", tc.name, ev.Body)
+			}
+		}
+		if strings.Join(types, ",") != strings.Join(tc.wantTypes, ",") || wakes != tc.wantWakes {
+			t.Errorf("%s: events %v and %d wakes, want %v and %d", tc.name, types, wakes, tc.wantTypes, tc.wantWakes)
+		}
 	}
 }

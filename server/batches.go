@@ -247,6 +247,26 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request, p *principal) 
 	return nil
 }
 
+// listBatches is GET /location-risk/batches (docs/api.md, Batches): the
+// account's batches newest first, each as getBatch shows it, with the job
+// list's limit and cursor (pageParams).
+func (s *Server) listBatches(w http.ResponseWriter, r *http.Request, p *principal) error {
+	q, err := parseQuery(r)
+	if err != nil {
+		return err
+	}
+	limit, cursor, err := pageParams(q)
+	if err != nil {
+		return err
+	}
+	batches, next, err := s.store.ListBatches(r.Context(), p.account.ID, limit, cursor)
+	if err != nil {
+		return storeError(err, codeBatchNotFound, s.now())
+	}
+	writeJSON(w, http.StatusOK, view.NewBatchList(batches, limit, next))
+	return nil
+}
+
 // getBatchItems is GET /location-risk/batches/{batchId}/items (docs/api.md,
 // Batches): every item in rowNumber order (at most maxBatchItems, so no
 // paging).

@@ -57,6 +57,11 @@ func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
+	return readObjectFrom(body)
+}
+
+// readObjectFrom is readObject over a body already read.
+func readObjectFrom(body []byte) (json.RawMessage, error) {
 	body = bytes.Trim(body, " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errorf(codeInvalidRequest, "the request body must be a JSON object")

@@ -70,6 +70,9 @@ const (
 	codeHeadersTooLarge        = "headers_too_large"
 	codeDatabaseBusy           = "database_busy"
 	codeTooManyInFlight        = "too_many_requests_in_flight"
+	codeWebhookDeliveryMissing = "webhook_delivery_not_found"
+	codeEndpointDisabled       = "webhook_endpoint_disabled"
+	codeDeliveryNotFailed      = "delivery_not_failed"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -107,11 +110,14 @@ var codeStatus = map[string]int{
 	codeReportNotFound:         http.StatusNotFound,
 	codeBatchNotFound:          http.StatusNotFound,
 	codeWebhookEndpointMissing: http.StatusNotFound,
+	codeWebhookDeliveryMissing: http.StatusNotFound,
 	codeNotFound:               http.StatusNotFound,
 
 	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
 	codeIdempotencyConflict: http.StatusConflict,
 	codeJobNotRetryable:     http.StatusConflict,
+	codeEndpointDisabled:    http.StatusConflict,
+	codeDeliveryNotFailed:   http.StatusConflict,
 	codePayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	codeHeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
@@ -151,6 +157,10 @@ func storeError(err error, notFound string, now time.Time) error {
 		return &Error{Code: codeIdempotencyConflict, Message: "this Idempotency-Key was already used with a different request body"}
 	case errors.Is(err, store.ErrNotRetryable):
 		return &Error{Code: codeJobNotRetryable, Message: "only a failed job whose error is transient can be retried"}
+	case errors.Is(err, store.ErrEndpointDisabled):
+		return &Error{Code: codeEndpointDisabled, Message: "this webhook endpoint is disabled; create a new one"}
+	case errors.Is(err, store.ErrDeliveryNotFailed):
+		return &Error{Code: codeDeliveryNotFailed, Message: "only a failed delivery can be redelivered"}
 	case errors.Is(err, store.ErrEndpointLimit):
 		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", store.MaxActiveEndpoints)
 	case errors.Is(err, store.ErrBadCursor):
@@ -177,6 +187,8 @@ func notFoundMessage(code string) string {
 		return "no batch with this id exists for this account"
 	case codeWebhookEndpointMissing:
 		return "no webhook endpoint with this id exists for this account"
+	case codeWebhookDeliveryMissing:
+		return "no webhook delivery with this id exists for this account"
 	}
 	return "not found"
 }

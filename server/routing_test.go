@@ -36,7 +36,7 @@ func TestUnknownPathsAndWrongMethods(t *testing.T) {
 		{"GET", "/api/v1/location-risk/report-jobs/job_x/retry", 405, "method_not_allowed", "POST"},
 		{"POST", "/api/v1/location-risk/reports/00000000-0000-0000-0000-000000000000", 405, "method_not_allowed", "GET, HEAD"},
 		{"DELETE", "/api/v1/location-risk/reports/x/pdf", 405, "method_not_allowed", "GET, HEAD"},
-		{"PATCH", "/api/v1/location-risk/batches", 405, "method_not_allowed", "POST"},
+		{"PATCH", "/api/v1/location-risk/batches", 405, "method_not_allowed", "GET, HEAD, POST"},
 		{"POST", "/api/v1/location-risk/batches/bat_x/results.csv", 405, "method_not_allowed", "GET, HEAD"},
 		{"POST", "/api/v1/usage/current", 405, "method_not_allowed", "GET, HEAD"},
 		{"DELETE", "/api/v1/observability/current", 405, "method_not_allowed", "GET, HEAD"},

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,6 +31,9 @@ type WebhookConfig struct {
 	// Resolver looks endpoint hosts up at creation; nil means the system
 	// resolver. Tests substitute a fake.
 	Resolver webhook.Resolver
+	// Wake (may be nil) rouses the delivery worker after a test event or a
+	// redelivery is queued, so it goes out at once.
+	Wake func()
 }
 
 // Limits of endpoint creation and of the delivery list.
@@ -218,5 +223,69 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *princ
 		return err
 	}
 	writeJSON(w, http.StatusOK, view.NewWebhookDeliveryList(ds))
+	return nil
+}
+
+// wakeDeliveries rouses the delivery worker, if there is one.
+func (s *Server) wakeDeliveries() {
+	if s.webhooks.Wake != nil {
+		s.webhooks.Wake()
+	}
+}
+
+// testWebhook is POST /webhooks/{endpointId}/test (docs/api.md, Webhooks):
+// a signed webhook.test event for that endpoint, whatever events it
+// subscribes to, queued for delivery now; 202 with the delivery and
+// Location: the endpoint's delivery log. The body may be empty or a JSON
+// object (members ignored). Unknown or foreign endpoint 404, disabled 409.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := pathID(r, "endpointId", ids.WebhookEndpoint, codeWebhookEndpointMissing)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.Trim(body, " \t\r\n")) > 0 {
+		if _, err := readObjectFrom(body); err != nil {
+			return err
+		}
+	}
+	now := s.now()
+	ev := webhook.NewTestEvent(ids.New(ids.Event), id, now)
+	raw, err := webhook.MarshalEvent(ev)
+	if err != nil {
+		return err
+	}
+	d, err := s.store.QueueTestWebhook(r.Context(), p.account.ID, id,
+		store.WebhookEvent{ID: ev.ID, Type: ev.Type, Body: raw, CreatedUTC: now})
+	if err != nil {
+		return storeError(err, codeWebhookEndpointMissing, now)
+	}
+	s.wakeDeliveries()
+	w.Header().Set("Location", view.WebhookDeliveriesPath+"?endpointId="+url.QueryEscape(id))
+	writeJSON(w, http.StatusAccepted, view.NewWebhookDelivery(d))
+	return nil
+}
+
+// redeliverWebhook is POST /webhooks/deliveries/{deliveryId}/redeliver
+// (docs/api.md, Webhooks): a failed delivery is pending again, same id,
+// due now, with a fresh retry schedule; 202 with the delivery. Unknown or
+// foreign 404; not failed, or its endpoint disabled, 409. The body is not
+// read, as for a job retry.
+func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := pathID(r, "deliveryId", ids.Delivery, codeWebhookDeliveryMissing)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	d, err := s.store.RedeliverWebhook(r.Context(), p.account.ID, id, now)
+	if err != nil {
+		return storeError(err, codeWebhookDeliveryMissing, now)
+	}
+	s.wakeDeliveries()
+	w.Header().Set("Location", view.WebhookDeliveriesPath+"?endpointId="+url.QueryEscape(d.EndpointID))
+	writeJSON(w, http.StatusAccepted, view.NewWebhookDelivery(d))
 	return nil
 }

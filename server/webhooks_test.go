@@ -54,7 +54,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	t.Cleanup(func() { st.Close() })
 	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
-	e.srv = New(Config{Logger: logger, Now: clock.Now, Webhooks: WebhookConfig{AllowPrivate: o.allowPrivate, Resolver: o.resolver}},
+	e.srv = New(Config{Logger: logger, Now: clock.Now, Webhooks: WebhookConfig{AllowPrivate: o.allowPrivate, Resolver: o.resolver, Wake: wake.Notify}},
 		st, fakeLocator{}, func() { e.notified.Add(1) })
 	e.h = e.srv.Handler()
 	if o.schedule != "" {
@@ -469,7 +469,10 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	}
 	byJob := map[string]view.WebhookDelivery{}
 	for _, d := range list {
-		byJob[d.JobID] = d
+		if d.JobID == nil {
+			t.Fatalf("job event delivery without a jobId: %+v", d)
+		}
+		byJob[*d.JobID] = d
 	}
 	wantViews := map[string][]byte{done.JobID: doneView, failed.JobID: failedView}
 	wantTypes := map[string]string{done.JobID: "report.job.completed", failed.JobID: "report.job.failed"}

@@ -210,6 +210,25 @@ type batchRow struct {
 	LastFinalUTC sql.NullString `db:"last_final_utc"`
 }
 
+// batchCountsSelect derives each batch's counts and last job end from its
+// items and their jobs, grouped by batch. It is completed with the source
+// of the batches (a table or a subquery aliased b) and what follows it, so
+// one batch (getBatch) and a page of them (ListBatches) are computed the
+// same way, in one statement whatever the number of batches or items.
+const batchCountsSelect = `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
+		COUNT(CASE WHEN j.status = 'queued' THEN 1 END) AS queued,
+		COUNT(CASE WHEN j.status = 'processing' THEN 1 END) AS processing,
+		COUNT(CASE WHEN j.status = 'completed' THEN 1 END) AS completed,
+		COUNT(CASE WHEN j.status = 'failed' THEN 1 END) AS failed,
+		COUNT(CASE WHEN i.row_number IS NOT NULL AND i.job_id IS NULL THEN 1 END) AS rejected,
+		MAX(j.completed_utc) AS last_final_utc
+	FROM `
+
+// batchCountsJoin follows the batch source in batchCountsSelect.
+const batchCountsJoin = ` b
+	LEFT JOIN batch_items i ON i.batch_id = b.id
+	LEFT JOIN report_jobs j ON j.id = i.job_id`
+
 // getBatch derives the batch's counts, status and completion time from its
 // items and their jobs in one statement, so they are always consistent with
 // what the items endpoint shows; nothing is kept as a running counter that
@@ -218,16 +237,7 @@ type batchRow struct {
 // creation when every item was rejected.
 func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch, error) {
 	var r batchRow
-	err := q.GetContext(ctx, &r, `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
-			COUNT(CASE WHEN j.status = 'queued' THEN 1 END) AS queued,
-			COUNT(CASE WHEN j.status = 'processing' THEN 1 END) AS processing,
-			COUNT(CASE WHEN j.status = 'completed' THEN 1 END) AS completed,
-			COUNT(CASE WHEN j.status = 'failed' THEN 1 END) AS failed,
-			COUNT(CASE WHEN i.row_number IS NOT NULL AND i.job_id IS NULL THEN 1 END) AS rejected,
-			MAX(j.completed_utc) AS last_final_utc
-		FROM batches b
-		LEFT JOIN batch_items i ON i.batch_id = b.id
-		LEFT JOIN report_jobs j ON j.id = i.job_id
+	err := q.GetContext(ctx, &r, batchCountsSelect+`batches`+batchCountsJoin+`
 		WHERE b.id = ? AND b.account_id = ?
 		GROUP BY b.id`, batchID, accountID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -236,10 +246,16 @@ func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch,
 	if err != nil {
 		return Batch{}, fmt.Errorf("get batch %s: %w", batchID, err)
 	}
+	return r.batch()
+}
+
+// batch turns the aggregated row into a Batch (see getBatch).
+func (r batchRow) batch() (Batch, error) {
 	b := Batch{
 		ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: BatchProcessing,
 		Counts: BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
 	}
+	var err error
 	if b.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
 		return Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
 	}
@@ -256,22 +272,67 @@ func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch,
 	return b, nil
 }
 
+// ListBatches returns up to limit of the account's batches, newest first
+// (created_utc DESC, id DESC), starting after cursor ("" = from the newest),
+// each exactly as GetBatch derives it; nextCursor is "" on the last page.
+// Paging and its errors are the job list's (see ListJobs). The page is
+// chosen first, by a seek on the batches_by_account index (migration 009),
+// and the counts of just that page's batches are then aggregated in the
+// same statement: one query whatever the limit, reading at most the page's
+// items.
+func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cursor string) ([]Batch, string, error) {
+	pg, err := newPage(limit, cursor, ids.Batch)
+	if err != nil {
+		return nil, "", err
+	}
+	inner, args := pg.query(`SELECT id, account_id, name, total_items, created_utc FROM batches WHERE account_id = ?`, []any{accountID})
+	q := batchCountsSelect + `(` + inner + `)` + batchCountsJoin + `
+		GROUP BY b.id
+		ORDER BY b.created_utc DESC, b.id DESC`
+	var rows []batchRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list batches: %w", err)
+	}
+	rows, next := pageRows(pg, rows, func(r batchRow) (string, string) { return r.CreatedUTC, r.ID })
+	out := make([]Batch, 0, len(rows))
+	for _, r := range rows {
+		b, err := r.batch()
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, b)
+	}
+	return out, next, nil
+}
+
 // syncBatchStatus brings batches.status and completed_utc in line with the
 // batch's jobs. It runs inside every transaction that moves a batch job
 // into or out of a final state (afterJobFinal, RetryJob), so the stored
 // columns, which the operations summary counts, agree with what getBatch
 // derives; the API itself always derives.
-func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE batches SET
+//
+// completed reports whether this call moved the batch from processing to
+// completed: true in exactly one transaction each time the batch becomes
+// complete, as the write transactions are serialised (the batch.completed
+// event hangs on it, outbox.Hook). A batch all of whose items were
+// rejected is completed at creation and never passes through here.
+func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (completed bool, err error) {
+	var before string
+	if err := tx.GetContext(ctx, &before, `SELECT status FROM batches WHERE id = ?`, batchID); err != nil {
+		return false, fmt.Errorf("read status of batch %s: %w", batchID, err)
+	}
+	var after string
+	err = tx.GetContext(ctx, &after, `UPDATE batches SET
 			status = CASE WHEN open.n > 0 THEN 'processing' ELSE 'completed' END,
 			completed_utc = CASE WHEN open.n > 0 THEN NULL
 				ELSE COALESCE((SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = ?1), batches.created_utc) END
 		FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE batch_id = ?1 AND status IN ('queued', 'processing')) AS open
-		WHERE batches.id = ?1`, batchID)
+		WHERE batches.id = ?1
+		RETURNING status`, batchID)
 	if err != nil {
-		return fmt.Errorf("update status of batch %s: %w", batchID, err)
+		return false, fmt.Errorf("update status of batch %s: %w", batchID, err)
 	}
-	return nil
+	return before == BatchProcessing && after == BatchCompleted, nil
 }
 
 // itemRow is one row of the items query.

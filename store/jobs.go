@@ -391,7 +391,8 @@ func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.
 		}
 		if job.BatchID != nil {
 			// The batch is processing again until this job ends again.
-			return syncBatchStatus(ctx, tx, *job.BatchID)
+			_, err := syncBatchStatus(ctx, tx, *job.BatchID)
+			return err
 		}
 		return nil
 	})
@@ -612,15 +613,26 @@ func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, tra
 
 // afterJobFinal is the one place a job's final transition reaches beyond
 // the job row: it brings a batch job's batch status up to date and runs
-// the OnJobFinal hooks (webhook outbox) inside the transition's transaction.
+// the OnJobFinal hooks (webhook outbox) inside the transition's transaction,
+// telling them (Tx.CompletedBatch) when this transition completed the
+// job's batch.
 func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job Job) error {
+	ftx := finalTx{tx: tx}
 	if job.BatchID != nil {
-		if err := syncBatchStatus(ctx, tx, *job.BatchID); err != nil {
+		completed, err := syncBatchStatus(ctx, tx, *job.BatchID)
+		if err != nil {
 			return fmt.Errorf("job %s: %w", job.ID, err)
+		}
+		if completed {
+			b, err := getBatch(ctx, tx, job.AccountID, *job.BatchID)
+			if err != nil {
+				return fmt.Errorf("job %s: %w", job.ID, err)
+			}
+			ftx.completedBatch = &b
 		}
 	}
 	for _, h := range s.onFinal {
-		if err := h(ctx, finalTx{tx}, job); err != nil {
+		if err := h(ctx, ftx, job); err != nil {
 			return fmt.Errorf("job %s final hook: %w", job.ID, err)
 		}
 	}

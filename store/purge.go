@@ -304,7 +304,9 @@ func singleJobsStep(before string) purgeStep {
 }
 
 // endpointsStep: webhook endpoints disabled before the cut-off that no
-// delivery refers to any more (their deliveries go with their jobs).
+// delivery of a job's or batch's event refers to any more (those go with
+// their jobs), with their webhook.test events (no job: job_id NULL) and
+// those events' deliveries, which belong to the endpoint alone.
 func endpointsStep(before string) purgeStep {
 	return purgeStep{
 		name:   "webhook endpoints",
@@ -312,10 +314,20 @@ func endpointsStep(before string) purgeStep {
 		cutoff: before,
 		pick: `SELECT w.id, w.disabled_utc, w.id FROM webhook_endpoints w
 			WHERE w.is_active = 0 AND w.disabled_utc < ?1 AND (w.disabled_utc, w.id) > (?2, ?3)
-			  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id)
+			  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+				WHERE d.endpoint_id = w.id AND e.job_id IS NOT NULL)
 			ORDER BY w.disabled_utc, w.id LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, []purgeDelete{{`DELETE FROM webhook_endpoints WHERE id IN (?)`, &c.Endpoints}})
+			return deleteAll(ctx, tx, keys, []purgeDelete{
+				{`DELETE FROM webhook_deliveries WHERE endpoint_id IN (?)
+					AND event_id IN (SELECT id FROM webhook_events WHERE job_id IS NULL)`, &c.Deliveries},
+				// A test event has one delivery, just deleted; the index on
+				// job_id finds the events without a job.
+				{`DELETE FROM webhook_events WHERE job_id IS NULL
+					AND account_id IN (SELECT account_id FROM webhook_endpoints WHERE id IN (?))
+					AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, &c.Events},
+				{`DELETE FROM webhook_endpoints WHERE id IN (?)`, &c.Endpoints},
+			})
 		},
 	}
 }

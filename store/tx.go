@@ -19,11 +19,26 @@ type Tx interface {
 	// endpoint id, due at once (at ev.CreatedUTC), and returns the delivery
 	// ids in endpoint order.
 	InsertWebhookEvent(ctx context.Context, ev WebhookEvent, endpointIDs []string) ([]string, error)
+	// CompletedBatch returns the job's batch, as GetBatch now shows it,
+	// when this transition is the one that completed it (every item
+	// completed, failed or rejected); ok is false otherwise. It is true in
+	// exactly one transaction each time a batch becomes complete.
+	CompletedBatch() (b Batch, ok bool)
 }
 
 // finalTx is the Tx handed to the JobFinalHooks: the job's final
 // transaction.
-type finalTx struct{ tx *sqlx.Tx }
+type finalTx struct {
+	tx             *sqlx.Tx
+	completedBatch *Batch // set when this transition completed the job's batch
+}
+
+func (t finalTx) CompletedBatch() (Batch, bool) {
+	if t.completedBatch == nil {
+		return Batch{}, false
+	}
+	return *t.completedBatch, true
+}
 
 func (t finalTx) WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error) {
 	return webhookSubscribers(ctx, t.tx, accountID, eventType)

@@ -37,6 +37,14 @@ const MaxActiveEndpoints = 20
 // already has MaxActiveEndpoints active endpoints.
 var ErrEndpointLimit = errors.New("webhook endpoint limit reached")
 
+// ErrEndpointDisabled is returned when a delivery is asked of a disabled
+// endpoint (a test event, a redelivery).
+var ErrEndpointDisabled = errors.New("webhook endpoint is disabled")
+
+// ErrDeliveryNotFailed is returned by RedeliverWebhook for a delivery that
+// is pending or succeeded.
+var ErrDeliveryNotFailed = errors.New("webhook delivery is not failed")
+
 // ErrorEndpointDisabled is the error recorded on deliveries that stop
 // because their endpoint was disabled.
 const ErrorEndpointDisabled = "endpoint disabled"
@@ -252,9 +260,12 @@ func webhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, e
 // WebhookEvent is an event to put in the outbox. Body is the exact JSON that
 // will be sent on every attempt.
 type WebhookEvent struct {
-	ID         string // evt_...
-	AccountID  string
-	Type       string
+	ID        string // evt_...
+	AccountID string
+	Type      string
+	// JobID is the job a job event is about; for batch.completed the job
+	// whose final state completed the batch (so the event is purged with
+	// the batch's jobs, store/purge.go); "" for webhook.test.
 	JobID      string
 	Body       []byte
 	CreatedUTC time.Time
@@ -262,15 +273,19 @@ type WebhookEvent struct {
 
 // insertWebhookEvent writes the event and one pending delivery per endpoint
 // id, due at once (at ev.CreatedUTC), inside tx: the outbox half of a job's
-// final transition (through Tx). It returns the delivery ids in endpoint
-// order.
+// final transition (through Tx), or a test event. It returns the delivery
+// ids in endpoint order.
 func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev WebhookEvent, endpointIDs []string) ([]string, error) {
-	if !ids.HasPrefix(ev.ID, ids.Event) || ev.Type == "" || ev.JobID == "" || len(ev.Body) == 0 {
+	if !ids.HasPrefix(ev.ID, ids.Event) || ev.Type == "" || len(ev.Body) == 0 {
 		return nil, fmt.Errorf("%w: incomplete webhook event %q", ErrInvalid, ev.ID)
 	}
 	created := FormatTime(ev.CreatedUTC)
+	var job sql.NullString
+	if ev.JobID != "" {
+		job = sql.NullString{String: ev.JobID, Valid: true}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
-		VALUES (?, ?, ?, ?, ?, ?)`, ev.ID, ev.AccountID, ev.Type, ev.JobID, string(ev.Body), created); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?)`, ev.ID, ev.AccountID, ev.Type, job, string(ev.Body), created); err != nil {
 		return nil, fmt.Errorf("insert webhook event: %w", err)
 	}
 	out := make([]string, 0, len(endpointIDs))
@@ -291,8 +306,8 @@ type WebhookDelivery struct {
 	ID             string
 	EndpointID     string
 	EventID        string
-	Event          string // event type
-	JobID          string
+	Event          string  // event type
+	JobID          *string // the job of a report.job.* event; nil for the others
 	Status         string
 	Attempts       int
 	ResponseStatus *int
@@ -308,7 +323,7 @@ type deliveryRow struct {
 	EndpointID     string         `db:"endpoint_id"`
 	EventID        string         `db:"event_id"`
 	Event          string         `db:"type"`
-	JobID          string         `db:"job_id"`
+	JobID          sql.NullString `db:"job_id"`
 	Status         string         `db:"status"`
 	Attempts       int            `db:"attempts"`
 	ResponseStatus sql.NullInt64  `db:"response_status"`
@@ -320,8 +335,11 @@ type deliveryRow struct {
 }
 
 func (r deliveryRow) delivery() (WebhookDelivery, error) {
-	d := WebhookDelivery{ID: r.ID, EndpointID: r.EndpointID, EventID: r.EventID, Event: r.Event, JobID: r.JobID,
+	d := WebhookDelivery{ID: r.ID, EndpointID: r.EndpointID, EventID: r.EventID, Event: r.Event,
 		Status: r.Status, Attempts: r.Attempts, Error: strPtr(r.Error)}
+	if strings.HasPrefix(r.Event, jobEventPrefix) {
+		d.JobID = strPtr(r.JobID)
+	}
 	if r.ResponseStatus.Valid {
 		v := int(r.ResponseStatus.Int64)
 		d.ResponseStatus = &v
@@ -341,6 +359,109 @@ func (r deliveryRow) delivery() (WebhookDelivery, error) {
 	return d, nil
 }
 
+// jobEventPrefix starts the types of the events about one report job, the
+// only ones whose delivery names a jobId (docs/api.md, Webhooks).
+const jobEventPrefix = "report.job."
+
+// deliverySelect reads deliveries as the API lists them; a WHERE follows.
+const deliverySelect = `SELECT d.id, d.endpoint_id, d.event_id, e.type, e.job_id, d.status, d.attempts, d.response_status,
+			d.error, d.created_utc, d.last_attempt_utc, d.next_attempt_utc, d.delivered_utc
+		FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`
+
+// getDelivery reads one delivery inside tx.
+func getDelivery(ctx context.Context, tx *sqlx.Tx, id string) (WebhookDelivery, error) {
+	var r deliveryRow
+	if err := tx.GetContext(ctx, &r, deliverySelect+` WHERE d.id = ?`, id); err != nil {
+		return WebhookDelivery{}, fmt.Errorf("read webhook delivery %s: %w", id, err)
+	}
+	return r.delivery()
+}
+
+// activeEndpoint checks inside tx that the account's endpoint exists
+// (ErrNotFound) and is active (ErrEndpointDisabled).
+func activeEndpoint(ctx context.Context, tx *sqlx.Tx, accountID, endpointID string) error {
+	var active bool
+	err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ? AND account_id = ?`, endpointID, accountID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("webhook endpoint %s: %w", endpointID, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("read webhook endpoint %s: %w", endpointID, err)
+	case !active:
+		return fmt.Errorf("webhook endpoint %s: %w", endpointID, ErrEndpointDisabled)
+	}
+	return nil
+}
+
+// QueueTestWebhook writes ev (a webhook.test event, JobID "") and one
+// pending delivery of it to the account's endpoint, due at ev.CreatedUTC,
+// whatever events the endpoint subscribes to, and returns the delivery. An
+// unknown endpoint or another account's is ErrNotFound; a disabled one
+// ErrEndpointDisabled. The caller wakes the delivery worker.
+func (s *Store) QueueTestWebhook(ctx context.Context, accountID, endpointID string, ev WebhookEvent) (WebhookDelivery, error) {
+	ev.CreatedUTC = truncMs(ev.CreatedUTC)
+	ev.AccountID = accountID
+	var d WebhookDelivery
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		if err := activeEndpoint(ctx, tx, accountID, endpointID); err != nil {
+			return err
+		}
+		ids, err := insertWebhookEvent(ctx, tx, ev, []string{endpointID})
+		if err != nil {
+			return err
+		}
+		d, err = getDelivery(ctx, tx, ids[0])
+		return err
+	})
+	if err != nil {
+		return WebhookDelivery{}, fmt.Errorf("queue test webhook: %w", err)
+	}
+	return d, nil
+}
+
+// RedeliverWebhook puts the account's failed delivery back to pending, due
+// at now, with the same id and event: its attempts stay counted and a fresh
+// retry schedule starts from them (schedule_start), and the last attempt's
+// status and error stay until the next attempt replaces them. An unknown
+// delivery or another account's is ErrNotFound; one that is not failed is
+// ErrDeliveryNotFailed; one whose endpoint is disabled ErrEndpointDisabled
+// (checked in that order). The caller wakes the delivery worker.
+func (s *Store) RedeliverWebhook(ctx context.Context, accountID, deliveryID string, now time.Time) (WebhookDelivery, error) {
+	nowS := FormatTime(truncMs(now))
+	var d WebhookDelivery
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		var cur struct {
+			Status     string `db:"status"`
+			EndpointID string `db:"endpoint_id"`
+		}
+		err := tx.GetContext(ctx, &cur, `SELECT status, endpoint_id FROM webhook_deliveries WHERE id = ? AND account_id = ?`,
+			deliveryID, accountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("webhook delivery %s: %w", deliveryID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Status != DeliveryFailed {
+			return fmt.Errorf("webhook delivery %s is %s: %w", deliveryID, cur.Status, ErrDeliveryNotFailed)
+		}
+		if err := activeEndpoint(ctx, tx, accountID, cur.EndpointID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
+			SET status = 'pending', next_attempt_utc = ?, lease_expires_utc = NULL, schedule_start = attempts
+			WHERE id = ? AND status = 'failed'`, nowS, deliveryID); err != nil {
+			return fmt.Errorf("requeue webhook delivery %s: %w", deliveryID, err)
+		}
+		d, err = getDelivery(ctx, tx, deliveryID)
+		return err
+	})
+	if err != nil {
+		return WebhookDelivery{}, fmt.Errorf("redeliver webhook: %w", err)
+	}
+	return d, nil
+}
+
 // ListWebhookDeliveries returns up to limit of the account's deliveries,
 // newest first (created_utc DESC, id DESC), only those to endpointID when it
 // is not "". The caller checks that endpointID belongs to the account.
@@ -349,10 +470,7 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 		limit = 50
 	}
 	limit = min(limit, 1000)
-	q := `SELECT d.id, d.endpoint_id, d.event_id, e.type, e.job_id, d.status, d.attempts, d.response_status,
-			d.error, d.created_utc, d.last_attempt_utc, d.next_attempt_utc, d.delivered_utc
-		FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-		WHERE d.account_id = ?`
+	q := deliverySelect + ` WHERE d.account_id = ?`
 	args := []any{accountID}
 	if endpointID != "" {
 		q += ` AND d.endpoint_id = ?`
@@ -388,7 +506,11 @@ type DeliveryTask struct {
 	Secret     string
 	Body       []byte
 	Attempts   int // attempts recorded before this one
-	Lease      time.Time
+	// ScheduleStart is Attempts when the current retry schedule began: 0,
+	// or the count at a redelivery. The schedule's position is
+	// Attempts - ScheduleStart.
+	ScheduleStart int
+	Lease         time.Time
 }
 
 // DeliveryLimits bound the attempts in flight (unexpired leases) that a
@@ -438,7 +560,7 @@ const (
 				WHERE a.account_id = w.account_id AND a.lease_expires_utc >= ?1) < ?4
 			ORDER BY COALESCE(t.last_claim, 0), d.next_attempt_utc, d.created_utc
 			LIMIT 1)
-		RETURNING id, attempts, account_id`
+		RETURNING id, attempts, account_id, schedule_start`
 	// claimDeliveryTurn: the account's claim becomes the newest (the
 	// largest last_claim, read from webhook_delivery_turns_by_claim). ? is
 	// the account.
@@ -518,6 +640,8 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 			ID        string `db:"id"`
 			Attempts  int    `db:"attempts"`
 			AccountID string `db:"account_id"`
+			// ScheduleStart: see DeliveryTask.
+			ScheduleStart int `db:"schedule_start"`
 		}
 		err := tx.GetContext(ctx, &row, claimDelivery, nowS, FormatTime(leaseUntil), limits.PerEndpoint, limits.PerAccount)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -530,14 +654,14 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 			return fmt.Errorf("record the account's delivery turn: %w", err)
 		}
 		var d struct {
-			EndpointID string `db:"endpoint_id"`
-			AccountID  string `db:"account_id"`
-			EventID    string `db:"event_id"`
-			EventType  string `db:"type"`
-			JobID      string `db:"job_id"`
-			Body       string `db:"body"`
-			URL        string `db:"url"`
-			Secret     string `db:"signing_secret"`
+			EndpointID string         `db:"endpoint_id"`
+			AccountID  string         `db:"account_id"`
+			EventID    string         `db:"event_id"`
+			EventType  string         `db:"type"`
+			JobID      sql.NullString `db:"job_id"`
+			Body       string         `db:"body"`
+			URL        string         `db:"url"`
+			Secret     string         `db:"signing_secret"`
 		}
 		if err := tx.GetContext(ctx, &d, `SELECT d.endpoint_id, d.account_id, d.event_id, e.type, e.job_id, e.body,
 				w.url, w.signing_secret
@@ -548,8 +672,8 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 			return fmt.Errorf("read claimed delivery %s: %w", row.ID, err)
 		}
 		t = DeliveryTask{ID: row.ID, EndpointID: d.EndpointID, AccountID: d.AccountID, EventID: d.EventID,
-			EventType: d.EventType, JobID: d.JobID, URL: d.URL, Secret: d.Secret, Body: []byte(d.Body),
-			Attempts: row.Attempts, Lease: truncMs(leaseUntil)}
+			EventType: d.EventType, JobID: d.JobID.String, URL: d.URL, Secret: d.Secret, Body: []byte(d.Body),
+			Attempts: row.Attempts, ScheduleStart: row.ScheduleStart, Lease: truncMs(leaseUntil)}
 		found = true
 		return nil
 	})

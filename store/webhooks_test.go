@@ -201,7 +201,7 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 		if d.EndpointID != wantEP || d.Status != DeliveryPending || d.Attempts != 0 || d.Event != evFailed ||
 			d.ResponseStatus != nil || d.Error != nil || d.LastAttemptUTC != nil || d.DeliveredUTC != nil ||
 			d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(at) || !d.CreatedUTC.Equal(at) ||
-			!strings.HasPrefix(d.EventID, ids.Event) || !strings.HasPrefix(d.JobID, ids.Job) {
+			!strings.HasPrefix(d.EventID, ids.Event) || d.JobID == nil || !strings.HasPrefix(*d.JobID, ids.Job) {
 			t.Errorf("delivery %d = %+v", i, d)
 		}
 	}

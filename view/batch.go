@@ -46,6 +46,28 @@ func NewBatch(b store.Batch) Batch {
 	}
 }
 
+// BatchList is the response of GET /location-risk/batches (docs/api.md,
+// Batches): a page of batches, each as GET /location-risk/batches/{batchId}
+// shows it.
+type BatchList struct {
+	Batches    []Batch `json:"batches"`
+	Limit      int     `json:"limit"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// NewBatchList renders one page of batches; next is the cursor of the
+// following page, "" on the last one.
+func NewBatchList(batches []store.Batch, limit int, next string) BatchList {
+	out := BatchList{Batches: make([]Batch, 0, len(batches)), Limit: limit}
+	for _, b := range batches {
+		out.Batches = append(out.Batches, NewBatch(b))
+	}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	return out
+}
+
 // BatchItems is the response of GET /location-risk/batches/{batchId}/items.
 type BatchItems struct {
 	BatchID string      `json:"batchId"`

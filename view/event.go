@@ -41,3 +41,18 @@ func NewJobEvent(id string, j store.Job) (webhook.Event, error) {
 	}
 	return webhook.NewEvent(id, typ, *j.CompletedUTC, data), nil
 }
+
+// NewBatchEvent is the batch.completed event, with id (evt_...), for b,
+// which has just become completed (docs/api.md, Webhooks). Its data.batch is
+// b exactly as GET /location-risk/batches/{batchId} shows it (NewBatch);
+// its createdUtc is b's completedUtc.
+func NewBatchEvent(id string, b store.Batch) (webhook.Event, error) {
+	if b.Status != store.BatchCompleted || b.CompletedUTC == nil {
+		return webhook.Event{}, fmt.Errorf("batch %s is %s: only a completed batch has an event", b.ID, b.Status)
+	}
+	data, err := json.Marshal(NewBatch(b))
+	if err != nil {
+		return webhook.Event{}, fmt.Errorf("encode batch %s: %w", b.ID, err)
+	}
+	return webhook.NewBatchEvent(id, *b.CompletedUTC, data), nil
+}

@@ -41,3 +41,9 @@ func BatchCSVPath(id string) string { return BatchPath(id) + "/results.csv" }
 
 // WebhookPath is the path of one webhook endpoint (docs/api.md, Webhooks).
 func WebhookPath(id string) string { return WebhooksPath + "/" + id }
+
+// WebhookTestPath is the path that sends a test event to endpoint id.
+func WebhookTestPath(id string) string { return WebhookPath(id) + "/test" }
+
+// RedeliverPath is the path that queues failed delivery id again.
+func RedeliverPath(id string) string { return WebhookDeliveriesPath + "/" + id + "/redeliver" }

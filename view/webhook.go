@@ -58,7 +58,7 @@ type WebhookDelivery struct {
 	EndpointID     string  `json:"endpointId"`
 	EventID        string  `json:"eventId"`
 	Event          string  `json:"event"`
-	JobID          string  `json:"jobId"`
+	JobID          *string `json:"jobId"` // null for batch.completed and webhook.test
 	Status         string  `json:"status"`
 	Attempts       int     `json:"attempts"`
 	ResponseStatus *int    `json:"responseStatus"`

@@ -1,5 +1,6 @@
 // Package webhook holds the self-contained parts of webhook delivery
-// (docs/api.md, Webhooks): signing and verifying deliveries, deciding
+// (docs/api.md, Webhooks): signing and verifying deliveries (through the
+// standalone webhookverify module, which receivers import), deciding
 // which destinations are safe to call, the HTTP client that enforces that
 // decision at connect time, sending one delivery attempt, the retry schedule
 // and the event body. It knows nothing of the database; the store and the

@@ -41,5 +41,5 @@ func ExampleVerify() {
 
 	// Output:
 	// verified report.job.completed wd_example
-	// replay: webhook: timestamp outside the tolerance: timestamp is 600s old, limit 300s
+	// replay: webhookverify: timestamp outside the tolerance: timestamp is 600s old, limit 300s
 }

@@ -1,65 +1,45 @@
 package webhook
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/locrisk/locrisk/webhookverify"
 )
+
+// Signing and verifying are the webhookverify module's (docs/webhooks.md,
+// Verifying a delivery): a module of its own, standard library only, that
+// receivers in other modules import. The service signs through it too, so
+// the format has one implementation; this file keeps the names the rest of
+// the service uses.
 
 // Header names of a delivery (docs/api.md, Webhooks).
 const (
-	HeaderTimestamp = "Service-Timestamp" // Unix seconds, the one that was signed
-	HeaderSignature = "Service-Signature" // "v1=" + lowercase hex HMAC-SHA256
-	HeaderEvent     = "Service-Event"     // event type, e.g. report.job.completed
-	HeaderDelivery  = "Service-Delivery"  // delivery id (wd_...), same on every attempt
+	HeaderTimestamp = webhookverify.HeaderTimestamp
+	HeaderSignature = webhookverify.HeaderSignature
+	HeaderEvent     = webhookverify.HeaderEvent
+	HeaderDelivery  = webhookverify.HeaderDelivery
 )
 
 // DefaultTolerance is how far a delivery's timestamp may be from the
 // receiver's clock, either way (docs/api.md, Webhooks).
-const DefaultTolerance = 5 * time.Minute
+const DefaultTolerance = webhookverify.DefaultTolerance
 
-// signatureScheme prefixes each signature value in Service-Signature.
-const signatureScheme = "v1="
-
-// Errors returned by Verify. Each is distinct so a receiver can log why it
-// refused a delivery; all of them mean "do not trust this request".
+// Errors returned by Verify: the webhookverify values themselves, so
+// errors.Is matches either name.
 var (
-	// ErrMissingHeaders: Service-Timestamp or Service-Signature is absent or empty.
-	ErrMissingHeaders = errors.New("webhook: missing Service-Timestamp or Service-Signature header")
-	// ErrBadTimestamp: Service-Timestamp is not a single run of decimal digits.
-	ErrBadTimestamp = errors.New("webhook: Service-Timestamp is not a Unix time in seconds")
-	// ErrBadSignatureHeader: Service-Signature holds no well-formed v1 value
-	// (64 hex digits after "v1=").
-	ErrBadSignatureHeader = errors.New("webhook: Service-Signature holds no well-formed v1 value")
-	// ErrSignatureMismatch: no v1 value matches the body, timestamp and secret.
-	ErrSignatureMismatch = errors.New("webhook: signature does not match")
-	// ErrTimestampOutsideTolerance: the signature is right but the timestamp
-	// is too old (a replay) or too far in the future.
-	ErrTimestampOutsideTolerance = errors.New("webhook: timestamp outside the tolerance")
+	ErrMissingHeaders            = webhookverify.ErrMissingHeaders
+	ErrBadTimestamp              = webhookverify.ErrBadTimestamp
+	ErrBadSignatureHeader        = webhookverify.ErrBadSignatureHeader
+	ErrSignatureMismatch         = webhookverify.ErrSignatureMismatch
+	ErrTimestampOutsideTolerance = webhookverify.ErrTimestampOutsideTolerance
 )
 
 // Sign returns the Service-Signature value for body sent at timestamp (Unix
 // seconds): "v1=" + lowercase hex HMAC-SHA256 over "{timestamp}.{body}",
 // keyed with the whole secret string, prefix included.
 func Sign(secret string, timestamp int64, body []byte) string {
-	return signatureScheme + hex.EncodeToString(mac(secret, timestamp, body))
-}
-
-func mac(secret string, timestamp int64, body []byte) []byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	var ts [20]byte
-	m.Write(strconv.AppendInt(ts[:0], timestamp, 10))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return m.Sum(nil)
+	return webhookverify.Sign(secret, timestamp, body)
 }
 
 // Verify checks a delivery as a receiver should: the signature over the raw
@@ -67,118 +47,21 @@ func mac(secret string, timestamp int64, body []byte) []byte {
 // now. It returns nil or one of the Err* values above (possibly wrapped; test
 // with errors.Is).
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
-	return VerifyWithTolerance(secret, h, body, now, DefaultTolerance)
+	return webhookverify.VerifyHeader(secret, h, body, now, DefaultTolerance)
 }
 
-// VerifyWithTolerance is Verify with another tolerance. A tolerance <= 0
-// means DefaultTolerance: there is deliberately no way to switch the replay
-// check off.
-//
-// The signature is checked before the timestamp so that a forged request
-// learns nothing about the receiver's clock. Service-Signature may carry
-// several values separated by commas and/or spaces (and may be repeated);
-// values of other schemes are ignored and any matching v1 value is enough.
+// VerifyWithTolerance is Verify with another tolerance; a tolerance <= 0
+// means DefaultTolerance (see webhookverify.Verify).
 func VerifyWithTolerance(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
-	if tolerance <= 0 {
-		tolerance = DefaultTolerance
-	}
-	tsValues := h.Values(HeaderTimestamp)
-	sigValues := h.Values(HeaderSignature)
-	if len(tsValues) == 0 || strings.TrimSpace(tsValues[0]) == "" ||
-		len(sigValues) == 0 || strings.TrimSpace(strings.Join(sigValues, "")) == "" {
-		return ErrMissingHeaders
-	}
-	// Two timestamps are ambiguous: refuse rather than pick one.
-	if len(tsValues) > 1 {
-		return fmt.Errorf("%w: header sent %d times", ErrBadTimestamp, len(tsValues))
-	}
-	ts, err := parseTimestamp(strings.TrimSpace(tsValues[0]))
-	if err != nil {
-		return err
-	}
-
-	want := mac(secret, ts, body)
-	wellFormed := 0
-	for _, sig := range splitSignatures(sigValues) {
-		hexSig, ok := strings.CutPrefix(sig, signatureScheme)
-		if !ok || len(hexSig) != 2*sha256.Size {
-			continue
-		}
-		got, err := hex.DecodeString(hexSig)
-		if err != nil {
-			continue
-		}
-		wellFormed++
-		if hmac.Equal(got, want) {
-			return checkTolerance(ts, now, tolerance)
-		}
-	}
-	if wellFormed == 0 {
-		return ErrBadSignatureHeader
-	}
-	return ErrSignatureMismatch
+	return webhookverify.VerifyHeader(secret, h, body, now, tolerance)
 }
 
-func parseTimestamp(s string) (int64, error) {
-	// Digits only: ParseInt would also take "+1700000000" and "-5".
-	if s == "" || len(s) > 18 {
-		return 0, ErrBadTimestamp
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, ErrBadTimestamp
-		}
-	}
-	ts, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, ErrBadTimestamp
-	}
-	return ts, nil
-}
+// MaxVerifiedBody is the largest body Middleware reads.
+const MaxVerifiedBody = webhookverify.MaxBody
 
-func checkTolerance(ts int64, now time.Time, tolerance time.Duration) error {
-	// time.Time.Sub saturates instead of overflowing, whatever the clock.
-	diff := now.Sub(time.Unix(ts, 0))
-	limit := int64(tolerance / time.Second)
-	switch {
-	case diff > tolerance:
-		return fmt.Errorf("%w: timestamp is %ds old, limit %ds", ErrTimestampOutsideTolerance, int64(diff/time.Second), limit)
-	case diff < -tolerance:
-		return fmt.Errorf("%w: timestamp is %ds in the future, limit %ds", ErrTimestampOutsideTolerance, int64(-diff/time.Second), limit)
-	}
-	return nil
-}
-
-func splitSignatures(values []string) []string {
-	var out []string
-	for _, v := range values {
-		out = append(out, strings.FieldsFunc(v, func(r rune) bool {
-			return r == ',' || r == ' ' || r == '\t'
-		})...)
-	}
-	return out
-}
-
-// MaxVerifiedBody is the largest body Middleware reads. Our events are a few
-// KiB; the limit keeps a hostile sender from exhausting a receiver's memory.
-const MaxVerifiedBody = 1 << 20
-
-// Middleware is a convenience for Go receivers: it reads the body (up to
-// MaxVerifiedBody), verifies it against secret at the current time, answers
-// 400 for a body that cannot be read or is too large and 401 for a failed
-// verification, and otherwise calls next with the body restored for reading.
+// Middleware is webhookverify.Middleware: it verifies each request against
+// secret and answers 400 or 401 itself when the body or the signature is
+// refused.
 func Middleware(secret string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxVerifiedBody))
-		if err != nil {
-			http.Error(w, "unreadable or oversized body", http.StatusBadRequest)
-			return
-		}
-		if err := Verify(secret, r.Header, body, time.Now()); err != nil {
-			http.Error(w, "invalid webhook signature", http.StatusUnauthorized)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
-	})
+	return webhookverify.Middleware(secret, next)
 }

@@ -257,7 +257,9 @@ func (k *deliveryKind) Work(ctx context.Context, a *attempt) queue.Outcome {
 		k.record(ctx, a, nil)
 		return queue.Done()
 	}
-	return queue.Retryable(t.Attempts+1, errors.New(attemptError(a.res)))
+	// The schedule counts from ScheduleStart: a redelivery starts a fresh
+	// one (docs/api.md, Webhooks).
+	return queue.Retryable(t.Attempts-t.ScheduleStart+1, errors.New(attemptError(a.res)))
 }
 
 // Retry records the failed attempt with the next one due at r.At.

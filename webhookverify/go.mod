@@ -1,0 +1,3 @@
+module github.com/locrisk/locrisk/webhookverify
+
+go 1.22
