@@ -772,7 +772,7 @@ func TestBatchCSV(t *testing.T) {
 	raw, recs := e.readCSV(key, v.BatchID)
 
 	if !strings.HasPrefix(raw, wantCSVHeader+"\r\n") {
-		t.Errorf("header line is not exactly the contract's, CRLF-ended: %q", raw[:min(len(raw), 300)])
+		t.Errorf("header line is not exactly that of docs/api.md, CRLF-ended: %q", raw[:min(len(raw), 300)])
 	}
 	// Records end in CRLF; line breaks inside a cell are kept as sent.
 	if n := strings.Count(raw, "\r\n"); n != len(csvItems)+1 || !strings.HasSuffix(raw, "\r\n") {

@@ -39,10 +39,10 @@ type Config struct {
 	// Now is the clock for key expiry, the key cache, rate-limit windows,
 	// quota periods and job timestamps; nil means time.Now.
 	Now func() time.Time
-	// KeyCacheTTL is how long a key lookup (found or not) is reused. The
-	// contract promises that a new or revoked key takes effect within one
-	// second, so 0 means one second, larger values are clamped to one
-	// second, and a negative value disables the cache.
+	// KeyCacheTTL is how long a key lookup (found or not) is reused.
+	// docs/api.md (Authentication) promises that a new or revoked key takes
+	// effect within one second, so 0 means one second, larger values are
+	// clamped to one second, and a negative value disables the cache.
 	KeyCacheTTL time.Duration
 	// RateLimiter counts requests per account; nil means an in-memory
 	// fixed-window limiter (NewMemoryRateLimiter).
@@ -71,8 +71,8 @@ type Config struct {
 // each) never reach it under ordinary load.
 const DefaultDBBusyWait = 2 * time.Second
 
-// maxKeyCacheTTL is the contract's bound on how long a changed key may be
-// served from a stale cache entry.
+// maxKeyCacheTTL is the bound of docs/api.md (Authentication) on how long a
+// changed key may be served from a stale cache entry.
 const maxKeyCacheTTL = time.Second
 
 // Server serves the API. It is safe for concurrent use.

@@ -364,7 +364,7 @@ func TestUsageHistory(t *testing.T) {
 	}
 
 	// The raw JSON: bucket is null when absent, items are objects with
-	// exactly the contract's fields.
+	// exactly the fields docs/api.md (Usage history) lists.
 	var raw map[string]any
 	if err := json.Unmarshal(e.do("GET", usageHistoryPath+"?days=1", key, "").Body.Bytes(), &raw); err != nil {
 		t.Fatal(err)

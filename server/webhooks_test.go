@@ -424,8 +424,8 @@ func TestWebhookNotFoundAndIsolation(t *testing.T) {
 }
 
 // TestWebhookDeliveryEndToEnd: a completed and a failed job each reach the
-// receiver once, signed, with the headers of the contract, and with data.job
-// byte for byte what GET shows for the job.
+// receiver once, signed, with the headers of docs/api.md (Delivery and
+// signing), and with data.job byte for byte what GET shows for the job.
 func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	e := newWebhookEnv(t, whOptions{allowPrivate: true, schedule: "1h"})
 	key := e.allScopesKey(e.account(100, 100000))
