@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"time"
 
+	"locrisk/apidoc"
 	"locrisk/risk"
 	"locrisk/risk/geo"
 	"locrisk/store"
@@ -87,6 +88,7 @@ type Server struct {
 	stats   *requestRecorder
 	busy    *inFlight
 	handler http.Handler
+	apiDoc  apidoc.Document
 
 	webhooks WebhookConfig
 }
@@ -102,6 +104,7 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		notify:  notify,
 		limiter: cfg.RateLimiter,
 		busy:    newInFlight(cfg.MaxInFlight),
+		apiDoc:  apidoc.Load(),
 
 		webhooks: cfg.Webhooks,
 	}

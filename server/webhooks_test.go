@@ -99,6 +99,7 @@ func newReceiver(t *testing.T, respond func(n int) (int, string)) *receiver {
 	}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		validateEvent(t, r.Header, b)
 		rc.mu.Lock()
 		rc.got = append(rc.got, received{r.Method, r.Header.Clone(), b, time.Now()})
 		n := len(rc.got)
