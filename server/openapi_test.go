@@ -73,6 +73,37 @@ func (e *env) checked(h http.Handler) http.Handler {
 	})
 }
 
+// checkedLater is checked for tests that time requests or run them
+// concurrently: the responses are kept and validated when the test ends,
+// so the validation's own work neither enters a measured time nor holds
+// up the requests it runs beside.
+func (e *env) checkedLater(h http.Handler) http.Handler {
+	type recorded struct {
+		req    *http.Request
+		status int
+		header http.Header
+		body   []byte
+	}
+	var (
+		mu   sync.Mutex
+		seen []recorded
+	)
+	e.t.Cleanup(func() {
+		for _, r := range seen {
+			e.validateResponse(r.req, r.status, r.header, r.body)
+		}
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &teeWriter{ResponseWriter: w}
+		req := r.Clone(r.Context())
+		h.ServeHTTP(tw, r)
+		tw.finish()
+		mu.Lock()
+		seen = append(seen, recorded{req, tw.status, tw.header, tw.body.Bytes()})
+		mu.Unlock()
+	})
+}
+
 // teeWriter passes a response through and keeps a copy of it.
 type teeWriter struct {
 	http.ResponseWriter

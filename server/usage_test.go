@@ -40,7 +40,7 @@ func TestQuotaExactUnderConcurrentCreates(t *testing.T) {
 	e := newEnv(t) // 2026-11-22T12:00:10Z
 	acct := e.account(10, 1000)
 	key := e.allScopesKey(acct)
-	ts := httptest.NewServer(e.checked(e.h))
+	ts := httptest.NewServer(e.checkedLater(e.h))
 	defer ts.Close()
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 50
