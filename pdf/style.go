@@ -35,7 +35,7 @@ var (
 	colFlagBg   = rgb{253, 246, 234}
 )
 
-// levels is the contract's level scale in order, with display names and
+// levels is the level scale of docs/api.md (Read a report) in order, with display names and
 // colours. textOn is the text colour that stays readable on the fill.
 var levels = []struct {
 	key, label, rng string
@@ -63,7 +63,7 @@ func levelStyle(key string) (label string, fill, textOn rgb) {
 }
 
 // moduleLevel is the level a module is shown with: its own riskLevel, else
-// the contract's banding of its score.
+// the banding of its score that docs/api.md (Read a report) gives.
 func moduleLevel(score *int, level *string) string {
 	if level != nil && *level != "" {
 		return *level

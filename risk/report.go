@@ -204,7 +204,8 @@ const (
 	scoreHigh     = 60
 )
 
-// RiskLevel maps a 0..100 score to the contract's level names.
+// RiskLevel maps a 0..100 score to the level names of docs/api.md (Read a
+// report, summary.riskLevel).
 func RiskLevel(score int) string {
 	switch {
 	case score < 20:

@@ -611,7 +611,7 @@ func TestBatchIdempotencyUnderConcurrency(t *testing.T) {
 			r.Header.Set("Authorization", "Bearer "+key)
 			r.Header.Set("Idempotency-Key", "same-key")
 			rec := httptest.NewRecorder()
-			e.h.ServeHTTP(rec, r)
+			e.checkedLater(e.h).ServeHTTP(rec, r)
 			if rec.Code != http.StatusAccepted {
 				t.Errorf("request %d: status %d %s", i, rec.Code, rec.Body)
 				return
@@ -822,7 +822,7 @@ func TestBatchCSV(t *testing.T) {
 	raw, recs := e.readCSV(key, v.BatchID)
 
 	if !strings.HasPrefix(raw, wantCSVHeader+"\r\n") {
-		t.Errorf("header line is not exactly the contract's, CRLF-ended: %q", raw[:min(len(raw), 300)])
+		t.Errorf("header line is not exactly that of docs/api.md, CRLF-ended: %q", raw[:min(len(raw), 300)])
 	}
 	// Records end in CRLF; line breaks inside a cell are kept as sent.
 	if n := strings.Count(raw, "\r\n"); n != len(csvItems)+1 || !strings.HasSuffix(raw, "\r\n") {
@@ -991,7 +991,7 @@ func submitBatches(t testing.TB, e *env, key string, n, size int) []string {
 			r := httptest.NewRequest("POST", batchesPath, strings.NewReader(body))
 			r.Header.Set("Authorization", "Bearer "+key)
 			rec := httptest.NewRecorder()
-			e.h.ServeHTTP(rec, r)
+			e.checkedLater(e.h).ServeHTTP(rec, r)
 			if rec.Code != http.StatusAccepted {
 				t.Errorf("batch %d: status %d %s\nlogs: %s", i, rec.Code, rec.Body, e.logs)
 				return

@@ -32,7 +32,7 @@ func TestHeaderBytes(t *testing.T) {
 // docs/api.md (Errors) says.
 func TestHeaderLimits(t *testing.T) {
 	e := newEnv(t)
-	ts := httptest.NewUnstartedServer(e.h)
+	ts := httptest.NewUnstartedServer(e.checked(e.h))
 	ts.Config.MaxHeaderBytes = HeaderReadLimit
 	ts.Start()
 	t.Cleanup(ts.Close)

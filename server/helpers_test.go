@@ -209,7 +209,7 @@ func (e *env) do(method, path, key, body string, opts ...reqOpt) *httptest.Respo
 		o(r)
 	}
 	rec := httptest.NewRecorder()
-	e.h.ServeHTTP(rec, r)
+	e.checked(e.h).ServeHTTP(rec, r)
 	if id := rec.Header().Get("X-Request-Id"); !ids.HasPrefix(id, ids.Request) {
 		e.t.Errorf("%s %s: X-Request-Id = %q, want req_ id", method, path, id)
 	}
@@ -315,9 +315,11 @@ func sampleAssessment(lat, lon float64) risk.Assessment {
 			}
 		}
 		a.Summary.Perils.Set(k, perils)
-		var mr risk.ModuleReport
+		// The other modules are left without data, as the engine reports
+		// them then: basis no_data, low confidence (docs/api.md, Reports).
+		mr := risk.ModuleReport{Basis: "no_data", Confidence: risk.Confidence{Level: "low"}}
 		if k == "earthquake" {
-			mr = risk.ModuleReport{Score: intp(95), RiskLevel: &lvl, Basis: "hazard_data", Perils: perils}
+			mr = risk.ModuleReport{Score: intp(95), RiskLevel: &lvl, Basis: "hazard_data", Confidence: risk.Confidence{Level: "medium", Score: 0.6}, Perils: perils}
 		}
 		a.Report.Modules.Set(k, mr)
 	}

@@ -200,7 +200,7 @@ func TestHostileBodiesConcurrently(t *testing.T) {
 			r.Header.Set("Authorization", "Bearer "+key)
 			rec := httptest.NewRecorder()
 			began := time.Now()
-			e.h.ServeHTTP(rec, r)
+			e.checkedLater(e.h).ServeHTTP(rec, r)
 			readTimes = append(readTimes, time.Since(began))
 			reads.Add(1)
 			if rec.Code != http.StatusOK {
@@ -222,7 +222,7 @@ func TestHostileBodiesConcurrently(t *testing.T) {
 			r.Header.Set("Authorization", "Bearer "+key)
 			rec := httptest.NewRecorder()
 			<-start
-			e.h.ServeHTTP(rec, r)
+			e.checkedLater(e.h).ServeHTTP(rec, r)
 			statuses[i] = rec.Code
 		}()
 	}

@@ -44,16 +44,35 @@ func (s *Server) routeTable() []route {
 	}
 }
 
+// openRoute is an answer given without a key: no authentication, no rate
+// limit, no RateLimit-* headers.
+type openRoute struct {
+	pattern string
+	handle  http.HandlerFunc
+}
+
+// openRoutes are the unauthenticated answers (docs/api.md, OpenAPI
+// document). They sit on the same mux, so routing, 404 and 405 work as for
+// the operations.
+func (s *Server) openRoutes() []openRoute {
+	return []openRoute{
+		{"GET " + view.OpenAPIPath, s.getOpenAPI},
+		// The health endpoints, outside /api/v1 (docs/api.md, Health and
+		// version; health.go).
+		{"GET " + HealthzPath, s.healthz},
+		{"GET " + ReadyzPath, s.readyz},
+	}
+}
+
 // routes builds the handler: the operations on a ServeMux, inside the
 // middleware that every request, matched or not, goes through.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	for _, rt := range s.openRoutes() {
+		mux.Handle(rt.pattern, rt.handle)
+	}
 	for _, rt := range s.routeTable() {
 		mux.Handle(rt.pattern, s.authed(rt.access, rt.handle))
 	}
-	// The health endpoints: outside /api/v1, no authentication
-	// (docs/api.md, Health and version; health.go).
-	mux.HandleFunc("GET "+HealthzPath, s.healthz)
-	mux.HandleFunc("GET "+ReadyzPath, s.readyz)
 	return s.serve(mux)
 }

@@ -156,7 +156,7 @@ func TestRealListener(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(100, 1000)
 	key, _ := e.key(acct, keyAllowing(t, "127.0.0.0/8,::1/128"))
-	ts := httptest.NewServer(e.h)
+	ts := httptest.NewServer(e.checked(e.h))
 	defer ts.Close()
 	req, _ := http.NewRequest("GET", ts.URL+jobsPath, nil)
 	req.Header.Set("X-API-Key", key)

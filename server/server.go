@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"time"
 
+	"locrisk/apidoc"
 	"locrisk/risk"
 	"locrisk/risk/geo"
 	"locrisk/store"
@@ -41,10 +42,10 @@ type Config struct {
 	// Now is the clock for key expiry, the key cache, rate-limit windows,
 	// quota periods and job timestamps; nil means time.Now.
 	Now func() time.Time
-	// KeyCacheTTL is how long a key lookup (found or not) is reused. The
-	// contract promises that a new or revoked key takes effect within one
-	// second, so 0 means one second, larger values are clamped to one
-	// second, and a negative value disables the cache.
+	// KeyCacheTTL is how long a key lookup (found or not) is reused.
+	// docs/api.md (Authentication) promises that a new or revoked key takes
+	// effect within one second, so 0 means one second, larger values are
+	// clamped to one second, and a negative value disables the cache.
 	KeyCacheTTL time.Duration
 	// RateLimiter counts requests per account; nil means an in-memory
 	// fixed-window limiter (NewMemoryRateLimiter).
@@ -97,8 +98,8 @@ type RequestObserver interface {
 // by it: the store tells the two apart.
 const DefaultDBBusyWait = 2 * time.Second
 
-// maxKeyCacheTTL is the contract's bound on how long a changed key may be
-// served from a stale cache entry.
+// maxKeyCacheTTL is the bound of docs/api.md (Authentication) on how long a
+// changed key may be served from a stale cache entry.
 const maxKeyCacheTTL = time.Second
 
 // Server serves the API. It is safe for concurrent use.
@@ -120,6 +121,7 @@ type Server struct {
 	version  string
 	health   Health
 	probe    *store.Store // the readiness probe's view: waits at most readyDBWait
+	apiDoc   apidoc.Document
 
 	webhooks WebhookConfig
 }
@@ -139,6 +141,7 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 		reqObs:   cfg.Requests,
 		version:  cfg.Version,
 		health:   cfg.Health,
+		apiDoc:   apidoc.Load(),
 
 		webhooks: cfg.Webhooks,
 	}

@@ -42,7 +42,7 @@ func TestQuotaExactUnderConcurrentCreates(t *testing.T) {
 	e := newEnvWith(t, Config{MaxInFlight: -1}) // 2026-11-22T12:00:10Z
 	acct := e.account(10, 1000)
 	key := e.allScopesKey(acct)
-	ts := httptest.NewServer(e.h)
+	ts := httptest.NewServer(e.checkedLater(e.h))
 	defer ts.Close()
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 50
@@ -366,7 +366,7 @@ func TestUsageHistory(t *testing.T) {
 	}
 
 	// The raw JSON: bucket is null when absent, items are objects with
-	// exactly the contract's fields.
+	// exactly the fields docs/api.md (Usage history) lists.
 	var raw map[string]any
 	if err := json.Unmarshal(e.do("GET", usageHistoryPath+"?days=1", key, "").Body.Bytes(), &raw); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ const (
 )
 
 // listWebhooks is GET /webhooks (docs/api.md, Webhooks): the account's
-// endpoints, disabled ones included (CONTRACT: the list shows them), newest
+// endpoints, disabled ones included (docs/api.md, List endpoints), newest
 // first, paged like the job list: an account may have disabled any number.
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q, err := parseQuery(r)

@@ -99,6 +99,7 @@ func newReceiver(t *testing.T, respond func(n int) (int, string)) *receiver {
 	}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		validateEvent(t, r.Header, b)
 		rc.mu.Lock()
 		rc.got = append(rc.got, received{r.Method, r.Header.Clone(), b, time.Now()})
 		n := len(rc.got)
@@ -439,8 +440,8 @@ func TestWebhookNotFoundAndIsolation(t *testing.T) {
 }
 
 // TestWebhookDeliveryEndToEnd: a completed and a failed job each reach the
-// receiver once, signed, with the headers of the contract, and with data.job
-// byte for byte what GET shows for the job.
+// receiver once, signed, with the headers of docs/api.md (Delivery and
+// signing), and with data.job byte for byte what GET shows for the job.
 func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	e := newWebhookEnv(t, whOptions{allowPrivate: true, schedule: "1h"})
 	key := e.allScopesKey(e.account(100, 100000))

@@ -15,6 +15,7 @@ const (
 	ObservabilityPath     = APIPrefix + "/observability/current"
 	WebhooksPath          = APIPrefix + "/webhooks"
 	WebhookDeliveriesPath = WebhooksPath + "/deliveries"
+	OpenAPIPath           = APIPrefix + "/openapi.json"
 )
 
 // JobPath is the path of one report job (docs/api.md, Report jobs).
