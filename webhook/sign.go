@@ -49,19 +49,3 @@ func Sign(secret string, timestamp int64, body []byte) string {
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
 	return webhookverify.VerifyHeader(secret, h, body, now, DefaultTolerance)
 }
-
-// VerifyWithTolerance is Verify with another tolerance; a tolerance <= 0
-// means DefaultTolerance (see webhookverify.Verify).
-func VerifyWithTolerance(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
-	return webhookverify.VerifyHeader(secret, h, body, now, tolerance)
-}
-
-// MaxVerifiedBody is the largest body Middleware reads.
-const MaxVerifiedBody = webhookverify.MaxBody
-
-// Middleware is webhookverify.Middleware: it verifies each request against
-// secret and answers 400 or 401 itself when the body or the signature is
-// refused.
-func Middleware(secret string, next http.Handler) http.Handler {
-	return webhookverify.Middleware(secret, next)
-}
