@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,19 @@ func checkIndicatorJSON(t *testing.T, a *Assessment) (texts int) {
 					t.Errorf("%s %s: text %s is not a string", mod, in["id"], txt)
 				}
 				texts++
+			}
+			// A capped distance says so in text as well as in its label
+			// (docs/api.md): "none within N km" beside the value N.
+			var label, text string
+			_ = json.Unmarshal(in["label"], &label)
+			_ = json.Unmarshal(in["text"], &text)
+			if _, capped, ok := strings.Cut(label, "capped: "); ok {
+				want := strings.TrimSuffix(capped, ")")
+				if text != want {
+					t.Errorf("%s %s: capped distance with text %q, want %q", mod, in["id"], text, want)
+				} else if n := strings.TrimSuffix(strings.TrimPrefix(want, "none within "), " km"); string(in["value"]) != n {
+					t.Errorf("%s %s: capped at %s km, value %s", mod, in["id"], n, in["value"])
+				}
 			}
 			if string(in["unit"]) == `"count"` && string(in["value"]) != "null" {
 				var f float64

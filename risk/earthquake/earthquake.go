@@ -243,17 +243,18 @@ func (m *Module) addFault(out *hazard.Measurement, p geo.Point, state string) {
 	}
 	name, km, ok := m.faults.nearest(p)
 	index := 0.0
-	label := "Distance to the nearest mapped active fault section (USGS NSHM 2023)"
+	label, text := "Distance to the nearest mapped active fault section (USGS NSHM 2023)", ""
 	if ok {
 		index = math.Exp(-km / faultDecayKm)
 	} else {
 		km = faultSearchKm
 		label = "Distance to the nearest mapped active fault section (USGS NSHM 2023; capped: none within 100 km)"
+		text = "none within 100 km"
 	}
 	out.Indicators = append(out.Indicators,
 		hazard.Indicator{ID: IndicatorFault, Label: "Fault proximity index: exp(-distance to the nearest mapped active fault / 10 km)",
 			Value: index, Unit: "index", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault, Ranked: true},
-		hazard.Indicator{ID: IndicatorFaultKm, Label: label, Value: km, Unit: "km", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault},
+		hazard.Indicator{ID: IndicatorFaultKm, Label: label, Value: km, Text: text, Unit: "km", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault},
 	)
 	if ok {
 		out.Indicators = append(out.Indicators, hazard.Indicator{ID: IndicatorFaultName, Label: "Nearest mapped active fault section", Unit: "name",

@@ -253,7 +253,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		hazard.Indicator{ID: IndActiveWithin1Km, Label: "Final or proposed Superfund NPL sites within 1 km", Value: float64(active1), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_sites_3km", Label: "Final or proposed Superfund NPL sites within 3 km", Value: float64(active3), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: IndActiveWithin5Km, Label: "Final or proposed Superfund NPL sites within 5 km", Value: float64(active5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
-		hazard.Indicator{ID: IndNearestActiveKm, Label: activeLabel(activeKm), Value: activeKm, Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
+		hazard.Indicator{ID: IndNearestActiveKm, Label: activeLabel(activeKm), Value: activeKm, Text: activeText(activeKm), Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 		hazard.Indicator{ID: "npl_deleted_sites_5km", Label: "Deleted Superfund NPL sites within 5 km (cleanup complete; context, no weight)", Value: float64(deleted5), Unit: "count", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite},
 	)
 	var notes []string
@@ -266,7 +266,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		notes = append(notes, nearNote(ns, nearestKm, active5, deleted5))
 	} else {
 		ins = append(ins, hazard.Indicator{ID: IndNearestSiteKm, Label: "Distance to the nearest Superfund NPL site (capped: none within 100 km)",
-			Value: nearestMaxKm, Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite})
+			Value: nearestMaxKm, Text: "none within 100 km", Unit: "km", Source: SrcNPL, Peril: hazard.PerilSuperfund, Resolution: resSite})
 		notes = append(notes, "No Superfund NPL site lies within 100 km.")
 	}
 
@@ -285,6 +285,15 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		flags = append(flags, hazard.Flag{Code: "near_superfund_site", Message: msg})
 	}
 	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: notes, Flags: flags}
+}
+
+// activeText is the capped distance's wording (docs/api.md, indicators),
+// else "".
+func activeText(km float64) string {
+	if km >= farCapKm {
+		return "none within 500 km"
+	}
+	return ""
 }
 
 func activeLabel(km float64) string {

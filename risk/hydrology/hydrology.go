@@ -334,12 +334,13 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	// Coast.
 	coastKm, coastOK := m.coast.nearest(p)
 	coastIdx := 0.0
-	coastLabel := "Distance to the nearest ocean shoreline"
+	coastLabel, coastText := "Distance to the nearest ocean shoreline", ""
 	if coastOK {
 		coastIdx = decay(coastKm, coastDecayKm, coastIndexKm)
 	} else {
 		coastKm = coastMaxKm
 		coastLabel = "Distance to the nearest ocean shoreline (capped: none within 100 km)"
+		coastText = "none within 100 km"
 	}
 	ins = append(ins, hazard.Indicator{ID: IndCoastalProximity, Label: "Coastal proximity index: exp(-distance to the ocean shoreline / 2 km), 0 beyond 10 km",
 		Value: coastIdx, Unit: "index", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline, Ranked: true, Weight: wCoast, Basis: IndDistanceToCoast})
@@ -349,7 +350,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 				Value: coastIdx * pw, Unit: "index", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resSurge, Ranked: true, Weight: wSurge})
 		}
 	}
-	ins = append(ins, hazard.Indicator{ID: IndDistanceToCoast, Label: coastLabel, Value: coastKm, Unit: "km", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline})
+	ins = append(ins, hazard.Indicator{ID: IndDistanceToCoast, Label: coastLabel, Value: coastKm, Text: coastText, Unit: "km", Source: SrcShorelines, Peril: hazard.PerilCoastalFlood, Resolution: resShoreline})
 	if coastOK && coastKm <= NearWaterKm {
 		flags = append(flags, hazard.Flag{Code: "coastal_site", Message: fmt.Sprintf(
 			"The site is %.1f km from the ocean shoreline. Storm surge and coastal flood zones are not mapped by this report: check the FEMA Flood Insurance Rate Map for the address.", coastKm)})
@@ -378,24 +379,26 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 		} else if riverIdx > 0 {
 			idxSrc = SrcRivers
 		}
-		anyLabel := "Distance to the nearest mapped river (WDBII additional rivers, level 4)"
+		anyLabel, anyText := "Distance to the nearest mapped river (WDBII additional rivers, level 4)", ""
 		switch {
 		case !rv.anyOK:
 			rv.anyKm = anyRiverMaxKm
 			anyLabel = "Distance to the nearest mapped river (WDBII rivers, levels 1-4; capped: none within 25 km)"
+			anyText = "none within 25 km"
 		case rv.nearestMajor:
 			anyLabel = "Distance to the nearest mapped river (WDBII major rivers, levels 1-3)"
 		}
-		majorLabel := "Distance to the nearest major river (WDBII major rivers, levels 1-3)"
+		majorLabel, majorText := "Distance to the nearest major river (WDBII major rivers, levels 1-3)", ""
 		if !rv.majorOK {
 			rv.majorKm = riverMaxKm
 			majorLabel = "Distance to the nearest major river (WDBII major rivers, levels 1-3; capped: none within 50 km)"
+			majorText = "none within 50 km"
 		}
 		ins = append(ins,
 			hazard.Indicator{ID: IndRiverProximity, Label: "River proximity index: the larger of exp(-distance to a major river / 3 km), 0 beyond 10 km, and exp(-distance to an additional river / 1 km), 0 beyond 3 km (WDBII rivers)",
 				Value: riverIdx, Unit: "index", Source: idxSrc, Peril: hazard.PerilRiverineFlood, Resolution: resRiver, Ranked: true, Weight: wRiver, Basis: IndDistanceToRiver},
-			hazard.Indicator{ID: IndDistanceToRiver, Label: anyLabel, Value: rv.anyKm, Unit: "km", Source: rv.source(), Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
-			hazard.Indicator{ID: IndDistanceToMajorRiver, Label: majorLabel, Value: rv.majorKm, Unit: "km", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
+			hazard.Indicator{ID: IndDistanceToRiver, Label: anyLabel, Value: rv.anyKm, Text: anyText, Unit: "km", Source: rv.source(), Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
+			hazard.Indicator{ID: IndDistanceToMajorRiver, Label: majorLabel, Value: rv.majorKm, Text: majorText, Unit: "km", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
 		)
 	} else {
 		quality = partialQuality
@@ -406,12 +409,13 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	// Lakes to small reservoirs and lake flooding is not comparable to
 	// riverine or coastal flooding nationally.
 	lakeKm, lakeOK := m.lakes.nearest(p)
-	lakeLabel := "Distance to the nearest lake shoreline (GSHHG lakes)"
+	lakeLabel, lakeText := "Distance to the nearest lake shoreline (GSHHG lakes)", ""
 	if !lakeOK {
 		lakeKm = lakeMaxKm
 		lakeLabel = "Distance to the nearest lake shoreline (GSHHG lakes; capped: none within 25 km)"
+		lakeText = "none within 25 km"
 	}
-	ins = append(ins, hazard.Indicator{ID: "distance_to_lake_shore_km", Label: lakeLabel, Value: lakeKm, Unit: "km", Source: SrcShorelines, Resolution: resShoreline})
+	ins = append(ins, hazard.Indicator{ID: "distance_to_lake_shore_km", Label: lakeLabel, Value: lakeKm, Text: lakeText, Unit: "km", Source: SrcShorelines, Resolution: resShoreline})
 
 	// River gauges with a flood stage.
 	if gaugeCovered(s) {
@@ -452,7 +456,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			notes = append(notes, gaugeNote(count, g, nearKm))
 		} else {
 			ins = append(ins, hazard.Indicator{ID: IndNearestRiverGaugeKm, Label: "Distance to the nearest NWS river gauge with a defined flood stage (capped: none within 25 km)",
-				Value: gaugeMaxKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges})
+				Value: gaugeMaxKm, Text: "none within 25 km", Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges})
 			notes = append(notes, "No NWS river gauge with a defined flood stage lies within 25 km.")
 		}
 	} else {
