@@ -158,9 +158,9 @@ func (l *layout) parseRow(number int, rec []string) row {
 	r.item.Latitude, r.item.Longitude = latNum, lonNum
 	switch {
 	case !latOK:
-		r.reject(CodeInvalidLatitude, "latitude is required and must be a number from -90 to 90")
+		r.reject(CodeInvalidLatitude, coordinateMessage("latitude", cell(l.latitude), 90))
 	case !lonOK:
-		r.reject(CodeInvalidLongitude, "longitude is required and must be a number from -180 to 180")
+		r.reject(CodeInvalidLongitude, coordinateMessage("longitude", cell(l.longitude), 180))
 	default:
 		r.lat, r.lon = lat, lon
 	}
@@ -173,6 +173,20 @@ func (l *layout) badRecord(number int, err error) row {
 	r := row{item: store.BatchItem{RowNumber: number}, extra: make([]string, len(l.passthrough))}
 	r.reject(CodeInvalidRow, fmt.Sprintf("row %d is not valid CSV: %v", number, err))
 	return r
+}
+
+// coordinateMessage says what is wrong with a coordinate cell, quoting
+// what was there: the output keeps only numbers in its coordinate
+// columns, so the message is where a reader finds what to fix.
+func coordinateMessage(name, cell string, bound int) string {
+	if strings.TrimSpace(cell) == "" {
+		return fmt.Sprintf("%s is required: a number from -%d to %d", name, bound, bound)
+	}
+	const most = 40 // characters of the cell quoted
+	if r := []rune(cell); len(r) > most {
+		cell = string(r[:most]) + "..."
+	}
+	return fmt.Sprintf("%s %q is not a number from -%d to %d", name, cell, bound, bound)
 }
 
 func (r *row) reject(code, msg string) {
