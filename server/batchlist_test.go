@@ -36,22 +36,9 @@ func TestListBatches(t *testing.T) {
 	}
 
 	var got []string
-	cursor := ""
-	for pages := 0; ; pages++ {
-		if pages > 5 {
-			t.Fatal("paging does not end")
-		}
-		path := batchesPath + "?limit=4"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		rec := e.do("GET", path, key, "")
-		if rec.Code != 200 {
-			t.Fatalf("page %d: %d %s", pages, rec.Code, rec.Body)
-		}
-		page := decode[view.BatchList](t, rec)
+	for i, page := range walkPages(t, e, key, batchesPath, 4, 6, func(p view.BatchList) *string { return p.NextCursor }) {
 		if page.Limit != 4 || len(page.Batches) > 4 {
-			t.Fatalf("page %d: limit %d with %d batches", pages, page.Limit, len(page.Batches))
+			t.Fatalf("page %d: limit %d with %d batches", i, page.Limit, len(page.Batches))
 		}
 		for _, b := range page.Batches {
 			if one := e.getBatch(key, b.BatchID); !reflect.DeepEqual(one, b) {
@@ -59,10 +46,6 @@ func TestListBatches(t *testing.T) {
 			}
 			got = append(got, b.BatchID)
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		cursor = *page.NextCursor
 	}
 	if !slices.Equal(got, newestFirst) {
 		t.Errorf("listed %v, want newest first %v", got, newestFirst)

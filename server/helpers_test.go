@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/jmoiron/sqlx"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"locrisk/ids"
 	"locrisk/risk"
@@ -386,4 +389,34 @@ func mustPrefixes(t *testing.T, s string) []netip.Prefix {
 		t.Fatal(err)
 	}
 	return ps
+}
+
+// walkPages reads a list operation page by page (docs/api.md, the job
+// list's limit and cursor): GET path?limit=limit, then with each page's
+// nextCursor, until a page has none. Every page must answer 200 and the
+// walk must end within maxPages. It returns the pages in order.
+func walkPages[P any](t *testing.T, e *env, key, path string, limit, maxPages int, next func(P) *string) []P {
+	t.Helper()
+	var pages []P
+	cursor := ""
+	for {
+		if len(pages) == maxPages {
+			t.Fatalf("%s: paging does not end within %d pages", path, maxPages)
+		}
+		q := fmt.Sprintf("%s?limit=%d", path, limit)
+		if cursor != "" {
+			q += "&cursor=" + url.QueryEscape(cursor)
+		}
+		rec := e.do("GET", q, key, "")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("page %d: status %d %s", len(pages), rec.Code, rec.Body)
+		}
+		page := decode[P](t, rec)
+		pages = append(pages, page)
+		c := next(page)
+		if c == nil {
+			return pages
+		}
+		cursor = *c
+	}
 }

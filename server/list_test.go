@@ -51,33 +51,17 @@ func TestListJobsPaging(t *testing.T) {
 
 	// Walk every page of 7 and compare with the creation order.
 	var got []string
-	cursor := ""
-	for pages := 0; ; pages++ {
-		if pages > 10 {
-			t.Fatal("paging does not end")
-		}
-		path := jobsPath + "?limit=7"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		rec := e.do("GET", path, key, "")
-		if rec.Code != 200 {
-			t.Fatalf("page %d: status %d %s", pages, rec.Code, rec.Body)
-		}
-		page := decode[view.JobList](t, rec)
+	pages := walkPages(t, e, key, jobsPath, 7, 11, func(p view.JobList) *string { return p.NextCursor })
+	for i, page := range pages {
 		if page.Limit != 7 || len(page.Jobs) > 7 {
-			t.Fatalf("page %d: limit %d with %d jobs", pages, page.Limit, len(page.Jobs))
+			t.Fatalf("page %d: limit %d with %d jobs", i, page.Limit, len(page.Jobs))
 		}
 		for _, j := range page.Jobs {
 			got = append(got, j.JobID)
 		}
-		if page.NextCursor == nil {
-			if len(page.Jobs) != 25%7 {
-				t.Errorf("last page has %d jobs, want %d", len(page.Jobs), 25%7)
-			}
-			break
-		}
-		cursor = *page.NextCursor
+	}
+	if last := pages[len(pages)-1]; len(last.Jobs) != 25%7 {
+		t.Errorf("last page has %d jobs, want %d", len(last.Jobs), 25%7)
 	}
 	if !slices.Equal(got, newestFirst) {
 		t.Errorf("paged listing differs from newest-first creation order:\n got %v\nwant %v", got, newestFirst)
@@ -299,22 +283,9 @@ func TestListWebhooksPaging(t *testing.T) {
 	}
 	var got []string
 	active := 0
-	cursor := ""
-	for pages := 0; ; pages++ {
-		if pages > 20 {
-			t.Fatal("paging does not end")
-		}
-		path := webhooksPath + "?limit=7"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		rec := e.do("GET", path, key, "")
-		if rec.Code != 200 {
-			t.Fatalf("page %d: status %d %s", pages, rec.Code, rec.Body)
-		}
-		page := decode[view.WebhookEndpointList](t, rec)
+	for i, page := range walkPages(t, e, key, webhooksPath, 7, 21, func(p view.WebhookEndpointList) *string { return p.NextCursor }) {
 		if page.Limit != 7 || len(page.Endpoints) > 7 {
-			t.Fatalf("page %d: limit %d with %d endpoints", pages, page.Limit, len(page.Endpoints))
+			t.Fatalf("page %d: limit %d with %d endpoints", i, page.Limit, len(page.Endpoints))
 		}
 		for _, ep := range page.Endpoints {
 			got = append(got, ep.ID)
@@ -322,10 +293,6 @@ func TestListWebhooksPaging(t *testing.T) {
 				active++
 			}
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		cursor = *page.NextCursor
 	}
 	if !slices.Equal(got, newestFirst) {
 		t.Errorf("paged listing differs from newest-first creation order:\n got %v\nwant %v", got, newestFirst)
