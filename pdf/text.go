@@ -48,8 +48,10 @@ func bmpCoverage(ttf []byte, has []bool) error {
 
 // cmapEach calls fn with every BMP rune that the font's Unicode cmap
 // (format 4) maps to a real glyph, and that glyph's index.
-// golang.org/x/image/font/sfnt would do this but pulls in golang.org/x/text,
-// which the module does not carry.
+// golang.org/x/image/font/sfnt could do this too; the module carries
+// golang.org/x/text now (through golang.org/x/net/idna), so moving to it
+// is open, but it must leave the glyph mapping, and so the PDF's golden
+// hash, unchanged.
 func cmapEach(ttf []byte, fn func(r, glyph int)) error {
 	u16 := func(b []byte, off int) (int, bool) {
 		if off < 0 || off+2 > len(b) {
