@@ -251,11 +251,7 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request, p *principal) 
 // account's batches newest first, each as getBatch shows it, with the job
 // list's limit and cursor (pageParams).
 func (s *Server) listBatches(w http.ResponseWriter, r *http.Request, p *principal) error {
-	q, err := parseQuery(r)
-	if err != nil {
-		return err
-	}
-	limit, cursor, err := pageParams(q)
+	_, limit, cursor, err := pagedQuery(r)
 	if err != nil {
 		return err
 	}

@@ -140,11 +140,7 @@ func formatCoord(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // cursor, optional status. A parameter that is present must be valid, empty
 // included.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) error {
-	q, err := parseQuery(r)
-	if err != nil {
-		return err
-	}
-	limit, cursor, err := pageParams(q)
+	q, limit, cursor, err := pagedQuery(r)
 	if err != nil {
 		return err
 	}
@@ -163,9 +159,6 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 	return nil
 }
 
-// parseQuery parses the query string strictly: a malformed one (bad
-// percent-encoding, a semicolon) is 400 invalid_request rather than
-// silently half-read.
 // pageParams reads the limit and cursor of a cursor-paged list (docs/api.md,
 // Report jobs): limit 1..maxPageSize, default defaultPageSize; cursor ""
 // for the first page. A parameter that is present must be valid, empty
@@ -189,6 +182,20 @@ func pageParams(q url.Values) (limit int, cursor string, err error) {
 	return limit, cursor, nil
 }
 
+// pagedQuery parses a list operation's query string (parseQuery) and reads
+// its limit and cursor (pageParams); q holds the operation's other
+// parameters.
+func pagedQuery(r *http.Request) (q url.Values, limit int, cursor string, err error) {
+	if q, err = parseQuery(r); err != nil {
+		return nil, 0, "", err
+	}
+	limit, cursor, err = pageParams(q)
+	return q, limit, cursor, err
+}
+
+// parseQuery parses the query string strictly: a malformed one (bad
+// percent-encoding, a semicolon) is 400 invalid_request rather than
+// silently half-read.
 func parseQuery(r *http.Request) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {

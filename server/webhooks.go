@@ -48,11 +48,7 @@ const (
 // endpoints, disabled ones included (docs/api.md, List endpoints), newest
 // first, paged like the job list: an account may have disabled any number.
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *principal) error {
-	q, err := parseQuery(r)
-	if err != nil {
-		return err
-	}
-	limit, cursor, err := pageParams(q)
+	_, limit, cursor, err := pagedQuery(r)
 	if err != nil {
 		return err
 	}
