@@ -71,8 +71,9 @@ type Metrics struct {
 	deliveries       *prometheus.CounterVec
 	deliveryDuration *prometheus.HistogramVec
 
-	writeWait prometheus.Histogram
-	writeBusy prometheus.Counter
+	writeWait   prometheus.Histogram
+	writeBusy   prometheus.Counter
+	commitGroup prometheus.Histogram
 }
 
 // Bucket bounds, in seconds.
@@ -88,6 +89,10 @@ var (
 	// microseconds; a wait behind another process's lock, up to the busy
 	// wait (README.md, Limits and defaults), seconds.
 	writeWaitBuckets = []float64{0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5}
+	// commitGroupBuckets: write transactions per commit, from one (an
+	// idle writer) to the store's cap of 256 (README.md, Limits and
+	// defaults).
+	commitGroupBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}
 )
 
 // The outcome label values, as the observed packages name them
@@ -139,6 +144,8 @@ func New(cfg Config) *Metrics {
 			Help: "Time a database write waited for this process's write slot.", Buckets: writeWaitBuckets}),
 		writeBusy: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Subsystem: "db", Name: "busy_errors_total",
 			Help: "Database writes that failed because the write lock stayed held past the busy wait (database_busy)."}),
+		commitGroup: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Subsystem: "db", Name: "commit_group_size",
+			Help: "Write transactions that shared one commit (group commit).", Buckets: commitGroupBuckets}),
 	}
 	for _, o := range jobOutcomes {
 		m.jobOutcomes.WithLabelValues(o)
@@ -147,7 +154,7 @@ func New(cfg Config) *Metrics {
 		m.deliveries.WithLabelValues(o)
 	}
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.jobAttempts, m.jobOutcomes, m.jobDuration,
-		m.deliveries, m.deliveryDuration, m.writeWait, m.writeBusy,
+		m.deliveries, m.deliveryDuration, m.writeWait, m.writeBusy, m.commitGroup,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -225,3 +232,7 @@ func (m *Metrics) WriteWait(d time.Duration) { m.writeWait.Observe(d.Seconds()) 
 
 // WriteBusy counts a write that failed busy (store.Observer).
 func (m *Metrics) WriteBusy() { m.writeBusy.Inc() }
+
+// GroupCommit observes how many write transactions shared a commit
+// (store.Observer).
+func (m *Metrics) GroupCommit(size int) { m.commitGroup.Observe(float64(size)) }

@@ -84,6 +84,7 @@ func TestScrape(t *testing.T) {
 	m.DeliveryAttempt(webhookworker.OutcomeSucceeded, 15*time.Millisecond)
 	m.WriteWait(3 * time.Millisecond)
 	m.WriteBusy()
+	m.GroupCommit(12)
 
 	code, body := scrape(t, m, "GET", metrics.Path)
 	if code != http.StatusOK {
@@ -116,6 +117,8 @@ func TestScrape(t *testing.T) {
 		`locrisk_db_write_wait_seconds_bucket{le="0.005"} 1`,
 		`locrisk_db_write_wait_seconds_count 1`,
 		`locrisk_db_busy_errors_total 1`,
+		`locrisk_db_commit_group_size_bucket{le="16"} 1`,
+		`locrisk_db_commit_group_size_count 1`,
 		`go_goroutines `,
 	} {
 		if !strings.Contains(body, "\n"+want) {

@@ -41,9 +41,16 @@ func TestQueueDepth(t *testing.T) {
 
 // recordingObserver is an Observer that keeps what it is told.
 type recordingObserver struct {
-	mu    sync.Mutex
-	waits []time.Duration
-	busy  int
+	mu     sync.Mutex
+	waits  []time.Duration
+	busy   int
+	groups []int
+}
+
+func (o *recordingObserver) GroupCommit(size int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.groups = append(o.groups, size)
 }
 
 func (o *recordingObserver) WriteWait(d time.Duration) {

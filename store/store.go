@@ -40,6 +40,11 @@
 // writer ahead stuck on another process's lock (ErrBusy after the busy
 // wait).
 //
+// Write transactions commit in groups (group.go): those that arrive while
+// one commits wait and then share the next transaction and its fsync, each
+// in a savepoint of its own, so the durable commit (SQLite's default
+// synchronous=FULL) is paid once for many requests.
+//
 // Times are stored as fixed-width UTC text (TimeLayout), which sorts
 // correctly as text, and are parsed back into time.Time on the way out.
 //
@@ -62,6 +67,7 @@ import (
 	"modernc.org/sqlite" // also the "sqlite" database/sql driver, pure Go
 
 	"locrisk/secretbox"
+	"locrisk/stmtcache"
 )
 
 // TimeLayout is the database's time format: UTC, millisecond precision,
@@ -189,6 +195,9 @@ type Observer interface {
 	WriteWait(d time.Duration)
 	// WriteBusy is called once for each write that failed with ErrBusy.
 	WriteBusy()
+	// GroupCommit is called once per committed group (group.go) with the
+	// number of write transactions that shared its commit.
+	GroupCommit(size int)
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -196,6 +205,7 @@ type Store struct {
 	db      *sqlx.DB
 	now     func() time.Time
 	slot    *writeSlot // one in-process writer at a time; see the package comment
+	group   *committer // write transactions waiting to commit together (group.go)
 	onFinal []JobFinalHook
 	secrets *secretbox.Box
 	obs     Observer // nil: nothing is measured
@@ -237,6 +247,11 @@ func (w *writeSlot) askLock() (done func()) {
 	return func() { w.lockWaitSince.Store(0) }
 }
 
+// stmtCacheSize bounds the prepared statements each connection keeps.
+// The store runs about a hundred distinct texts (some, such as the purge's
+// IN lists, vary in length); a statement costs a few kilobytes.
+const stmtCacheSize = 256
+
 // Open opens (creating if needed) the SQLite file at path and migrates it to
 // SchemaVersion by applying the embedded migrations it has not had yet. A
 // file from a newer binary (a higher version) is refused with an error.
@@ -264,10 +279,14 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 	if err := initFile(ctx, path); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db, err := sqlx.Open("sqlite", dsn(path))
+	base, err := sqlite.NewConnector(dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	// Each connection keeps the statements it has run prepared (package
+	// stmtcache): the store's statements are a fixed set, run over and
+	// over, and parsing them cost more than running them.
+	db := sqlx.NewDb(sql.OpenDB(stmtcache.New(base, stmtCacheSize)), "sqlite")
 	n := opt.MaxOpenConns
 	if n <= 0 {
 		n = 8
@@ -282,6 +301,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		db:      db,
 		now:     opt.Now,
 		slot:    &writeSlot{ch: make(chan struct{}, 1)},
+		group:   &committer{},
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
@@ -461,6 +481,12 @@ func (s *Store) lockWrite(ctx context.Context) error {
 	if s.obs != nil {
 		defer func() { s.obs.WriteWait(time.Since(start)) }()
 	}
+	return s.lockWriteSince(ctx, start)
+}
+
+// lockWriteSince is lockWrite for a write that began waiting at start
+// (queued for a group commit), which counts towards its waits.
+func (s *Store) lockWriteSince(ctx context.Context, start time.Time) error {
 	if s.busyWait <= 0 {
 		select {
 		case s.slot.ch <- struct{}{}:
@@ -469,6 +495,39 @@ func (s *Store) lockWrite(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	t := time.NewTimer(s.firstWaitCheck(start))
+	defer t.Stop()
+	for {
+		select {
+		case s.slot.ch <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case now := <-t.C:
+			next, err := s.waitedTooLong(now, start)
+			if err != nil {
+				return err
+			}
+			t.Reset(next)
+		}
+	}
+}
+
+// firstWaitCheck is how long after start a write on a view with a busy
+// wait first checks whether to give up waiting (waitedTooLong): not before
+// the busy wait is over, since a writer held up by another process may
+// get the lock within it, as a write outside the queue would.
+func (s *Store) firstWaitCheck(start time.Time) time.Duration {
+	return max(s.busyWait-time.Since(start), 0)
+}
+
+// waitedTooLong decides, at now, for a write on a view with a busy wait
+// that began waiting at start and has waited its busy wait: ErrBusy when
+// the slot's holder has been held up by another process's lock, which
+// everyone behind it would wait out too; ErrWriteQueue past the queue
+// wait (this process's own writers are too many); otherwise nil and when
+// to check again.
+func (s *Store) waitedTooLong(now, start time.Time) (next time.Duration, err error) {
 	queueWait := s.queueWait
 	if queueWait <= 0 {
 		queueWait = DefaultQueueWait
@@ -478,28 +537,14 @@ func (s *Store) lockWrite(ctx context.Context) error {
 	// its busy wait, so with a busy wait shorter than foreignAfter (tests)
 	// it must still be seen held up.
 	heldUpAfter := min(foreignAfter, s.busyWait/2)
-	// No checks before the busy wait is over: a writer held up by
-	// another process may get the lock within it, as a write outside the
-	// queue would.
-	t := time.NewTimer(s.busyWait)
-	defer t.Stop()
-	for {
-		select {
-		case s.slot.ch <- struct{}{}:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case now := <-t.C:
-			if s.slot.heldUp(now, heldUpAfter) {
-				return fmt.Errorf("%w: the writer ahead has waited for another process's lock for %s or more, and this write waited %s",
-					ErrBusy, heldUpAfter, now.Sub(start).Round(time.Millisecond))
-			}
-			if now.Sub(start) >= queueWait {
-				return fmt.Errorf("%w: no write slot within %s", ErrWriteQueue, queueWait)
-			}
-			t.Reset(min(queuePoll, queueWait-now.Sub(start)))
-		}
+	if s.slot.heldUp(now, heldUpAfter) {
+		return 0, fmt.Errorf("%w: the writer ahead has waited for another process's lock for %s or more, and this write waited %s",
+			ErrBusy, heldUpAfter, now.Sub(start).Round(time.Millisecond))
 	}
+	if now.Sub(start) >= queueWait {
+		return 0, fmt.Errorf("%w: no write slot within %s", ErrWriteQueue, queueWait)
+	}
+	return min(queuePoll, queueWait-now.Sub(start)), nil
 }
 
 func (s *Store) unlockWrite() { <-s.slot.ch }
@@ -527,15 +572,27 @@ func (s *Store) observeBusy(err *error) {
 	}
 }
 
-// WithTx runs fn in one write transaction (BEGIN IMMEDIATE) and commits if
-// fn returns nil, else rolls back and returns fn's error unchanged (so
-// sentinel errors survive).
+// WithTx runs fn in one write transaction (BEGIN IMMEDIATE) and returns
+// fn's error unchanged (so sentinel errors survive) once that transaction
+// has committed, or rolled back fn's writes if it failed. The transaction
+// is shared with the functions of concurrent callers, which commit
+// together (group.go); fn's writes are its own all the same: they commit
+// only if fn returns nil, and another function's failure does not undo
+// them.
+//
+// fn runs on the leader's goroutine, after any function queued before it,
+// and without its context's cancellation (a caller that gives up before
+// its turn is not run at all). It must do nothing but database work on tx,
+// and should leave anything that must follow the commit (notifying
+// workers, answering) to after WithTx returns.
 func (s *Store) WithTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
 	defer s.observeBusy(&err)
-	if err := s.lockWrite(ctx); err != nil {
-		return err
-	}
-	defer s.unlockWrite()
+	return s.groupTx(ctx, fn)
+}
+
+// runTx runs fn in one transaction while the caller holds the write slot,
+// on a connection with this view's busy timeout.
+func (s *Store) runTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if s.busyWait > 0 && s.busyWait != DefaultBusyWait {
 		// SQLite's busy timeout belongs to the connection: take one, give
 		// it this view's wait for the transaction, and put the default

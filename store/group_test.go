@@ -1,0 +1,317 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// holdWriter starts a write transaction that keeps the write slot until
+// the returned function is called, so that the writes made meanwhile
+// queue and then commit as one group.
+func holdWriter(t *testing.T, s *Store) (release func()) {
+	t.Helper()
+	held, free, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- s.WithTx(context.Background(), func(*sqlx.Tx) error { close(held); <-free; return nil })
+	}()
+	<-held
+	return func() {
+		close(free)
+		if err := <-done; err != nil {
+			t.Errorf("holding writer: %v", err)
+		}
+	}
+}
+
+// waitQueued waits until n write functions are queued for the next group.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.group.mu.Lock()
+		got := len(s.group.pending)
+		s.group.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued after 10 s, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// groupSizes returns the sizes of the groups committed so far.
+func (o *recordingObserver) groupSizes() []int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.groups)
+}
+
+// TestGroupCommitOutcomesAreTheirOwn: writes queued together commit as
+// one group, and each gets its own outcome. A function that fails after
+// writing is rolled back to its savepoint alone; one that fails before
+// writing keeps its sentinel error; the others commit.
+func TestGroupCommitOutcomesAreTheirOwn(t *testing.T) {
+	obs := &recordingObserver{}
+	s := newStore(t, Options{Observer: obs})
+	ctx := context.Background()
+	insert := func(tx *sqlx.Tx, id string) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+			VALUES (?, 'group', 1, 1, ?)`, id, FormatTime(t0))
+		return err
+	}
+	errTheirs := errors.New("refused after writing")
+	fns := []struct {
+		id      string
+		fn      func(tx *sqlx.Tx) error
+		wantErr error
+		kept    bool
+	}{
+		{"acct_g1", func(tx *sqlx.Tx) error { return insert(tx, "acct_g1") }, nil, true},
+		{"acct_g2", func(tx *sqlx.Tx) error {
+			if err := insert(tx, "acct_g2"); err != nil {
+				return err
+			}
+			return errTheirs
+		}, errTheirs, false},
+		{"acct_g3", func(*sqlx.Tx) error { return ErrLeaseLost }, ErrLeaseLost, false},
+		// The same id as the first: a constraint error, its own.
+		{"acct_g1", func(tx *sqlx.Tx) error { return insert(tx, "acct_g1") }, errAny, true},
+		{"acct_g5", func(tx *sqlx.Tx) error { return insert(tx, "acct_g5") }, nil, true},
+	}
+	release := holdWriter(t, s)
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, f := range fns {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = s.WithTx(ctx, f.fn) }()
+		waitQueued(t, s, i+1) // queue in order
+	}
+	release()
+	wg.Wait()
+	for i, f := range fns {
+		switch {
+		case f.wantErr == nil && errs[i] != nil:
+			t.Errorf("write %d: %v, want success", i, errs[i])
+		case f.wantErr == errAny && errs[i] == nil:
+			t.Errorf("write %d (duplicate id) succeeded", i)
+		case f.wantErr != nil && f.wantErr != errAny && !errors.Is(errs[i], f.wantErr):
+			t.Errorf("write %d: %v, want %v", i, errs[i], f.wantErr)
+		}
+		if got := countRows(t, s, `SELECT COUNT(*) FROM accounts WHERE id = ?`, f.id); (got == 1) != f.kept {
+			t.Errorf("write %d: %d rows of %s, kept = %v", i, got, f.id, f.kept)
+		}
+	}
+	if sizes := obs.groupSizes(); !slices.Contains(sizes, len(fns)) {
+		t.Errorf("group sizes %v: want one group of all %d writes", sizes, len(fns))
+	}
+}
+
+// errAny stands for "some error" in TestGroupCommitOutcomesAreTheirOwn.
+var errAny = errors.New("any error")
+
+// TestGroupCommitQuotaAndIdempotency: issue 16's guarantees inside one
+// group. 50 creates against a remaining quota of 20 give exactly 20 jobs
+// and 30 quota refusals; 20 creates with one idempotency key give one job
+// and 19 replays of it, and a different request under that key a
+// conflict, all in the same group.
+func TestGroupCommitQuotaAndIdempotency(t *testing.T) {
+	obs := &recordingObserver{}
+	s := newStore(t, Options{Observer: obs})
+	ctx := context.Background()
+	quota := newAccount(t, s, 25)
+	for range 5 {
+		if _, _, err := s.CreateJob(ctx, apiJob(quota.ID), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keyed := newAccount(t, s, 100)
+
+	type result struct {
+		job      Job
+		replayed bool
+		err      error
+	}
+	const creates, sameKey = 50, 20
+	results := make([]result, creates+sameKey+1)
+	release := holdWriter(t, s)
+	var wg sync.WaitGroup
+	for i := range results {
+		nj := apiJob(quota.ID)
+		if i >= creates {
+			nj = apiJob(keyed.ID)
+			nj.IdempotencyKey, nj.RequestHash = "one-key", "one-hash"
+			if i == len(results)-1 {
+				nj.RequestHash = "another-hash"
+			}
+		}
+		if i == len(results)-1 {
+			// The different request comes after the 20 with the key.
+			waitQueued(t, s, i)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job, replayed, err := s.CreateJob(ctx, nj, t0)
+			results[i] = result{job, replayed, err}
+		}()
+	}
+	waitQueued(t, s, len(results))
+	release()
+	wg.Wait()
+
+	created, refused := 0, 0
+	for _, r := range results[:creates] {
+		switch {
+		case r.err == nil:
+			created++
+		case errors.Is(r.err, ErrQuotaExceeded):
+			refused++
+		default:
+			t.Errorf("create: %v", r.err)
+		}
+	}
+	if created != 20 || refused != 30 {
+		t.Errorf("50 creates against 20 remaining: %d created, %d refused; want 20 and 30", created, refused)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, quota.ID); n != 25 {
+		t.Errorf("%d jobs stored for the quota account, want 25", n)
+	}
+	if n := countRows(t, s, `SELECT report_jobs FROM quota_usage WHERE account_id = ?`, quota.ID); n != 25 {
+		t.Errorf("quota counter %d, want 25", n)
+	}
+
+	ids, fresh := map[string]bool{}, 0
+	for _, r := range results[creates : creates+sameKey] {
+		if r.err != nil {
+			t.Errorf("create with the key: %v", r.err)
+			continue
+		}
+		ids[r.job.ID] = true
+		if !r.replayed {
+			fresh++
+		}
+	}
+	if len(ids) != 1 || fresh != 1 {
+		t.Errorf("%d creates with one key: job ids %v, %d fresh; want one job, one fresh", sameKey, ids, fresh)
+	}
+	if err := results[len(results)-1].err; !errors.Is(err, ErrIdempotencyConflict) {
+		t.Errorf("another request under the key: %v, want ErrIdempotencyConflict", err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, keyed.ID); n != 1 {
+		t.Errorf("%d jobs stored under the key, want 1", n)
+	}
+	if sizes := obs.groupSizes(); !slices.Contains(sizes, len(results)) {
+		t.Errorf("group sizes %v: want one group of all %d creates", sizes, len(results))
+	}
+}
+
+// TestGroupCommitFailsAsAWhole: when the shared commit fails, no write of
+// the group is kept and every one of them gets the error, not a success.
+// A deferred foreign key violation is what makes COMMIT itself fail.
+func TestGroupCommitFailsAsAWhole(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	release := holdWriter(t, s)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+				if i == 1 {
+					if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+						return err
+					}
+					_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, secret_hash, secret_hint, scopes, created_utc)
+						VALUES ('key_orphan', 'acct_missing', 'h', 'lrk_x', 'reports:read', ?)`, FormatTime(t0))
+					return err
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+					VALUES (?, 'whole', 1, 1, ?)`, fmt.Sprint("acct_w", i), FormatTime(t0))
+				return err
+			})
+		}()
+		waitQueued(t, s, i+1)
+	}
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("write %d succeeded though the commit failed", i)
+		}
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM accounts WHERE name = 'whole'`); n != 0 {
+		t.Errorf("%d rows of a failed group kept", n)
+	}
+	// The store goes on: the next write commits.
+	if _, err := s.CreateAccount(ctx, "after", 1, 1); err != nil {
+		t.Errorf("write after a failed group: %v", err)
+	}
+}
+
+// TestGroupCommitCallerGivesUp: a caller whose context ends while it waits
+// for a group leaves the queue and its function never runs; on a view with
+// a queue wait, waiting past it is ErrWriteQueue. The writes queued beside
+// them commit.
+func TestGroupCommitCallerGivesUp(t *testing.T) {
+	s := newStore(t, Options{})
+	release := holdWriter(t, s)
+	var ran sync.Map
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 3)
+	write := func(name string, s *Store, ctx context.Context) {
+		errs <- s.WithTx(ctx, func(tx *sqlx.Tx) error {
+			ran.Store(name, true)
+			_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+				VALUES (?, 'give-up', 1, 1, ?)`, "acct_"+name, FormatTime(t0))
+			return err
+		})
+	}
+	go write("cancelled", s, ctx)
+	waitQueued(t, s, 1)
+	go write("impatient", s.WithBusyWait(5*time.Millisecond).WithQueueWait(20*time.Millisecond), context.Background())
+	waitQueued(t, s, 2)
+	go write("patient", s, context.Background())
+	waitQueued(t, s, 3)
+	cancel()
+	var got []error
+	for range 2 {
+		got = append(got, <-errs)
+	}
+	release()
+	got = append(got, <-errs)
+	var canceled, queue, ok int
+	for _, err := range got {
+		switch {
+		case errors.Is(err, context.Canceled):
+			canceled++
+		case errors.Is(err, ErrWriteQueue):
+			queue++
+		case err == nil:
+			ok++
+		default:
+			t.Errorf("unexpected %v", err)
+		}
+	}
+	if canceled != 1 || queue != 1 || ok != 1 {
+		t.Errorf("outcomes %v: want one cancelled, one ErrWriteQueue, one success", got)
+	}
+	for _, name := range []string{"cancelled", "impatient"} {
+		if _, ok := ran.Load(name); ok {
+			t.Errorf("the %s caller's function ran", name)
+		}
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM accounts WHERE name = 'give-up'`); n != 1 {
+		t.Errorf("%d rows, want only the patient caller's", n)
+	}
+}
