@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -321,4 +322,87 @@ func TestQuota(t *testing.T) {
 	// A new month, a new quota.
 	e.clock.Set(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	e.createJob(key, 42, -100)
+}
+
+// TestConcurrentCreatesKeepQuotaAndIdempotency: issue 16's guarantees
+// through the handler, with the requests committed in shared groups
+// (README.md, The database file). 50 concurrent creations against a
+// remaining quota of 20 give exactly 20 jobs and 30 quota_exceeded
+// answers; 20 concurrent creations with one Idempotency-Key give one job,
+// created once and replayed 19 times.
+func TestConcurrentCreatesKeepQuotaAndIdempotency(t *testing.T) {
+	// Room for all 50 at once: the per-account share of the request
+	// slots (inflight.go) would turn some away before the store.
+	e := newEnvWith(t, Config{MaxInFlight: 1024})
+	acct := e.account(25, 100000)
+	key := e.allScopesKey(acct)
+	for range 5 {
+		e.createJob(key, 40.7, -74)
+	}
+	post := func(idem string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", jobsPath, strings.NewReader(`{"latitude": 40.7, "longitude": -74}`))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		if idem != "" {
+			r.Header.Set("Idempotency-Key", idem)
+		}
+		rec := httptest.NewRecorder()
+		e.checkedLater(e.h).ServeHTTP(rec, r)
+		return rec
+	}
+
+	var mu sync.Mutex
+	codes := map[string]int{}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			rec := post("")
+			code := fmt.Sprint(rec.Code)
+			if rec.Code != http.StatusAccepted {
+				var body struct{ Error struct{ Code string } }
+				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+					t.Error(err)
+				}
+				code += " " + body.Error.Code
+			}
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes["202"] != 20 || codes["429 quota_exceeded"] != 30 || len(codes) != 2 {
+		t.Errorf("50 concurrent creations against 20 remaining: %v; want 20 x 202 and 30 x 429 quota_exceeded", codes)
+	}
+	if n := e.count(`SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, acct.ID); n != 25 {
+		t.Errorf("%d jobs stored, want 25", n)
+	}
+
+	other := e.account(100, 100000)
+	key = e.allScopesKey(other)
+	ids := map[string]int{}
+	fresh := 0
+	for range 20 {
+		wg.Go(func() {
+			rec := post("one-key")
+			if rec.Code != http.StatusAccepted {
+				t.Errorf("creation with the key: %d %s", rec.Code, rec.Body)
+				return
+			}
+			j := decode[view.Job](t, rec)
+			mu.Lock()
+			defer mu.Unlock()
+			ids[j.JobID]++
+			if rec.Header().Get("Idempotent-Replayed") != "true" {
+				fresh++
+			}
+		})
+	}
+	wg.Wait()
+	if len(ids) != 1 || fresh != 1 {
+		t.Errorf("20 concurrent creations with one key: job ids %v, %d not replayed; want one job, created once", ids, fresh)
+	}
+	if n := e.count(`SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, other.ID); n != 1 {
+		t.Errorf("%d jobs stored under the key, want 1", n)
+	}
 }

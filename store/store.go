@@ -424,7 +424,7 @@ func (s *Store) WithQueueWait(d time.Duration) *Store {
 // before its busy timeout is set. PRAGMA auto_vacuum does need it, even
 // when it changes nothing, so it is not here but in initFile.
 func dsn(path string) string {
-	return initDSN(path) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return initDSN(path) + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)&_txlock=immediate"
 }
 
 // initDSN is the data source name of initFile's connection: the busy
