@@ -7,7 +7,6 @@ import (
 	"flag"
 	"log/slog"
 	"net"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -40,7 +39,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
 	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets at rest (default: the --db file name + \".key\", created if absent)")
-	f.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "report job worker goroutines")
+	f.IntVar(&cfg.workers, "workers", jobs.DefaultWorkers(), "report job worker goroutines")
 	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
 	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")
 	f.IntVar(&cfg.webhookWorkers, "webhook-workers", webhookworker.DefaultWorkers, "webhook delivery attempts in flight at most, whole server")

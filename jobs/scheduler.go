@@ -70,9 +70,18 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
+// DefaultWorkers is the default number of workers: the number of CPUs,
+// and at least 8. A worker spends much of a job waiting for the commits
+// of its claim and its outcome, which the store shares between the
+// writes that arrive together (README.md, The database file), so more
+// workers than CPUs keep the CPUs busy and make each commit serve more
+// jobs: a 100-item batch completed in about two thirds of the time with
+// 8 workers as with 2 on a 2-core machine (BenchmarkBatch100).
+func DefaultWorkers() int { return max(8, runtime.NumCPU()) }
+
 // Config tunes the scheduler; zero fields take the defaults in brackets.
 type Config struct {
-	Workers      int           // worker goroutines [runtime.NumCPU()]
+	Workers      int           // worker goroutines [DefaultWorkers()]
 	MaxAttempts  int           // attempts per job before a transient failure is final [3]
 	Lease        time.Duration // how long a claim holds a job [30s]
 	PollInterval time.Duration // idle workers look for work this often [250ms]
@@ -132,7 +141,7 @@ type Scheduler struct {
 // New makes a scheduler; nothing runs until Run.
 func New(st Store, eng Assessor, cfg Config) *Scheduler {
 	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.NumCPU()
+		cfg.Workers = DefaultWorkers()
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 3

@@ -5,7 +5,11 @@
 //   - Claim: one dispatcher goroutine claims due items, with a lease, while
 //     one of Workers worker slots is free, and hands each to a goroutine of
 //     its own; so at most Workers items are in hand at once, and a burst
-//     fans out over the slots without any wake-up passing.
+//     fans out over the slots without any wake-up passing. A worker that
+//     has settled its item claims the next one for its slot itself, and
+//     gives the slot back to the dispatcher only when nothing is due; busy
+//     workers thus claim side by side, and their claims and outcomes share
+//     the store's commits instead of queueing behind one dispatcher.
 //   - Work: the kind works the item and says how it went (Outcome). Success
 //     is recorded by the kind itself, in the transaction that ends the item.
 //   - Retry policy: a failed attempt that may be retried goes back to the
@@ -249,12 +253,24 @@ func (r *Runner[T]) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		now := r.cfg.Now()
-		r.alarmsPassed(time.Now())
-		item, ok, err := r.kind.Claim(ctx, Claim{Worker: slot, Now: now, Lease: r.cfg.Lease})
+		item, ok, err := r.claim(ctx, slot)
 		if ok {
 			wg.Go(func() {
-				r.work(workCtx, item)
+				// The worker claims its next item itself, as soon as it
+				// has recorded this one, rather than waiting for the
+				// dispatcher: the workers' claims and outcomes then reach
+				// the store together and share its commits (README.md,
+				// The database file).
+				for ok && ctx.Err() == nil {
+					r.work(workCtx, item)
+					if ctx.Err() != nil {
+						break
+					}
+					item, ok, err = r.claim(ctx, slot)
+					if err != nil && ctx.Err() == nil {
+						r.log.Error(r.cfg.Name+" claim failed", "err", err)
+					}
+				}
 				free <- slot
 				// A slot is free, and the outcome may have made an item
 				// due sooner than the dispatcher's sleep: look again.
@@ -280,6 +296,13 @@ func (r *Runner[T]) Run(ctx context.Context) {
 		}
 	}
 	r.drain(&wg, cancelWork)
+}
+
+// claim takes the next due item for slot.
+func (r *Runner[T]) claim(ctx context.Context, slot int) (T, bool, error) {
+	now := r.cfg.Now()
+	r.alarmsPassed(time.Now())
+	return r.kind.Claim(ctx, Claim{Worker: slot, Now: now, Lease: r.cfg.Lease})
 }
 
 // work takes one claimed item through Work and routes a failure.
