@@ -3,6 +3,7 @@ package ids
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewFormAndUniqueness(t *testing.T) {
@@ -35,7 +36,39 @@ func TestHasPrefixRejects(t *testing.T) {
 
 func TestReportIDLowercaseUUID(t *testing.T) {
 	id := NewReportID()
-	if len(id) != 36 || strings.ToLower(id) != id || id[14] != '4' {
+	if len(id) != 36 || strings.ToLower(id) != id || id[14] != '7' {
 		t.Fatalf("bad report id %q", id)
+	}
+	// Later ids sort after earlier ones once the millisecond has changed.
+	time.Sleep(2 * time.Millisecond)
+	if next := NewReportID(); next <= id {
+		t.Errorf("report id %s made after %s sorts before it", next, id)
+	}
+}
+
+// TestNewLeadsWithTheTime: the first 8 characters are the creation time,
+// so ids sort by it; the random part differs between ids of one instant.
+func TestNewLeadsWithTheTime(t *testing.T) {
+	for _, tt := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.UnixMilli(0), "00000000"},
+		{time.UnixMilli(61), "0000000z"},
+		{time.UnixMilli(62), "00000010"},
+		{time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), "0VbqOO8G"},
+	} {
+		id := newAt(Job, tt.at)
+		if got := id[len(Job) : len(Job)+8]; got != tt.want {
+			t.Errorf("time part at %v: %q, want %q", tt.at, got, tt.want)
+		}
+	}
+	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	a, b := newAt(Job, at), newAt(Job, at.Add(time.Millisecond))
+	if !(a < b) {
+		t.Errorf("%s (later) sorts before %s", b, a)
+	}
+	if a == newAt(Job, at) {
+		t.Error("two ids of one instant are equal")
 	}
 }
