@@ -59,6 +59,29 @@ type groupWrite struct {
 	done  bool
 	lead  bool
 	err   error
+	// panicked holds what fn panicked with, to panic with again in the
+	// caller's goroutine; the group goes on without fn's writes.
+	panicked any
+}
+
+// call runs w's function, turning a panic into w's error.
+func (w *groupWrite) call(tx *sqlx.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.panicked = p
+			err = fmt.Errorf("store: write function panicked: %v", p)
+		}
+	}()
+	return w.fn(tx)
+}
+
+// result is w's outcome for its caller: its error, or its function's
+// panic raised again.
+func (w *groupWrite) result() error {
+	if w.panicked != nil {
+		panic(w.panicked)
+	}
+	return w.err
 }
 
 // groupTx runs fn in the next group commit and returns fn's error, or
@@ -76,11 +99,11 @@ func (s *Store) groupTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 			return err
 		}
 		if !w.lead {
-			return w.err
+			return w.result()
 		}
 	}
 	c.lead(w)
-	return w.err
+	return w.result()
 }
 
 // await waits until w is answered or made leader. A caller that gives up
@@ -203,11 +226,11 @@ func (s *Store) commitGroup(group []*groupWrite) {
 			if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
 				return fmt.Errorf("savepoint: %w", err)
 			}
-			// The function's statements run without its cancellation: a
-			// statement interrupted half way would leave the shared
-			// transaction to the savepoint's rollback alone, for the sake
-			// of a few milliseconds.
-			w.err = busy(w.fn(tx))
+			// A caller whose context ends while its function runs has
+			// that function's statement interrupted (the driver's
+			// cancellation): the function fails and its savepoint is
+			// rolled back, as its own transaction would have been.
+			w.err = busy(w.call(tx))
 			if w.err != nil {
 				if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
 					return fmt.Errorf("roll back to savepoint: %w", err)

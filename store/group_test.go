@@ -315,3 +315,44 @@ func TestGroupCommitCallerGivesUp(t *testing.T) {
 		t.Errorf("%d rows, want only the patient caller's", n)
 	}
 }
+
+// TestGroupCommitPanicStaysWithItsCaller: a write function that panics
+// panics in its caller's goroutine, as it would have on its own, while the
+// other writes of its group commit and the store goes on.
+func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 10)
+	release := holdWriter(t, s)
+	recovered := make(chan any, 1)
+	go func() {
+		defer func() { recovered <- recover() }()
+		_ = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+				VALUES ('acct_panic', 'p', 1, 1, ?)`, FormatTime(t0)); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	waitQueued(t, s, 1)
+	other := make(chan error, 1)
+	go func() { _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); other <- err }()
+	waitQueued(t, s, 2)
+	release()
+	if p := <-recovered; p != "boom" {
+		t.Errorf("the panicking caller recovered %v, want boom", p)
+	}
+	if err := <-other; err != nil {
+		t.Errorf("the write beside it: %v", err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM accounts WHERE id = 'acct_panic'`); n != 0 {
+		t.Error("the panicking function's write was kept")
+	}
+	if _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); err != nil {
+		t.Errorf("write after the panic: %v", err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 2 {
+		t.Errorf("%d jobs, want 2", n)
+	}
+}

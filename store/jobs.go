@@ -657,8 +657,10 @@ func (s *Store) ReleaseJob(ctx context.Context, jobID, owner string, now time.Ti
 
 func (s *Store) requeue(ctx context.Context, jobID, owner, set string, args []any, now time.Time) error {
 	args = append(args, FormatTime(now), jobID, owner)
-	err := s.withWriteLock(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `UPDATE report_jobs SET status = 'queued', lease_owner = NULL,
+	// A transaction of its own (not a bare statement) so that it shares
+	// the commit of the writes beside it (group.go).
+	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE report_jobs SET status = 'queued', lease_owner = NULL,
 			lease_expires_utc = NULL, `+set+`, updated_utc = ?
 			WHERE id = ? AND status = 'processing' AND lease_owner = ?`, args...)
 		if err != nil {
