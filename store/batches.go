@@ -118,8 +118,10 @@ func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b 
 	}
 	now = truncMs(now)
 	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		batchID := ids.New(ids.Batch)
+		replayed = false
 		if nb.IdempotencyKey != "" {
-			id, found, err := lookupIdempotency(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, now)
+			id, found, err := takeIdempotencyKey(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, batchID, now)
 			if err != nil {
 				return err
 			}
@@ -137,7 +139,7 @@ func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b 
 			return err
 		}
 		b = Batch{
-			ID: ids.New(ids.Batch), AccountID: nb.AccountID, Name: nb.Name, TotalItems: len(nb.Items),
+			ID: batchID, AccountID: nb.AccountID, Name: nb.Name, TotalItems: len(nb.Items),
 			Status: BatchProcessing, Counts: BatchCounts{Queued: valid, Rejected: len(nb.Items) - valid},
 			CreatedUTC: now,
 		}
@@ -177,9 +179,6 @@ func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b 
 				jobID, code, msg); err != nil {
 				return fmt.Errorf("insert batch item %d: %w", i+1, err)
 			}
-		}
-		if nb.IdempotencyKey != "" {
-			return rememberIdempotency(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, b.ID, now)
 		}
 		return nil
 	})

@@ -182,8 +182,13 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 	}
 	now = truncMs(now)
 	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		job, replayed = Job{
+			ID: ids.New(ids.Job), AccountID: j.AccountID, Bucket: j.Bucket,
+			Latitude: j.Latitude, Longitude: j.Longitude, Status: StatusQueued,
+			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
+		}, false
 		if j.IdempotencyKey != "" {
-			id, found, err := lookupIdempotency(ctx, tx, j.AccountID, kindReportJob, j.IdempotencyKey, j.RequestHash, now)
+			id, found, err := takeIdempotencyKey(ctx, tx, j.AccountID, kindReportJob, j.IdempotencyKey, j.RequestHash, job.ID, now)
 			if err != nil {
 				return err
 			}
@@ -196,18 +201,7 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 		if err := useQuota(ctx, tx, j.AccountID, 1, now); err != nil {
 			return err
 		}
-		job = Job{
-			ID: ids.New(ids.Job), AccountID: j.AccountID, Bucket: j.Bucket,
-			Latitude: j.Latitude, Longitude: j.Longitude, Status: StatusQueued,
-			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
-		}
-		if err := insertJob(ctx, tx, job); err != nil {
-			return err
-		}
-		if j.IdempotencyKey != "" {
-			return rememberIdempotency(ctx, tx, j.AccountID, kindReportJob, j.IdempotencyKey, j.RequestHash, job.ID, now)
-		}
-		return nil
+		return insertJob(ctx, tx, job)
 	})
 	if err != nil {
 		return Job{}, false, fmt.Errorf("create job: %w", err)
@@ -228,21 +222,34 @@ func insertJob(ctx context.Context, tx *sqlx.Tx, j Job) error {
 	return nil
 }
 
-// lookupIdempotency finds a live idempotency key. found with the resource id
-// when key and hash match; ErrIdempotencyConflict when the hash differs. An
-// expired key is deleted so the caller can remember the key afresh.
-// Must run inside the write transaction that will also remember the key.
-func lookupIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash string, now time.Time) (string, bool, error) {
+// takeIdempotencyKey records key (with hash) as making resourceID, the
+// resource the caller is about to create, unless the key is live: then
+// found is true with the resource it made, or the error is
+// ErrIdempotencyConflict when hash differs. An expired key is taken over.
+// Must run inside the write transaction that creates the resource, so
+// that the key and the resource commit or roll back together.
+//
+// In the common case, a new key, this is one statement; a live key
+// costs a second read, and an expired one an update.
+func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, kind, key) DO NOTHING`,
+		accountID, kind, key, hash, resourceID, FormatTime(now))
+	if err != nil {
+		return "", false, fmt.Errorf("remember idempotency key: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", false, fmt.Errorf("remember idempotency key: %w", err)
+	} else if n == 1 {
+		return "", false, nil
+	}
 	var row struct {
 		Hash       string `db:"request_hash"`
 		ResourceID string `db:"resource_id"`
 		CreatedUTC string `db:"created_utc"`
 	}
-	err := tx.GetContext(ctx, &row, `SELECT request_hash, resource_id, created_utc FROM idempotency_keys
+	err = tx.GetContext(ctx, &row, `SELECT request_hash, resource_id, created_utc FROM idempotency_keys
 		WHERE account_id = ? AND kind = ? AND key = ?`, accountID, kind, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
 	if err != nil {
 		return "", false, fmt.Errorf("idempotency lookup: %w", err)
 	}
@@ -251,8 +258,9 @@ func lookupIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, h
 		return "", false, err
 	}
 	if !created.After(now.Add(-IdempotencyTTL)) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND kind = ? AND key = ?`, accountID, kind, key); err != nil {
-			return "", false, fmt.Errorf("forget expired idempotency key: %w", err)
+		if _, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET request_hash = ?, resource_id = ?, created_utc = ?
+			WHERE account_id = ? AND kind = ? AND key = ?`, hash, resourceID, FormatTime(now), accountID, kind, key); err != nil {
+			return "", false, fmt.Errorf("take over expired idempotency key: %w", err)
 		}
 		return "", false, nil
 	}
@@ -260,15 +268,6 @@ func lookupIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, h
 		return "", false, ErrIdempotencyConflict
 	}
 	return row.ResourceID, true, nil
-}
-
-func rememberIdempotency(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc)
-		VALUES (?, ?, ?, ?, ?, ?)`, accountID, kind, key, hash, resourceID, FormatTime(now))
-	if err != nil {
-		return fmt.Errorf("remember idempotency key: %w", err)
-	}
-	return nil
 }
 
 // quotaUsage returns the account's monthly quota and the jobs it created in
