@@ -1,7 +1,7 @@
 package store
 
 // Group commit: the write transactions of concurrent callers share one
-// SQLite transaction and so one commit, one fsync (README.md, Performance).
+// SQLite transaction and so one commit, one fsync (README.md, The database file).
 //
 // Every WithTx call queues its function. The caller that finds no group
 // forming leads: it waits for the write slot (lockWrite), takes every
