@@ -216,6 +216,15 @@ func (c *committer) lead(leader *groupWrite) {
 // no longer usable), every function that had succeeded gets that error,
 // since none of their writes committed.
 func (s *Store) commitGroup(group []*groupWrite) {
+	if len(group) == 1 {
+		// Alone, the function's transaction is its own: no savepoint,
+		// its failure rolls the transaction back.
+		w := group[0]
+		if w.err = w.ctx.Err(); w.err == nil {
+			w.err = s.runTx(context.WithoutCancel(w.ctx), w.call)
+		}
+		return
+	}
 	run := func(tx *sqlx.Tx) error {
 		ctx := context.WithoutCancel(group[0].ctx)
 		for _, w := range group {

@@ -355,4 +355,16 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 2 {
 		t.Errorf("%d jobs, want 2", n)
 	}
+	// Alone in its group too.
+	func() {
+		defer func() {
+			if p := recover(); p != "alone" {
+				t.Errorf("a lone panicking write recovered %v, want alone", p)
+			}
+		}()
+		_ = s.WithTx(ctx, func(*sqlx.Tx) error { panic("alone") })
+	}()
+	if _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); err != nil {
+		t.Errorf("write after a lone panic: %v", err)
+	}
 }
