@@ -1,8 +1,8 @@
 // Package ids makes the identifiers of docs/api.md (Identifiers): a
 // prefix such as "job_" followed by 24 base62 characters, the first 8 the
 // creation time in milliseconds and the other 16 random (about 95 bits,
-// from crypto/rand), and the report UUIDs (version 7: time, then 74
-// random bits).
+// from crypto/rand), and the report UUIDs (version 7: the time, a
+// sub-millisecond sequence, then 62 random bits).
 //
 // Both lead with the time so that a new row's primary key lands at the
 // end of its B-tree, beside the rows created just before it, rather than
@@ -37,7 +37,7 @@ const (
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // timeLen and randomLen are the lengths of the two parts of identifiers.
-// 62^8 milliseconds reach the year 8877; 16 base62 characters carry
+// 62^8 milliseconds reach the year 8888; 16 base62 characters carry
 // log2(62)*16 = 95.3 bits.
 const (
 	timeLen   = 8

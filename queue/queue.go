@@ -261,7 +261,10 @@ func (r *Runner[T]) Run(ctx context.Context) {
 				// dispatcher: the workers' claims and outcomes then reach
 				// the store together and share its commits (README.md,
 				// The database file).
-				for ok && ctx.Err() == nil {
+				// An item claimed is always worked (or, cut short by the
+				// drain, released), even when shutdown began while its
+				// claim committed.
+				for ok {
 					r.work(workCtx, item)
 					if ctx.Err() != nil {
 						break

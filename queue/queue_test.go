@@ -591,3 +591,41 @@ func TestPolicies(t *testing.T) {
 		}
 	}
 }
+
+// shutdownDuringClaim is a kind whose second claim succeeds just as
+// shutdown begins, as a store's claim can when its commit was already
+// under way.
+type shutdownDuringClaim struct {
+	*fakeKind
+	mu     sync.Mutex
+	n      int
+	cancel func()
+}
+
+func (k *shutdownDuringClaim) Claim(ctx context.Context, c Claim) (*claimed, bool, error) {
+	it, ok, err := k.fakeKind.Claim(context.WithoutCancel(ctx), c)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.n++; k.n == 2 {
+		k.cancel()
+	}
+	return it, ok, err
+}
+
+// TestClaimAtShutdownIsWorked: an item a worker claimed for itself is
+// worked (or released) even when shutdown began during its claim, never
+// left leased until its lease runs out.
+func TestClaimAtShutdownIsWorked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(nil)
+		f.add("a", time.Now())
+		f.add("b", time.Now())
+		ctx, cancel := context.WithCancel(context.Background())
+		k := &shutdownDuringClaim{fakeKind: f, cancel: cancel}
+		New[*claimed](k, Config{Workers: 1, DrainTimeout: 100 * time.Millisecond, PollInterval: time.Hour,
+			Logger: slog.New(slog.DiscardHandler)}).Run(ctx)
+		if it := f.item("b"); it.final == "" && !it.leased.IsZero() {
+			t.Errorf("item b claimed (attempt %d) but neither worked nor released (events %q)", it.attempts, f.snapshot())
+		}
+	})
+}

@@ -179,7 +179,7 @@ func (s *Store) SetAccountDisabled(ctx context.Context, id string, disabled bool
 // in the same transaction.
 func (s *Store) changeAccount(ctx context.Context, id, set string, args ...any) (Account, error) {
 	var a Account
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE accounts SET `+set+` WHERE id = ?`, append(args, id)...)
 		if err != nil {
 			return err

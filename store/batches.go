@@ -117,7 +117,7 @@ func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b 
 		}
 	}
 	now = truncMs(now)
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		batchID := ids.New(ids.Batch)
 		replayed = false
 		if nb.IdempotencyKey != "" {

@@ -182,7 +182,7 @@ func TestConnectionsOpenWhileLocked(t *testing.T) {
 	// Make the pool open a new connection for the view's transaction.
 	s.db.SetMaxIdleConns(0)
 	s.db.SetMaxIdleConns(8)
-	err = s.WithBusyWait(50*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
+	err = s.WithBusyWait(50*time.Millisecond).WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil })
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("a view's write under the lock: %v, want ErrBusy", err)
 	}
@@ -206,7 +206,7 @@ func TestWriteQueueIsNotBusy(t *testing.T) {
 		errs := make(chan error, writers)
 		for i := range writers {
 			go func() {
-				errs <- v.WithTx(ctx, func(tx *sqlx.Tx) error {
+				errs <- v.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 					time.Sleep(hold)
 					_, err := tx.ExecContext(ctx, "INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc) VALUES (?, 'q', 1, 1, ?)",
 						fmt.Sprintf("acct_q%d", i), FormatTime(time.Now()))
@@ -229,10 +229,10 @@ func TestWriteQueueIsNotBusy(t *testing.T) {
 		held := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			done <- s.WithTx(ctx, func(*sqlx.Tx) error { close(held); time.Sleep(300 * time.Millisecond); return nil })
+			done <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { close(held); time.Sleep(300 * time.Millisecond); return nil })
 		}()
 		<-held
-		err := s.WithBusyWait(10*time.Millisecond).WithQueueWait(60*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
+		err := s.WithBusyWait(10*time.Millisecond).WithQueueWait(60*time.Millisecond).WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil })
 		if !errors.Is(err, ErrWriteQueue) || errors.Is(err, ErrBusy) {
 			t.Errorf("write queued past the queue wait: %v, want ErrWriteQueue", err)
 		}
@@ -255,7 +255,7 @@ func TestWriteQueueIsNotBusy(t *testing.T) {
 		errs := make(chan error, writers)
 		start := time.Now()
 		for range writers {
-			go func() { errs <- v.WithTx(ctx, func(*sqlx.Tx) error { return nil }) }()
+			go func() { errs <- v.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
 		}
 		for range writers {
 			if err := <-errs; !errors.Is(err, ErrBusy) {

@@ -24,6 +24,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -47,7 +48,7 @@ type committer struct {
 type groupWrite struct {
 	ctx    context.Context
 	view   *Store // the caller's view: its busy and queue waits apply while it leads
-	fn     func(tx *sqlx.Tx) error
+	fn     func(ctx context.Context, tx *sqlx.Tx) error
 	queued time.Time
 
 	// Set under committer.mu. taken: a leader has taken the function into
@@ -64,7 +65,16 @@ type groupWrite struct {
 	panicked any
 }
 
-// call runs w's function, turning a panic into w's error.
+// errLeaderExited is the outcome of the functions of a group whose
+// leader's goroutine ended before the commit (runtime.Goexit in one of
+// them): nothing of theirs was committed.
+var errLeaderExited = errors.New("store: the write group's goroutine exited before its commit")
+
+// call runs w's function, turning a panic into w's error. The function
+// gets its caller's context without the cancellation: SQLite answers a
+// write statement interrupted inside a transaction by rolling back the
+// whole transaction, which here is the group's. A caller that gives up
+// before its turn is not run at all.
 func (w *groupWrite) call(tx *sqlx.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -72,7 +82,7 @@ func (w *groupWrite) call(tx *sqlx.Tx) (err error) {
 			err = fmt.Errorf("store: write function panicked: %v", p)
 		}
 	}()
-	return w.fn(tx)
+	return w.fn(context.WithoutCancel(w.ctx), tx)
 }
 
 // result is w's outcome for its caller: its error, or its function's
@@ -86,7 +96,7 @@ func (w *groupWrite) result() error {
 
 // groupTx runs fn in the next group commit and returns fn's error, or
 // the group's when the group as a whole could not commit.
-func (s *Store) groupTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+func (s *Store) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
 	c := s.group
 	w := &groupWrite{ctx: ctx, view: s, fn: fn, queued: time.Now(), wake: make(chan struct{})}
 	c.mu.Lock()
@@ -108,8 +118,10 @@ func (s *Store) groupTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 
 // await waits until w is answered or made leader. A caller that gives up
 // first (its context ends, or on a view with a busy wait, the waits of
-// lockWrite run out) leaves the queue with that error, unless its function
-// has already been taken into a group, whose outcome it must then learn.
+// lockWrite run out: the leader ahead is held up by another process's
+// lock, or this process's writes queue too long) leaves the queue with
+// that error, unless its function has already been taken into a group,
+// whose outcome it must then learn.
 func (c *committer) await(w *groupWrite) error {
 	s := w.view
 	if s.busyWait > 0 {
@@ -146,6 +158,7 @@ func (c *committer) giveUp(w *groupWrite, err error) error {
 	if !w.taken && !w.lead {
 		c.pending = removeWrite(c.pending, w)
 		c.mu.Unlock()
+		w.view.observeWait(w)
 		return err
 	}
 	c.mu.Unlock()
@@ -153,47 +166,85 @@ func (c *committer) giveUp(w *groupWrite, err error) error {
 	return nil
 }
 
-// lead is the leader's work: wait for the slot, take the queue, run it as
-// one transaction, answer everyone in it, and hand the lead to the first
-// caller that queued meanwhile.
+// lead is the leader's work: wait for the write slot and SQLite's write
+// lock, take the queue, run it as one transaction, answer everyone in it,
+// and hand the lead to the first caller that queued meanwhile. The group
+// is taken only once the transaction holds the lock, so that while the
+// leader waits for it (another process holds it) every other caller
+// still waits by its own rules (await) and may give up.
 func (c *committer) lead(leader *groupWrite) {
 	s := leader.view
-	lockErr := s.lockWriteSince(context.WithoutCancel(leader.ctx), leader.queued)
-	c.mu.Lock()
 	var group []*groupWrite
-	if lockErr != nil {
-		// Only the leader has waited its full wait; the others may still
-		// get the slot within theirs.
-		c.pending = removeWrite(c.pending, leader)
-		group = []*groupWrite{leader}
-	} else {
-		n := min(len(c.pending), maxGroup)
-		group = append(group, c.pending[:n]...)
-		c.pending = append([]*groupWrite(nil), c.pending[n:]...)
-		for _, w := range group {
-			w.taken = true
+	committed := false
+	// Deferred, so that the callers are answered and the lead handed on
+	// even if the goroutine ends inside a function (runtime.Goexit).
+	defer func() { c.handOff(leader, group, committed) }()
+
+	if err := s.lockWriteSince(leader.ctx, leader.queued); err != nil {
+		c.leaveAlone(leader, err)
+		return
+	}
+	defer s.unlockWrite()
+	err := s.runTx(context.WithoutCancel(leader.ctx), func(tx *sqlx.Tx) error {
+		group = c.take()
+		return runGroup(tx, group)
+	})
+	if group == nil {
+		// The transaction did not begin (another process's lock outlasted
+		// the leader's busy wait): only the leader has waited its full
+		// wait; the others may still get the lock within theirs.
+		c.leaveAlone(leader, err)
+		return
+	}
+	for _, w := range group {
+		if w.err == nil {
+			w.err = err // nil, or why none of the group's writes committed
 		}
+	}
+	if err == nil && s.obs != nil {
+		s.obs.GroupCommit(len(group))
+	}
+	committed = true
+}
+
+// leaveAlone fails the leader with err before any group was taken.
+func (c *committer) leaveAlone(leader *groupWrite, err error) {
+	c.mu.Lock()
+	c.pending = removeWrite(c.pending, leader)
+	c.mu.Unlock()
+	leader.err = err
+	leader.view.observeWait(leader)
+}
+
+// take takes the group from the queue: every function queued, in order,
+// up to maxGroup (the leader's is the first).
+func (c *committer) take() []*groupWrite {
+	c.mu.Lock()
+	n := min(len(c.pending), maxGroup)
+	group := append([]*groupWrite(nil), c.pending[:n]...)
+	c.pending = append([]*groupWrite(nil), c.pending[n:]...)
+	for _, w := range group {
+		w.taken = true
 	}
 	c.mu.Unlock()
-
-	if s.obs != nil {
-		now := time.Now()
-		for _, w := range group {
-			s.obs.WriteWait(now.Sub(w.queued))
-		}
-	}
-	if lockErr != nil {
-		leader.err = lockErr
-	} else {
-		s.commitGroup(group)
-		s.unlockWrite()
-		if s.obs != nil {
-			s.obs.GroupCommit(len(group))
-		}
-	}
-
-	c.mu.Lock()
 	for _, w := range group {
+		w.view.observeWait(w)
+	}
+	return group
+}
+
+// handOff answers the group's callers (the leader returns by itself) and
+// makes the first caller still queued the next leader. committed is false
+// when the leader's goroutine is ending before the group's outcome was
+// settled: the functions without an error of their own then get
+// errLeaderExited.
+func (c *committer) handOff(leader *groupWrite, group []*groupWrite, committed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range group {
+		if !committed && w.err == nil {
+			w.err = errLeaderExited
+		}
 		if w != leader {
 			w.done = true
 			close(w.wake)
@@ -206,59 +257,42 @@ func (c *committer) lead(leader *groupWrite) {
 	} else {
 		c.leading = false
 	}
-	c.mu.Unlock()
 }
 
-// commitGroup runs the group's functions in one transaction and sets each
-// one's err. Each runs inside a savepoint, rolled back if it fails; a
-// function whose caller has given up is not run. If the transaction cannot
-// begin or commit, or a savepoint cannot be rolled back (the connection is
-// no longer usable), every function that had succeeded gets that error,
-// since none of their writes committed.
-func (s *Store) commitGroup(group []*groupWrite) {
+// runGroup runs the group's functions in tx and sets each one's err. A
+// function alone runs as its own transaction: its error rolls tx back.
+// Otherwise each runs inside a savepoint, rolled back if it fails, and a
+// function whose caller has given up is not run; runGroup fails (and tx
+// is rolled back) only if a savepoint cannot be made, rolled back or
+// released, the connection being no longer usable.
+func runGroup(tx *sqlx.Tx, group []*groupWrite) error {
 	if len(group) == 1 {
-		// Alone, the function's transaction is its own: no savepoint,
-		// its failure rolls the transaction back.
 		w := group[0]
 		if w.err = w.ctx.Err(); w.err == nil {
-			w.err = s.runTx(context.WithoutCancel(w.ctx), w.call)
-		}
-		return
-	}
-	run := func(tx *sqlx.Tx) error {
-		ctx := context.WithoutCancel(group[0].ctx)
-		for _, w := range group {
-			if err := w.ctx.Err(); err != nil {
-				w.err = err
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
-				return fmt.Errorf("savepoint: %w", err)
-			}
-			// A caller whose context ends while its function runs has
-			// that function's statement interrupted (the driver's
-			// cancellation): the function fails and its savepoint is
-			// rolled back, as its own transaction would have been.
 			w.err = busy(w.call(tx))
-			if w.err != nil {
-				if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
-					return fmt.Errorf("roll back to savepoint: %w", err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `RELEASE write`); err != nil {
-				return fmt.Errorf("release savepoint: %w", err)
+		}
+		return w.err
+	}
+	ctx := context.Background()
+	for _, w := range group {
+		if err := w.ctx.Err(); err != nil {
+			w.err = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		w.err = busy(w.call(tx))
+		if w.err != nil {
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
+				return fmt.Errorf("roll back to savepoint: %w", err)
 			}
 		}
-		return nil
-	}
-	err := s.runTx(context.WithoutCancel(group[0].ctx), run)
-	if err != nil {
-		for _, w := range group {
-			if w.err == nil {
-				w.err = err
-			}
+		if _, err := tx.ExecContext(ctx, `RELEASE write`); err != nil {
+			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}
+	return nil
 }
 
 // removeWrite returns ws without w (which it may modify in place).

@@ -19,7 +19,7 @@ func holdWriter(t *testing.T, s *Store) (release func()) {
 	t.Helper()
 	held, free, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- s.WithTx(context.Background(), func(*sqlx.Tx) error { close(held); <-free; return nil })
+		done <- s.WithTx(context.Background(), func(context.Context, *sqlx.Tx) error { close(held); <-free; return nil })
 	}()
 	<-held
 	return func() {
@@ -71,21 +71,21 @@ func TestGroupCommitOutcomesAreTheirOwn(t *testing.T) {
 	errTheirs := errors.New("refused after writing")
 	fns := []struct {
 		id      string
-		fn      func(tx *sqlx.Tx) error
+		fn      func(ctx context.Context, tx *sqlx.Tx) error
 		wantErr error
 		kept    bool
 	}{
-		{"acct_g1", func(tx *sqlx.Tx) error { return insert(tx, "acct_g1") }, nil, true},
-		{"acct_g2", func(tx *sqlx.Tx) error {
+		{"acct_g1", func(ctx context.Context, tx *sqlx.Tx) error { return insert(tx, "acct_g1") }, nil, true},
+		{"acct_g2", func(ctx context.Context, tx *sqlx.Tx) error {
 			if err := insert(tx, "acct_g2"); err != nil {
 				return err
 			}
 			return errTheirs
 		}, errTheirs, false},
-		{"acct_g3", func(*sqlx.Tx) error { return ErrLeaseLost }, ErrLeaseLost, false},
+		{"acct_g3", func(context.Context, *sqlx.Tx) error { return ErrLeaseLost }, ErrLeaseLost, false},
 		// The same id as the first: a constraint error, its own.
-		{"acct_g1", func(tx *sqlx.Tx) error { return insert(tx, "acct_g1") }, errAny, true},
-		{"acct_g5", func(tx *sqlx.Tx) error { return insert(tx, "acct_g5") }, nil, true},
+		{"acct_g1", func(ctx context.Context, tx *sqlx.Tx) error { return insert(tx, "acct_g1") }, errAny, true},
+		{"acct_g5", func(ctx context.Context, tx *sqlx.Tx) error { return insert(tx, "acct_g5") }, nil, true},
 	}
 	release := holdWriter(t, s)
 	errs := make([]error, len(fns))
@@ -227,7 +227,7 @@ func TestGroupCommitFailsAsAWhole(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+			errs[i] = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 				if i == 1 {
 					if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
 						return err
@@ -270,7 +270,7 @@ func TestGroupCommitCallerGivesUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 3)
 	write := func(name string, s *Store, ctx context.Context) {
-		errs <- s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		errs <- s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 			ran.Store(name, true)
 			_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
 				VALUES (?, 'give-up', 1, 1, ?)`, "acct_"+name, FormatTime(t0))
@@ -327,7 +327,7 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 	recovered := make(chan any, 1)
 	go func() {
 		defer func() { recovered <- recover() }()
-		_ = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		_ = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
 				VALUES ('acct_panic', 'p', 1, 1, ?)`, FormatTime(t0)); err != nil {
 				return err
@@ -362,9 +362,145 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 				t.Errorf("a lone panicking write recovered %v, want alone", p)
 			}
 		}()
-		_ = s.WithTx(ctx, func(*sqlx.Tx) error { panic("alone") })
+		_ = s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { panic("alone") })
 	}()
 	if _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); err != nil {
 		t.Errorf("write after a lone panic: %v", err)
+	}
+}
+
+// foreignLock holds SQLite's write lock from another connection (as a
+// sqlite3 shell inside BEGIN IMMEDIATE would) until release is called.
+func foreignLock(t *testing.T, s *Store) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	var path string
+	if err := s.db.GetContext(ctx, &path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sqlx.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := other.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_, _ = conn.ExecContext(ctx, "ROLLBACK")
+		conn.Close()
+		other.Close()
+	}
+}
+
+// TestGroupCommitEachCallerKeepsItsBusyWait: while a leader with the
+// default busy wait (5 s) waits for another process's lock, a request
+// queued behind it through a view with a 300 ms busy wait still gets
+// ErrBusy after about its own wait, not the leader's: callers are taken
+// into a group only once the group's transaction holds the lock.
+func TestGroupCommitEachCallerKeepsItsBusyWait(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	release := foreignLock(t, s)
+	defer release()
+	leader := make(chan error, 1)
+	go func() { leader <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
+	waitQueued(t, s, 1)
+	time.Sleep(20 * time.Millisecond) // the leader is asking SQLite for the lock
+	start := time.Now()
+	err := s.WithBusyWait(300*time.Millisecond).WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil })
+	if took := time.Since(start); !errors.Is(err, ErrBusy) || took > 3*time.Second {
+		t.Errorf("request behind a held-up leader: %v after %s; want ErrBusy after about 300 ms", err, took.Round(time.Millisecond))
+	}
+	release()
+	if err := <-leader; err != nil {
+		t.Errorf("leader after the lock was released: %v", err)
+	}
+}
+
+// TestGroupCommitCancelDoesNotInterruptTheGroup: a function's statements
+// run on the context WithTx hands it, without the caller's cancellation,
+// because SQLite rolls back the whole transaction, the group's, when a
+// write statement inside it is interrupted. A caller cancelled while its
+// long statement runs therefore costs nobody else their writes.
+func TestGroupCommitCancelDoesNotInterruptTheGroup(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	insert := func(ctx context.Context, tx *sqlx.Tx, id string) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+			VALUES (?, 'grp', 1, 1, ?)`, id, FormatTime(t0))
+		return err
+	}
+	release := holdWriter(t, s)
+	errs := make(chan error, 3)
+	go func() {
+		errs <- s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return insert(ctx, tx, "acct_a") })
+	}()
+	waitQueued(t, s, 1)
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		errs <- s.WithTx(cctx, func(ctx context.Context, tx *sqlx.Tx) error {
+			time.AfterFunc(20*time.Millisecond, cancel) // the client goes away meanwhile
+			_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+				SELECT 'acct_slow', 'grp', 1, 1, '' WHERE (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+					SELECT COUNT(*) FROM n) > 0`)
+			return err
+		})
+	}()
+	waitQueued(t, s, 2)
+	go func() {
+		errs <- s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return insert(ctx, tx, "acct_c") })
+	}()
+	waitQueued(t, s, 3)
+	release()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Errorf("a caller of the group failed: %v", err)
+		}
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM accounts WHERE name = 'grp'`); n != 3 {
+		t.Errorf("%d rows of the group committed, want 3", n)
+	}
+}
+
+// TestGroupCommitLeaderHonoursItsContext: a caller that leads gives up
+// when its context ends while it waits for the write slot, and the caller
+// queued behind it goes on.
+func TestGroupCommitLeaderHonoursItsContext(t *testing.T) {
+	s := newStore(t, Options{})
+	a := newAccount(t, s, 10)
+	s.slot.ch <- struct{}{} // a writer outside the groups holds the slot
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	led := make(chan error, 1)
+	start := time.Now()
+	go func() { led <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
+	waitQueued(t, s, 1)
+	behind := make(chan error, 1)
+	go func() { _, _, err := s.CreateJob(context.Background(), apiJob(a.ID), t0); behind <- err }()
+	waitQueued(t, s, 2)
+	if err := <-led; !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Errorf("leader with a 100 ms deadline: %v after %s", err, time.Since(start).Round(time.Millisecond))
+	}
+	<-s.slot.ch
+	if err := <-behind; err != nil {
+		t.Errorf("the caller behind the leader: %v", err)
+	}
+}
+
+// TestIdempotencyKeyOfUnknownAccount: creating for an unknown account with
+// an idempotency key is ErrNotFound, as without one.
+func TestIdempotencyKeyOfUnknownAccount(t *testing.T) {
+	s := newStore(t, Options{})
+	nj := NewJob{AccountID: "acct_nope", Latitude: 1, Longitude: 1, IdempotencyKey: "k", RequestHash: "h"}
+	if _, _, err := s.CreateJob(context.Background(), nj, t0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("job: %v, want ErrNotFound", err)
+	}
+	nb := NewBatch{AccountID: "acct_nope", IdempotencyKey: "k", RequestHash: "h", Items: []NewBatchItem{{ExternalID: "1", Latitude: new(1.0), Longitude: new(2.0)}}}
+	if _, _, err := s.CreateBatch(context.Background(), nb, t0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("batch: %v, want ErrNotFound", err)
 	}
 }

@@ -181,7 +181,7 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 		return Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", ErrInvalid)
 	}
 	now = truncMs(now)
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		job, replayed = Job{
 			ID: ids.New(ids.Job), AccountID: j.AccountID, Bucket: j.Bucket,
 			Latitude: j.Latitude, Longitude: j.Longitude, Status: StatusQueued,
@@ -236,6 +236,10 @@ func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, 
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, kind, key) DO NOTHING`,
 		accountID, kind, key, hash, resourceID, FormatTime(now))
 	if err != nil {
+		// An unknown account fails the foreign key: say so plainly.
+		if _, aerr := getAccount(ctx, tx, accountID); aerr != nil {
+			return "", false, aerr
+		}
 		return "", false, fmt.Errorf("remember idempotency key: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
@@ -365,7 +369,7 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (Job, error) {
 	now = truncMs(now)
 	var job Job
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var r jobRow
 		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = ?, updated_utc = ?,
 			error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
@@ -440,7 +444,7 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	}
 	var r jobRow
 	reclaimed := false
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		id, err := pickJob(ctx, tx, nowS)
 		if err != nil {
 			return err
@@ -553,7 +557,7 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r Report, 
 		r.GeneratedUTC = now
 	}
 	var job Job
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var row jobRow
 		err := tx.GetContext(ctx, &row, `UPDATE report_jobs SET status = 'completed', report_id = ?,
 			completed_utc = ?, updated_utc = ?, lease_owner = NULL, lease_expires_utc = NULL,
@@ -586,7 +590,7 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r Report, 
 func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (Job, error) {
 	now = truncMs(now)
 	var job Job
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var row jobRow
 		err := tx.GetContext(ctx, &row, `UPDATE report_jobs SET status = 'failed',
 			error_code = ?, error_message = ?, error_transient = ?,
@@ -658,7 +662,7 @@ func (s *Store) requeue(ctx context.Context, jobID, owner, set string, args []an
 	args = append(args, FormatTime(now), jobID, owner)
 	// A transaction of its own (not a bare statement) so that it shares
 	// the commit of the writes beside it (group.go).
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE report_jobs SET status = 'queued', lease_owner = NULL,
 			lease_expires_utc = NULL, `+set+`, updated_utc = ?
 			WHERE id = ? AND status = 'processing' AND lease_owner = ?`, args...)

@@ -549,7 +549,7 @@ func TestOneReportPerJob(t *testing.T) {
 	ctx := context.Background()
 	a := newAccount(t, s, 10)
 	j := makeJobIn(t, s, a.ID, StatusCompleted, false)
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		return insertReport(ctx, tx, Report{ID: "11111111-1111-4111-8111-111111111111", JobID: j.ID, AccountID: a.ID, GeneratedUTC: t0, Body: []byte("{}")})
 	})
 	if err == nil {
@@ -963,7 +963,7 @@ func claimed(t *testing.T, s *Store, job *Job, owner string) func() error {
 // fillAt queues n jobs for the account, created and runnable at at.
 func fillAt(t *testing.T, s *Store, accountID string, n int, at time.Time) {
 	t.Helper()
-	err := s.WithTx(context.Background(), func(tx *sqlx.Tx) error {
+	err := s.WithTx(context.Background(), func(ctx context.Context, tx *sqlx.Tx) error {
 		for range n {
 			j := Job{ID: ids.New(ids.Job), AccountID: accountID, Bucket: BucketBulk, Latitude: 30, Longitude: -90,
 				Status: StatusQueued, RunAfterUTC: at, CreatedUTC: at, UpdatedUTC: at}

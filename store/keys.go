@@ -251,7 +251,7 @@ func (s *Store) CreateKey(ctx context.Context, k NewKey) (APIKey, string, error)
 		key.ExpiresUTC = &t
 		expires = sql.NullString{String: FormatTime(t), Valid: true}
 	}
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := getAccount(ctx, tx, k.AccountID); err != nil {
 			return err
 		}
@@ -407,7 +407,7 @@ func (s *Store) RecordKeyUse(ctx context.Context, uses []KeyUse) error {
 	if len(uses) == 0 {
 		return nil
 	}
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		for _, u := range uses {
 			at := FormatTime(truncMs(u.At))
 			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_utc = ?

@@ -220,7 +220,7 @@ func fill(t *testing.T, s *Store, accountID string, n int) {
 	for n > 0 {
 		k := min(n, 5000)
 		now := truncMs(time.Now())
-		err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 			for range k {
 				j := Job{ID: ids.New(ids.Job), AccountID: accountID, Bucket: BucketBulk, Latitude: 30, Longitude: -90,
 					Status: StatusQueued, RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now}

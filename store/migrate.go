@@ -116,7 +116,7 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	busyRetries := 0
 	for {
 		done := false
-		err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 			var v int
 			if err := tx.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
 				return fmt.Errorf("read schema version: %w", err)

@@ -156,7 +156,7 @@ func (s *Store) purgeWalk(ctx context.Context, st purgeStep, p PurgePolicy, c *P
 		n := 0
 		var chunk PurgeCounts
 		next := cur
-		err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 			rows, err := tx.QueryContext(ctx, st.pick, st.cutoff, next[0], next[1], limit)
 			if err != nil {
 				return fmt.Errorf("pick: %w", err)

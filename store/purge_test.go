@@ -46,7 +46,7 @@ func finishJob(t testing.TB, s *Store, acct string, created, ended time.Time, st
 func jobEvent(t testing.TB, s *Store, acct, jobID, status string, at time.Time, endpoints ...string) {
 	t.Helper()
 	ctx := context.Background()
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		ds, err := insertWebhookEvent(ctx, tx, WebhookEvent{ID: ids.New(ids.Event), AccountID: acct, Type: evFailed,
 			JobID: jobID, Body: []byte(`{}`), CreatedUTC: at}, endpoints)
 		if err != nil {

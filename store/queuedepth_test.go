@@ -81,7 +81,7 @@ func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 	held := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- s.WithTx(ctx, func(*sqlx.Tx) error {
+		done <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error {
 			close(held)
 			time.Sleep(hold)
 			return nil
@@ -89,7 +89,7 @@ func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 	}()
 	<-held
 	// The short view outwaits its busy wait behind our own writer.
-	if err := s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil }); err != nil {
+	if err := s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }); err != nil {
 		t.Fatalf("short wait behind our own writer: %v, want nil", err)
 	}
 	if err := <-done; err != nil {
@@ -106,7 +106,7 @@ func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
-	err = s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(*sqlx.Tx) error { return nil })
+	err = s.WithBusyWait(10*time.Millisecond).WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil })
 	if _, rerr := conn.ExecContext(ctx, "ROLLBACK"); rerr != nil {
 		t.Fatal(rerr)
 	}

@@ -27,7 +27,7 @@ func (s *Store) LoadReference(ctx context.Context, key string) ([]byte, error) {
 // SaveReference keeps body under key and drops every other key: a reference
 // for another data version or methodology is never read again.
 func (s *Store) SaveReference(ctx context.Context, key string, body []byte) error {
-	return s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	return s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM reference_cache WHERE cache_key <> ?`, key); err != nil {
 			return fmt.Errorf("clear reference cache: %w", err)
 		}

@@ -61,7 +61,7 @@ func (s *Store) AddRequestStats(ctx context.Context, rows []HourStats) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		for _, r := range rows {
 			if err := addHourStats(ctx, tx, r); err != nil {
 				return err

@@ -51,7 +51,7 @@ func (s *Store) sealSecrets(ctx context.Context) error {
 		ID     string `db:"id"`
 		Secret string `db:"signing_secret"`
 	}
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var rows []row
 		if err := tx.SelectContext(ctx, &rows, `SELECT id, signing_secret FROM webhook_endpoints`); err != nil {
 			return fmt.Errorf("read signing secrets: %w", err)

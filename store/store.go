@@ -195,8 +195,8 @@ type Observer interface {
 	WriteWait(d time.Duration)
 	// WriteBusy is called once for each write that failed with ErrBusy.
 	WriteBusy()
-	// GroupCommit is called once per committed group (group.go) with the
-	// number of write transactions that shared its commit.
+	// GroupCommit is called once per group (group.go) whose commit
+	// succeeded, with the number of write transactions that shared it.
 	GroupCommit(size int)
 }
 
@@ -564,6 +564,14 @@ func (s *Store) withWriteLock(ctx context.Context, fn func() error) (err error) 
 	return busy(fn())
 }
 
+// observeWait tells the observer how long w waited in the group queue,
+// when it was taken into a group or gave up.
+func (s *Store) observeWait(w *groupWrite) {
+	if s.obs != nil {
+		s.obs.WriteWait(time.Since(w.queued))
+	}
+}
+
 // observeBusy tells the observer of a write that ended with *err marked
 // ErrBusy; deferred by the writers.
 func (s *Store) observeBusy(err *error) {
@@ -580,12 +588,15 @@ func (s *Store) observeBusy(err *error) {
 // only if fn returns nil, and another function's failure does not undo
 // them.
 //
-// fn runs on the leader's goroutine, after any function queued before it,
-// and without its context's cancellation (a caller that gives up before
-// its turn is not run at all). It must do nothing but database work on tx,
-// and should leave anything that must follow the commit (notifying
+// fn runs on the group leader's goroutine, after the functions queued
+// before it. Its ctx is the caller's context without the cancellation: use
+// it, not the caller's, for the statements, because SQLite answers a write
+// statement interrupted inside a transaction by rolling back the whole
+// transaction, the other callers' writes with it. A caller that gives up
+// before its turn is not run at all. fn must do nothing but database work
+// on tx, and leave anything that must follow the commit (notifying
 // workers, answering) to after WithTx returns.
-func (s *Store) WithTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+func (s *Store) WithTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
 	defer s.observeBusy(&err)
 	return s.groupTx(ctx, fn)
 }
@@ -634,6 +645,9 @@ func inTx(ctx context.Context, slot *writeSlot, db interface {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", busy(err))
 	}
+	// Rolls back if fn never returns (runtime.Goexit); after the commit or
+	// the rollback below it does nothing.
+	defer func() { _ = tx.Rollback() }()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return busy(err)
@@ -705,7 +719,7 @@ var errProbeDone = errors.New("probe done")
 // WithBusyWait it waits at most that long for a lock another process holds,
 // then fails with ErrBusy. The readiness check (GET /readyz) uses it.
 func (s *Store) ProbeWrite(ctx context.Context) error {
-	err := s.WithTx(ctx, func(*sqlx.Tx) error { return errProbeDone })
+	err := s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return errProbeDone })
 	if errors.Is(err, errProbeDone) {
 		return nil
 	}

@@ -250,7 +250,7 @@ func TestWithTxRollsBack(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
 	boom := errors.New("boom")
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
 			VALUES ('acct_x', 'x', 1, 1, '2026-01-01T00:00:00.000Z')`); err != nil {
 			return err

@@ -189,7 +189,7 @@ func usageInsertDelivery(t *testing.T, s *Store, acct, jobID, status string, cre
 		}
 		return FormatTime(*p)
 	}
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, account_id, name, url, events, signing_secret, created_utc)
 			VALUES (?, ?, 'n', 'https://example.com/h', 'report.job.failed', 'whsec_x', ?)`, ep, acct, FormatTime(created)); err != nil {
 			return err

@@ -268,7 +268,7 @@ func TestMigration9KeepsWebhookRows(t *testing.T) {
 	if err := s.db.SelectContext(ctx, &bad, `PRAGMA foreign_key_check`); err != nil || len(bad) != 0 {
 		t.Errorf("foreign key check: %v %v", bad, err)
 	}
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		ev := testEvent(t0)
 		ev.AccountID = a.ID
 		_, err := insertWebhookEvent(ctx, tx, ev, nil)

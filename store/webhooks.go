@@ -124,7 +124,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne NewWebhookEndpoint
 	if err != nil {
 		return WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
 	}
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var active int
 		if err := tx.GetContext(ctx, &active, countActiveEndpoints, ne.AccountID); err != nil {
 			return fmt.Errorf("count active endpoints: %w", err)
@@ -203,7 +203,7 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, accountID, id string) (W
 // Another account's endpoint is ErrNotFound.
 func (s *Store) DisableWebhookEndpoint(ctx context.Context, accountID, id string, now time.Time) error {
 	now = truncMs(now)
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var active bool
 		err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ? AND account_id = ?`, id, accountID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -402,7 +402,7 @@ func (s *Store) QueueTestWebhook(ctx context.Context, accountID, endpointID stri
 	ev.CreatedUTC = truncMs(ev.CreatedUTC)
 	ev.AccountID = accountID
 	var d WebhookDelivery
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if err := activeEndpoint(ctx, tx, accountID, endpointID); err != nil {
 			return err
 		}
@@ -429,7 +429,7 @@ func (s *Store) QueueTestWebhook(ctx context.Context, accountID, endpointID stri
 func (s *Store) RedeliverWebhook(ctx context.Context, accountID, deliveryID string, now time.Time) (WebhookDelivery, error) {
 	nowS := FormatTime(truncMs(now))
 	var d WebhookDelivery
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var cur struct {
 			Status     string `db:"status"`
 			EndpointID string `db:"endpoint_id"`
@@ -623,7 +623,7 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 	leaseUntil := now.Add(lease)
 	var t DeliveryTask
 	found := false
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		// Only a delivery with a lease can be pending for a disabled
 		// endpoint (disabling ends the others; a release ends it too), so
 		// the leased rows are the only ones to look at.
@@ -741,7 +741,7 @@ type DeliveryAttempt struct {
 func (s *Store) RecordWebhookAttempt(ctx context.Context, t DeliveryTask, a DeliveryAttempt, now time.Time) (string, error) {
 	now = truncMs(now)
 	status := DeliveryPending
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var active bool
 		if err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ?`, t.EndpointID); err != nil {
 			return fmt.Errorf("read endpoint %s: %w", t.EndpointID, err)

@@ -50,7 +50,7 @@ func newEvent(t testing.TB, s *Store, acct, typ string, at time.Time) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	err = s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		eps, err := webhookSubscribers(ctx, tx, acct, typ)
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 	// An event rolled back with its transaction leaves nothing.
 	j, _, _ := s.CreateJob(ctx, apiJob(a.ID), t0)
 	boom := errors.New("boom")
-	err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := insertWebhookEvent(ctx, tx, WebhookEvent{ID: ids.New(ids.Event), AccountID: a.ID, Type: evFailed,
 			JobID: j.ID, Body: []byte(`{}`), CreatedUTC: t0}, []string{both.ID}); err != nil {
 			return err
