@@ -2,14 +2,17 @@ package store
 
 // Usage and operations queries: the current billing period, the daily
 // history by bucket, and the job, batch and webhook parts of the operations
-// summary. Everything here is read-only and computed from the job, batch and
-// delivery tables themselves (GROUP BY over indexed ranges), so it can never
-// disagree with them and needs no bookkeeping of its own.
+// summary. Everything here is read-only. Usage reads the per-day counters
+// that migration 010's triggers keep in the transaction of every change to
+// a job, so its cost does not grow with the jobs; the operations summary
+// counts ranges of indexes that lead with the account and the status, so
+// it reads only the window's entries (README.md, "Durable job creation and
+// scale").
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -39,35 +42,31 @@ func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Created, 0) }
 
 // PeriodUsage returns the account's usage in now's billing period.
 // ErrNotFound for an unknown account.
+//
+// It sums the period's days of usage_daily (migration 010), whose triggers
+// count each job on the day it was created by its status now: at most 31
+// days times 3 buckets, whatever the number of jobs.
 func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (PeriodUsage, error) {
 	a, err := getAccount(ctx, s.db, accountID)
 	if err != nil {
 		return PeriodUsage{}, err
 	}
 	u := PeriodUsage{Limit: a.MonthlyQuota, Start: MonthStart(now), End: NextMonthStart(now)}
-	var rows []struct {
-		Status string `db:"status"`
-		N      int    `db:"n"`
+	var c struct {
+		Queued     int `db:"queued"`
+		Processing int `db:"processing"`
+		Completed  int `db:"completed"`
+		Failed     int `db:"failed"`
 	}
-	err = s.db.SelectContext(ctx, &rows, `SELECT status, COUNT(*) AS n FROM report_jobs
-		WHERE account_id = ? AND created_utc >= ? AND created_utc < ? GROUP BY status`,
-		accountID, FormatTime(u.Start), FormatTime(u.End))
+	err = s.db.GetContext(ctx, &c, `SELECT COALESCE(SUM(queued), 0) AS queued, COALESCE(SUM(processing), 0) AS processing,
+			COALESCE(SUM(completed), 0) AS completed, COALESCE(SUM(failed), 0) AS failed
+		FROM usage_daily WHERE account_id = ? AND day >= ? AND day < ?`,
+		accountID, u.Start.Format(dayLayout), u.End.Format(dayLayout))
 	if err != nil {
 		return PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	for _, r := range rows {
-		u.Created += r.N
-		switch r.Status {
-		case StatusQueued:
-			u.Queued = r.N
-		case StatusProcessing:
-			u.Processing = r.N
-		case StatusCompleted:
-			u.Completed = r.N
-		case StatusFailed:
-			u.Failed = r.N
-		}
-	}
+	u.Queued, u.Processing, u.Completed, u.Failed = c.Queued, c.Processing, c.Completed, c.Failed
+	u.Created = c.Queued + c.Processing + c.Completed + c.Failed
 	return u, nil
 }
 
@@ -108,55 +107,26 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 	from := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 0, days)
 	type key struct{ day, bucket string }
-	type counts struct{ created, completed, failed int }
-	got := map[key]*counts{}
-	at := func(k key) *counts {
-		c := got[k]
-		if c == nil {
-			c = &counts{}
-			got[k] = c
-		}
-		return c
+	// One range of usage_daily's primary key (migration 010): at most
+	// days times 3 rows, whatever the number of jobs. The triggers that
+	// keep it count exactly what the definition of DailyUsage says.
+	var rows []struct {
+		Day       string `db:"day"`
+		Bucket    string `db:"bucket"`
+		Created   int    `db:"created"`
+		Completed int    `db:"ended_completed"`
+		Failed    int    `db:"ended_failed"`
 	}
-
-	// Two range scans, one per index: creations by created_utc
-	// (report_jobs_by_account) and final states by completed_utc
-	// (report_jobs_by_completion). The day is the date prefix of the
-	// fixed-width UTC text.
-	var created []struct {
-		Day    string `db:"day"`
-		Bucket string `db:"bucket"`
-		N      int    `db:"n"`
-	}
-	err := s.db.SelectContext(ctx, &created, `SELECT substr(created_utc, 1, 10) AS day, bucket, COUNT(*) AS n
-		FROM report_jobs WHERE account_id = ? AND created_utc >= ? AND created_utc < ?
-		GROUP BY day, bucket`, accountID, FormatTime(from), FormatTime(to))
+	err := s.db.SelectContext(ctx, &rows, `SELECT day, bucket, queued + processing + completed + failed AS created,
+			ended_completed, ended_failed
+		FROM usage_daily WHERE account_id = ? AND day >= ? AND day < ?`,
+		accountID, from.Format(dayLayout), to.Format(dayLayout))
 	if err != nil {
-		return nil, fmt.Errorf("usage history of %s: jobs created: %w", accountID, err)
+		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
 	}
-	for _, r := range created {
-		at(key{r.Day, r.Bucket}).created = r.N
-	}
-	var ended []struct {
-		Day    string `db:"day"`
-		Bucket string `db:"bucket"`
-		Status string `db:"status"`
-		N      int    `db:"n"`
-	}
-	err = s.db.SelectContext(ctx, &ended, `SELECT substr(completed_utc, 1, 10) AS day, bucket, status, COUNT(*) AS n
-		FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ?
-		  AND status IN ('completed', 'failed')
-		GROUP BY day, bucket, status`, accountID, FormatTime(from), FormatTime(to))
-	if err != nil {
-		return nil, fmt.Errorf("usage history of %s: jobs ended: %w", accountID, err)
-	}
-	for _, r := range ended {
-		c := at(key{r.Day, r.Bucket})
-		if r.Status == StatusCompleted {
-			c.completed = r.N
-		} else {
-			c.failed = r.N
-		}
+	got := make(map[key]DailyUsage, len(rows))
+	for _, r := range rows {
+		got[key{r.Day, r.Bucket}] = DailyUsage{ReportJobs: r.Created, Completed: r.Completed, Failed: r.Failed}
 	}
 
 	out := make([]DailyUsage, 0, days*len(buckets))
@@ -164,10 +134,8 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 		day := from.AddDate(0, 0, d)
 		ds := day.Format(dayLayout)
 		for _, b := range buckets {
-			u := DailyUsage{Day: day, Bucket: b}
-			if c := got[key{ds, b}]; c != nil {
-				u.ReportJobs, u.Completed, u.Failed = c.created, c.completed, c.failed
-			}
+			u := got[key{ds, b}]
+			u.Day, u.Bucket = day, b
 			out = append(out, u)
 		}
 	}
@@ -245,20 +213,11 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 	if o.Jobs, err = jobOps(ctx, s.db, accountID, fromS, toS); err != nil {
 		return OpsSummary{}, fmt.Errorf("operations summary of %s: %w", accountID, err)
 	}
-	err = s.db.GetContext(ctx, &o.Batches, `SELECT
-		(SELECT COUNT(*) FROM batches WHERE account_id = ? AND created_utc >= ? AND created_utc < ?) AS created,
-		(SELECT COUNT(*) FROM batches WHERE account_id = ? AND status = 'processing') AS processing,
-		(SELECT COUNT(*) FROM batches WHERE account_id = ? AND status = 'completed' AND completed_utc >= ? AND completed_utc < ?) AS completed`,
-		accountID, fromS, toS, accountID, accountID, fromS, toS)
+	err = s.db.GetContext(ctx, &o.Batches, batchOpsCounts, accountID, fromS, toS)
 	if err != nil {
 		return OpsSummary{}, fmt.Errorf("operations summary of %s: batches: %w", accountID, err)
 	}
-	err = s.db.GetContext(ctx, &o.Webhooks, `SELECT
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND created_utc >= ? AND created_utc < ?) AS deliveries,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND status = 'succeeded' AND delivered_utc >= ? AND delivered_utc < ?) AS succeeded,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND status = 'failed' AND COALESCE(last_attempt_utc, created_utc) >= ? AND COALESCE(last_attempt_utc, created_utc) < ?) AS failed,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND status = 'pending') AS pending`,
-		accountID, fromS, toS, accountID, fromS, toS, accountID, fromS, toS, accountID)
+	err = s.db.GetContext(ctx, &o.Webhooks, webhookOpsCounts, accountID, fromS, toS)
 	if err != nil {
 		return OpsSummary{}, fmt.Errorf("operations summary of %s: webhooks: %w", accountID, err)
 	}
@@ -277,63 +236,90 @@ func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOp
 		Queued     int `db:"queued"`
 		Processing int `db:"processing"`
 	}
-	err := q.GetContext(ctx, &c, `SELECT
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ? AND created_utc >= ? AND created_utc < ?) AS created,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'completed') AS completed,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'failed') AS failed,
-		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued' AND account_id = ?) AS queued,
-		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing' AND account_id = ?) AS processing`,
-		accountID, fromS, toS, accountID, fromS, toS, accountID, fromS, toS, accountID, accountID)
+	err := q.GetContext(ctx, &c, jobOpsCounts, accountID, fromS, toS)
 	if err != nil {
 		return JobOps{}, fmt.Errorf("job counts: %w", err)
 	}
 	j.Created, j.Completed, j.Failed, j.Queued, j.Processing = c.Created, c.Completed, c.Failed, c.Queued, c.Processing
 
-	// Completion times are computed here from the rows: a window holds at
-	// most a few hundred thousand jobs, and exact percentiles beat a
-	// histogram's interpolation.
-	var rows []struct {
-		Created   string `db:"created_utc"`
-		Completed string `db:"completed_utc"`
+	// The percentiles are exact (nearest rank, as nearestRank computes
+	// them), computed by SQLite over report_jobs_ended, which holds both
+	// times: only two values come back, however many jobs completed in
+	// the window.
+	var p struct {
+		P50 sql.NullInt64 `db:"p50"`
+		P95 sql.NullInt64 `db:"p95"`
 	}
-	err = q.SelectContext(ctx, &rows, `SELECT created_utc, completed_utc FROM report_jobs
-		WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'completed'`,
-		accountID, fromS, toS)
-	if err != nil {
+	if err := q.GetContext(ctx, &p, jobOpsPercentiles, accountID, fromS, toS); err != nil {
 		return JobOps{}, fmt.Errorf("job completion times: %w", err)
 	}
-	ds := make([]time.Duration, 0, len(rows))
-	for _, r := range rows {
-		c, err := ParseTime(r.Created)
-		if err != nil {
-			return JobOps{}, err
+	ms := func(n sql.NullInt64) *time.Duration {
+		if !n.Valid {
+			return nil
 		}
-		d, err := ParseTime(r.Completed)
-		if err != nil {
-			return JobOps{}, err
-		}
-		ds = append(ds, max(d.Sub(c), 0))
+		d := time.Duration(n.Int64) * time.Millisecond
+		return &d
 	}
-	j.CompletionP50 = nearestRank(ds, 0.50)
-	j.CompletionP95 = nearestRank(ds, 0.95)
+	j.CompletionP50, j.CompletionP95 = ms(p.P50), ms(p.P95)
 	return j, nil
 }
 
-// nearestRank is the p-th percentile (0 < p <= 1) of ds by the nearest-rank
-// method: the smallest value with at least p of the values at or below it,
-// always one of the values. It sorts ds. nil for no values.
-func nearestRank(ds []time.Duration, p float64) *time.Duration {
-	if len(ds) == 0 {
-		return nil
-	}
-	slices.Sort(ds)
-	// p*n computed in float can land a hair above an integer (0.95*20);
-	// the epsilon keeps an exact rank exact.
-	rank := int(math.Ceil(p*float64(len(ds)) - 1e-9))
-	rank = min(max(rank, 1), len(ds))
-	v := ds[rank-1]
-	return &v
-}
+// The operations summary's queries, one constant each so that
+// TestOpsSummaryQueryPlans checks the very text OpsSummary runs. Every
+// parameter is numbered: ?1 the account, ?2 and ?3 the window [from, to).
+const (
+	// jobOpsCounts: created by report_jobs_by_account; completed and
+	// failed by report_jobs_ended; queued and processing now by the
+	// queue's own indexes.
+	jobOpsCounts = `SELECT
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'completed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS completed,
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS failed,
+		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued' AND account_id = ?1) AS queued,
+		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing' AND account_id = ?1) AS processing`
+	// jobOpsPercentiles: the completion time (completed_utc -
+	// created_utc, in whole milliseconds, as both are stored; never
+	// negative) of the jobs completed in the window, at the nearest ranks
+	// ceil(n*50/100) and ceil(n*95/100) in integer arithmetic. julianday
+	// keeps milliseconds (a double's error there is far below 1 ms), and
+	// round() brings the difference back to whole milliseconds. NULLs
+	// when no job completed in the window.
+	jobOpsPercentiles = `SELECT MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50,
+			MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
+		FROM (SELECT d, ROW_NUMBER() OVER (ORDER BY d) AS rn, COUNT(*) OVER () AS n
+			FROM (SELECT MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER)) AS d
+				FROM report_jobs WHERE account_id = ?1 AND status = 'completed'
+				  AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3))`
+	// batchOpsCounts: created by batches_by_account; processing and
+	// completed by batches_by_status.
+	batchOpsCounts = `SELECT
+		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
+		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND status = 'processing') AS processing,
+		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND status = 'completed' AND completed_utc >= ?2 AND completed_utc < ?3) AS completed`
+	// webhookOpsCounts: created by webhook_deliveries_by_account;
+	// succeeded and pending by webhook_deliveries_by_status; failed by
+	// webhook_deliveries_failed.
+	webhookOpsCounts = `SELECT
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS deliveries,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'succeeded' AND delivered_utc >= ?2 AND delivered_utc < ?3) AS succeeded,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'failed' AND COALESCE(last_attempt_utc, created_utc) >= ?2 AND COALESCE(last_attempt_utc, created_utc) < ?3) AS failed,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'pending') AS pending`
+	// recentFailuresQuery: each side newest first along its index
+	// (report_jobs_ended, webhook_deliveries_failed), limited on its own
+	// (?4), then merged; ids break ties so the order is stable. ?5 is
+	// CodeWebhookDeliveryFailed.
+	recentFailuresQuery = `SELECT * FROM (
+		SELECT 'report_job' AS kind, id, COALESCE(error_code, '') AS code, COALESCE(error_message, '') AS message, completed_utc AS occurred
+		FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3
+		ORDER BY completed_utc DESC, id DESC LIMIT ?4)
+	UNION ALL SELECT * FROM (
+		SELECT 'webhook_delivery' AS kind, id, ?5 AS code,
+			COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status ELSE 'delivery failed' END) AS message,
+			COALESCE(last_attempt_utc, created_utc) AS occurred
+		FROM webhook_deliveries WHERE account_id = ?1 AND status = 'failed'
+		  AND COALESCE(last_attempt_utc, created_utc) >= ?2 AND COALESCE(last_attempt_utc, created_utc) < ?3
+		ORDER BY occurred DESC, id DESC LIMIT ?4)`
+)
 
 func recentFailures(ctx context.Context, q queryer, accountID, fromS, toS string, limit int) ([]Failure, error) {
 	if limit <= 0 {
@@ -346,20 +332,7 @@ func recentFailures(ctx context.Context, q queryer, accountID, fromS, toS string
 		Message  string `db:"message"`
 		Occurred string `db:"occurred"`
 	}
-	// Each side is limited on its own (index order), then the union is
-	// merged; ids break ties so the order is stable.
-	err := q.SelectContext(ctx, &rows, `SELECT * FROM (
-		SELECT 'report_job' AS kind, id, COALESCE(error_code, '') AS code, COALESCE(error_message, '') AS message, completed_utc AS occurred
-		FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'failed'
-		ORDER BY completed_utc DESC, id DESC LIMIT ?)
-	UNION ALL SELECT * FROM (
-		SELECT 'webhook_delivery' AS kind, id, ? AS code,
-			COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status ELSE 'delivery failed' END) AS message,
-			COALESCE(last_attempt_utc, created_utc) AS occurred
-		FROM webhook_deliveries WHERE account_id = ? AND status = 'failed'
-		  AND COALESCE(last_attempt_utc, created_utc) >= ? AND COALESCE(last_attempt_utc, created_utc) < ?
-		ORDER BY occurred DESC, id DESC LIMIT ?)`,
-		accountID, fromS, toS, limit, CodeWebhookDeliveryFailed, accountID, fromS, toS, limit)
+	err := q.SelectContext(ctx, &rows, recentFailuresQuery, accountID, fromS, toS, limit, CodeWebhookDeliveryFailed)
 	if err != nil {
 		return nil, fmt.Errorf("recent failures: %w", err)
 	}

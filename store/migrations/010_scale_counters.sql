@@ -1,0 +1,202 @@
+-- Migration 10: counters and indexes that keep the usage, batch and
+-- operations reads at a constant cost however many jobs the file holds
+-- (schema version 10; README.md, "Durable job creation and scale").
+--
+-- The counters are kept by triggers, not by the Go code that writes jobs:
+-- every statement that inserts, updates or deletes a job, a batch item or
+-- a batch keeps them right in its own transaction, whichever code path
+-- runs it, so they cannot drift from the rows they count. Each one is
+-- backfilled below from the rows an older file holds.
+
+-- Usage per account, UTC day and bucket (store.PeriodUsage and
+-- store.UsageHistory). queued .. failed count the jobs created that day
+-- (by created_utc) by their status now, so their sum is the day's jobs
+-- created and a month's sums are the month's usage by current status.
+-- ended_completed and ended_failed count the jobs that are completed or
+-- failed now and reached that state that day (by completed_utc), so a
+-- failed job that is retried leaves its day's count (docs/api.md, Usage).
+-- A deleted job (the retention purge) leaves every count it was in.
+CREATE TABLE usage_daily (
+    account_id      TEXT NOT NULL,
+    day             TEXT NOT NULL,                      -- 'YYYY-MM-DD', UTC
+    bucket          TEXT NOT NULL,
+    queued          INTEGER NOT NULL DEFAULT 0,
+    processing      INTEGER NOT NULL DEFAULT 0,
+    completed       INTEGER NOT NULL DEFAULT 0,
+    failed          INTEGER NOT NULL DEFAULT 0,
+    ended_completed INTEGER NOT NULL DEFAULT 0,
+    ended_failed    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, day, bucket)
+) WITHOUT ROWID;
+
+INSERT INTO usage_daily (account_id, day, bucket, queued, processing, completed, failed)
+    SELECT account_id, substr(created_utc, 1, 10), bucket,
+        SUM(status = 'queued'), SUM(status = 'processing'), SUM(status = 'completed'), SUM(status = 'failed')
+    FROM report_jobs GROUP BY 1, 2, 3;
+INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
+    SELECT account_id, substr(completed_utc, 1, 10), bucket, SUM(status = 'completed'), SUM(status = 'failed')
+    FROM report_jobs WHERE completed_utc IS NOT NULL AND status IN ('completed', 'failed') GROUP BY 1, 2, 3
+    ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+        ended_completed = excluded.ended_completed, ended_failed = excluded.ended_failed;
+
+CREATE TRIGGER report_jobs_usage_insert AFTER INSERT ON report_jobs
+BEGIN
+    INSERT INTO usage_daily (account_id, day, bucket, queued, processing, completed, failed)
+        VALUES (new.account_id, substr(new.created_utc, 1, 10), new.bucket,
+            new.status = 'queued', new.status = 'processing', new.status = 'completed', new.status = 'failed')
+        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+            queued = queued + excluded.queued, processing = processing + excluded.processing,
+            completed = completed + excluded.completed, failed = failed + excluded.failed;
+    INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
+        SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
+            new.status = 'completed', new.status = 'failed'
+        WHERE new.completed_utc IS NOT NULL AND new.status IN ('completed', 'failed')
+        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+            ended_completed = ended_completed + excluded.ended_completed,
+            ended_failed = ended_failed + excluded.ended_failed;
+END;
+
+CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF status, completed_utc ON report_jobs
+    WHEN old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc
+BEGIN
+    UPDATE usage_daily SET
+            queued = queued - (old.status = 'queued') + (new.status = 'queued'),
+            processing = processing - (old.status = 'processing') + (new.status = 'processing'),
+            completed = completed - (old.status = 'completed') + (new.status = 'completed'),
+            failed = failed - (old.status = 'failed') + (new.status = 'failed')
+        WHERE old.status IS NOT new.status
+          AND account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
+    UPDATE usage_daily SET
+            ended_completed = ended_completed - (old.status = 'completed'),
+            ended_failed = ended_failed - (old.status = 'failed')
+        WHERE old.completed_utc IS NOT NULL AND old.status IN ('completed', 'failed')
+          AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
+    INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
+        SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
+            new.status = 'completed', new.status = 'failed'
+        WHERE new.completed_utc IS NOT NULL AND new.status IN ('completed', 'failed')
+        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+            ended_completed = ended_completed + excluded.ended_completed,
+            ended_failed = ended_failed + excluded.ended_failed;
+END;
+
+CREATE TRIGGER report_jobs_usage_delete AFTER DELETE ON report_jobs
+BEGIN
+    UPDATE usage_daily SET
+            queued = queued - (old.status = 'queued'),
+            processing = processing - (old.status = 'processing'),
+            completed = completed - (old.status = 'completed'),
+            failed = failed - (old.status = 'failed')
+        WHERE account_id = old.account_id AND day = substr(old.created_utc, 1, 10) AND bucket = old.bucket;
+    UPDATE usage_daily SET
+            ended_completed = ended_completed - (old.status = 'completed'),
+            ended_failed = ended_failed - (old.status = 'failed')
+        WHERE old.completed_utc IS NOT NULL AND old.status IN ('completed', 'failed')
+          AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
+END;
+
+-- Item counts on the batch (store.GetBatch, ListBatches): the items whose
+-- job is in each status now, the rejected items, and, while no item is
+-- queued or processing, the latest end (completed_utc) of its jobs, which
+-- is when the batch completed (NULL when it has no job: every item was
+-- rejected, and the batch completed at its creation). They are the API's
+-- own columns: status and completed_utc stay syncBatchStatus's, which the
+-- batch.completed event hangs on.
+ALTER TABLE batches ADD COLUMN items_queued INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN items_processing INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN items_completed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN items_failed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN items_rejected INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN items_ended_utc TEXT;
+
+UPDATE batches SET
+    items_queued = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'queued'),
+    items_processing = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'processing'),
+    items_completed = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'completed'),
+    items_failed = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'failed'),
+    items_rejected = (SELECT COUNT(*) FROM batch_items i WHERE i.batch_id = batches.id AND i.job_id IS NULL);
+UPDATE batches SET items_ended_utc = (SELECT MAX(completed_utc) FROM report_jobs j WHERE j.batch_id = batches.id)
+    WHERE items_queued + items_processing = 0;
+
+-- A job inserted final (only a restore or a test does that) can only move
+-- the latest end later, so an insert needs no look at the other jobs.
+CREATE TRIGGER report_jobs_batch_insert AFTER INSERT ON report_jobs
+    WHEN new.batch_id IS NOT NULL
+BEGIN
+    UPDATE batches SET
+            items_queued = items_queued + (new.status = 'queued'),
+            items_processing = items_processing + (new.status = 'processing'),
+            items_completed = items_completed + (new.status = 'completed'),
+            items_failed = items_failed + (new.status = 'failed'),
+            items_ended_utc = CASE
+                WHEN items_queued + items_processing + (new.status IN ('queued', 'processing')) > 0 THEN NULL
+                WHEN items_ended_utc IS NULL OR new.completed_utc > items_ended_utc THEN new.completed_utc
+                ELSE items_ended_utc END
+        WHERE id = new.batch_id;
+END;
+
+-- The latest end is read from the batch's jobs (at most 100, by
+-- report_jobs_by_batch) only when the last open item ends.
+CREATE TRIGGER report_jobs_batch_update AFTER UPDATE OF status, completed_utc ON report_jobs
+    WHEN new.batch_id IS NOT NULL AND (old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc)
+BEGIN
+    UPDATE batches SET
+            items_queued = items_queued - (old.status = 'queued') + (new.status = 'queued'),
+            items_processing = items_processing - (old.status = 'processing') + (new.status = 'processing'),
+            items_completed = items_completed - (old.status = 'completed') + (new.status = 'completed'),
+            items_failed = items_failed - (old.status = 'failed') + (new.status = 'failed'),
+            items_ended_utc = CASE
+                WHEN items_queued + items_processing - (old.status IN ('queued', 'processing'))
+                    + (new.status IN ('queued', 'processing')) > 0 THEN NULL
+                ELSE (SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = new.batch_id) END
+        WHERE id = new.batch_id;
+END;
+
+-- Jobs leave a batch only with it (the retention purge deletes a whole
+-- completed batch in one transaction), so a delete keeps the counts and
+-- leaves the latest end alone.
+CREATE TRIGGER report_jobs_batch_delete AFTER DELETE ON report_jobs
+    WHEN old.batch_id IS NOT NULL
+BEGIN
+    UPDATE batches SET
+            items_queued = items_queued - (old.status = 'queued'),
+            items_processing = items_processing - (old.status = 'processing'),
+            items_completed = items_completed - (old.status = 'completed'),
+            items_failed = items_failed - (old.status = 'failed')
+        WHERE id = old.batch_id;
+END;
+
+CREATE TRIGGER batch_items_rejected_insert AFTER INSERT ON batch_items
+    WHEN new.job_id IS NULL
+BEGIN
+    UPDATE batches SET items_rejected = items_rejected + 1 WHERE id = new.batch_id;
+END;
+
+CREATE TRIGGER batch_items_rejected_delete AFTER DELETE ON batch_items
+    WHEN old.job_id IS NULL
+BEGIN
+    UPDATE batches SET items_rejected = items_rejected - 1 WHERE id = old.batch_id;
+END;
+
+-- The operations summary (store.OpsSummary) counts events inside its
+-- window and states of now; each of these indexes leads with the account
+-- and the status, so every count is a range of the account's own entries
+-- in the window (or in the state), not a walk over all its rows.
+--
+-- Jobs that ended, by status and end: the completed and failed counts,
+-- the completion-time percentiles (created_utc is in the index, so they
+-- read no table row) and the recent job failures. It replaces
+-- report_jobs_by_completion, whose queries all name the status.
+DROP INDEX IF EXISTS report_jobs_by_completion;
+CREATE INDEX report_jobs_ended ON report_jobs(account_id, status, completed_utc, created_utc)
+    WHERE completed_utc IS NOT NULL;
+-- Batches processing now, and completed in the window.
+CREATE INDEX batches_by_status ON batches(account_id, status, completed_utc);
+-- Deliveries pending now, and succeeded in the window.
+CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries(account_id, status, delivered_utc);
+-- Deliveries that failed, placed in time by their last attempt or, never
+-- attempted, their creation (store.WebhookOps): the failed count and the
+-- recent delivery failures, newest first.
+CREATE INDEX webhook_deliveries_failed
+    ON webhook_deliveries(account_id, COALESCE(last_attempt_utc, created_utc), id)
+    WHERE status = 'failed';
