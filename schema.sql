@@ -357,7 +357,8 @@ CREATE TRIGGER batch_items_rejected_delete AFTER DELETE ON batch_items
 BEGIN
     UPDATE batches SET items_rejected = items_rejected - 1 WHERE id = old.batch_id;
 END;
-CREATE INDEX report_jobs_ended ON report_jobs(account_id, status, completed_utc, created_utc)
+CREATE INDEX report_jobs_ended ON report_jobs(account_id, status, completed_utc,
+        MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER)))
     WHERE completed_utc IS NOT NULL;
 CREATE INDEX batches_by_status ON batches(account_id, status, completed_utc);
 CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries(account_id, status, delivered_utc);

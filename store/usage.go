@@ -11,10 +11,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -231,7 +233,6 @@ func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOp
 	var j JobOps
 	var c struct {
 		Created    int `db:"created"`
-		Completed  int `db:"completed"`
 		Failed     int `db:"failed"`
 		Queued     int `db:"queued"`
 		Processing int `db:"processing"`
@@ -240,56 +241,60 @@ func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOp
 	if err != nil {
 		return JobOps{}, fmt.Errorf("job counts: %w", err)
 	}
-	j.Created, j.Completed, j.Failed, j.Queued, j.Processing = c.Created, c.Completed, c.Failed, c.Queued, c.Processing
+	j.Created, j.Failed, j.Queued, j.Processing = c.Created, c.Failed, c.Queued, c.Processing
 
-	// The percentiles are exact (nearest rank, as nearestRank computes
-	// them), computed by SQLite over report_jobs_ended, which holds both
-	// times: only two values come back, however many jobs completed in
-	// the window.
-	var p struct {
-		P50 sql.NullInt64 `db:"p50"`
-		P95 sql.NullInt64 `db:"p95"`
-	}
-	if err := q.GetContext(ctx, &p, jobOpsPercentiles, accountID, fromS, toS); err != nil {
+	// The percentiles are exact: every completion time of the window,
+	// read from report_jobs_ended, where it is computed once when the job
+	// ends (a covering index range: no table row, no time parsing), sorted
+	// here. They come back as one comma-separated text rather than one row
+	// each: at tens of thousands of jobs in a window, a row per value cost
+	// most of the summary's time (README.md, "Durable job creation and
+	// scale").
+	var list string
+	if err := q.GetContext(ctx, &list, jobOpsCompletionTimes, accountID, fromS, toS); err != nil {
 		return JobOps{}, fmt.Errorf("job completion times: %w", err)
 	}
-	ms := func(n sql.NullInt64) *time.Duration {
-		if !n.Valid {
-			return nil
+	var ds []time.Duration
+	if list != "" {
+		parts := strings.Split(list, ",")
+		ds = make([]time.Duration, len(parts))
+		for i, p := range parts {
+			ms, err := strconv.ParseInt(p, 10, 64)
+			if err != nil {
+				return JobOps{}, fmt.Errorf("job completion time %q: %w", p, err)
+			}
+			ds[i] = time.Duration(ms) * time.Millisecond
 		}
-		d := time.Duration(n.Int64) * time.Millisecond
-		return &d
 	}
-	j.CompletionP50, j.CompletionP95 = ms(p.P50), ms(p.P95)
+	j.Completed = len(ds)
+	j.CompletionP50 = nearestRank(ds, 0.50)
+	j.CompletionP95 = nearestRank(ds, 0.95)
 	return j, nil
 }
+
+// completionMs is a job's completion time (completed_utc - created_utc)
+// in whole milliseconds, as both are stored, and never negative: the last
+// column of the index report_jobs_ended (migration 010), written the same
+// way so that SQLite reads it from the index instead of computing it.
+const completionMs = `MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER))`
 
 // The operations summary's queries, one constant each so that
 // TestOpsSummaryQueryPlans checks the very text OpsSummary runs. Every
 // parameter is numbered: ?1 the account, ?2 and ?3 the window [from, to).
 const (
-	// jobOpsCounts: created by report_jobs_by_account; completed and
-	// failed by report_jobs_ended; queued and processing now by the
-	// queue's own indexes.
+	// jobOpsCounts: created by report_jobs_by_account; failed by
+	// report_jobs_ended; queued and processing now by the queue's own
+	// indexes. The completed are counted by jobOpsCompletionTimes.
 	jobOpsCounts = `SELECT
 		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'completed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS completed,
 		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS failed,
 		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued' AND account_id = ?1) AS queued,
 		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing' AND account_id = ?1) AS processing`
-	// jobOpsPercentiles: the completion time (completed_utc -
-	// created_utc, in whole milliseconds, as both are stored; never
-	// negative) of the jobs completed in the window, at the nearest ranks
-	// ceil(n*50/100) and ceil(n*95/100) in integer arithmetic. julianday
-	// keeps milliseconds (a double's error there is far below 1 ms), and
-	// round() brings the difference back to whole milliseconds. NULLs
-	// when no job completed in the window.
-	jobOpsPercentiles = `SELECT MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50,
-			MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
-		FROM (SELECT d, ROW_NUMBER() OVER (ORDER BY d) AS rn, COUNT(*) OVER () AS n
-			FROM (SELECT MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER)) AS d
-				FROM report_jobs WHERE account_id = ?1 AND status = 'completed'
-				  AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3))`
+	// jobOpsCompletionTimes: the completion time of each job completed
+	// in the window, from report_jobs_ended (completionMs), as decimal
+	// integers separated by commas; "" for none.
+	jobOpsCompletionTimes = `SELECT COALESCE(group_concat(` + completionMs + `, ','), '') FROM report_jobs
+		WHERE account_id = ?1 AND status = 'completed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3`
 	// batchOpsCounts: created by batches_by_account; processing and
 	// completed by batches_by_status.
 	batchOpsCounts = `SELECT
@@ -320,6 +325,22 @@ const (
 		  AND COALESCE(last_attempt_utc, created_utc) >= ?2 AND COALESCE(last_attempt_utc, created_utc) < ?3
 		ORDER BY occurred DESC, id DESC LIMIT ?4)`
 )
+
+// nearestRank is the p-th percentile (0 < p <= 1) of ds by the nearest-rank
+// method: the smallest value with at least p of the values at or below it,
+// always one of the values. It sorts ds. nil for no values.
+func nearestRank(ds []time.Duration, p float64) *time.Duration {
+	if len(ds) == 0 {
+		return nil
+	}
+	slices.Sort(ds)
+	// p*n computed in float can land a hair above an integer (0.95*20);
+	// the epsilon keeps an exact rank exact.
+	rank := int(math.Ceil(p*float64(len(ds)) - 1e-9))
+	rank = min(max(rank, 1), len(ds))
+	v := ds[rank-1]
+	return &v
+}
 
 func recentFailures(ctx context.Context, q queryer, accountID, fromS, toS string, limit int) ([]Failure, error) {
 	if limit <= 0 {

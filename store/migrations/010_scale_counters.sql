@@ -184,11 +184,16 @@ END;
 -- in the window (or in the state), not a walk over all its rows.
 --
 -- Jobs that ended, by status and end: the completed and failed counts,
--- the completion-time percentiles (created_utc is in the index, so they
--- read no table row) and the recent job failures. It replaces
--- report_jobs_by_completion, whose queries all name the status.
+-- the recent job failures and the completion-time percentiles. The last
+-- column is the completion time in whole milliseconds (never negative),
+-- computed once when the job ends, so the percentiles read it from the
+-- index (store.completionMs is the same expression) instead of parsing
+-- two times per job at every summary. julianday keeps the milliseconds
+-- the times are stored with, and round() removes a double's error. It
+-- replaces report_jobs_by_completion, whose queries all name the status.
 DROP INDEX IF EXISTS report_jobs_by_completion;
-CREATE INDEX report_jobs_ended ON report_jobs(account_id, status, completed_utc, created_utc)
+CREATE INDEX report_jobs_ended ON report_jobs(account_id, status, completed_utc,
+        MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER)))
     WHERE completed_utc IS NOT NULL;
 -- Batches processing now, and completed in the window.
 CREATE INDEX batches_by_status ON batches(account_id, status, completed_utc);
