@@ -365,3 +365,4 @@ CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries(account_id, stat
 CREATE INDEX webhook_deliveries_failed
     ON webhook_deliveries(account_id, COALESCE(last_attempt_utc, created_utc), id)
     WHERE status = 'failed';
+CREATE INDEX report_jobs_by_status ON report_jobs(account_id, status, created_utc DESC, id DESC);

@@ -258,7 +258,7 @@ func undoMigration10(t testing.TB, s *Store) {
 		`DROP TRIGGER batch_items_rejected_insert`, `DROP TRIGGER batch_items_rejected_delete`,
 		`DROP TABLE usage_daily`,
 		`DROP INDEX report_jobs_ended`, `DROP INDEX batches_by_status`,
-		`DROP INDEX webhook_deliveries_by_status`, `DROP INDEX webhook_deliveries_failed`,
+		`DROP INDEX webhook_deliveries_by_status`, `DROP INDEX webhook_deliveries_failed`, `DROP INDEX report_jobs_by_status`,
 		`ALTER TABLE batches DROP COLUMN items_queued`, `ALTER TABLE batches DROP COLUMN items_processing`,
 		`ALTER TABLE batches DROP COLUMN items_completed`, `ALTER TABLE batches DROP COLUMN items_failed`,
 		`ALTER TABLE batches DROP COLUMN items_rejected`, `ALTER TABLE batches DROP COLUMN items_ended_utc`,

@@ -283,8 +283,9 @@ const completionMs = `MAX(0, CAST(round((julianday(completed_utc) - julianday(cr
 // parameter is numbered: ?1 the account, ?2 and ?3 the window [from, to).
 const (
 	// jobOpsCounts: created by report_jobs_by_account; failed by
-	// report_jobs_ended; queued and processing now by the queue's own
-	// indexes. The completed are counted by jobOpsCompletionTimes.
+	// report_jobs_ended; queued and processing now by
+	// report_jobs_by_status. The completed are counted by
+	// jobOpsCompletionTimes.
 	jobOpsCounts = `SELECT
 		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
 		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS failed,

@@ -422,8 +422,7 @@ func TestOpsSummaryQueryPlans(t *testing.T) {
 		{"job counts", jobOpsCounts, []any{"a", "f", "t"}, []string{
 			"COVERING INDEX report_jobs_by_account (account_id=? AND created_utc>? AND created_utc<?)",
 			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
-			"COVERING INDEX report_jobs_queued (account_id=?)",
-			"INDEX report_jobs_runnable (status=?)",
+			"COVERING INDEX report_jobs_by_status (account_id=? AND status=?)",
 		}, nil},
 		{"completion times", jobOpsCompletionTimes, []any{"a", "f", "t"}, []string{
 			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",

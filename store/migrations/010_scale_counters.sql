@@ -205,3 +205,10 @@ CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries(account_id, stat
 CREATE INDEX webhook_deliveries_failed
     ON webhook_deliveries(account_id, COALESCE(last_attempt_utc, created_utc), id)
     WHERE status = 'failed';
+
+-- The job list filtered by status (store.ListJobs, docs/api.md, List
+-- jobs) is paged newest first like the whole list; without an index on
+-- the status it walked report_jobs_by_account past every job of the
+-- other statuses, all of them for a status the account's recent jobs
+-- rarely have.
+CREATE INDEX report_jobs_by_status ON report_jobs(account_id, status, created_utc DESC, id DESC);
