@@ -366,3 +366,57 @@ CREATE INDEX webhook_deliveries_failed
     ON webhook_deliveries(account_id, COALESCE(last_attempt_utc, created_utc), id)
     WHERE status = 'failed';
 CREATE INDEX report_jobs_by_status ON report_jobs(account_id, status, created_utc DESC, id DESC);
+
+CREATE TABLE ops_hourly (
+    account_id           TEXT NOT NULL,
+    hour                 TEXT NOT NULL,                 -- 'YYYY-MM-DDTHH', UTC
+    jobs_created         INTEGER NOT NULL DEFAULT 0,
+    deliveries_created   INTEGER NOT NULL DEFAULT 0,
+    deliveries_succeeded INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, hour)
+) WITHOUT ROWID;
+
+CREATE TRIGGER report_jobs_ops_insert AFTER INSERT ON report_jobs
+BEGIN
+    INSERT INTO ops_hourly (account_id, hour, jobs_created) VALUES (new.account_id, substr(new.created_utc, 1, 13), 1)
+        ON CONFLICT (account_id, hour) DO UPDATE SET jobs_created = jobs_created + 1;
+END;
+
+CREATE TRIGGER report_jobs_ops_delete AFTER DELETE ON report_jobs
+BEGIN
+    UPDATE ops_hourly SET jobs_created = jobs_created - 1
+        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13);
+END;
+
+CREATE TRIGGER webhook_deliveries_ops_insert AFTER INSERT ON webhook_deliveries
+BEGIN
+    INSERT INTO ops_hourly (account_id, hour, deliveries_created, deliveries_succeeded)
+        SELECT new.account_id, substr(new.created_utc, 1, 13), 1, 0
+        UNION ALL
+        SELECT new.account_id, substr(new.delivered_utc, 1, 13), 0, 1
+        WHERE new.status = 'succeeded' AND new.delivered_utc IS NOT NULL
+        ON CONFLICT (account_id, hour) DO UPDATE SET
+            deliveries_created = deliveries_created + excluded.deliveries_created,
+            deliveries_succeeded = deliveries_succeeded + excluded.deliveries_succeeded;
+END;
+
+CREATE TRIGGER webhook_deliveries_ops_update AFTER UPDATE OF status, delivered_utc ON webhook_deliveries
+    WHEN old.status IS NOT new.status OR old.delivered_utc IS NOT new.delivered_utc
+BEGIN
+    UPDATE ops_hourly SET deliveries_succeeded = deliveries_succeeded - 1
+        WHERE old.status = 'succeeded' AND old.delivered_utc IS NOT NULL
+          AND account_id = old.account_id AND hour = substr(old.delivered_utc, 1, 13);
+    INSERT INTO ops_hourly (account_id, hour, deliveries_succeeded)
+        SELECT new.account_id, substr(new.delivered_utc, 1, 13), 1
+        WHERE new.status = 'succeeded' AND new.delivered_utc IS NOT NULL
+        ON CONFLICT (account_id, hour) DO UPDATE SET deliveries_succeeded = deliveries_succeeded + 1;
+END;
+
+CREATE TRIGGER webhook_deliveries_ops_delete AFTER DELETE ON webhook_deliveries
+BEGIN
+    UPDATE ops_hourly SET deliveries_created = deliveries_created - 1
+        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13);
+    UPDATE ops_hourly SET deliveries_succeeded = deliveries_succeeded - 1
+        WHERE old.status = 'succeeded' AND old.delivered_utc IS NOT NULL
+          AND account_id = old.account_id AND hour = substr(old.delivered_utc, 1, 13);
+END;

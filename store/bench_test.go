@@ -8,6 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"locrisk/ids"
 )
 
 // BenchmarkCreateJob measures the durable create (idempotency lookup,
@@ -164,6 +168,67 @@ func BenchmarkWebhookEndpoints(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkJobWritesCounters is what migration 010's triggers add to the
+// statements that write jobs, side by side in one run: one job's insert
+// (insertJob), claim and completion as the store runs them, statement by
+// statement (each prepared anew, as database/sql does for a query with
+// arguments, and SQLite compiles a table's triggers into every statement
+// that writes it when it is prepared), a hundred jobs per transaction so
+// that the disk does not dominate. "without" drops the counters' triggers.
+//
+//	go test -run '^$' -bench JobWritesCounters ./store
+func BenchmarkJobWritesCounters(b *testing.B) {
+	for _, with := range []bool{true, false} {
+		name := "with"
+		if !with {
+			name = "without"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := newStore(b, Options{})
+			a := newAccount(b, s, 1<<30)
+			ctx := context.Background()
+			if !with {
+				for _, tr := range []string{"report_jobs_usage_insert", "report_jobs_usage_update", "report_jobs_usage_delete",
+					"report_jobs_batch_insert", "report_jobs_batch_update", "report_jobs_batch_delete",
+					"batch_items_rejected_insert", "batch_items_rejected_delete", "report_jobs_ops_insert", "report_jobs_ops_delete"} {
+					if _, err := s.db.Exec(`DROP TRIGGER ` + tr); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			const perTx = 100
+			b.ResetTimer()
+			for done := 0; done < b.N; done += perTx {
+				err := s.WithTx(ctx, func(tx *sqlx.Tx) error {
+					for range min(perTx, b.N-done) {
+						j := Job{ID: ids.New(ids.Job), AccountID: a.ID, Bucket: BucketAPI, Latitude: 1, Longitude: 2,
+							Status: StatusQueued, RunAfterUTC: t0, CreatedUTC: t0, UpdatedUTC: t0}
+						if err := insertJob(ctx, tx, j); err != nil {
+							return err
+						}
+						if _, err := tx.ExecContext(ctx, `UPDATE report_jobs SET status = 'processing', lease_owner = 'w',
+							lease_expires_utc = ?, attempts = attempts + 1, updated_utc = ? WHERE id = ?`,
+							FormatTime(t0.Add(time.Minute)), FormatTime(t0), j.ID); err != nil {
+							return err
+						}
+						if _, err := tx.ExecContext(ctx, `UPDATE report_jobs SET status = 'completed', report_id = ?,
+							completed_utc = ?, updated_utc = ?, lease_owner = NULL, lease_expires_utc = NULL
+							WHERE id = ? AND status = 'processing' AND lease_owner = 'w'`,
+							ids.NewReportID(), FormatTime(t0.Add(time.Second)), FormatTime(t0.Add(time.Second)), j.ID); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/job")
 		})
 	}
 }

@@ -445,3 +445,116 @@ func TestBatchEndIsLatestJobEnd(t *testing.T) {
 		}
 	}
 }
+
+// The summary's counts of jobs created, deliveries created and deliveries
+// succeeded in a window, from ops_hourly and the part hours at its ends,
+// are the row counts over the whole window, for windows of whole hours
+// and of minutes, after random inserts, status changes and deletes.
+func TestOpsEventCountsMatchRowCounts(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(16, 4))
+	accts := []string{newAccount(t, s, 1).ID, newAccount(t, s, 1).ID}
+	start := t0.Add(-10 * 24 * time.Hour)
+	at := func() time.Time {
+		return start.Add(time.Duration(rng.Int64N(int64(10 * 24 * time.Hour)))).Truncate(time.Millisecond)
+	}
+	job := usageEndJob(t, s, accts[0], BucketAPI, t0, t0, false).ID
+	var deliveries, jobs []string
+	for i := range 3000 {
+		acct := accts[rng.IntN(2)]
+		switch rng.IntN(8) {
+		case 0, 1:
+			c := FormatTime(at())
+			id := fmt.Sprintf("job_ev%020d", i)
+			if _, err := s.db.Exec(`INSERT INTO report_jobs (id, account_id, bucket, latitude, longitude, status, run_after_utc, created_utc, updated_utc)
+				VALUES (?, ?, 'api', 1, 2, 'queued', ?, ?, ?)`, id, acct, c, c, c); err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, id)
+		case 2, 3:
+			created := at()
+			status := []string{"pending", "succeeded", "failed"}[rng.IntN(3)]
+			var delivered *time.Time
+			if status == "succeeded" {
+				delivered = usagePtr(created.Add(time.Duration(rng.Int64N(int64(3 * time.Hour)))))
+			}
+			if len(deliveries) == 0 {
+				// The first, with its event and endpoint, is the others'
+				// template (the helper's ids count the deliveries, which
+				// the deletes below would make it reuse).
+				id := usageInsertDelivery(t, s, acct, job, status, created, delivered, delivered, "")
+				if _, err := s.db.Exec(`UPDATE webhook_deliveries SET id = ? WHERE id = ?`, fmt.Sprintf("wd_ev%020d", i), id); err != nil {
+					t.Fatal(err)
+				}
+				deliveries = append(deliveries, fmt.Sprintf("wd_ev%020d", i))
+				break
+			}
+			var d any
+			if delivered != nil {
+				d = FormatTime(*delivered)
+			}
+			id := fmt.Sprintf("wd_ev%020d", i)
+			if _, err := s.db.Exec(`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, status, created_utc, last_attempt_utc, delivered_utc)
+				SELECT ?, event_id, endpoint_id, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?`,
+				id, acct, status, FormatTime(created), d, d, deliveries[0]); err != nil {
+				t.Fatal(err)
+			}
+			deliveries = append(deliveries, id)
+		case 4, 5:
+			if len(deliveries) > 0 {
+				id := deliveries[rng.IntN(len(deliveries))]
+				status := []string{"pending", "succeeded", "failed"}[rng.IntN(3)]
+				var delivered any
+				if status == "succeeded" {
+					delivered = FormatTime(at())
+				}
+				if _, err := s.db.Exec(`UPDATE webhook_deliveries SET status = ?, delivered_utc = ? WHERE id = ?`, status, delivered, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case 6:
+			if len(deliveries) > 1 {
+				k := 1 + rng.IntN(len(deliveries)-1) // the first is the others' template
+				if _, err := s.db.Exec(`DELETE FROM webhook_deliveries WHERE id = ?`, deliveries[k]); err != nil {
+					t.Fatal(err)
+				}
+				deliveries = append(deliveries[:k], deliveries[k+1:]...)
+			}
+		case 7:
+			if len(jobs) > 0 {
+				k := rng.IntN(len(jobs))
+				if _, err := s.db.Exec(`DELETE FROM report_jobs WHERE id = ?`, jobs[k]); err != nil {
+					t.Fatal(err)
+				}
+				jobs = append(jobs[:k], jobs[k+1:]...)
+			}
+		}
+		if i%100 != 99 {
+			continue
+		}
+		for range 5 {
+			from := at()
+			if rng.IntN(4) == 0 {
+				from = from.Truncate(time.Hour)
+			}
+			d := time.Duration(1+rng.IntN(168)) * time.Hour
+			if rng.IntN(4) == 0 {
+				d = time.Duration(1+rng.IntN(120)) * time.Minute
+			}
+			for _, acct := range accts {
+				o, err := s.OpsSummary(ctx, acct, from, from.Add(d), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want eventCountsRow
+				if err := s.db.Get(&want, opsEventCounts, acct, FormatTime(from), FormatTime(from.Add(d))); err != nil {
+					t.Fatal(err)
+				}
+				if got := (eventCountsRow{o.Jobs.Created, o.Webhooks.Deliveries, o.Webhooks.Succeeded}); got != want {
+					t.Fatalf("step %d, %s from %s for %s: %+v, rows say %+v", i, acct, from.Format(time.RFC3339Nano), d, got, want)
+				}
+			}
+		}
+	}
+}

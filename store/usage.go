@@ -11,12 +11,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -210,49 +212,123 @@ const CodeWebhookDeliveryFailed = "webhook_delivery_failed"
 // failures.
 func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (OpsSummary, error) {
 	var o OpsSummary
-	var err error
 	fromS, toS := FormatTime(from), FormatTime(to)
-	if o.Jobs, err = jobOps(ctx, s.db, accountID, fromS, toS); err != nil {
-		return OpsSummary{}, fmt.Errorf("operations summary of %s: %w", accountID, err)
+	// The parts are independent reads, each a range of its own index, so
+	// they run at once on connections of the pool: the summary takes as
+	// long as its longest part (the completion times) rather than the
+	// sum, which at millions of jobs is what keeps it within budget
+	// (README.md, "Durable job creation and scale"). Like the parts run
+	// one after another, they do not share one snapshot.
+	parts := []func() error{
+		func() error { return eventCounts(ctx, s.db, accountID, from, to, &o) },
+		func() error { return jobCounts(ctx, s.db, accountID, fromS, toS, &o.Jobs) },
+		func() error { return completionTimes(ctx, s.db, accountID, fromS, toS, &o.Jobs) },
+		func() error {
+			if err := s.db.GetContext(ctx, &o.Batches, batchOpsCounts, accountID, fromS, toS); err != nil {
+				return fmt.Errorf("batches: %w", err)
+			}
+			return nil
+		},
+		func() error {
+			var w struct {
+				Failed  int `db:"failed"`
+				Pending int `db:"pending"`
+			}
+			if err := s.db.GetContext(ctx, &w, webhookOpsCounts, accountID, fromS, toS); err != nil {
+				return fmt.Errorf("webhooks: %w", err)
+			}
+			o.Webhooks.Failed, o.Webhooks.Pending = w.Failed, w.Pending
+			return nil
+		},
+		func() (err error) {
+			o.RecentFailures, err = recentFailures(ctx, s.db, accountID, fromS, toS, failureLimit)
+			return err
+		},
 	}
-	err = s.db.GetContext(ctx, &o.Batches, batchOpsCounts, accountID, fromS, toS)
-	if err != nil {
-		return OpsSummary{}, fmt.Errorf("operations summary of %s: batches: %w", accountID, err)
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Go(func() { errs[i] = part() })
 	}
-	err = s.db.GetContext(ctx, &o.Webhooks, webhookOpsCounts, accountID, fromS, toS)
-	if err != nil {
-		return OpsSummary{}, fmt.Errorf("operations summary of %s: webhooks: %w", accountID, err)
-	}
-	if o.RecentFailures, err = recentFailures(ctx, s.db, accountID, fromS, toS, failureLimit); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return OpsSummary{}, fmt.Errorf("operations summary of %s: %w", accountID, err)
 	}
 	return o, nil
 }
 
-func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOps, error) {
-	var j JobOps
+// eventCounts sets the counts of o that ops_hourly keeps (migration 010):
+// jobs created, deliveries created and deliveries succeeded in [from, to).
+// The whole UTC hours inside the window are summed from ops_hourly; the
+// part hours at its two ends (together an hour for a window of whole
+// hours) are counted from the indexes, as the whole window was before.
+func eventCounts(ctx context.Context, q queryer, accountID string, from, to time.Time, o *OpsSummary) error {
+	var c, edge eventCountsRow
+	add := func(query string, from, to string) error {
+		if from >= to {
+			return nil
+		}
+		if err := q.GetContext(ctx, &edge, query, accountID, from, to); err != nil {
+			return fmt.Errorf("event counts: %w", err)
+		}
+		c.Jobs, c.Deliveries, c.Succeeded = c.Jobs+edge.Jobs, c.Deliveries+edge.Deliveries, c.Succeeded+edge.Succeeded
+		return nil
+	}
+	lo, hi := from.UTC().Truncate(time.Hour), to.UTC().Truncate(time.Hour)
+	if lo.Before(from) {
+		lo = lo.Add(time.Hour)
+	}
+	var err error
+	if lo.Before(hi) {
+		err = errors.Join(add(opsHourlyCounts, lo.Format(hourLayout), hi.Format(hourLayout)),
+			add(opsEventCounts, FormatTime(from), FormatTime(lo)), add(opsEventCounts, FormatTime(hi), FormatTime(to)))
+	} else {
+		err = add(opsEventCounts, FormatTime(from), FormatTime(to))
+	}
+	if err != nil {
+		return err
+	}
+	o.Jobs.Created, o.Webhooks.Deliveries, o.Webhooks.Succeeded = c.Jobs, c.Deliveries, c.Succeeded
+	return nil
+}
+
+// eventCountsRow is a row of opsHourlyCounts or opsEventCounts.
+type eventCountsRow struct {
+	Jobs       int `db:"jobs_created"`
+	Deliveries int `db:"deliveries_created"`
+	Succeeded  int `db:"deliveries_succeeded"`
+}
+
+// hourLayout is the prefix of TimeLayout that names the hour (ops_hourly).
+const hourLayout = "2006-01-02T15"
+
+// jobCounts sets the job counts of j but the created (eventCounts) and the
+// completed (completionTimes).
+func jobCounts(ctx context.Context, q queryer, accountID, fromS, toS string, j *JobOps) error {
 	var c struct {
-		Created    int `db:"created"`
 		Failed     int `db:"failed"`
 		Queued     int `db:"queued"`
 		Processing int `db:"processing"`
 	}
-	err := q.GetContext(ctx, &c, jobOpsCounts, accountID, fromS, toS)
-	if err != nil {
-		return JobOps{}, fmt.Errorf("job counts: %w", err)
+	if err := q.GetContext(ctx, &c, jobOpsCounts, accountID, fromS, toS); err != nil {
+		return fmt.Errorf("job counts: %w", err)
 	}
-	j.Created, j.Failed, j.Queued, j.Processing = c.Created, c.Failed, c.Queued, c.Processing
+	j.Failed, j.Queued, j.Processing = c.Failed, c.Queued, c.Processing
+	return nil
+}
 
-	// The percentiles are exact: every completion time of the window,
-	// read from report_jobs_ended, where it is computed once when the job
-	// ends (a covering index range: no table row, no time parsing), sorted
-	// here. They come back as one comma-separated text rather than one row
-	// each: at tens of thousands of jobs in a window, a row per value cost
-	// most of the summary's time (README.md, "Durable job creation and
-	// scale").
+// completionTimes sets j's completed count and completion percentiles.
+//
+// The percentiles are exact: every completion time of the window, read
+// from report_jobs_ended, where it is computed once when the job ends (a
+// covering index range: no table row, no time parsing), sorted here. They
+// come back as one comma-separated text rather than one row each: at tens
+// of thousands of jobs in a window, a row per value cost most of the
+// summary's time (README.md, "Durable job creation and scale").
+func completionTimes(ctx context.Context, q queryer, accountID, fromS, toS string, j *JobOps) error {
 	var list string
 	if err := q.GetContext(ctx, &list, jobOpsCompletionTimes, accountID, fromS, toS); err != nil {
-		return JobOps{}, fmt.Errorf("job completion times: %w", err)
+		return fmt.Errorf("job completion times: %w", err)
 	}
 	var ds []time.Duration
 	if list != "" {
@@ -261,7 +337,7 @@ func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOp
 		for i, p := range parts {
 			ms, err := strconv.ParseInt(p, 10, 64)
 			if err != nil {
-				return JobOps{}, fmt.Errorf("job completion time %q: %w", p, err)
+				return fmt.Errorf("job completion time %q: %w", p, err)
 			}
 			ds[i] = time.Duration(ms) * time.Millisecond
 		}
@@ -269,7 +345,7 @@ func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOp
 	j.Completed = len(ds)
 	j.CompletionP50 = nearestRank(ds, 0.50)
 	j.CompletionP95 = nearestRank(ds, 0.95)
-	return j, nil
+	return nil
 }
 
 // completionMs is a job's completion time (completed_utc - created_utc)
@@ -282,12 +358,23 @@ const completionMs = `MAX(0, CAST(round((julianday(completed_utc) - julianday(cr
 // TestOpsSummaryQueryPlans checks the very text OpsSummary runs. Every
 // parameter is numbered: ?1 the account, ?2 and ?3 the window [from, to).
 const (
-	// jobOpsCounts: created by report_jobs_by_account; failed by
-	// report_jobs_ended; queued and processing now by
-	// report_jobs_by_status. The completed are counted by
-	// jobOpsCompletionTimes.
+	// opsHourlyCounts: the events of whole hours [?2, ?3) (hourLayout)
+	// from ops_hourly's primary key.
+	opsHourlyCounts = `SELECT COALESCE(SUM(jobs_created), 0) AS jobs_created,
+			COALESCE(SUM(deliveries_created), 0) AS deliveries_created,
+			COALESCE(SUM(deliveries_succeeded), 0) AS deliveries_succeeded
+		FROM ops_hourly WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3`
+	// opsEventCounts: the same events counted from the rows, for the part
+	// hours at the window's ends: jobs by report_jobs_by_account,
+	// deliveries by webhook_deliveries_by_account and, succeeded, by
+	// webhook_deliveries_by_status.
+	opsEventCounts = `SELECT
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS jobs_created,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS deliveries_created,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'succeeded' AND delivered_utc >= ?2 AND delivered_utc < ?3) AS deliveries_succeeded`
+	// jobOpsCounts: failed by report_jobs_ended; queued and processing
+	// now by report_jobs_by_status.
 	jobOpsCounts = `SELECT
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
 		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS failed,
 		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued' AND account_id = ?1) AS queued,
 		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing' AND account_id = ?1) AS processing`
@@ -302,12 +389,9 @@ const (
 		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
 		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND status = 'processing') AS processing,
 		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND status = 'completed' AND completed_utc >= ?2 AND completed_utc < ?3) AS completed`
-	// webhookOpsCounts: created by webhook_deliveries_by_account;
-	// succeeded and pending by webhook_deliveries_by_status; failed by
-	// webhook_deliveries_failed.
+	// webhookOpsCounts: failed by webhook_deliveries_failed; pending by
+	// webhook_deliveries_by_status. (Created and succeeded: eventCounts.)
 	webhookOpsCounts = `SELECT
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS deliveries,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'succeeded' AND delivered_utc >= ?2 AND delivered_utc < ?3) AS succeeded,
 		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'failed' AND COALESCE(last_attempt_utc, created_utc) >= ?2 AND COALESCE(last_attempt_utc, created_utc) < ?3) AS failed,
 		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'pending') AS pending`
 	// recentFailuresQuery: each side newest first along its index

@@ -419,8 +419,15 @@ func TestOpsSummaryQueryPlans(t *testing.T) {
 		uses        []string // "INDEX name (constraints)" the plan must contain
 		sorts       []string // the sorts allowed
 	}{
-		{"job counts", jobOpsCounts, []any{"a", "f", "t"}, []string{
+		{"hourly counts", opsHourlyCounts, []any{"a", "f", "t"}, []string{
+			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
+		}, nil},
+		{"event counts", opsEventCounts, []any{"a", "f", "t"}, []string{
 			"COVERING INDEX report_jobs_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX webhook_deliveries_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=? AND delivered_utc>? AND delivered_utc<?)",
+		}, nil},
+		{"job counts", jobOpsCounts, []any{"a", "f", "t"}, []string{
 			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
 			"COVERING INDEX report_jobs_by_status (account_id=? AND status=?)",
 		}, nil},
@@ -433,8 +440,6 @@ func TestOpsSummaryQueryPlans(t *testing.T) {
 			"COVERING INDEX batches_by_status (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
 		}, nil},
 		{"webhook counts", webhookOpsCounts, []any{"a", "f", "t"}, []string{
-			"COVERING INDEX webhook_deliveries_by_account (account_id=? AND created_utc>? AND created_utc<?)",
-			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=? AND delivered_utc>? AND delivered_utc<?)",
 			"INDEX webhook_deliveries_failed (account_id=? AND <expr>>? AND <expr><?)",
 			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=?)",
 		}, nil},

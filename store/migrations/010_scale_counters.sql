@@ -212,3 +212,74 @@ CREATE INDEX webhook_deliveries_failed
 -- other statuses, all of them for a status the account's recent jobs
 -- rarely have.
 CREATE INDEX report_jobs_by_status ON report_jobs(account_id, status, created_utc DESC, id DESC);
+
+-- Events per account and UTC hour that the operations summary counts over
+-- its window (store.OpsSummary): jobs created (by created_utc), webhook
+-- deliveries created (by created_utc) and deliveries that are succeeded
+-- now, by delivered_utc. The summary adds the whole hours inside its
+-- window from here and counts the two part hours at its edges from the
+-- indexes, so it reads at most an hour of rows of each kind however many
+-- the window holds. A deleted row leaves its counts, as in usage_daily.
+CREATE TABLE ops_hourly (
+    account_id           TEXT NOT NULL,
+    hour                 TEXT NOT NULL,                 -- 'YYYY-MM-DDTHH', UTC
+    jobs_created         INTEGER NOT NULL DEFAULT 0,
+    deliveries_created   INTEGER NOT NULL DEFAULT 0,
+    deliveries_succeeded INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, hour)
+) WITHOUT ROWID;
+
+INSERT INTO ops_hourly (account_id, hour, jobs_created)
+    SELECT account_id, substr(created_utc, 1, 13), COUNT(*) FROM report_jobs GROUP BY 1, 2;
+INSERT INTO ops_hourly (account_id, hour, deliveries_created)
+    SELECT account_id, substr(created_utc, 1, 13), COUNT(*) FROM webhook_deliveries WHERE true GROUP BY 1, 2
+    ON CONFLICT (account_id, hour) DO UPDATE SET deliveries_created = excluded.deliveries_created;
+INSERT INTO ops_hourly (account_id, hour, deliveries_succeeded)
+    SELECT account_id, substr(delivered_utc, 1, 13), COUNT(*) FROM webhook_deliveries
+    WHERE status = 'succeeded' AND delivered_utc IS NOT NULL GROUP BY 1, 2
+    ON CONFLICT (account_id, hour) DO UPDATE SET deliveries_succeeded = excluded.deliveries_succeeded;
+
+CREATE TRIGGER report_jobs_ops_insert AFTER INSERT ON report_jobs
+BEGIN
+    INSERT INTO ops_hourly (account_id, hour, jobs_created) VALUES (new.account_id, substr(new.created_utc, 1, 13), 1)
+        ON CONFLICT (account_id, hour) DO UPDATE SET jobs_created = jobs_created + 1;
+END;
+
+CREATE TRIGGER report_jobs_ops_delete AFTER DELETE ON report_jobs
+BEGIN
+    UPDATE ops_hourly SET jobs_created = jobs_created - 1
+        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13);
+END;
+
+CREATE TRIGGER webhook_deliveries_ops_insert AFTER INSERT ON webhook_deliveries
+BEGIN
+    INSERT INTO ops_hourly (account_id, hour, deliveries_created, deliveries_succeeded)
+        SELECT new.account_id, substr(new.created_utc, 1, 13), 1, 0
+        UNION ALL
+        SELECT new.account_id, substr(new.delivered_utc, 1, 13), 0, 1
+        WHERE new.status = 'succeeded' AND new.delivered_utc IS NOT NULL
+        ON CONFLICT (account_id, hour) DO UPDATE SET
+            deliveries_created = deliveries_created + excluded.deliveries_created,
+            deliveries_succeeded = deliveries_succeeded + excluded.deliveries_succeeded;
+END;
+
+CREATE TRIGGER webhook_deliveries_ops_update AFTER UPDATE OF status, delivered_utc ON webhook_deliveries
+    WHEN old.status IS NOT new.status OR old.delivered_utc IS NOT new.delivered_utc
+BEGIN
+    UPDATE ops_hourly SET deliveries_succeeded = deliveries_succeeded - 1
+        WHERE old.status = 'succeeded' AND old.delivered_utc IS NOT NULL
+          AND account_id = old.account_id AND hour = substr(old.delivered_utc, 1, 13);
+    INSERT INTO ops_hourly (account_id, hour, deliveries_succeeded)
+        SELECT new.account_id, substr(new.delivered_utc, 1, 13), 1
+        WHERE new.status = 'succeeded' AND new.delivered_utc IS NOT NULL
+        ON CONFLICT (account_id, hour) DO UPDATE SET deliveries_succeeded = deliveries_succeeded + 1;
+END;
+
+CREATE TRIGGER webhook_deliveries_ops_delete AFTER DELETE ON webhook_deliveries
+BEGIN
+    UPDATE ops_hourly SET deliveries_created = deliveries_created - 1
+        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13);
+    UPDATE ops_hourly SET deliveries_succeeded = deliveries_succeeded - 1
+        WHERE old.status = 'succeeded' AND old.delivered_utc IS NOT NULL
+          AND account_id = old.account_id AND hour = substr(old.delivered_utc, 1, 13);
+END;
