@@ -85,7 +85,7 @@ CREATE TABLE batches (
     status        TEXT NOT NULL CHECK (status IN ('processing', 'completed')),
     created_utc   TEXT NOT NULL,
     completed_utc TEXT
-, items_queued INTEGER NOT NULL DEFAULT 0, items_processing INTEGER NOT NULL DEFAULT 0, items_completed INTEGER NOT NULL DEFAULT 0, items_failed INTEGER NOT NULL DEFAULT 0, items_rejected INTEGER NOT NULL DEFAULT 0, items_ended_utc TEXT);
+, items_open INTEGER NOT NULL DEFAULT 0, items_completed INTEGER NOT NULL DEFAULT 0, items_failed INTEGER NOT NULL DEFAULT 0, items_rejected INTEGER NOT NULL DEFAULT 0, items_ended_utc TEXT);
 
 CREATE TABLE batch_items (
     batch_id      TEXT NOT NULL REFERENCES batches(id),
@@ -240,8 +240,7 @@ CREATE TABLE usage_daily (
     account_id      TEXT NOT NULL,
     day             TEXT NOT NULL,                      -- 'YYYY-MM-DD', UTC
     bucket          TEXT NOT NULL,
-    queued          INTEGER NOT NULL DEFAULT 0,
-    processing      INTEGER NOT NULL DEFAULT 0,
+    open            INTEGER NOT NULL DEFAULT 0,
     completed       INTEGER NOT NULL DEFAULT 0,
     failed          INTEGER NOT NULL DEFAULT 0,
     ended_completed INTEGER NOT NULL DEFAULT 0,
@@ -251,12 +250,11 @@ CREATE TABLE usage_daily (
 
 CREATE TRIGGER report_jobs_usage_insert AFTER INSERT ON report_jobs
 BEGIN
-    INSERT INTO usage_daily (account_id, day, bucket, queued, processing, completed, failed)
+    INSERT INTO usage_daily (account_id, day, bucket, open, completed, failed)
         VALUES (new.account_id, substr(new.created_utc, 1, 10), new.bucket,
-            new.status = 'queued', new.status = 'processing', new.status = 'completed', new.status = 'failed')
+            new.status IN ('queued', 'processing'), new.status = 'completed', new.status = 'failed')
         ON CONFLICT (account_id, day, bucket) DO UPDATE SET
-            queued = queued + excluded.queued, processing = processing + excluded.processing,
-            completed = completed + excluded.completed, failed = failed + excluded.failed;
+            open = open + excluded.open, completed = completed + excluded.completed, failed = failed + excluded.failed;
     INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
         SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
             new.status = 'completed', new.status = 'failed'
@@ -266,16 +264,14 @@ BEGIN
             ended_failed = ended_failed + excluded.ended_failed;
 END;
 
-CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF status, completed_utc ON report_jobs
+CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF completed_utc ON report_jobs
     WHEN old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc
 BEGIN
     UPDATE usage_daily SET
-            queued = queued - (old.status = 'queued') + (new.status = 'queued'),
-            processing = processing - (old.status = 'processing') + (new.status = 'processing'),
+            open = open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed') + (new.status = 'completed'),
             failed = failed - (old.status = 'failed') + (new.status = 'failed')
-        WHERE old.status IS NOT new.status
-          AND account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
+        WHERE account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
     UPDATE usage_daily SET
             ended_completed = ended_completed - (old.status = 'completed'),
             ended_failed = ended_failed - (old.status = 'failed')
@@ -293,8 +289,7 @@ END;
 CREATE TRIGGER report_jobs_usage_delete AFTER DELETE ON report_jobs
 BEGIN
     UPDATE usage_daily SET
-            queued = queued - (old.status = 'queued'),
-            processing = processing - (old.status = 'processing'),
+            open = open - (old.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed'),
             failed = failed - (old.status = 'failed')
         WHERE account_id = old.account_id AND day = substr(old.created_utc, 1, 10) AND bucket = old.bucket;
@@ -305,57 +300,44 @@ BEGIN
           AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
 END;
 
-CREATE TRIGGER report_jobs_batch_insert AFTER INSERT ON report_jobs
-    WHEN new.batch_id IS NOT NULL
+CREATE TRIGGER batch_items_insert AFTER INSERT ON batch_items
 BEGIN
     UPDATE batches SET
-            items_queued = items_queued + (new.status = 'queued'),
-            items_processing = items_processing + (new.status = 'processing'),
-            items_completed = items_completed + (new.status = 'completed'),
-            items_failed = items_failed + (new.status = 'failed'),
+            items_rejected = items_rejected + (j.status IS NULL),
+            items_open = items_open + (j.status IS 'queued' OR j.status IS 'processing'),
+            items_completed = items_completed + (j.status IS 'completed'),
+            items_failed = items_failed + (j.status IS 'failed'),
             items_ended_utc = CASE
-                WHEN items_queued + items_processing + (new.status IN ('queued', 'processing')) > 0 THEN NULL
-                WHEN items_ended_utc IS NULL OR new.completed_utc > items_ended_utc THEN new.completed_utc
+                WHEN items_open + (j.status IS 'queued' OR j.status IS 'processing') > 0 THEN NULL
+                WHEN items_ended_utc IS NULL OR j.completed_utc > items_ended_utc THEN j.completed_utc
                 ELSE items_ended_utc END
-        WHERE id = new.batch_id;
+        FROM (SELECT (SELECT status FROM report_jobs WHERE id = new.job_id) AS status,
+                     (SELECT completed_utc FROM report_jobs WHERE id = new.job_id) AS completed_utc) AS j
+        WHERE batches.id = new.batch_id;
 END;
 
-CREATE TRIGGER report_jobs_batch_update AFTER UPDATE OF status, completed_utc ON report_jobs
+CREATE TRIGGER batch_items_delete AFTER DELETE ON batch_items
+BEGIN
+    UPDATE batches SET
+            items_rejected = items_rejected - (j.status IS NULL),
+            items_open = items_open - (j.status IS 'queued' OR j.status IS 'processing'),
+            items_completed = items_completed - (j.status IS 'completed'),
+            items_failed = items_failed - (j.status IS 'failed')
+        FROM (SELECT (SELECT status FROM report_jobs WHERE id = old.job_id) AS status) AS j
+        WHERE batches.id = old.batch_id;
+END;
+
+CREATE TRIGGER report_jobs_batch_update AFTER UPDATE OF completed_utc ON report_jobs
     WHEN new.batch_id IS NOT NULL AND (old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc)
 BEGIN
     UPDATE batches SET
-            items_queued = items_queued - (old.status = 'queued') + (new.status = 'queued'),
-            items_processing = items_processing - (old.status = 'processing') + (new.status = 'processing'),
+            items_open = items_open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')),
             items_completed = items_completed - (old.status = 'completed') + (new.status = 'completed'),
             items_failed = items_failed - (old.status = 'failed') + (new.status = 'failed'),
             items_ended_utc = CASE
-                WHEN items_queued + items_processing - (old.status IN ('queued', 'processing'))
-                    + (new.status IN ('queued', 'processing')) > 0 THEN NULL
+                WHEN items_open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')) > 0 THEN NULL
                 ELSE (SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = new.batch_id) END
         WHERE id = new.batch_id;
-END;
-
-CREATE TRIGGER report_jobs_batch_delete AFTER DELETE ON report_jobs
-    WHEN old.batch_id IS NOT NULL
-BEGIN
-    UPDATE batches SET
-            items_queued = items_queued - (old.status = 'queued'),
-            items_processing = items_processing - (old.status = 'processing'),
-            items_completed = items_completed - (old.status = 'completed'),
-            items_failed = items_failed - (old.status = 'failed')
-        WHERE id = old.batch_id;
-END;
-
-CREATE TRIGGER batch_items_rejected_insert AFTER INSERT ON batch_items
-    WHEN new.job_id IS NULL
-BEGIN
-    UPDATE batches SET items_rejected = items_rejected + 1 WHERE id = new.batch_id;
-END;
-
-CREATE TRIGGER batch_items_rejected_delete AFTER DELETE ON batch_items
-    WHEN old.job_id IS NULL
-BEGIN
-    UPDATE batches SET items_rejected = items_rejected - 1 WHERE id = old.batch_id;
 END;
 CREATE INDEX report_jobs_ended ON report_jobs(account_id, status, completed_utc,
         MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER)))

@@ -254,16 +254,15 @@ func undoMigration10(t testing.TB, s *Store) {
 	t.Helper()
 	for _, q := range []string{
 		`DROP TRIGGER report_jobs_usage_insert`, `DROP TRIGGER report_jobs_usage_update`, `DROP TRIGGER report_jobs_usage_delete`,
-		`DROP TRIGGER report_jobs_batch_insert`, `DROP TRIGGER report_jobs_batch_update`, `DROP TRIGGER report_jobs_batch_delete`,
-		`DROP TRIGGER batch_items_rejected_insert`, `DROP TRIGGER batch_items_rejected_delete`,
-		`DROP TABLE usage_daily`, `DROP TABLE ops_hourly`,
+		`DROP TRIGGER report_jobs_batch_update`, `DROP TRIGGER batch_items_insert`, `DROP TRIGGER batch_items_delete`,
 		`DROP TRIGGER report_jobs_ops_insert`, `DROP TRIGGER report_jobs_ops_delete`, `DROP TRIGGER webhook_deliveries_ops_insert`,
 		`DROP TRIGGER webhook_deliveries_ops_update`, `DROP TRIGGER webhook_deliveries_ops_delete`,
-		`DROP INDEX report_jobs_ended`, `DROP INDEX batches_by_status`,
-		`DROP INDEX webhook_deliveries_by_status`, `DROP INDEX webhook_deliveries_failed`, `DROP INDEX report_jobs_by_status`,
-		`ALTER TABLE batches DROP COLUMN items_queued`, `ALTER TABLE batches DROP COLUMN items_processing`,
-		`ALTER TABLE batches DROP COLUMN items_completed`, `ALTER TABLE batches DROP COLUMN items_failed`,
-		`ALTER TABLE batches DROP COLUMN items_rejected`, `ALTER TABLE batches DROP COLUMN items_ended_utc`,
+		`DROP TABLE usage_daily`, `DROP TABLE ops_hourly`,
+		`DROP INDEX report_jobs_ended`, `DROP INDEX batches_by_status`, `DROP INDEX report_jobs_by_status`,
+		`DROP INDEX webhook_deliveries_by_status`, `DROP INDEX webhook_deliveries_failed`,
+		`ALTER TABLE batches DROP COLUMN items_open`, `ALTER TABLE batches DROP COLUMN items_completed`,
+		`ALTER TABLE batches DROP COLUMN items_failed`, `ALTER TABLE batches DROP COLUMN items_rejected`,
+		`ALTER TABLE batches DROP COLUMN items_ended_utc`,
 		`CREATE INDEX report_jobs_by_completion ON report_jobs(account_id, completed_utc) WHERE completed_utc IS NOT NULL`,
 	} {
 		if _, err := s.db.Exec(q); err != nil {

@@ -202,7 +202,7 @@ type batchRow struct {
 	Name         string         `db:"name"`
 	TotalItems   int            `db:"total_items"`
 	CreatedUTC   string         `db:"created_utc"`
-	Queued       int            `db:"queued"`
+	Open         int            `db:"open"`
 	Processing   int            `db:"processing"`
 	Completed    int            `db:"completed"`
 	Failed       int            `db:"failed"`
@@ -213,10 +213,16 @@ type batchRow struct {
 // batchColumns are the batch and its item counts, which migration 010's
 // triggers keep on the batch row in the transaction of every change to one
 // of its jobs or items, so one batch (getBatch) and a page of them
-// (ListBatches) read one row each, whatever the number of items.
+// (ListBatches) read one row each, whatever the number of items. The
+// counters hold queued and processing together as open (a claim changes
+// no counter); the processing items are counted beside them in the same
+// statement from the account's processing jobs, which are as few as the
+// workers (report_jobs_by_status).
 const batchColumns = `id, account_id, name, total_items, created_utc,
-	items_queued AS queued, items_processing AS processing, items_completed AS completed,
-	items_failed AS failed, items_rejected AS rejected, items_ended_utc AS last_final_utc`
+	items_open AS open, items_completed AS completed, items_failed AS failed,
+	items_rejected AS rejected, items_ended_utc AS last_final_utc,
+	(SELECT COUNT(*) FROM report_jobs INDEXED BY report_jobs_by_status
+		WHERE account_id = batches.account_id AND status = 'processing' AND batch_id = batches.id) AS processing`
 
 // getBatch reads the batch's counts, and derives its status and
 // completion time from them, so they are always consistent with what the
@@ -240,13 +246,13 @@ func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch,
 func (r batchRow) batch() (Batch, error) {
 	b := Batch{
 		ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: BatchProcessing,
-		Counts: BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
+		Counts: BatchCounts{Queued: r.Open - r.Processing, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
 	}
 	var err error
 	if b.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
 		return Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
 	}
-	if r.Queued+r.Processing == 0 {
+	if r.Open == 0 {
 		b.Status = BatchCompleted
 		done := b.CreatedUTC
 		if r.LastFinalUTC.Valid {

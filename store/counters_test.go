@@ -118,7 +118,7 @@ func oracleBatch(t *testing.T, s *Store, accountID, batchID string) Batch {
 	t.Helper()
 	var r batchRow
 	err := s.db.Get(&r, `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
-			COUNT(CASE WHEN j.status = 'queued' THEN 1 END) AS queued,
+			COUNT(CASE WHEN j.status IN ('queued', 'processing') THEN 1 END) AS open,
 			COUNT(CASE WHEN j.status = 'processing' THEN 1 END) AS processing,
 			COUNT(CASE WHEN j.status = 'completed' THEN 1 END) AS completed,
 			COUNT(CASE WHEN j.status = 'failed' THEN 1 END) AS failed,
@@ -380,7 +380,7 @@ func TestBatchReadsStoredCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.Exec(`UPDATE batches SET items_queued = 0, items_failed = 7, items_ended_utc = ? WHERE id = ?`,
+	if _, err := s.db.Exec(`UPDATE batches SET items_open = 0, items_failed = 7, items_ended_utc = ? WHERE id = ?`,
 		FormatTime(t0.Add(time.Hour)), b.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Created, 0) }
 //
 // It sums the period's days of usage_daily (migration 010), whose triggers
 // count each job on the day it was created by its status now: at most 31
-// days times 3 buckets, whatever the number of jobs.
+// days times 3 buckets, whatever the number of jobs (periodUsageQuery).
 func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (PeriodUsage, error) {
 	a, err := getAccount(ctx, s.db, accountID)
 	if err != nil {
@@ -57,22 +57,32 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 	}
 	u := PeriodUsage{Limit: a.MonthlyQuota, Start: MonthStart(now), End: NextMonthStart(now)}
 	var c struct {
-		Queued     int `db:"queued"`
+		Open       int `db:"open"`
 		Processing int `db:"processing"`
 		Completed  int `db:"completed"`
 		Failed     int `db:"failed"`
 	}
-	err = s.db.GetContext(ctx, &c, `SELECT COALESCE(SUM(queued), 0) AS queued, COALESCE(SUM(processing), 0) AS processing,
-			COALESCE(SUM(completed), 0) AS completed, COALESCE(SUM(failed), 0) AS failed
-		FROM usage_daily WHERE account_id = ? AND day >= ? AND day < ?`,
-		accountID, u.Start.Format(dayLayout), u.End.Format(dayLayout))
+	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start.Format(dayLayout), u.End.Format(dayLayout),
+		FormatTime(u.Start), FormatTime(u.End))
 	if err != nil {
 		return PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	u.Queued, u.Processing, u.Completed, u.Failed = c.Queued, c.Processing, c.Completed, c.Failed
-	u.Created = c.Queued + c.Processing + c.Completed + c.Failed
+	u.Queued, u.Processing, u.Completed, u.Failed = c.Open-c.Processing, c.Processing, c.Completed, c.Failed
+	u.Created = c.Open + c.Completed + c.Failed
 	return u, nil
 }
+
+// periodUsageQuery sums the period's days of usage_daily (?2 to ?3,
+// dayLayout) and counts, in the same statement and so the same snapshot,
+// the period's jobs processing now (?4 to ?5, created_utc): usage_daily
+// counts queued and processing together as open (a claim changes no
+// counter, migration 010), and the processing jobs are as few as the
+// workers, a range of report_jobs_by_status.
+const periodUsageQuery = `SELECT COALESCE(SUM(open), 0) AS open, COALESCE(SUM(completed), 0) AS completed,
+		COALESCE(SUM(failed), 0) AS failed,
+		(SELECT COUNT(*) FROM report_jobs INDEXED BY report_jobs_by_status
+			WHERE account_id = ?1 AND status = 'processing' AND created_utc >= ?4 AND created_utc < ?5) AS processing
+	FROM usage_daily WHERE account_id = ?1 AND day >= ?2 AND day < ?3`
 
 // DailyUsage is one day and bucket of the usage history. ReportJobs counts
 // the jobs created that day; Completed and Failed count the jobs whose
@@ -121,7 +131,7 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 		Completed int    `db:"ended_completed"`
 		Failed    int    `db:"ended_failed"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT day, bucket, queued + processing + completed + failed AS created,
+	err := s.db.SelectContext(ctx, &rows, `SELECT day, bucket, open + completed + failed AS created,
 			ended_completed, ended_failed
 		FROM usage_daily WHERE account_id = ? AND day >= ? AND day < ?`,
 		accountID, from.Format(dayLayout), to.Format(dayLayout))

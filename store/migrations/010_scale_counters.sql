@@ -4,24 +4,36 @@
 --
 -- The counters are kept by triggers, not by the Go code that writes jobs:
 -- every statement that inserts, updates or deletes a job, a batch item or
--- a batch keeps them right in its own transaction, whichever code path
--- runs it, so they cannot drift from the rows they count. Each one is
--- backfilled below from the rows an older file holds.
+-- a webhook delivery keeps them right in its own transaction, whichever
+-- code path runs it. Each one is backfilled below from the rows an older
+-- file holds.
+--
+-- SQLite compiles a table's triggers into every statement that writes it
+-- when the statement is prepared, so what the triggers on report_jobs
+-- hold is paid by every job written. Hence: a job's move between queued
+-- and processing (a claim, a requeue) changes no counter, and the
+-- triggers on updates fire on UPDATE OF completed_utc only, which every
+-- move into or out of completed and failed sets (store.CompleteJob,
+-- FailJob, RetryJob) and a claim or a requeue does not; the readers count
+-- the processing jobs, which are as few as the workers, from
+-- report_jobs_by_status. Batch jobs are counted when their item is
+-- inserted (after the job, which its foreign key needs), not by a trigger
+-- on every job insert.
 
 -- Usage per account, UTC day and bucket (store.PeriodUsage and
--- store.UsageHistory). queued .. failed count the jobs created that day
--- (by created_utc) by their status now, so their sum is the day's jobs
--- created and a month's sums are the month's usage by current status.
--- ended_completed and ended_failed count the jobs that are completed or
--- failed now and reached that state that day (by completed_utc), so a
--- failed job that is retried leaves its day's count (docs/api.md, Usage).
--- A deleted job (the retention purge) leaves every count it was in.
+-- store.UsageHistory). open, completed and failed count the jobs created
+-- that day (by created_utc) by their status now (open: queued or
+-- processing), so their sum is the day's jobs created and a month's sums
+-- are the month's usage by current status. ended_completed and
+-- ended_failed count the jobs that are completed or failed now and reached
+-- that state that day (by completed_utc), so a failed job that is retried
+-- leaves its day's count (docs/api.md, Usage). A deleted job (the
+-- retention purge) leaves every count it was in.
 CREATE TABLE usage_daily (
     account_id      TEXT NOT NULL,
     day             TEXT NOT NULL,                      -- 'YYYY-MM-DD', UTC
     bucket          TEXT NOT NULL,
-    queued          INTEGER NOT NULL DEFAULT 0,
-    processing      INTEGER NOT NULL DEFAULT 0,
+    open            INTEGER NOT NULL DEFAULT 0,
     completed       INTEGER NOT NULL DEFAULT 0,
     failed          INTEGER NOT NULL DEFAULT 0,
     ended_completed INTEGER NOT NULL DEFAULT 0,
@@ -29,9 +41,9 @@ CREATE TABLE usage_daily (
     PRIMARY KEY (account_id, day, bucket)
 ) WITHOUT ROWID;
 
-INSERT INTO usage_daily (account_id, day, bucket, queued, processing, completed, failed)
+INSERT INTO usage_daily (account_id, day, bucket, open, completed, failed)
     SELECT account_id, substr(created_utc, 1, 10), bucket,
-        SUM(status = 'queued'), SUM(status = 'processing'), SUM(status = 'completed'), SUM(status = 'failed')
+        SUM(status IN ('queued', 'processing')), SUM(status = 'completed'), SUM(status = 'failed')
     FROM report_jobs GROUP BY 1, 2, 3;
 INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
     SELECT account_id, substr(completed_utc, 1, 10), bucket, SUM(status = 'completed'), SUM(status = 'failed')
@@ -41,12 +53,11 @@ INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
 
 CREATE TRIGGER report_jobs_usage_insert AFTER INSERT ON report_jobs
 BEGIN
-    INSERT INTO usage_daily (account_id, day, bucket, queued, processing, completed, failed)
+    INSERT INTO usage_daily (account_id, day, bucket, open, completed, failed)
         VALUES (new.account_id, substr(new.created_utc, 1, 10), new.bucket,
-            new.status = 'queued', new.status = 'processing', new.status = 'completed', new.status = 'failed')
+            new.status IN ('queued', 'processing'), new.status = 'completed', new.status = 'failed')
         ON CONFLICT (account_id, day, bucket) DO UPDATE SET
-            queued = queued + excluded.queued, processing = processing + excluded.processing,
-            completed = completed + excluded.completed, failed = failed + excluded.failed;
+            open = open + excluded.open, completed = completed + excluded.completed, failed = failed + excluded.failed;
     INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
         SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
             new.status = 'completed', new.status = 'failed'
@@ -56,16 +67,14 @@ BEGIN
             ended_failed = ended_failed + excluded.ended_failed;
 END;
 
-CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF status, completed_utc ON report_jobs
+CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF completed_utc ON report_jobs
     WHEN old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc
 BEGIN
     UPDATE usage_daily SET
-            queued = queued - (old.status = 'queued') + (new.status = 'queued'),
-            processing = processing - (old.status = 'processing') + (new.status = 'processing'),
+            open = open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed') + (new.status = 'completed'),
             failed = failed - (old.status = 'failed') + (new.status = 'failed')
-        WHERE old.status IS NOT new.status
-          AND account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
+        WHERE account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
     UPDATE usage_daily SET
             ended_completed = ended_completed - (old.status = 'completed'),
             ended_failed = ended_failed - (old.status = 'failed')
@@ -83,8 +92,7 @@ END;
 CREATE TRIGGER report_jobs_usage_delete AFTER DELETE ON report_jobs
 BEGIN
     UPDATE usage_daily SET
-            queued = queued - (old.status = 'queued'),
-            processing = processing - (old.status = 'processing'),
+            open = open - (old.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed'),
             failed = failed - (old.status = 'failed')
         WHERE account_id = old.account_id AND day = substr(old.created_utc, 1, 10) AND bucket = old.bucket;
@@ -96,86 +104,74 @@ BEGIN
 END;
 
 -- Item counts on the batch (store.GetBatch, ListBatches): the items whose
--- job is in each status now, the rejected items, and, while no item is
--- queued or processing, the latest end (completed_utc) of its jobs, which
--- is when the batch completed (NULL when it has no job: every item was
--- rejected, and the batch completed at its creation). They are the API's
--- own columns: status and completed_utc stay syncBatchStatus's, which the
--- batch.completed event hangs on.
-ALTER TABLE batches ADD COLUMN items_queued INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE batches ADD COLUMN items_processing INTEGER NOT NULL DEFAULT 0;
+-- job is open (queued or processing), completed or failed now, the
+-- rejected items, and, while no item is open, the latest end
+-- (completed_utc) of its jobs, which is when the batch completed (NULL
+-- when it has no job: every item was rejected, and the batch completed at
+-- its creation). They are the API's own columns: status and completed_utc
+-- stay syncBatchStatus's, which the batch.completed event hangs on.
+ALTER TABLE batches ADD COLUMN items_open INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batches ADD COLUMN items_completed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batches ADD COLUMN items_failed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batches ADD COLUMN items_rejected INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batches ADD COLUMN items_ended_utc TEXT;
 
 UPDATE batches SET
-    items_queued = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'queued'),
-    items_processing = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'processing'),
-    items_completed = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'completed'),
-    items_failed = (SELECT COUNT(*) FROM report_jobs j WHERE j.batch_id = batches.id AND j.status = 'failed'),
+    items_open = (SELECT COUNT(*) FROM batch_items i JOIN report_jobs j ON j.id = i.job_id
+        WHERE i.batch_id = batches.id AND j.status IN ('queued', 'processing')),
+    items_completed = (SELECT COUNT(*) FROM batch_items i JOIN report_jobs j ON j.id = i.job_id
+        WHERE i.batch_id = batches.id AND j.status = 'completed'),
+    items_failed = (SELECT COUNT(*) FROM batch_items i JOIN report_jobs j ON j.id = i.job_id
+        WHERE i.batch_id = batches.id AND j.status = 'failed'),
     items_rejected = (SELECT COUNT(*) FROM batch_items i WHERE i.batch_id = batches.id AND i.job_id IS NULL);
-UPDATE batches SET items_ended_utc = (SELECT MAX(completed_utc) FROM report_jobs j WHERE j.batch_id = batches.id)
-    WHERE items_queued + items_processing = 0;
+UPDATE batches SET items_ended_utc = (SELECT MAX(j.completed_utc) FROM batch_items i JOIN report_jobs j ON j.id = i.job_id
+        WHERE i.batch_id = batches.id)
+    WHERE items_open = 0;
 
--- A job inserted final (only a restore or a test does that) can only move
--- the latest end later, so an insert needs no look at the other jobs.
-CREATE TRIGGER report_jobs_batch_insert AFTER INSERT ON report_jobs
-    WHEN new.batch_id IS NOT NULL
+-- An item counts as its job when it is inserted. A job inserted already
+-- final (only a restore or a test does that) can only move the latest end
+-- later, so no other job is read.
+CREATE TRIGGER batch_items_insert AFTER INSERT ON batch_items
 BEGIN
     UPDATE batches SET
-            items_queued = items_queued + (new.status = 'queued'),
-            items_processing = items_processing + (new.status = 'processing'),
-            items_completed = items_completed + (new.status = 'completed'),
-            items_failed = items_failed + (new.status = 'failed'),
+            items_rejected = items_rejected + (j.status IS NULL),
+            items_open = items_open + (j.status IS 'queued' OR j.status IS 'processing'),
+            items_completed = items_completed + (j.status IS 'completed'),
+            items_failed = items_failed + (j.status IS 'failed'),
             items_ended_utc = CASE
-                WHEN items_queued + items_processing + (new.status IN ('queued', 'processing')) > 0 THEN NULL
-                WHEN items_ended_utc IS NULL OR new.completed_utc > items_ended_utc THEN new.completed_utc
+                WHEN items_open + (j.status IS 'queued' OR j.status IS 'processing') > 0 THEN NULL
+                WHEN items_ended_utc IS NULL OR j.completed_utc > items_ended_utc THEN j.completed_utc
                 ELSE items_ended_utc END
-        WHERE id = new.batch_id;
+        FROM (SELECT (SELECT status FROM report_jobs WHERE id = new.job_id) AS status,
+                     (SELECT completed_utc FROM report_jobs WHERE id = new.job_id) AS completed_utc) AS j
+        WHERE batches.id = new.batch_id;
 END;
 
--- The latest end is read from the batch's jobs (at most 100, by
--- report_jobs_by_batch) only when the last open item ends.
-CREATE TRIGGER report_jobs_batch_update AFTER UPDATE OF status, completed_utc ON report_jobs
+CREATE TRIGGER batch_items_delete AFTER DELETE ON batch_items
+BEGIN
+    UPDATE batches SET
+            items_rejected = items_rejected - (j.status IS NULL),
+            items_open = items_open - (j.status IS 'queued' OR j.status IS 'processing'),
+            items_completed = items_completed - (j.status IS 'completed'),
+            items_failed = items_failed - (j.status IS 'failed')
+        FROM (SELECT (SELECT status FROM report_jobs WHERE id = old.job_id) AS status) AS j
+        WHERE batches.id = old.batch_id;
+END;
+
+-- A job's final move changes its item's count. The latest end is read
+-- from the batch's jobs (at most 100, by report_jobs_by_batch) only when
+-- the last open item ends.
+CREATE TRIGGER report_jobs_batch_update AFTER UPDATE OF completed_utc ON report_jobs
     WHEN new.batch_id IS NOT NULL AND (old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc)
 BEGIN
     UPDATE batches SET
-            items_queued = items_queued - (old.status = 'queued') + (new.status = 'queued'),
-            items_processing = items_processing - (old.status = 'processing') + (new.status = 'processing'),
+            items_open = items_open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')),
             items_completed = items_completed - (old.status = 'completed') + (new.status = 'completed'),
             items_failed = items_failed - (old.status = 'failed') + (new.status = 'failed'),
             items_ended_utc = CASE
-                WHEN items_queued + items_processing - (old.status IN ('queued', 'processing'))
-                    + (new.status IN ('queued', 'processing')) > 0 THEN NULL
+                WHEN items_open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')) > 0 THEN NULL
                 ELSE (SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = new.batch_id) END
         WHERE id = new.batch_id;
-END;
-
--- Jobs leave a batch only with it (the retention purge deletes a whole
--- completed batch in one transaction), so a delete keeps the counts and
--- leaves the latest end alone.
-CREATE TRIGGER report_jobs_batch_delete AFTER DELETE ON report_jobs
-    WHEN old.batch_id IS NOT NULL
-BEGIN
-    UPDATE batches SET
-            items_queued = items_queued - (old.status = 'queued'),
-            items_processing = items_processing - (old.status = 'processing'),
-            items_completed = items_completed - (old.status = 'completed'),
-            items_failed = items_failed - (old.status = 'failed')
-        WHERE id = old.batch_id;
-END;
-
-CREATE TRIGGER batch_items_rejected_insert AFTER INSERT ON batch_items
-    WHEN new.job_id IS NULL
-BEGIN
-    UPDATE batches SET items_rejected = items_rejected + 1 WHERE id = new.batch_id;
-END;
-
-CREATE TRIGGER batch_items_rejected_delete AFTER DELETE ON batch_items
-    WHEN old.job_id IS NULL
-BEGIN
-    UPDATE batches SET items_rejected = items_rejected - 1 WHERE id = old.batch_id;
 END;
 
 -- The operations summary (store.OpsSummary) counts events inside its
