@@ -174,6 +174,7 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 		{"usage history, 30 days", func() string { return view.UsageHistoryPath }},
 		{"usage history, 90 days", func() string { return view.UsageHistoryPath + "?days=90" }},
 		{"operations summary", func() string { return view.ObservabilityPath }},
+		{"operations summary, 168 hours", func() string { return view.ObservabilityPath + "?hours=168" }},
 		{"webhook deliveries, first page", func() string { return view.WebhookDeliveriesPath + "?limit=100" }},
 	} {
 		res := scaleRead{name: rd.name}
