@@ -236,30 +236,29 @@ CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries(endpoint_id);
 CREATE INDEX webhook_deliveries_account_leased
     ON webhook_deliveries(account_id, lease_expires_utc) WHERE lease_expires_utc IS NOT NULL;
 
-CREATE TABLE usage_daily (
+CREATE TABLE usage_hourly (
     account_id      TEXT NOT NULL,
-    day             TEXT NOT NULL,                      -- 'YYYY-MM-DD', UTC
+    hour            TEXT NOT NULL,                      -- 'YYYY-MM-DDTHH', UTC
     bucket          TEXT NOT NULL,
     open            INTEGER NOT NULL DEFAULT 0,
     completed       INTEGER NOT NULL DEFAULT 0,
     failed          INTEGER NOT NULL DEFAULT 0,
     ended_completed INTEGER NOT NULL DEFAULT 0,
     ended_failed    INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (account_id, day, bucket)
+    PRIMARY KEY (account_id, hour, bucket)
 ) WITHOUT ROWID;
 
 CREATE TRIGGER report_jobs_usage_insert AFTER INSERT ON report_jobs
 BEGIN
-    INSERT INTO usage_daily (account_id, day, bucket, open, completed, failed)
-        VALUES (new.account_id, substr(new.created_utc, 1, 10), new.bucket,
-            new.status IN ('queued', 'processing'), new.status = 'completed', new.status = 'failed')
-        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
-            open = open + excluded.open, completed = completed + excluded.completed, failed = failed + excluded.failed;
-    INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
-        SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
+    INSERT INTO usage_hourly (account_id, hour, bucket, open, completed, failed, ended_completed, ended_failed)
+        SELECT new.account_id, substr(new.created_utc, 1, 13), new.bucket,
+            new.status IN ('queued', 'processing'), new.status = 'completed', new.status = 'failed', 0, 0
+        UNION ALL
+        SELECT new.account_id, substr(new.completed_utc, 1, 13), new.bucket, 0, 0, 0,
             new.status = 'completed', new.status = 'failed'
         WHERE new.completed_utc IS NOT NULL AND new.status IN ('completed', 'failed')
-        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+        ON CONFLICT (account_id, hour, bucket) DO UPDATE SET
+            open = open + excluded.open, completed = completed + excluded.completed, failed = failed + excluded.failed,
             ended_completed = ended_completed + excluded.ended_completed,
             ended_failed = ended_failed + excluded.ended_failed;
 END;
@@ -267,37 +266,37 @@ END;
 CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF completed_utc ON report_jobs
     WHEN old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc
 BEGIN
-    UPDATE usage_daily SET
+    UPDATE usage_hourly SET
             open = open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed') + (new.status = 'completed'),
             failed = failed - (old.status = 'failed') + (new.status = 'failed')
-        WHERE account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
-    UPDATE usage_daily SET
+        WHERE account_id = new.account_id AND hour = substr(new.created_utc, 1, 13) AND bucket = new.bucket;
+    UPDATE usage_hourly SET
             ended_completed = ended_completed - (old.status = 'completed'),
             ended_failed = ended_failed - (old.status = 'failed')
         WHERE old.completed_utc IS NOT NULL AND old.status IN ('completed', 'failed')
-          AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
-    INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
-        SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
+          AND account_id = old.account_id AND hour = substr(old.completed_utc, 1, 13) AND bucket = old.bucket;
+    INSERT INTO usage_hourly (account_id, hour, bucket, ended_completed, ended_failed)
+        SELECT new.account_id, substr(new.completed_utc, 1, 13), new.bucket,
             new.status = 'completed', new.status = 'failed'
         WHERE new.completed_utc IS NOT NULL AND new.status IN ('completed', 'failed')
-        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+        ON CONFLICT (account_id, hour, bucket) DO UPDATE SET
             ended_completed = ended_completed + excluded.ended_completed,
             ended_failed = ended_failed + excluded.ended_failed;
 END;
 
 CREATE TRIGGER report_jobs_usage_delete AFTER DELETE ON report_jobs
 BEGIN
-    UPDATE usage_daily SET
+    UPDATE usage_hourly SET
             open = open - (old.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed'),
             failed = failed - (old.status = 'failed')
-        WHERE account_id = old.account_id AND day = substr(old.created_utc, 1, 10) AND bucket = old.bucket;
-    UPDATE usage_daily SET
+        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13) AND bucket = old.bucket;
+    UPDATE usage_hourly SET
             ended_completed = ended_completed - (old.status = 'completed'),
             ended_failed = ended_failed - (old.status = 'failed')
         WHERE old.completed_utc IS NOT NULL AND old.status IN ('completed', 'failed')
-          AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
+          AND account_id = old.account_id AND hour = substr(old.completed_utc, 1, 13) AND bucket = old.bucket;
 END;
 
 CREATE TRIGGER batch_items_insert AFTER INSERT ON batch_items
@@ -352,23 +351,10 @@ CREATE INDEX report_jobs_by_status ON report_jobs(account_id, status, created_ut
 CREATE TABLE ops_hourly (
     account_id           TEXT NOT NULL,
     hour                 TEXT NOT NULL,                 -- 'YYYY-MM-DDTHH', UTC
-    jobs_created         INTEGER NOT NULL DEFAULT 0,
     deliveries_created   INTEGER NOT NULL DEFAULT 0,
     deliveries_succeeded INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (account_id, hour)
 ) WITHOUT ROWID;
-
-CREATE TRIGGER report_jobs_ops_insert AFTER INSERT ON report_jobs
-BEGIN
-    INSERT INTO ops_hourly (account_id, hour, jobs_created) VALUES (new.account_id, substr(new.created_utc, 1, 13), 1)
-        ON CONFLICT (account_id, hour) DO UPDATE SET jobs_created = jobs_created + 1;
-END;
-
-CREATE TRIGGER report_jobs_ops_delete AFTER DELETE ON report_jobs
-BEGIN
-    UPDATE ops_hourly SET jobs_created = jobs_created - 1
-        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13);
-END;
 
 CREATE TRIGGER webhook_deliveries_ops_insert AFTER INSERT ON webhook_deliveries
 BEGIN

@@ -255,9 +255,9 @@ func undoMigration10(t testing.TB, s *Store) {
 	for _, q := range []string{
 		`DROP TRIGGER report_jobs_usage_insert`, `DROP TRIGGER report_jobs_usage_update`, `DROP TRIGGER report_jobs_usage_delete`,
 		`DROP TRIGGER report_jobs_batch_update`, `DROP TRIGGER batch_items_insert`, `DROP TRIGGER batch_items_delete`,
-		`DROP TRIGGER report_jobs_ops_insert`, `DROP TRIGGER report_jobs_ops_delete`, `DROP TRIGGER webhook_deliveries_ops_insert`,
+		`DROP TRIGGER webhook_deliveries_ops_insert`,
 		`DROP TRIGGER webhook_deliveries_ops_update`, `DROP TRIGGER webhook_deliveries_ops_delete`,
-		`DROP TABLE usage_daily`, `DROP TABLE ops_hourly`,
+		`DROP TABLE usage_hourly`, `DROP TABLE ops_hourly`,
 		`DROP INDEX report_jobs_ended`, `DROP INDEX batches_by_status`, `DROP INDEX report_jobs_by_status`,
 		`DROP INDEX webhook_deliveries_by_status`, `DROP INDEX webhook_deliveries_failed`,
 		`ALTER TABLE batches DROP COLUMN items_open`, `ALTER TABLE batches DROP COLUMN items_completed`,

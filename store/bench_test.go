@@ -205,8 +205,7 @@ func BenchmarkJobWritesCounters(b *testing.B) {
 				ctx := context.Background()
 				if !with {
 					for _, tr := range []string{"report_jobs_usage_insert", "report_jobs_usage_update", "report_jobs_usage_delete",
-						"report_jobs_batch_update", "batch_items_insert", "batch_items_delete",
-						"report_jobs_ops_insert", "report_jobs_ops_delete"} {
+						"report_jobs_batch_update", "batch_items_insert", "batch_items_delete"} {
 						if _, err := s.db.Exec(`DROP TRIGGER ` + tr); err != nil {
 							b.Fatal(err)
 						}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The counters of migration 010 (usage_daily, the item counts on batches)
+// The counters of migration 010 (usage_hourly, the item counts on batches)
 // against the row-counting queries they replace, which stay here as the
 // oracle, over random sequences of everything that changes a job: creation
 // (single and in batches, with rejected items), claims, lease takeovers,

@@ -47,9 +47,10 @@ func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Created, 0) }
 // PeriodUsage returns the account's usage in now's billing period.
 // ErrNotFound for an unknown account.
 //
-// It sums the period's days of usage_daily (migration 010), whose triggers
-// count each job on the day it was created by its status now: at most 31
-// days times 3 buckets, whatever the number of jobs (periodUsageQuery).
+// It sums the period's hours of usage_hourly (migration 010), whose
+// triggers count each job in the hour it was created by its status now: at
+// most 744 hours times 3 buckets, whatever the number of jobs
+// (periodUsageQuery).
 func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (PeriodUsage, error) {
 	a, err := getAccount(ctx, s.db, accountID)
 	if err != nil {
@@ -62,7 +63,7 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 		Completed  int `db:"completed"`
 		Failed     int `db:"failed"`
 	}
-	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start.Format(dayLayout), u.End.Format(dayLayout),
+	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start.Format(hourLayout), u.End.Format(hourLayout),
 		FormatTime(u.Start), FormatTime(u.End))
 	if err != nil {
 		return PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
@@ -72,9 +73,9 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 	return u, nil
 }
 
-// periodUsageQuery sums the period's days of usage_daily (?2 to ?3,
-// dayLayout) and counts, in the same statement and so the same snapshot,
-// the period's jobs processing now (?4 to ?5, created_utc): usage_daily
+// periodUsageQuery sums the period's hours of usage_hourly (?2 to ?3,
+// hourLayout) and counts, in the same statement and so the same snapshot,
+// the period's jobs processing now (?4 to ?5, created_utc): usage_hourly
 // counts queued and processing together as open (a claim changes no
 // counter, migration 010), and the processing jobs are as few as the
 // workers, a range of report_jobs_by_status.
@@ -82,7 +83,7 @@ const periodUsageQuery = `SELECT COALESCE(SUM(open), 0) AS open, COALESCE(SUM(co
 		COALESCE(SUM(failed), 0) AS failed,
 		(SELECT COUNT(*) FROM report_jobs INDEXED BY report_jobs_by_status
 			WHERE account_id = ?1 AND status = 'processing' AND created_utc >= ?4 AND created_utc < ?5) AS processing
-	FROM usage_daily WHERE account_id = ?1 AND day >= ?2 AND day < ?3`
+	FROM usage_hourly WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3`
 
 // DailyUsage is one day and bucket of the usage history. ReportJobs counts
 // the jobs created that day; Completed and Failed count the jobs whose
@@ -121,9 +122,10 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 	from := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 0, days)
 	type key struct{ day, bucket string }
-	// One range of usage_daily's primary key (migration 010): at most
-	// days times 3 rows, whatever the number of jobs. The triggers that
-	// keep it count exactly what the definition of DailyUsage says.
+	// One range of usage_hourly's primary key (migration 010): at most
+	// days times 24 times 3 rows, whatever the number of jobs. The
+	// triggers that keep it count exactly what the definition of
+	// DailyUsage says.
 	var rows []struct {
 		Day       string `db:"day"`
 		Bucket    string `db:"bucket"`
@@ -131,10 +133,11 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 		Completed int    `db:"ended_completed"`
 		Failed    int    `db:"ended_failed"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT day, bucket, open + completed + failed AS created,
-			ended_completed, ended_failed
-		FROM usage_daily WHERE account_id = ? AND day >= ? AND day < ?`,
-		accountID, from.Format(dayLayout), to.Format(dayLayout))
+	err := s.db.SelectContext(ctx, &rows, `SELECT substr(hour, 1, 10) AS day, bucket,
+			SUM(open + completed + failed) AS created, SUM(ended_completed) AS ended_completed, SUM(ended_failed) AS ended_failed
+		FROM usage_hourly WHERE account_id = ? AND hour >= ? AND hour < ?
+		GROUP BY 1, 2`,
+		accountID, from.Format(hourLayout), to.Format(hourLayout))
 	if err != nil {
 		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
 	}
@@ -267,9 +270,10 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 	return o, nil
 }
 
-// eventCounts sets the counts of o that ops_hourly keeps (migration 010):
-// jobs created, deliveries created and deliveries succeeded in [from, to).
-// The whole UTC hours inside the window are summed from ops_hourly; the
+// eventCounts sets the counts of o that usage_hourly and ops_hourly keep
+// (migration 010): jobs created, deliveries created and deliveries
+// succeeded in [from, to). The whole UTC hours inside the window are
+// summed from them; the
 // part hours at its two ends (together an hour for a window of whole
 // hours) are counted from the indexes, as the whole window was before.
 func eventCounts(ctx context.Context, q queryer, accountID string, from, to time.Time, o *OpsSummary) error {
@@ -369,10 +373,12 @@ const completionMs = `MAX(0, CAST(round((julianday(completed_utc) - julianday(cr
 // parameter is numbered: ?1 the account, ?2 and ?3 the window [from, to).
 const (
 	// opsHourlyCounts: the events of whole hours [?2, ?3) (hourLayout)
-	// from ops_hourly's primary key.
-	opsHourlyCounts = `SELECT COALESCE(SUM(jobs_created), 0) AS jobs_created,
-			COALESCE(SUM(deliveries_created), 0) AS deliveries_created,
-			COALESCE(SUM(deliveries_succeeded), 0) AS deliveries_succeeded
+	// from the primary keys of usage_hourly and ops_hourly.
+	opsHourlyCounts = `SELECT
+		(SELECT COALESCE(SUM(open + completed + failed), 0) FROM usage_hourly
+			WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3) AS jobs_created,
+		COALESCE(SUM(deliveries_created), 0) AS deliveries_created,
+		COALESCE(SUM(deliveries_succeeded), 0) AS deliveries_succeeded
 		FROM ops_hourly WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3`
 	// opsEventCounts: the same events counted from the rows, for the part
 	// hours at the window's ends: jobs by report_jobs_by_account,

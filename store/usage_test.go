@@ -422,6 +422,10 @@ func TestOpsSummaryQueryPlans(t *testing.T) {
 		{"hourly counts", opsHourlyCounts, []any{"a", "f", "t"}, []string{
 			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
 		}, nil},
+		{"period usage", periodUsageQuery, []any{"a", "f", "t", "f", "t"}, []string{
+			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
+			"COVERING INDEX report_jobs_by_status (account_id=? AND status=? AND created_utc>? AND created_utc<?)",
+		}, nil},
 		{"event counts", opsEventCounts, []any{"a", "f", "t"}, []string{
 			"COVERING INDEX report_jobs_by_account (account_id=? AND created_utc>? AND created_utc<?)",
 			"COVERING INDEX webhook_deliveries_by_account (account_id=? AND created_utc>? AND created_utc<?)",

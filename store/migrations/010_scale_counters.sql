@@ -20,49 +20,52 @@
 -- inserted (after the job, which its foreign key needs), not by a trigger
 -- on every job insert.
 
--- Usage per account, UTC day and bucket (store.PeriodUsage and
--- store.UsageHistory). open, completed and failed count the jobs created
--- that day (by created_utc) by their status now (open: queued or
--- processing), so their sum is the day's jobs created and a month's sums
--- are the month's usage by current status. ended_completed and
--- ended_failed count the jobs that are completed or failed now and reached
--- that state that day (by completed_utc), so a failed job that is retried
--- leaves its day's count (docs/api.md, Usage). A deleted job (the
--- retention purge) leaves every count it was in.
-CREATE TABLE usage_daily (
+-- Usage per account, UTC hour and bucket (store.PeriodUsage,
+-- store.UsageHistory, and the jobs created of store.OpsSummary). open,
+-- completed and failed count the jobs created that hour (by created_utc)
+-- by their status now (open: queued or processing), so their sum is the
+-- hour's jobs created and a month's sums are the month's usage by current
+-- status. ended_completed and ended_failed count the jobs that are
+-- completed or failed now and reached that state that hour (by
+-- completed_utc), so a failed job that is retried leaves its hour's count
+-- (docs/api.md, Usage). A deleted job (the retention purge) leaves every
+-- count it was in. One table serves days and hours so that a job's insert
+-- compiles one trigger statement, not one per table.
+CREATE TABLE usage_hourly (
     account_id      TEXT NOT NULL,
-    day             TEXT NOT NULL,                      -- 'YYYY-MM-DD', UTC
+    hour            TEXT NOT NULL,                      -- 'YYYY-MM-DDTHH', UTC
     bucket          TEXT NOT NULL,
     open            INTEGER NOT NULL DEFAULT 0,
     completed       INTEGER NOT NULL DEFAULT 0,
     failed          INTEGER NOT NULL DEFAULT 0,
     ended_completed INTEGER NOT NULL DEFAULT 0,
     ended_failed    INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (account_id, day, bucket)
+    PRIMARY KEY (account_id, hour, bucket)
 ) WITHOUT ROWID;
 
-INSERT INTO usage_daily (account_id, day, bucket, open, completed, failed)
-    SELECT account_id, substr(created_utc, 1, 10), bucket,
+INSERT INTO usage_hourly (account_id, hour, bucket, open, completed, failed)
+    SELECT account_id, substr(created_utc, 1, 13), bucket,
         SUM(status IN ('queued', 'processing')), SUM(status = 'completed'), SUM(status = 'failed')
     FROM report_jobs GROUP BY 1, 2, 3;
-INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
-    SELECT account_id, substr(completed_utc, 1, 10), bucket, SUM(status = 'completed'), SUM(status = 'failed')
+INSERT INTO usage_hourly (account_id, hour, bucket, ended_completed, ended_failed)
+    SELECT account_id, substr(completed_utc, 1, 13), bucket, SUM(status = 'completed'), SUM(status = 'failed')
     FROM report_jobs WHERE completed_utc IS NOT NULL AND status IN ('completed', 'failed') GROUP BY 1, 2, 3
-    ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+    ON CONFLICT (account_id, hour, bucket) DO UPDATE SET
         ended_completed = excluded.ended_completed, ended_failed = excluded.ended_failed;
 
+-- The second row is for a job inserted already final, which only a
+-- restore or a test does.
 CREATE TRIGGER report_jobs_usage_insert AFTER INSERT ON report_jobs
 BEGIN
-    INSERT INTO usage_daily (account_id, day, bucket, open, completed, failed)
-        VALUES (new.account_id, substr(new.created_utc, 1, 10), new.bucket,
-            new.status IN ('queued', 'processing'), new.status = 'completed', new.status = 'failed')
-        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
-            open = open + excluded.open, completed = completed + excluded.completed, failed = failed + excluded.failed;
-    INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
-        SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
+    INSERT INTO usage_hourly (account_id, hour, bucket, open, completed, failed, ended_completed, ended_failed)
+        SELECT new.account_id, substr(new.created_utc, 1, 13), new.bucket,
+            new.status IN ('queued', 'processing'), new.status = 'completed', new.status = 'failed', 0, 0
+        UNION ALL
+        SELECT new.account_id, substr(new.completed_utc, 1, 13), new.bucket, 0, 0, 0,
             new.status = 'completed', new.status = 'failed'
         WHERE new.completed_utc IS NOT NULL AND new.status IN ('completed', 'failed')
-        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+        ON CONFLICT (account_id, hour, bucket) DO UPDATE SET
+            open = open + excluded.open, completed = completed + excluded.completed, failed = failed + excluded.failed,
             ended_completed = ended_completed + excluded.ended_completed,
             ended_failed = ended_failed + excluded.ended_failed;
 END;
@@ -70,37 +73,37 @@ END;
 CREATE TRIGGER report_jobs_usage_update AFTER UPDATE OF completed_utc ON report_jobs
     WHEN old.status IS NOT new.status OR old.completed_utc IS NOT new.completed_utc
 BEGIN
-    UPDATE usage_daily SET
+    UPDATE usage_hourly SET
             open = open - (old.status IN ('queued', 'processing')) + (new.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed') + (new.status = 'completed'),
             failed = failed - (old.status = 'failed') + (new.status = 'failed')
-        WHERE account_id = new.account_id AND day = substr(new.created_utc, 1, 10) AND bucket = new.bucket;
-    UPDATE usage_daily SET
+        WHERE account_id = new.account_id AND hour = substr(new.created_utc, 1, 13) AND bucket = new.bucket;
+    UPDATE usage_hourly SET
             ended_completed = ended_completed - (old.status = 'completed'),
             ended_failed = ended_failed - (old.status = 'failed')
         WHERE old.completed_utc IS NOT NULL AND old.status IN ('completed', 'failed')
-          AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
-    INSERT INTO usage_daily (account_id, day, bucket, ended_completed, ended_failed)
-        SELECT new.account_id, substr(new.completed_utc, 1, 10), new.bucket,
+          AND account_id = old.account_id AND hour = substr(old.completed_utc, 1, 13) AND bucket = old.bucket;
+    INSERT INTO usage_hourly (account_id, hour, bucket, ended_completed, ended_failed)
+        SELECT new.account_id, substr(new.completed_utc, 1, 13), new.bucket,
             new.status = 'completed', new.status = 'failed'
         WHERE new.completed_utc IS NOT NULL AND new.status IN ('completed', 'failed')
-        ON CONFLICT (account_id, day, bucket) DO UPDATE SET
+        ON CONFLICT (account_id, hour, bucket) DO UPDATE SET
             ended_completed = ended_completed + excluded.ended_completed,
             ended_failed = ended_failed + excluded.ended_failed;
 END;
 
 CREATE TRIGGER report_jobs_usage_delete AFTER DELETE ON report_jobs
 BEGIN
-    UPDATE usage_daily SET
+    UPDATE usage_hourly SET
             open = open - (old.status IN ('queued', 'processing')),
             completed = completed - (old.status = 'completed'),
             failed = failed - (old.status = 'failed')
-        WHERE account_id = old.account_id AND day = substr(old.created_utc, 1, 10) AND bucket = old.bucket;
-    UPDATE usage_daily SET
+        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13) AND bucket = old.bucket;
+    UPDATE usage_hourly SET
             ended_completed = ended_completed - (old.status = 'completed'),
             ended_failed = ended_failed - (old.status = 'failed')
         WHERE old.completed_utc IS NOT NULL AND old.status IN ('completed', 'failed')
-          AND account_id = old.account_id AND day = substr(old.completed_utc, 1, 10) AND bucket = old.bucket;
+          AND account_id = old.account_id AND hour = substr(old.completed_utc, 1, 13) AND bucket = old.bucket;
 END;
 
 -- Item counts on the batch (store.GetBatch, ListBatches): the items whose
@@ -209,43 +212,27 @@ CREATE INDEX webhook_deliveries_failed
 -- rarely have.
 CREATE INDEX report_jobs_by_status ON report_jobs(account_id, status, created_utc DESC, id DESC);
 
--- Events per account and UTC hour that the operations summary counts over
--- its window (store.OpsSummary): jobs created (by created_utc), webhook
--- deliveries created (by created_utc) and deliveries that are succeeded
--- now, by delivered_utc. The summary adds the whole hours inside its
--- window from here and counts the two part hours at its edges from the
+-- Webhook deliveries per account and UTC hour that the operations
+-- summary counts over its window (store.OpsSummary): created (by
+-- created_utc) and succeeded now, by delivered_utc. The summary adds the
+-- whole hours inside its window from here (and its jobs created from
+-- usage_hourly) and counts the two part hours at its ends from the
 -- indexes, so it reads at most an hour of rows of each kind however many
--- the window holds. A deleted row leaves its counts, as in usage_daily.
+-- the window holds. A deleted delivery leaves its counts.
 CREATE TABLE ops_hourly (
     account_id           TEXT NOT NULL,
     hour                 TEXT NOT NULL,                 -- 'YYYY-MM-DDTHH', UTC
-    jobs_created         INTEGER NOT NULL DEFAULT 0,
     deliveries_created   INTEGER NOT NULL DEFAULT 0,
     deliveries_succeeded INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (account_id, hour)
 ) WITHOUT ROWID;
 
-INSERT INTO ops_hourly (account_id, hour, jobs_created)
-    SELECT account_id, substr(created_utc, 1, 13), COUNT(*) FROM report_jobs GROUP BY 1, 2;
 INSERT INTO ops_hourly (account_id, hour, deliveries_created)
-    SELECT account_id, substr(created_utc, 1, 13), COUNT(*) FROM webhook_deliveries WHERE true GROUP BY 1, 2
-    ON CONFLICT (account_id, hour) DO UPDATE SET deliveries_created = excluded.deliveries_created;
+    SELECT account_id, substr(created_utc, 1, 13), COUNT(*) FROM webhook_deliveries GROUP BY 1, 2;
 INSERT INTO ops_hourly (account_id, hour, deliveries_succeeded)
     SELECT account_id, substr(delivered_utc, 1, 13), COUNT(*) FROM webhook_deliveries
     WHERE status = 'succeeded' AND delivered_utc IS NOT NULL GROUP BY 1, 2
     ON CONFLICT (account_id, hour) DO UPDATE SET deliveries_succeeded = excluded.deliveries_succeeded;
-
-CREATE TRIGGER report_jobs_ops_insert AFTER INSERT ON report_jobs
-BEGIN
-    INSERT INTO ops_hourly (account_id, hour, jobs_created) VALUES (new.account_id, substr(new.created_utc, 1, 13), 1)
-        ON CONFLICT (account_id, hour) DO UPDATE SET jobs_created = jobs_created + 1;
-END;
-
-CREATE TRIGGER report_jobs_ops_delete AFTER DELETE ON report_jobs
-BEGIN
-    UPDATE ops_hourly SET jobs_created = jobs_created - 1
-        WHERE account_id = old.account_id AND hour = substr(old.created_utc, 1, 13);
-END;
 
 CREATE TRIGGER webhook_deliveries_ops_insert AFTER INSERT ON webhook_deliveries
 BEGIN
