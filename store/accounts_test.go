@@ -229,15 +229,41 @@ func TestProbeWrite(t *testing.T) {
 	}
 }
 
-// undoMigration7 drops the columns migration 7 added, for tests that turn a
-// fresh file back into an older version: ALTER TABLE ADD COLUMN cannot be
-// repeated the way the earlier migrations' CREATE ... IF NOT EXISTS can.
+// undoMigration7 drops the columns migration 7 added (and what migration
+// 10 added, undoMigration10), for tests that turn a fresh file back into
+// an older version: ALTER TABLE ADD COLUMN cannot be repeated the way the
+// earlier migrations' CREATE ... IF NOT EXISTS can.
 func undoMigration7(t testing.TB, s *Store) {
 	t.Helper()
+	undoMigration10(t, s)
 	for _, q := range []string{
 		`ALTER TABLE accounts DROP COLUMN disabled_utc`,
 		`ALTER TABLE api_keys DROP COLUMN name`,
 		`ALTER TABLE api_keys DROP COLUMN last_used_utc`,
+	} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// undoMigration10 takes back what migration 010 added that it could not
+// add twice (a table, triggers, columns), so that a test can make a file
+// look older and migrate it again.
+func undoMigration10(t testing.TB, s *Store) {
+	t.Helper()
+	for _, q := range []string{
+		`DROP TRIGGER report_jobs_usage_insert`, `DROP TRIGGER report_jobs_usage_update`, `DROP TRIGGER report_jobs_usage_delete`,
+		`DROP TRIGGER report_jobs_batch_update`, `DROP TRIGGER batch_items_insert`, `DROP TRIGGER batch_items_delete`,
+		`DROP TRIGGER webhook_deliveries_ops_insert`,
+		`DROP TRIGGER webhook_deliveries_ops_update`, `DROP TRIGGER webhook_deliveries_ops_delete`,
+		`DROP TABLE usage_hourly`, `DROP TABLE ops_hourly`,
+		`DROP INDEX report_jobs_ended`, `DROP INDEX batches_by_status`, `DROP INDEX report_jobs_by_status`,
+		`DROP INDEX webhook_deliveries_by_status`, `DROP INDEX webhook_deliveries_failed`,
+		`ALTER TABLE batches DROP COLUMN items_open`, `ALTER TABLE batches DROP COLUMN items_completed`,
+		`ALTER TABLE batches DROP COLUMN items_failed`, `ALTER TABLE batches DROP COLUMN items_rejected`,
+		`ALTER TABLE batches DROP COLUMN items_ended_utc`,
+		`CREATE INDEX report_jobs_by_completion ON report_jobs(account_id, completed_utc) WHERE completed_utc IS NOT NULL`,
 	} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

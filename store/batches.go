@@ -194,14 +194,14 @@ func (s *Store) GetBatch(ctx context.Context, accountID, batchID string) (Batch,
 	return getBatch(ctx, s.db, accountID, batchID)
 }
 
-// batchRow is the batch with its item counts, aggregated in one query.
+// batchRow is the batch with its item counts.
 type batchRow struct {
 	ID           string         `db:"id"`
 	AccountID    string         `db:"account_id"`
 	Name         string         `db:"name"`
 	TotalItems   int            `db:"total_items"`
 	CreatedUTC   string         `db:"created_utc"`
-	Queued       int            `db:"queued"`
+	Open         int            `db:"open"`
 	Processing   int            `db:"processing"`
 	Completed    int            `db:"completed"`
 	Failed       int            `db:"failed"`
@@ -209,36 +209,29 @@ type batchRow struct {
 	LastFinalUTC sql.NullString `db:"last_final_utc"`
 }
 
-// batchCountsSelect derives each batch's counts and last job end from its
-// items and their jobs, grouped by batch. It is completed with the source
-// of the batches (a table or a subquery aliased b) and what follows it, so
-// one batch (getBatch) and a page of them (ListBatches) are computed the
-// same way, in one statement whatever the number of batches or items.
-const batchCountsSelect = `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
-		COUNT(CASE WHEN j.status = 'queued' THEN 1 END) AS queued,
-		COUNT(CASE WHEN j.status = 'processing' THEN 1 END) AS processing,
-		COUNT(CASE WHEN j.status = 'completed' THEN 1 END) AS completed,
-		COUNT(CASE WHEN j.status = 'failed' THEN 1 END) AS failed,
-		COUNT(CASE WHEN i.row_number IS NOT NULL AND i.job_id IS NULL THEN 1 END) AS rejected,
-		MAX(j.completed_utc) AS last_final_utc
-	FROM `
+// batchColumns are the batch and its item counts, which migration 010's
+// triggers keep on the batch row in the transaction of every change to one
+// of its jobs or items, so one batch (getBatch) and a page of them
+// (ListBatches) read one row each, whatever the number of items. The
+// counters hold queued and processing together as open (a claim changes
+// no counter); the processing items are counted beside them in the same
+// statement from the account's processing jobs, which are as few as the
+// workers (report_jobs_by_status).
+const batchColumns = `id, account_id, name, total_items, created_utc,
+	items_open AS open, items_completed AS completed, items_failed AS failed,
+	items_rejected AS rejected, items_ended_utc AS last_final_utc,
+	(SELECT COUNT(*) FROM report_jobs INDEXED BY report_jobs_by_status
+		WHERE account_id = batches.account_id AND status = 'processing' AND batch_id = batches.id) AS processing`
 
-// batchCountsJoin follows the batch source in batchCountsSelect.
-const batchCountsJoin = ` b
-	LEFT JOIN batch_items i ON i.batch_id = b.id
-	LEFT JOIN report_jobs j ON j.id = i.job_id`
-
-// getBatch derives the batch's counts, status and completion time from its
-// items and their jobs in one statement, so they are always consistent with
-// what the items endpoint shows; nothing is kept as a running counter that
-// could drift. The batch is completed when no item is queued or
+// getBatch reads the batch's counts, and derives its status and
+// completion time from them, so they are always consistent with what the
+// items endpoint shows: the batch is completed when no item is queued or
 // processing; its completion time is the latest end of its jobs, or its
-// creation when every item was rejected.
+// creation when every item was rejected. TestBatchCountersMatchItems
+// checks the counts against the items and their jobs.
 func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch, error) {
 	var r batchRow
-	err := q.GetContext(ctx, &r, batchCountsSelect+`batches`+batchCountsJoin+`
-		WHERE b.id = ? AND b.account_id = ?
-		GROUP BY b.id`, batchID, accountID)
+	err := q.GetContext(ctx, &r, `SELECT `+batchColumns+` FROM batches WHERE id = ? AND account_id = ?`, batchID, accountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Batch{}, fmt.Errorf("batch %s: %w", batchID, ErrNotFound)
 	}
@@ -252,13 +245,13 @@ func getBatch(ctx context.Context, q queryer, accountID, batchID string) (Batch,
 func (r batchRow) batch() (Batch, error) {
 	b := Batch{
 		ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: BatchProcessing,
-		Counts: BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
+		Counts: BatchCounts{Queued: r.Open - r.Processing, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
 	}
 	var err error
 	if b.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
 		return Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
 	}
-	if r.Queued+r.Processing == 0 {
+	if r.Open == 0 {
 		b.Status = BatchCompleted
 		done := b.CreatedUTC
 		if r.LastFinalUTC.Valid {
@@ -274,20 +267,15 @@ func (r batchRow) batch() (Batch, error) {
 // ListBatches returns up to limit of the account's batches, newest first
 // (created_utc DESC, id DESC), starting after cursor ("" = from the newest),
 // each exactly as GetBatch derives it; nextCursor is "" on the last page.
-// Paging and its errors are the job list's (see ListJobs). The page is
-// chosen first, by a seek on the batches_by_account index (migration 009),
-// and the counts of just that page's batches are then aggregated in the
-// same statement: one query whatever the limit, reading at most the page's
-// items.
+// Paging and its errors are the job list's (see ListJobs). The page is a
+// seek on the batches_by_account index (migration 009) that reads the
+// page's rows and nothing else: the counts are on them (batchColumns).
 func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cursor string) ([]Batch, string, error) {
 	pg, err := newPage(limit, cursor, ids.Batch)
 	if err != nil {
 		return nil, "", err
 	}
-	inner, args := pg.query(`SELECT id, account_id, name, total_items, created_utc FROM batches WHERE account_id = ?`, []any{accountID})
-	q := batchCountsSelect + `(` + inner + `)` + batchCountsJoin + `
-		GROUP BY b.id
-		ORDER BY b.created_utc DESC, b.id DESC`
+	q, args := pg.query(`SELECT `+batchColumns+` FROM batches WHERE account_id = ?`, []any{accountID})
 	var rows []batchRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list batches: %w", err)
@@ -308,7 +296,8 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 // batch's jobs. It runs inside every transaction that moves a batch job
 // into or out of a final state (afterJobFinal, RetryJob), so the stored
 // columns, which the operations summary counts, agree with what getBatch
-// derives; the API itself always derives.
+// derives from the item counts; the API itself shows the item counts
+// (batchColumns).
 //
 // completed reports whether this call moved the batch from processing to
 // completed: true in exactly one transaction each time the batch becomes

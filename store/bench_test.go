@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"locrisk/ids"
 )
 
 // BenchmarkCreateJob measures the durable create (idempotency lookup,
@@ -165,5 +168,87 @@ func BenchmarkWebhookEndpoints(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkJobWritesCounters is what migration 010's triggers add to the
+// statements that write jobs, side by side in one run: one job's insert
+// (insertJob's statement), claim and completion, a hundred jobs per
+// transaction so that the disk does not dominate. "without" drops the
+// counters' triggers. SQLite compiles a table's triggers into every
+// statement that writes it when the statement is prepared: "unprepared"
+// prepares each statement anew, as database/sql does for ExecContext with
+// a query text (today's store); "prepared" prepares the three once per
+// transaction and runs them for every job, as a write path that gathers
+// many jobs into one transaction can.
+//
+//	go test -run '^$' -bench JobWritesCounters ./store
+func BenchmarkJobWritesCounters(b *testing.B) {
+	const (
+		insert = `INSERT INTO report_jobs
+		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
+		VALUES (?, ?, NULL, 'api', 1, 2, 'queued', 0, ?, ?, ?)`
+		claim = `UPDATE report_jobs SET status = 'processing', lease_owner = 'w',
+		lease_expires_utc = ?, attempts = attempts + 1, updated_utc = ? WHERE id = ?`
+		complete = `UPDATE report_jobs SET status = 'completed', report_id = ?,
+		completed_utc = ?, updated_utc = ?, lease_owner = NULL, lease_expires_utc = NULL
+		WHERE id = ? AND status = 'processing' AND lease_owner = 'w'`
+	)
+	for _, prepared := range []bool{false, true} {
+		for _, with := range []bool{true, false} {
+			name := map[bool]string{false: "unprepared", true: "prepared"}[prepared] + "/" + map[bool]string{false: "without", true: "with"}[with]
+			b.Run(name, func(b *testing.B) {
+				s := newStore(b, Options{})
+				a := newAccount(b, s, 1<<30)
+				ctx := context.Background()
+				if !with {
+					for _, tr := range []string{"report_jobs_usage_insert", "report_jobs_usage_update", "report_jobs_usage_delete",
+						"report_jobs_batch_update", "batch_items_insert", "batch_items_delete"} {
+						if _, err := s.db.Exec(`DROP TRIGGER ` + tr); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				const perTx = 100
+				now, later := FormatTime(t0), FormatTime(t0.Add(time.Second))
+				b.ResetTimer()
+				for done := 0; done < b.N; done += perTx {
+					// A transaction of its own rather than the store's write
+					// path, which is not what is measured here.
+					err := func() error {
+						tx, err := s.db.BeginTxx(ctx, nil)
+						if err != nil {
+							return err
+						}
+						defer tx.Rollback()
+						exec := func(q string) func(args ...any) error {
+							return func(args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
+						}
+						if prepared {
+							exec = func(q string) func(args ...any) error {
+								st, err := tx.PreparexContext(ctx, q)
+								if err != nil {
+									return func(...any) error { return err }
+								}
+								return func(args ...any) error { _, err := st.ExecContext(ctx, args...); return err }
+							}
+						}
+						ins, cl, co := exec(insert), exec(claim), exec(complete)
+						for range min(perTx, b.N-done) {
+							id := ids.New(ids.Job)
+							if err := errors.Join(ins(id, a.ID, now, now, now), cl(later, now, id),
+								co(ids.NewReportID(), later, later, id)); err != nil {
+								return err
+							}
+						}
+						return tx.Commit()
+					}()
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/job")
+			})
+		}
 	}
 }

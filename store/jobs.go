@@ -331,6 +331,19 @@ func (s *Store) GetJob(ctx context.Context, accountID, jobID string) (Job, error
 	return r.job()
 }
 
+// listJobsQuery is ListJobs' query before the page's conditions: the
+// account's jobs, with one status unless status is "" (report_jobs_by_account
+// or, with a status, report_jobs_by_status, migration 010; TestListJobsQueryPlan).
+func listJobsQuery(accountID, status string) (string, []any) {
+	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = ?`
+	args := []any{accountID}
+	if status != "" {
+		q += ` AND status = ?`
+		args = append(args, status)
+	}
+	return q, args
+}
+
 // ListJobs returns up to limit of the account's jobs, newest first
 // (created_utc DESC, id DESC), starting after cursor ("" = from the newest),
 // optionally only those with one status ("" = all). nextCursor is "" on the
@@ -340,12 +353,7 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 	if status != "" && !ValidStatus(status) {
 		return nil, "", fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
 	}
-	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = ?`
-	args := []any{accountID}
-	if status != "" {
-		q += ` AND status = ?`
-		args = append(args, status)
-	}
+	q, args := listJobsQuery(accountID, status)
 	pg, err := newPage(limit, cursor, ids.Job)
 	if err != nil {
 		return nil, "", err

@@ -2,16 +2,23 @@ package store
 
 // Usage and operations queries: the current billing period, the daily
 // history by bucket, and the job, batch and webhook parts of the operations
-// summary. Everything here is read-only and computed from the job, batch and
-// delivery tables themselves (GROUP BY over indexed ranges), so it can never
-// disagree with them and needs no bookkeeping of its own.
+// summary. Everything here is read-only. Usage reads the per-day counters
+// that migration 010's triggers keep in the transaction of every change to
+// a job, so its cost does not grow with the jobs; the operations summary
+// counts ranges of indexes that lead with the account and the status, so
+// it reads only the window's entries (README.md, "Durable job creation and
+// scale").
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -39,37 +46,44 @@ func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Created, 0) }
 
 // PeriodUsage returns the account's usage in now's billing period.
 // ErrNotFound for an unknown account.
+//
+// It sums the period's hours of usage_hourly (migration 010), whose
+// triggers count each job in the hour it was created by its status now: at
+// most 744 hours times 3 buckets, whatever the number of jobs
+// (periodUsageQuery).
 func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (PeriodUsage, error) {
 	a, err := getAccount(ctx, s.db, accountID)
 	if err != nil {
 		return PeriodUsage{}, err
 	}
 	u := PeriodUsage{Limit: a.MonthlyQuota, Start: MonthStart(now), End: NextMonthStart(now)}
-	var rows []struct {
-		Status string `db:"status"`
-		N      int    `db:"n"`
+	var c struct {
+		Open       int `db:"open"`
+		Processing int `db:"processing"`
+		Completed  int `db:"completed"`
+		Failed     int `db:"failed"`
 	}
-	err = s.db.SelectContext(ctx, &rows, `SELECT status, COUNT(*) AS n FROM report_jobs
-		WHERE account_id = ? AND created_utc >= ? AND created_utc < ? GROUP BY status`,
-		accountID, FormatTime(u.Start), FormatTime(u.End))
+	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start.Format(hourLayout), u.End.Format(hourLayout),
+		FormatTime(u.Start), FormatTime(u.End))
 	if err != nil {
 		return PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	for _, r := range rows {
-		u.Created += r.N
-		switch r.Status {
-		case StatusQueued:
-			u.Queued = r.N
-		case StatusProcessing:
-			u.Processing = r.N
-		case StatusCompleted:
-			u.Completed = r.N
-		case StatusFailed:
-			u.Failed = r.N
-		}
-	}
+	u.Queued, u.Processing, u.Completed, u.Failed = c.Open-c.Processing, c.Processing, c.Completed, c.Failed
+	u.Created = c.Open + c.Completed + c.Failed
 	return u, nil
 }
+
+// periodUsageQuery sums the period's hours of usage_hourly (?2 to ?3,
+// hourLayout) and counts, in the same statement and so the same snapshot,
+// the period's jobs processing now (?4 to ?5, created_utc): usage_hourly
+// counts queued and processing together as open (a claim changes no
+// counter, migration 010), and the processing jobs are as few as the
+// workers, a range of report_jobs_by_status.
+const periodUsageQuery = `SELECT COALESCE(SUM(open), 0) AS open, COALESCE(SUM(completed), 0) AS completed,
+		COALESCE(SUM(failed), 0) AS failed,
+		(SELECT COUNT(*) FROM report_jobs INDEXED BY report_jobs_by_status
+			WHERE account_id = ?1 AND status = 'processing' AND created_utc >= ?4 AND created_utc < ?5) AS processing
+	FROM usage_hourly WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3`
 
 // DailyUsage is one day and bucket of the usage history. ReportJobs counts
 // the jobs created that day; Completed and Failed count the jobs whose
@@ -108,55 +122,28 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 	from := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 0, days)
 	type key struct{ day, bucket string }
-	type counts struct{ created, completed, failed int }
-	got := map[key]*counts{}
-	at := func(k key) *counts {
-		c := got[k]
-		if c == nil {
-			c = &counts{}
-			got[k] = c
-		}
-		return c
+	// One range of usage_hourly's primary key (migration 010): at most
+	// days times 24 times 3 rows, whatever the number of jobs. The
+	// triggers that keep it count exactly what the definition of
+	// DailyUsage says.
+	var rows []struct {
+		Day       string `db:"day"`
+		Bucket    string `db:"bucket"`
+		Created   int    `db:"created"`
+		Completed int    `db:"ended_completed"`
+		Failed    int    `db:"ended_failed"`
 	}
-
-	// Two range scans, one per index: creations by created_utc
-	// (report_jobs_by_account) and final states by completed_utc
-	// (report_jobs_by_completion). The day is the date prefix of the
-	// fixed-width UTC text.
-	var created []struct {
-		Day    string `db:"day"`
-		Bucket string `db:"bucket"`
-		N      int    `db:"n"`
-	}
-	err := s.db.SelectContext(ctx, &created, `SELECT substr(created_utc, 1, 10) AS day, bucket, COUNT(*) AS n
-		FROM report_jobs WHERE account_id = ? AND created_utc >= ? AND created_utc < ?
-		GROUP BY day, bucket`, accountID, FormatTime(from), FormatTime(to))
+	err := s.db.SelectContext(ctx, &rows, `SELECT substr(hour, 1, 10) AS day, bucket,
+			SUM(open + completed + failed) AS created, SUM(ended_completed) AS ended_completed, SUM(ended_failed) AS ended_failed
+		FROM usage_hourly WHERE account_id = ? AND hour >= ? AND hour < ?
+		GROUP BY 1, 2`,
+		accountID, from.Format(hourLayout), to.Format(hourLayout))
 	if err != nil {
-		return nil, fmt.Errorf("usage history of %s: jobs created: %w", accountID, err)
+		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
 	}
-	for _, r := range created {
-		at(key{r.Day, r.Bucket}).created = r.N
-	}
-	var ended []struct {
-		Day    string `db:"day"`
-		Bucket string `db:"bucket"`
-		Status string `db:"status"`
-		N      int    `db:"n"`
-	}
-	err = s.db.SelectContext(ctx, &ended, `SELECT substr(completed_utc, 1, 10) AS day, bucket, status, COUNT(*) AS n
-		FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ?
-		  AND status IN ('completed', 'failed')
-		GROUP BY day, bucket, status`, accountID, FormatTime(from), FormatTime(to))
-	if err != nil {
-		return nil, fmt.Errorf("usage history of %s: jobs ended: %w", accountID, err)
-	}
-	for _, r := range ended {
-		c := at(key{r.Day, r.Bucket})
-		if r.Status == StatusCompleted {
-			c.completed = r.N
-		} else {
-			c.failed = r.N
-		}
+	got := make(map[key]DailyUsage, len(rows))
+	for _, r := range rows {
+		got[key{r.Day, r.Bucket}] = DailyUsage{ReportJobs: r.Created, Completed: r.Completed, Failed: r.Failed}
 	}
 
 	out := make([]DailyUsage, 0, days*len(buckets))
@@ -164,10 +151,8 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 		day := from.AddDate(0, 0, d)
 		ds := day.Format(dayLayout)
 		for _, b := range buckets {
-			u := DailyUsage{Day: day, Bucket: b}
-			if c := got[key{ds, b}]; c != nil {
-				u.ReportJobs, u.Completed, u.Failed = c.created, c.completed, c.failed
-			}
+			u := got[key{ds, b}]
+			u.Day, u.Bucket = day, b
 			out = append(out, u)
 		}
 	}
@@ -240,84 +225,207 @@ const CodeWebhookDeliveryFailed = "webhook_delivery_failed"
 // failures.
 func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (OpsSummary, error) {
 	var o OpsSummary
-	var err error
 	fromS, toS := FormatTime(from), FormatTime(to)
-	if o.Jobs, err = jobOps(ctx, s.db, accountID, fromS, toS); err != nil {
-		return OpsSummary{}, fmt.Errorf("operations summary of %s: %w", accountID, err)
+	// The parts are independent reads, each a range of its own index, so
+	// they run at once on connections of the pool: the summary takes as
+	// long as its longest part (the completion times) rather than the
+	// sum, which at millions of jobs is what keeps it within budget
+	// (README.md, "Durable job creation and scale"). Like the parts run
+	// one after another, they do not share one snapshot.
+	parts := []func() error{
+		func() error { return eventCounts(ctx, s.db, accountID, from, to, &o) },
+		func() error { return jobCounts(ctx, s.db, accountID, fromS, toS, &o.Jobs) },
+		func() error { return completionTimes(ctx, s.db, accountID, fromS, toS, &o.Jobs) },
+		func() error {
+			if err := s.db.GetContext(ctx, &o.Batches, batchOpsCounts, accountID, fromS, toS); err != nil {
+				return fmt.Errorf("batches: %w", err)
+			}
+			return nil
+		},
+		func() error {
+			var w struct {
+				Failed  int `db:"failed"`
+				Pending int `db:"pending"`
+			}
+			if err := s.db.GetContext(ctx, &w, webhookOpsCounts, accountID, fromS, toS); err != nil {
+				return fmt.Errorf("webhooks: %w", err)
+			}
+			o.Webhooks.Failed, o.Webhooks.Pending = w.Failed, w.Pending
+			return nil
+		},
+		func() (err error) {
+			o.RecentFailures, err = recentFailures(ctx, s.db, accountID, fromS, toS, failureLimit)
+			return err
+		},
 	}
-	err = s.db.GetContext(ctx, &o.Batches, `SELECT
-		(SELECT COUNT(*) FROM batches WHERE account_id = ? AND created_utc >= ? AND created_utc < ?) AS created,
-		(SELECT COUNT(*) FROM batches WHERE account_id = ? AND status = 'processing') AS processing,
-		(SELECT COUNT(*) FROM batches WHERE account_id = ? AND status = 'completed' AND completed_utc >= ? AND completed_utc < ?) AS completed`,
-		accountID, fromS, toS, accountID, accountID, fromS, toS)
-	if err != nil {
-		return OpsSummary{}, fmt.Errorf("operations summary of %s: batches: %w", accountID, err)
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Go(func() { errs[i] = part() })
 	}
-	err = s.db.GetContext(ctx, &o.Webhooks, `SELECT
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND created_utc >= ? AND created_utc < ?) AS deliveries,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND status = 'succeeded' AND delivered_utc >= ? AND delivered_utc < ?) AS succeeded,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND status = 'failed' AND COALESCE(last_attempt_utc, created_utc) >= ? AND COALESCE(last_attempt_utc, created_utc) < ?) AS failed,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ? AND status = 'pending') AS pending`,
-		accountID, fromS, toS, accountID, fromS, toS, accountID, fromS, toS, accountID)
-	if err != nil {
-		return OpsSummary{}, fmt.Errorf("operations summary of %s: webhooks: %w", accountID, err)
-	}
-	if o.RecentFailures, err = recentFailures(ctx, s.db, accountID, fromS, toS, failureLimit); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return OpsSummary{}, fmt.Errorf("operations summary of %s: %w", accountID, err)
 	}
 	return o, nil
 }
 
-func jobOps(ctx context.Context, q queryer, accountID, fromS, toS string) (JobOps, error) {
-	var j JobOps
+// eventCounts sets the counts of o that usage_hourly and ops_hourly keep
+// (migration 010): jobs created, deliveries created and deliveries
+// succeeded in [from, to). The whole UTC hours inside the window are
+// summed from them; the
+// part hours at its two ends (together an hour for a window of whole
+// hours) are counted from the indexes, as the whole window was before.
+func eventCounts(ctx context.Context, q queryer, accountID string, from, to time.Time, o *OpsSummary) error {
+	var c, edge eventCountsRow
+	add := func(query string, from, to string) error {
+		if from >= to {
+			return nil
+		}
+		if err := q.GetContext(ctx, &edge, query, accountID, from, to); err != nil {
+			return fmt.Errorf("event counts: %w", err)
+		}
+		c.Jobs, c.Deliveries, c.Succeeded = c.Jobs+edge.Jobs, c.Deliveries+edge.Deliveries, c.Succeeded+edge.Succeeded
+		return nil
+	}
+	lo, hi := from.UTC().Truncate(time.Hour), to.UTC().Truncate(time.Hour)
+	if lo.Before(from) {
+		lo = lo.Add(time.Hour)
+	}
+	var err error
+	if lo.Before(hi) {
+		err = errors.Join(add(opsHourlyCounts, lo.Format(hourLayout), hi.Format(hourLayout)),
+			add(opsEventCounts, FormatTime(from), FormatTime(lo)), add(opsEventCounts, FormatTime(hi), FormatTime(to)))
+	} else {
+		err = add(opsEventCounts, FormatTime(from), FormatTime(to))
+	}
+	if err != nil {
+		return err
+	}
+	o.Jobs.Created, o.Webhooks.Deliveries, o.Webhooks.Succeeded = c.Jobs, c.Deliveries, c.Succeeded
+	return nil
+}
+
+// eventCountsRow is a row of opsHourlyCounts or opsEventCounts.
+type eventCountsRow struct {
+	Jobs       int `db:"jobs_created"`
+	Deliveries int `db:"deliveries_created"`
+	Succeeded  int `db:"deliveries_succeeded"`
+}
+
+// hourLayout is the prefix of TimeLayout that names the hour (ops_hourly).
+const hourLayout = "2006-01-02T15"
+
+// jobCounts sets the job counts of j but the created (eventCounts) and the
+// completed (completionTimes).
+func jobCounts(ctx context.Context, q queryer, accountID, fromS, toS string, j *JobOps) error {
 	var c struct {
-		Created    int `db:"created"`
-		Completed  int `db:"completed"`
 		Failed     int `db:"failed"`
 		Queued     int `db:"queued"`
 		Processing int `db:"processing"`
 	}
-	err := q.GetContext(ctx, &c, `SELECT
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ? AND created_utc >= ? AND created_utc < ?) AS created,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'completed') AS completed,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'failed') AS failed,
-		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued' AND account_id = ?) AS queued,
-		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing' AND account_id = ?) AS processing`,
-		accountID, fromS, toS, accountID, fromS, toS, accountID, fromS, toS, accountID, accountID)
-	if err != nil {
-		return JobOps{}, fmt.Errorf("job counts: %w", err)
+	if err := q.GetContext(ctx, &c, jobOpsCounts, accountID, fromS, toS); err != nil {
+		return fmt.Errorf("job counts: %w", err)
 	}
-	j.Created, j.Completed, j.Failed, j.Queued, j.Processing = c.Created, c.Completed, c.Failed, c.Queued, c.Processing
+	j.Failed, j.Queued, j.Processing = c.Failed, c.Queued, c.Processing
+	return nil
+}
 
-	// Completion times are computed here from the rows: a window holds at
-	// most a few hundred thousand jobs, and exact percentiles beat a
-	// histogram's interpolation.
-	var rows []struct {
-		Created   string `db:"created_utc"`
-		Completed string `db:"completed_utc"`
+// completionTimes sets j's completed count and completion percentiles.
+//
+// The percentiles are exact: every completion time of the window, read
+// from report_jobs_ended, where it is computed once when the job ends (a
+// covering index range: no table row, no time parsing), sorted here. They
+// come back as one comma-separated text rather than one row each: at tens
+// of thousands of jobs in a window, a row per value cost most of the
+// summary's time (README.md, "Durable job creation and scale").
+func completionTimes(ctx context.Context, q queryer, accountID, fromS, toS string, j *JobOps) error {
+	var list string
+	if err := q.GetContext(ctx, &list, jobOpsCompletionTimes, accountID, fromS, toS); err != nil {
+		return fmt.Errorf("job completion times: %w", err)
 	}
-	err = q.SelectContext(ctx, &rows, `SELECT created_utc, completed_utc FROM report_jobs
-		WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'completed'`,
-		accountID, fromS, toS)
-	if err != nil {
-		return JobOps{}, fmt.Errorf("job completion times: %w", err)
-	}
-	ds := make([]time.Duration, 0, len(rows))
-	for _, r := range rows {
-		c, err := ParseTime(r.Created)
-		if err != nil {
-			return JobOps{}, err
+	var ds []time.Duration
+	if list != "" {
+		parts := strings.Split(list, ",")
+		ds = make([]time.Duration, len(parts))
+		for i, p := range parts {
+			ms, err := strconv.ParseInt(p, 10, 64)
+			if err != nil {
+				return fmt.Errorf("job completion time %q: %w", p, err)
+			}
+			ds[i] = time.Duration(ms) * time.Millisecond
 		}
-		d, err := ParseTime(r.Completed)
-		if err != nil {
-			return JobOps{}, err
-		}
-		ds = append(ds, max(d.Sub(c), 0))
 	}
+	j.Completed = len(ds)
 	j.CompletionP50 = nearestRank(ds, 0.50)
 	j.CompletionP95 = nearestRank(ds, 0.95)
-	return j, nil
+	return nil
 }
+
+// completionMs is a job's completion time (completed_utc - created_utc)
+// in whole milliseconds, as both are stored, and never negative: the last
+// column of the index report_jobs_ended (migration 010), written the same
+// way so that SQLite reads it from the index instead of computing it.
+const completionMs = `MAX(0, CAST(round((julianday(completed_utc) - julianday(created_utc)) * 86400000) AS INTEGER))`
+
+// The operations summary's queries, one constant each so that
+// TestOpsSummaryQueryPlans checks the very text OpsSummary runs. Every
+// parameter is numbered: ?1 the account, ?2 and ?3 the window [from, to).
+const (
+	// opsHourlyCounts: the events of whole hours [?2, ?3) (hourLayout)
+	// from the primary keys of usage_hourly and ops_hourly.
+	opsHourlyCounts = `SELECT
+		(SELECT COALESCE(SUM(open + completed + failed), 0) FROM usage_hourly
+			WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3) AS jobs_created,
+		COALESCE(SUM(deliveries_created), 0) AS deliveries_created,
+		COALESCE(SUM(deliveries_succeeded), 0) AS deliveries_succeeded
+		FROM ops_hourly WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3`
+	// opsEventCounts: the same events counted from the rows, for the part
+	// hours at the window's ends: jobs by report_jobs_by_account,
+	// deliveries by webhook_deliveries_by_account and, succeeded, by
+	// webhook_deliveries_by_status.
+	opsEventCounts = `SELECT
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS jobs_created,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS deliveries_created,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'succeeded' AND delivered_utc >= ?2 AND delivered_utc < ?3) AS deliveries_succeeded`
+	// jobOpsCounts: failed by report_jobs_ended; queued and processing
+	// now by report_jobs_by_status.
+	jobOpsCounts = `SELECT
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3) AS failed,
+		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued' AND account_id = ?1) AS queued,
+		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing' AND account_id = ?1) AS processing`
+	// jobOpsCompletionTimes: the completion time of each job completed
+	// in the window, from report_jobs_ended (completionMs), as decimal
+	// integers separated by commas; "" for none.
+	jobOpsCompletionTimes = `SELECT COALESCE(group_concat(` + completionMs + `, ','), '') FROM report_jobs
+		WHERE account_id = ?1 AND status = 'completed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3`
+	// batchOpsCounts: created by batches_by_account; processing and
+	// completed by batches_by_status.
+	batchOpsCounts = `SELECT
+		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND created_utc >= ?2 AND created_utc < ?3) AS created,
+		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND status = 'processing') AS processing,
+		(SELECT COUNT(*) FROM batches WHERE account_id = ?1 AND status = 'completed' AND completed_utc >= ?2 AND completed_utc < ?3) AS completed`
+	// webhookOpsCounts: failed by webhook_deliveries_failed; pending by
+	// webhook_deliveries_by_status. (Created and succeeded: eventCounts.)
+	webhookOpsCounts = `SELECT
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'failed' AND COALESCE(last_attempt_utc, created_utc) >= ?2 AND COALESCE(last_attempt_utc, created_utc) < ?3) AS failed,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'pending') AS pending`
+	// recentFailuresQuery: each side newest first along its index
+	// (report_jobs_ended, webhook_deliveries_failed), limited on its own
+	// (?4), then merged; ids break ties so the order is stable. ?5 is
+	// CodeWebhookDeliveryFailed.
+	recentFailuresQuery = `SELECT * FROM (
+		SELECT 'report_job' AS kind, id, COALESCE(error_code, '') AS code, COALESCE(error_message, '') AS message, completed_utc AS occurred
+		FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3
+		ORDER BY completed_utc DESC, id DESC LIMIT ?4)
+	UNION ALL SELECT * FROM (
+		SELECT 'webhook_delivery' AS kind, id, ?5 AS code,
+			COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status ELSE 'delivery failed' END) AS message,
+			COALESCE(last_attempt_utc, created_utc) AS occurred
+		FROM webhook_deliveries WHERE account_id = ?1 AND status = 'failed'
+		  AND COALESCE(last_attempt_utc, created_utc) >= ?2 AND COALESCE(last_attempt_utc, created_utc) < ?3
+		ORDER BY occurred DESC, id DESC LIMIT ?4)`
+)
 
 // nearestRank is the p-th percentile (0 < p <= 1) of ds by the nearest-rank
 // method: the smallest value with at least p of the values at or below it,
@@ -346,20 +454,7 @@ func recentFailures(ctx context.Context, q queryer, accountID, fromS, toS string
 		Message  string `db:"message"`
 		Occurred string `db:"occurred"`
 	}
-	// Each side is limited on its own (index order), then the union is
-	// merged; ids break ties so the order is stable.
-	err := q.SelectContext(ctx, &rows, `SELECT * FROM (
-		SELECT 'report_job' AS kind, id, COALESCE(error_code, '') AS code, COALESCE(error_message, '') AS message, completed_utc AS occurred
-		FROM report_jobs WHERE account_id = ? AND completed_utc IS NOT NULL AND completed_utc >= ? AND completed_utc < ? AND status = 'failed'
-		ORDER BY completed_utc DESC, id DESC LIMIT ?)
-	UNION ALL SELECT * FROM (
-		SELECT 'webhook_delivery' AS kind, id, ? AS code,
-			COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status ELSE 'delivery failed' END) AS message,
-			COALESCE(last_attempt_utc, created_utc) AS occurred
-		FROM webhook_deliveries WHERE account_id = ? AND status = 'failed'
-		  AND COALESCE(last_attempt_utc, created_utc) >= ? AND COALESCE(last_attempt_utc, created_utc) < ?
-		ORDER BY occurred DESC, id DESC LIMIT ?)`,
-		accountID, fromS, toS, limit, CodeWebhookDeliveryFailed, accountID, fromS, toS, limit)
+	err := q.SelectContext(ctx, &rows, recentFailuresQuery, accountID, fromS, toS, limit, CodeWebhookDeliveryFailed)
 	if err != nil {
 		return nil, fmt.Errorf("recent failures: %w", err)
 	}

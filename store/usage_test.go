@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"locrisk/ids"
 )
 
 // endJob creates a job of bucket at created and takes it to its final
@@ -347,3 +352,134 @@ func TestOpsSummary(t *testing.T) {
 }
 
 func usagePtr[T any](v T) *T { return &v }
+
+// The summary's percentiles are nearestRank's over the completion times of
+// the jobs completed in the window as Go computes them from the stored
+// times, to the millisecond (SQLite computes them for the index): random
+// times (of whole milliseconds, as stored), ties, zero and negative ones
+// (a worker's clock behind the one that created the job: counted as 0)
+// included.
+func TestOpsSummaryPercentilesMatchNearestRank(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(16, 50))
+	from, to := t0.Add(-24*time.Hour), t0
+	for round := range 20 {
+		a := newAccount(t, s, 1)
+		var in []time.Duration
+		for range rng.IntN(60) {
+			completed := from.Add(time.Duration(rng.Int64N(int64(30*time.Hour))) - 3*time.Hour).Truncate(time.Millisecond)
+			d := time.Duration(rng.Int64N(int64(2*time.Hour))) - 10*time.Minute
+			if rng.IntN(4) == 0 {
+				d = time.Duration(rng.IntN(3)) * time.Second // ties
+			}
+			d = d.Truncate(time.Millisecond)
+			status := StatusCompleted
+			if rng.IntN(5) == 0 {
+				status = StatusFailed // not counted
+			}
+			c := FormatTime(completed.Add(-d))
+			if _, err := s.db.Exec(`INSERT INTO report_jobs (id, account_id, bucket, latitude, longitude, status, run_after_utc, created_utc, updated_utc, completed_utc)
+				VALUES (?, ?, 'api', 1, 2, ?, ?, ?, ?, ?)`, ids.New(ids.Job), a.ID, status, c, c, FormatTime(completed), FormatTime(completed)); err != nil {
+				t.Fatal(err)
+			}
+			if status == StatusCompleted && !completed.Before(from) && completed.Before(to) {
+				in = append(in, max(d, 0))
+			}
+		}
+		o, err := s.OpsSummary(ctx, a.ID, from, to, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		str := func(d *time.Duration) string {
+			if d == nil {
+				return "none"
+			}
+			return d.String()
+		}
+		p50, p95 := nearestRank(slices.Clone(in), 0.50), nearestRank(slices.Clone(in), 0.95)
+		if str(o.Jobs.CompletionP50) != str(p50) || str(o.Jobs.CompletionP95) != str(p95) || o.Jobs.Completed != len(in) {
+			t.Errorf("round %d, %d jobs: p50 %s p95 %s (of %d), want %s %s", round, len(in),
+				str(o.Jobs.CompletionP50), str(o.Jobs.CompletionP95), o.Jobs.Completed, str(p50), str(p95))
+		}
+	}
+}
+
+// Every count of the operations summary is a search of an index that
+// leads with the account (and the status, where it names one), bounded
+// by the window or the state: nothing scans the account's whole history
+// (README.md, "Durable job creation and scale"). The completion times are
+// read from report_jobs_ended alone (covering: its expression is the
+// query's, so no table row is read).
+func TestOpsSummaryQueryPlans(t *testing.T) {
+	s := newStore(t, Options{})
+	tests := []struct {
+		name, query string
+		args        []any
+		uses        []string // "INDEX name (constraints)" the plan must contain
+		sorts       []string // the sorts allowed
+	}{
+		{"hourly counts", opsHourlyCounts, []any{"a", "f", "t"}, []string{
+			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
+		}, nil},
+		{"period usage", periodUsageQuery, []any{"a", "f", "t", "f", "t"}, []string{
+			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
+			"COVERING INDEX report_jobs_by_status (account_id=? AND status=? AND created_utc>? AND created_utc<?)",
+		}, nil},
+		{"event counts", opsEventCounts, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX report_jobs_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX webhook_deliveries_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=? AND delivered_utc>? AND delivered_utc<?)",
+		}, nil},
+		{"job counts", jobOpsCounts, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+			"COVERING INDEX report_jobs_by_status (account_id=? AND status=?)",
+		}, nil},
+		{"completion times", jobOpsCompletionTimes, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+		}, nil},
+		{"batch counts", batchOpsCounts, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX batches_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX batches_by_status (account_id=? AND status=?)",
+			"COVERING INDEX batches_by_status (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+		}, nil},
+		{"webhook counts", webhookOpsCounts, []any{"a", "f", "t"}, []string{
+			"INDEX webhook_deliveries_failed (account_id=? AND <expr>>? AND <expr><?)",
+			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=?)",
+		}, nil},
+		{"recent failures", recentFailuresQuery, []any{"a", "f", "t", 20, "c"}, []string{
+			"INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+			"INDEX webhook_deliveries_failed (account_id=? AND <expr>>? AND <expr><?)",
+		}, []string{"USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}}, // ties of completed_utc, by id
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+tt.query, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			all := strings.Join(plan, "\n")
+			for _, p := range plan {
+				scan := strings.HasPrefix(p, "SCAN ") && p != "SCAN CONSTANT ROW" && !strings.HasPrefix(p, "SCAN (subquery-")
+				if scan || (strings.Contains(p, "TEMP B-TREE") && !slices.Contains(tt.sorts, p)) {
+					t.Errorf("plan step %q:\n%s", p, all)
+				}
+			}
+			for _, u := range tt.uses {
+				if !slices.ContainsFunc(plan, func(p string) bool { return strings.HasSuffix(p, " USING "+u) }) {
+					t.Errorf("plan does not use %s:\n%s", u, all)
+				}
+			}
+		})
+	}
+}
