@@ -305,22 +305,29 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 // event hangs on it, outbox.Hook). A batch all of whose items were
 // rejected is completed at creation and never passes through here.
 func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (completed bool, err error) {
-	var before string
-	if err := tx.GetContext(ctx, &before, `SELECT status FROM batches WHERE id = ?`, batchID); err != nil {
+	// The item counts on the batch row are already up to date: migration
+	// 010's triggers keep them in the statement that moved the job. So
+	// this reads one row, and writes it only when the status changes.
+	var b struct {
+		Status string `db:"status"`
+		Open   int    `db:"items_open"`
+	}
+	if err := tx.GetContext(ctx, &b, `SELECT status, items_open FROM batches WHERE id = ?`, batchID); err != nil {
 		return false, fmt.Errorf("read status of batch %s: %w", batchID, err)
 	}
-	var after string
-	err = tx.GetContext(ctx, &after, `UPDATE batches SET
-			status = CASE WHEN open.n > 0 THEN 'processing' ELSE 'completed' END,
-			completed_utc = CASE WHEN open.n > 0 THEN NULL
-				ELSE COALESCE((SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = ?1), batches.created_utc) END
-		FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE batch_id = ?1 AND status IN ('queued', 'processing')) AS open
-		WHERE batches.id = ?1
-		RETURNING status`, batchID)
-	if err != nil {
+	after := BatchProcessing
+	if b.Open == 0 {
+		after = BatchCompleted
+	}
+	if after == b.Status {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE batches SET status = ?2,
+			completed_utc = CASE WHEN ?2 = 'completed' THEN COALESCE(items_ended_utc, created_utc) END
+		WHERE id = ?1`, batchID, after); err != nil {
 		return false, fmt.Errorf("update status of batch %s: %w", batchID, err)
 	}
-	return before == BatchProcessing && after == BatchCompleted, nil
+	return after == BatchCompleted, nil
 }
 
 // itemRow is one row of the items query.
