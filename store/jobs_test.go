@@ -722,7 +722,7 @@ func TestClaimQueryPlans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := queryPlan(t, s, tt.query)
+			plan := queryPlan(t, s, tt.query, "x", "x")
 			all := strings.Join(plan, "\n")
 			for _, p := range plan {
 				if strings.Contains(p, "TEMP B-TREE") || (strings.HasPrefix(p, "SCAN ") && p != "SCAN q USING INDEX job_queue_accounts_turns" && p != "SCAN CONSTANT ROW") {
@@ -740,13 +740,13 @@ func TestClaimQueryPlans(t *testing.T) {
 	}
 }
 
-// queryPlan returns the detail column of EXPLAIN QUERY PLAN for q, with
-// every parameter bound to a placeholder value.
-func queryPlan(t *testing.T, s *Store, q string) []string {
+// queryPlan returns the detail column of EXPLAIN QUERY PLAN for q with
+// args bound, one step per element.
+func queryPlan(t *testing.T, s *Store, q string, args ...any) []string {
 	t.Helper()
-	rows, err := s.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+q, "x", "x")
+	rows, err := s.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
 	var plan []string

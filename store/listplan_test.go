@@ -30,20 +30,7 @@ func TestListJobsQueryPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			q, args = pg.query(q, args)
-			rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+q, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
+			plan := queryPlan(t, s, q, args...)
 			if !slices.Equal(plan, []string{tt.want}) {
 				t.Errorf("plan:\n%s\nwant %s", strings.Join(plan, "\n"), tt.want)
 			}

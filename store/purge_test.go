@@ -382,7 +382,6 @@ func TestVacuumSwitchesOldFile(t *testing.T) {
 // runs beside the service on tables of millions of rows).
 func TestPurgeQueryPlans(t *testing.T) {
 	s := newStore(t, Options{})
-	ctx := context.Background()
 	x := "x"
 	steps := []purgeStep{batchesStep(x), singleJobsStep(x), endpointsStep(x), keysStep(x), requestStatsStep(x),
 		quotaCountersStep(x), idempotencyStep(x)}
@@ -396,20 +395,7 @@ func TestPurgeQueryPlans(t *testing.T) {
 	}
 	for _, q := range queries {
 		q = strings.NewReplacer("?1", "'x'", "?2", "'x'", "?3", "'x'", "?4", "10", "(?)", "('x')", "?", "'x'").Replace(q)
-		rows, err := s.db.QueryxContext(ctx, "EXPLAIN QUERY PLAN "+q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(t, s, q)
 		for _, p := range plan {
 			// api_keys is a few rows per account: its walk needs no index.
 			if strings.HasPrefix(p, "SCAN ") && !strings.Contains(p, "INDEX") && !strings.Contains(p, "api_keys") {

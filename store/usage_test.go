@@ -454,20 +454,7 @@ func TestOpsSummaryQueryPlans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+tt.query, tt.args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
+			plan := queryPlan(t, s, tt.query, tt.args...)
 			all := strings.Join(plan, "\n")
 			for _, p := range plan {
 				scan := strings.HasPrefix(p, "SCAN ") && p != "SCAN CONSTANT ROW" && !strings.HasPrefix(p, "SCAN (subquery-")
