@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"net/url"
 	"reflect"
 	"slices"
 	"testing"
@@ -84,28 +83,7 @@ func TestListBatchesValidation(t *testing.T) {
 	if jobCursor == nil {
 		t.Fatal("no job cursor")
 	}
-	for _, tc := range []struct{ query, code string }{
-		{"limit=1", ""},
-		{"limit=100", ""},
-		{"unknown=1", ""},
-		{"limit=0", "invalid_limit"},
-		{"limit=101", "invalid_limit"},
-		{"limit=", "invalid_limit"},
-		{"limit=1.5", "invalid_limit"},
-		{"cursor=", "invalid_cursor"},
-		{"cursor=garbage", "invalid_cursor"},
-		{"cursor=" + url.QueryEscape(*jobCursor), "invalid_cursor"},
-		{"limit=%zz", "invalid_request"},
-	} {
-		rec := e.do("GET", batchesPath+"?"+tc.query, key, "")
-		if tc.code == "" {
-			if rec.Code != 200 {
-				t.Errorf("%s: status %d %s", tc.query, rec.Code, rec.Body)
-			}
-			continue
-		}
-		wantError(t, rec, 400, tc.code)
-	}
+	checkQueries(t, e, batchesPath, key, pagingCases(*jobCursor))
 	readOnly, _ := e.key(acct, store.NewKey{Scopes: []string{store.ScopeReportsRead}})
 	wantError(t, e.do("GET", batchesPath, readOnly, ""), 403, "insufficient_scope")
 	bulkRead, _ := e.key(acct, store.NewKey{Scopes: []string{store.ScopeBulkRead}})

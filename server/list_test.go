@@ -112,15 +112,17 @@ func TestListJobsFilterAndEmpty(t *testing.T) {
 	}
 }
 
-func TestListJobsValidation(t *testing.T) {
-	e := newEnv(t)
-	key := e.allScopesKey(e.account(1000, 100000))
-	tests := []struct {
-		query string
-		code  string
-	}{
+// queryCase is a list's query string and the error code it must get
+// ("" for 200).
+type queryCase struct{ query, code string }
+
+// pagingCases are the paging parameters every cursor-paged list shares
+// (pageParams): foreignCursor is well formed but not this list's.
+func pagingCases(foreignCursor string) []queryCase {
+	return []queryCase{
 		{"limit=1", ""},
 		{"limit=100", ""},
+		{"unknown=1", ""},
 		{"limit=0", "invalid_limit"},
 		{"limit=101", "invalid_limit"},
 		{"limit=-1", "invalid_limit"},
@@ -129,20 +131,20 @@ func TestListJobsValidation(t *testing.T) {
 		{"limit=abc", "invalid_limit"},
 		{"limit=", "invalid_limit"},
 		{"limit=99999999999999999999", "invalid_limit"},
-		{"status=queued", ""},
-		{"status=done", "invalid_status"},
-		{"status=QUEUED", "invalid_status"},
-		{"status=", "invalid_status"},
 		{"cursor=garbage", "invalid_cursor"},
 		{"cursor=", "invalid_cursor"},
-		{"cursor=" + url.QueryEscape(ids.New(ids.Job)), "invalid_cursor"},
-		{"limit=0&status=bogus", "invalid_limit"},
-		{"unknown=1", ""},
+		{"cursor=" + url.QueryEscape(foreignCursor), "invalid_cursor"},
 		{"limit=%zz", "invalid_request"},
 	}
-	for _, tc := range tests {
+}
+
+// checkQueries requests path with each case's query as key and checks the
+// answer: 200, or 400 with the case's code.
+func checkQueries(t *testing.T, e *env, path, key string, cases []queryCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {
-			rec := e.do("GET", jobsPath+"?"+tc.query, key, "")
+			rec := e.do("GET", path+"?"+tc.query, key, "")
 			if tc.code == "" {
 				if rec.Code != 200 {
 					t.Fatalf("status %d %s", rec.Code, rec.Body)
@@ -152,6 +154,18 @@ func TestListJobsValidation(t *testing.T) {
 			wantError(t, rec, 400, tc.code)
 		})
 	}
+}
+
+func TestListJobsValidation(t *testing.T) {
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(1000, 100000))
+	checkQueries(t, e, jobsPath, key, append(pagingCases(ids.New(ids.Job)),
+		queryCase{"status=queued", ""},
+		queryCase{"status=done", "invalid_status"},
+		queryCase{"status=QUEUED", "invalid_status"},
+		queryCase{"status=", "invalid_status"},
+		queryCase{"limit=0&status=bogus", "invalid_limit"},
+	))
 }
 
 func TestGetAndRetryJob(t *testing.T) {
@@ -309,23 +323,5 @@ func TestListWebhooksPaging(t *testing.T) {
 	if jobCursor == nil {
 		t.Fatal("no job cursor")
 	}
-	for _, tc := range []struct{ query, code string }{
-		{"limit=100", ""},
-		{"limit=0", "invalid_limit"},
-		{"limit=101", "invalid_limit"},
-		{"limit=", "invalid_limit"},
-		{"cursor=", "invalid_cursor"},
-		{"cursor=garbage", "invalid_cursor"},
-		{"cursor=" + url.QueryEscape(*jobCursor), "invalid_cursor"},
-		{"limit=%zz", "invalid_request"},
-	} {
-		rec := e.do("GET", webhooksPath+"?"+tc.query, key, "")
-		if tc.code == "" {
-			if rec.Code != 200 {
-				t.Errorf("%s: status %d %s", tc.query, rec.Code, rec.Body)
-			}
-			continue
-		}
-		wantError(t, rec, 400, tc.code)
-	}
+	checkQueries(t, e, webhooksPath, key, pagingCases(*jobCursor))
 }
