@@ -162,24 +162,34 @@ func runLoad(tb testing.TB, client *http.Client, clients int, d time.Duration, s
 			var lat []time.Duration
 			defer func() { mu.Lock(); all = append(all, lat...); mu.Unlock() }()
 			for ctx.Err() == nil {
-				begin := time.Now()
-				resp, err := client.Do(send(n.Add(1)))
-				if err != nil {
-					tb.Error(err)
+				d, ok := sendTimed(tb, client, send(n.Add(1)))
+				if !ok {
 					return
 				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusAccepted {
-					tb.Errorf("status %d", resp.StatusCode)
-					return
-				}
-				lat = append(lat, time.Since(begin))
+				lat = append(lat, d)
 			}
 		}()
 	}
 	wg.Wait()
 	return loadResult{elapsed: time.Since(start), lat: all}
+}
+
+// sendTimed sends req, reads the whole answer and insists on 202; it
+// returns how long that took, or ok false once it has reported a failure.
+func sendTimed(tb testing.TB, client *http.Client, req *http.Request) (d time.Duration, ok bool) {
+	begin := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		tb.Error(err)
+		return 0, false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		tb.Errorf("status %d", resp.StatusCode)
+		return 0, false
+	}
+	return time.Since(begin), true
 }
 
 // runParallel is the b.N form of runLoad, for the single benchmarks: it
@@ -196,19 +206,11 @@ func runParallel(b *testing.B, client *http.Client, send sender) {
 		var lat []time.Duration
 		defer func() { mu.Lock(); all = append(all, lat...); mu.Unlock() }()
 		for pb.Next() {
-			begin := time.Now()
-			resp, err := client.Do(send(n.Add(1)))
-			if err != nil {
-				b.Error(err)
+			d, ok := sendTimed(b, client, send(n.Add(1)))
+			if !ok {
 				return
 			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusAccepted {
-				b.Errorf("status %d", resp.StatusCode)
-				return
-			}
-			lat = append(lat, time.Since(begin))
+			lat = append(lat, d)
 		}
 	})
 	r := loadResult{elapsed: b.Elapsed(), lat: all}
