@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 func TestAccountManagement(t *testing.T) {
@@ -200,19 +198,7 @@ func TestProbeWrite(t *testing.T) {
 
 	// Another process's write lock: ErrBusy after the view's wait, not
 	// after the default one.
-	other, err := sqlx.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	conn, err := other.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := foreignLock(t, s)
 	start := time.Now()
 	err = v.ProbeWrite(ctx)
 	if !errors.Is(err, ErrBusy) {
@@ -221,9 +207,7 @@ func TestProbeWrite(t *testing.T) {
 	if took := time.Since(start); took >= DefaultBusyWait {
 		t.Errorf("ProbeWrite took %s under a foreign lock", took)
 	}
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if err := v.ProbeWrite(ctx); err != nil {
 		t.Errorf("ProbeWrite after the lock is gone: %v", err)
 	}

@@ -96,19 +96,7 @@ func TestBusyWaitAnswersErrBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	other, err := sqlx.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	conn, err := other.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := foreignLock(t, s)
 
 	v := s.WithBusyWait(100 * time.Millisecond)
 	start := time.Now()
@@ -122,9 +110,7 @@ func TestBusyWaitAnswersErrBusy(t *testing.T) {
 		t.Errorf("CreateKey took %s, want less than %s", took, DefaultBusyWait)
 	}
 
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if _, err := v.CreateAccount(ctx, "after", 1, 1); err != nil {
 		t.Fatalf("write after the lock is gone: %v", err)
 	}

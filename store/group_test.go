@@ -369,33 +369,6 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 	}
 }
 
-// foreignLock holds SQLite's write lock from another connection (as a
-// sqlite3 shell inside BEGIN IMMEDIATE would) until release is called.
-func foreignLock(t *testing.T, s *Store) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	var path string
-	if err := s.db.GetContext(ctx, &path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
-		t.Fatal(err)
-	}
-	other, err := sqlx.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := other.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		_, _ = conn.ExecContext(ctx, "ROLLBACK")
-		conn.Close()
-		other.Close()
-	}
-}
-
 // TestGroupCommitEachCallerKeepsItsBusyWait: while a leader with the
 // default busy wait (5 s) waits for another process's lock, a request
 // queued behind it through a view with a 300 ms busy wait still gets
@@ -405,7 +378,6 @@ func TestGroupCommitEachCallerKeepsItsBusyWait(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
 	release := foreignLock(t, s)
-	defer release()
 	leader := make(chan error, 1)
 	go func() { leader <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
 	waitQueued(t, s, 1)

@@ -36,6 +36,41 @@ func newStore(t testing.TB, opt Options) *Store {
 	return s
 }
 
+// foreignLock holds SQLite's write lock from a database handle of its own
+// (as another process, a sqlite3 shell inside BEGIN IMMEDIATE, would) until
+// release is called, which rolls it back; the handle closes with the test.
+func foreignLock(t *testing.T, s *Store) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	var path string
+	if err := s.db.GetContext(ctx, &path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sqlx.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	conn, err := other.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Errorf("release the foreign lock: %v", err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
 func newAccount(t testing.TB, s *Store, quota int) Account {
 	t.Helper()
 	a, err := s.CreateAccount(context.Background(), "Test account", quota, 600)
