@@ -53,11 +53,10 @@ type groupWrite struct {
 
 	// Set under committer.mu. taken: a leader has taken the function into
 	// its group, so it will run (or be skipped) there. Then wake is closed
-	// when either err holds the outcome (done) or this call has been made
-	// the next leader (lead).
+	// when either err holds the outcome or this call has been made the
+	// next leader (lead).
 	wake  chan struct{}
 	taken bool
-	done  bool
 	lead  bool
 	err   error
 	// panicked holds what fn panicked with, to panic with again in the
@@ -246,7 +245,6 @@ func (c *committer) handOff(leader *groupWrite, group []*groupWrite, committed b
 			w.err = errLeaderExited
 		}
 		if w != leader {
-			w.done = true
 			close(w.wake)
 		}
 	}
