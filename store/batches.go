@@ -119,7 +119,6 @@ func (s *Store) CreateBatch(ctx context.Context, nb NewBatch, now time.Time) (b 
 	now = truncMs(now)
 	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		batchID := ids.New(ids.Batch)
-		replayed = false
 		if nb.IdempotencyKey != "" {
 			id, found, err := takeIdempotencyKey(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, batchID, now)
 			if err != nil {
