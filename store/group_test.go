@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -369,27 +370,75 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 	}
 }
 
-// TestGroupCommitEachCallerKeepsItsBusyWait: while a leader with the
-// default busy wait (5 s) waits for another process's lock, a request
-// queued behind it through a view with a 300 ms busy wait still gets
-// ErrBusy after about its own wait, not the leader's: callers are taken
-// into a group only once the group's transaction holds the lock.
+// TestGroupCommitSurvivesGoexit: a function that ends the writer
+// goroutine (runtime.Goexit, as t.FailNow would) fails its whole group,
+// since nothing of it was committed, and a new writer serves the writes
+// that follow.
+func TestGroupCommitSurvivesGoexit(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 10)
+	release := holdWriter(t, s)
+	exited := make(chan error, 1)
+	go func() {
+		exited <- s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+				VALUES ('acct_goexit', 'g', 1, 1, ?)`, FormatTime(t0)); err != nil {
+				return err
+			}
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	waitQueued(t, s, 1)
+	other := make(chan error, 1)
+	go func() { _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); other <- err }()
+	waitQueued(t, s, 2)
+	release()
+	if err := <-exited; !errors.Is(err, errWriterExited) {
+		t.Errorf("the exiting function's caller: %v, want errWriterExited", err)
+	}
+	if err := <-other; !errors.Is(err, errWriterExited) {
+		t.Errorf("the write beside it: %v, want errWriterExited", err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM accounts WHERE id = 'acct_goexit'`); n != 0 {
+		t.Error("the exiting function's write was kept")
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 0 {
+		t.Errorf("%d jobs after the failed group, want 0", n)
+	}
+	for i := range 3 {
+		if _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); err != nil {
+			t.Fatalf("write %d after the exit: %v", i, err)
+		}
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 3 {
+		t.Errorf("%d jobs, want 3", n)
+	}
+}
+
+// TestGroupCommitEachCallerKeepsItsBusyWait: while the writer waits for
+// another process's lock on behalf of a first caller with the default
+// busy wait (5 s), a request queued behind it through a view with a 300 ms
+// busy wait still gets ErrBusy after about its own wait, not the first
+// caller's: callers are taken into a group only once the group's
+// transaction holds the lock.
 func TestGroupCommitEachCallerKeepsItsBusyWait(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
 	release := foreignLock(t, s)
-	leader := make(chan error, 1)
-	go func() { leader <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
+	first := make(chan error, 1)
+	go func() { first <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
 	waitQueued(t, s, 1)
-	time.Sleep(20 * time.Millisecond) // the leader is asking SQLite for the lock
+	time.Sleep(20 * time.Millisecond) // the writer is asking SQLite for the lock
 	start := time.Now()
 	err := s.WithBusyWait(300*time.Millisecond).WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil })
 	if took := time.Since(start); !errors.Is(err, ErrBusy) || took > 3*time.Second {
-		t.Errorf("request behind a held-up leader: %v after %s; want ErrBusy after about 300 ms", err, took.Round(time.Millisecond))
+		t.Errorf("request behind a held-up first caller: %v after %s; want ErrBusy after about 300 ms", err, took.Round(time.Millisecond))
 	}
 	release()
-	if err := <-leader; err != nil {
-		t.Errorf("leader after the lock was released: %v", err)
+	if err := <-first; err != nil {
+		t.Errorf("first caller after the lock was released: %v", err)
 	}
 }
 
@@ -438,10 +487,10 @@ func TestGroupCommitCancelDoesNotInterruptTheGroup(t *testing.T) {
 	}
 }
 
-// TestGroupCommitLeaderHonoursItsContext: a caller that leads gives up
-// when its context ends while it waits for the write slot, and the caller
-// queued behind it goes on.
-func TestGroupCommitLeaderHonoursItsContext(t *testing.T) {
+// TestGroupCommitFirstCallerHonoursItsContext: the caller queued first,
+// for whom the writer waits for the write slot, gives up when its context
+// ends, and the caller queued behind it goes on.
+func TestGroupCommitFirstCallerHonoursItsContext(t *testing.T) {
 	s := newStore(t, Options{})
 	a := newAccount(t, s, 10)
 	s.slot.ch <- struct{}{} // a writer outside the groups holds the slot
@@ -455,11 +504,11 @@ func TestGroupCommitLeaderHonoursItsContext(t *testing.T) {
 	go func() { _, _, err := s.CreateJob(context.Background(), apiJob(a.ID), t0); behind <- err }()
 	waitQueued(t, s, 2)
 	if err := <-led; !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-		t.Errorf("leader with a 100 ms deadline: %v after %s", err, time.Since(start).Round(time.Millisecond))
+		t.Errorf("first caller with a 100 ms deadline: %v after %s", err, time.Since(start).Round(time.Millisecond))
 	}
 	<-s.slot.ch
 	if err := <-behind; err != nil {
-		t.Errorf("the caller behind the leader: %v", err)
+		t.Errorf("the caller behind the first: %v", err)
 	}
 }
 

@@ -588,8 +588,8 @@ func (s *Store) observeBusy(err *error) {
 // only if fn returns nil, and another function's failure does not undo
 // them.
 //
-// fn runs on the group leader's goroutine, after the functions queued
-// before it. Its ctx is the caller's context without the cancellation: use
+// fn runs on the group's writer goroutine (group.go), after the functions
+// queued before it. Its ctx is the caller's context without the cancellation: use
 // it, not the caller's, for the statements, because SQLite answers a write
 // statement interrupted inside a transaction by rolling back the whole
 // transaction, the other callers' writes with it. A caller that gives up
