@@ -17,7 +17,9 @@ package store
 // commit go together in the next group, which the same goroutine begins as
 // soon as the commit returns. A lone caller finds the writer idle and its
 // function runs at once, so there is no timer and no added wait when the
-// writer is idle.
+// writer is idle. Job creations queued one after the other are made with
+// one set of statements instead of one function each, when that gives
+// every one of them the outcome it would have had alone (runJobsTogether).
 //
 // The writer is a goroutine of its own, rather than one of the callers,
 // because handing the lead from one caller's goroutine to the next cost a
@@ -58,6 +60,10 @@ type groupWrite struct {
 	view   *Store // the caller's view: its busy and queue waits apply while its group waits for the lock
 	fn     func(ctx context.Context, tx *sqlx.Tx) error
 	queued time.Time
+	// job, when set, is the job fn creates: such writes, queued one after
+	// the other, may be made together (createJobsTogether) instead of one
+	// fn at a time.
+	job *jobCreation
 
 	// Set under committer.mu. first: the writer is waiting for the lock on
 	// this call's behalf, by this call's rules. taken: the writer has taken
@@ -104,9 +110,10 @@ func (w *groupWrite) result() error {
 
 // groupTx runs fn in the next group commit and returns fn's error, or
 // the group's when the group as a whole could not commit.
-func (s *Store) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
+// job, if not nil, is the job fn creates (group.job).
+func (s *Store) groupTx(ctx context.Context, job *jobCreation, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
 	c := s.group
-	w := &groupWrite{ctx: ctx, view: s, fn: fn, queued: time.Now(), wake: make(chan struct{})}
+	w := &groupWrite{ctx: ctx, view: s, fn: fn, job: job, queued: time.Now(), wake: make(chan struct{})}
 	c.mu.Lock()
 	c.pending = append(c.pending, w)
 	start := !c.running
@@ -287,7 +294,8 @@ func (c *committer) answer(group []*groupWrite, committed bool) {
 // Otherwise each runs inside a savepoint, rolled back if it fails, and a
 // function whose caller has given up is not run; runGroup fails (and tx
 // is rolled back) only if a savepoint cannot be made, rolled back or
-// released, the connection being no longer usable.
+// released, the connection being no longer usable. Job creations queued
+// one after the other are first tried together (runJobsTogether).
 func runGroup(tx *sqlx.Tx, group []*groupWrite) error {
 	if len(group) == 1 {
 		w := group[0]
@@ -296,26 +304,96 @@ func runGroup(tx *sqlx.Tx, group []*groupWrite) error {
 		}
 		return w.err
 	}
-	ctx := context.Background()
-	for _, w := range group {
-		if err := w.ctx.Err(); err != nil {
-			w.err = err
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
-			return fmt.Errorf("savepoint: %w", err)
-		}
-		w.err = busy(w.call(tx))
-		if w.err != nil {
-			if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
-				return fmt.Errorf("roll back to savepoint: %w", err)
+	for len(group) > 0 {
+		run := group[:max(jobRun(group), 1)]
+		group = group[len(run):]
+		if len(run) >= 2 {
+			done, err := runJobsTogether(tx, run)
+			if err != nil {
+				return err
+			}
+			if done {
+				continue
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `RELEASE write`); err != nil {
-			return fmt.Errorf("release savepoint: %w", err)
+		for _, w := range run {
+			if err := runOne(tx, w); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// runOne runs w's function inside a savepoint, unless its caller has
+// given up.
+func runOne(tx *sqlx.Tx, w *groupWrite) error {
+	if w.err = w.ctx.Err(); w.err != nil {
+		return nil
+	}
+	return inSavepoint(tx, func() bool {
+		w.err = busy(w.call(tx))
+		return w.err == nil
+	})
+}
+
+// inSavepoint runs fn inside a savepoint and keeps its writes only if it
+// returns true. Its error is the savepoint's own: the connection is no
+// longer usable.
+func inSavepoint(tx *sqlx.Tx, fn func() (keep bool)) error {
+	ctx := context.Background()
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if !fn() {
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
+			return fmt.Errorf("roll back to savepoint: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE write`); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}
+
+// jobRun is the number of job creations at the head of ws.
+func jobRun(ws []*groupWrite) int {
+	n := 0
+	for n < len(ws) && ws[n].job != nil {
+		n++
+	}
+	return n
+}
+
+// runJobsTogether makes the job creations ws (consecutive in their group)
+// with one set of statements (createJobsTogether) inside one savepoint.
+// That has the outcome of running their functions one after the other
+// whenever every one of them succeeds, which is what createJobsTogether
+// checks; when it cannot tell (a key seen before, a quota it would
+// exceed, an error), it undoes its writes and done is false: the caller
+// then runs them all one at a time, each to its own outcome (trying the
+// rest of the run together again could cost a try per function, as when
+// an account's creations run past its quota). Callers that
+// have given up are left out, as runOne leaves them.
+func runJobsTogether(tx *sqlx.Tx, ws []*groupWrite) (done bool, err error) {
+	gaveUp := make([]error, len(ws))
+	jobs := make([]*jobCreation, 0, len(ws))
+	for i, w := range ws {
+		if gaveUp[i] = w.ctx.Err(); gaveUp[i] == nil {
+			jobs = append(jobs, w.job)
+		}
+	}
+	err = inSavepoint(tx, func() bool {
+		done = createJobsTogether(context.Background(), tx, jobs)
+		return done
+	})
+	if err != nil || !done {
+		return false, err
+	}
+	for i, w := range ws {
+		w.err = gaveUp[i]
+	}
+	return true, nil
 }
 
 // removeWrite returns ws without w (which it may modify in place).

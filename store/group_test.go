@@ -525,3 +525,203 @@ func TestIdempotencyKeyOfUnknownAccount(t *testing.T) {
 		t.Errorf("batch: %v, want ErrNotFound", err)
 	}
 }
+
+// createWrites returns group writes for n CreateJob calls of account a
+// (with keys key-<i>-<prefix> when keyed) whose functions must not run:
+// runGroup is to make them together.
+func createWrites(t *testing.T, a Account, prefix string, n int, keyed bool) []*groupWrite {
+	t.Helper()
+	ws := make([]*groupWrite, n)
+	for i := range ws {
+		c := &jobCreation{job: Job{
+			ID: fmt.Sprintf("job_%s%03d", prefix, i), AccountID: a.ID, Bucket: BucketAPI,
+			Latitude: 37.77 + float64(i)/1000, Longitude: -122.42, Status: StatusQueued,
+			RunAfterUTC: t0, CreatedUTC: t0, UpdatedUTC: t0,
+		}}
+		if keyed {
+			c.key, c.hash = fmt.Sprintf("key-%s%d", prefix, i), "hash"
+		}
+		ws[i] = &groupWrite{ctx: context.Background(), job: c, fn: func(context.Context, *sqlx.Tx) error {
+			t.Errorf("job %s: made one at a time", c.job.ID)
+			return nil
+		}}
+	}
+	return ws
+}
+
+// runGroupTx runs group as one transaction, as the writer does.
+func runGroupTx(t *testing.T, s *Store, group []*groupWrite) {
+	t.Helper()
+	if err := s.runTx(context.Background(), func(tx *sqlx.Tx) error { return runGroup(tx, group) }); err != nil {
+		t.Fatalf("group: %v", err)
+	}
+}
+
+// TestJobsCreatedTogether: job creations queued one after the other are
+// made with one set of statements, and leave exactly what their functions
+// would have: every job as given, its key pointing at it, the quota and
+// the usage counters counting each once.
+func TestJobsCreatedTogether(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	b := newAccount(t, s, 100)
+	// More than rowsPerInsert, from two accounts, with and without keys.
+	group := append(createWrites(t, a, "a", rowsPerInsert+5, true), createWrites(t, b, "b", 3, false)...)
+	// A caller that gave up before the group ran is left out.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	gone := group[4]
+	gone.ctx = cctx
+	group[4] = gone
+	runGroupTx(t, s, group)
+	if !errors.Is(gone.err, context.Canceled) {
+		t.Errorf("the caller that gave up: %v, want context.Canceled", gone.err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs WHERE id = ?`, gone.job.job.ID); n != 0 {
+		t.Error("the job of the caller that gave up was made")
+	}
+	group = append(group[:4], group[5:]...)
+	for _, w := range group {
+		if w.err != nil {
+			t.Errorf("job %s: %v", w.job.job.ID, w.err)
+			continue
+		}
+		got, err := s.GetJob(ctx, w.job.job.AccountID, w.job.job.ID)
+		if err != nil {
+			t.Errorf("job %s: %v", w.job.job.ID, err)
+		} else if got != w.job.job {
+			t.Errorf("job stored as %+v, want %+v", got, w.job.job)
+		}
+		if w.job.key != "" {
+			if n := countRows(t, s, `SELECT COUNT(*) FROM idempotency_keys WHERE account_id = ? AND key = ? AND resource_id = ? AND request_hash = ?`,
+				w.job.job.AccountID, w.job.key, w.job.job.ID, w.job.hash); n != 1 {
+				t.Errorf("key %s: %d rows pointing at its job", w.job.key, n)
+			}
+		}
+	}
+	for _, acct := range []struct {
+		id   string
+		jobs int
+	}{{a.ID, rowsPerInsert + 4}, {b.ID, 3}} {
+		got, err := s.PeriodUsage(ctx, acct.id, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := oraclePeriodUsage(t, s, acct.id, t0); got != want || got.Created != acct.jobs || got.Queued != acct.jobs {
+			t.Errorf("usage %+v, want %+v with %d created and queued", got, want, acct.jobs)
+		}
+		if n := countRows(t, s, `SELECT report_jobs FROM quota_usage WHERE account_id = ?`, acct.id); n != acct.jobs {
+			t.Errorf("quota counter %d, want %d", n, acct.jobs)
+		}
+	}
+	// A replay of one of the keys finds its job.
+	nj := apiJob(a.ID)
+	nj.IdempotencyKey, nj.RequestHash = group[2].job.key, group[2].job.hash
+	if job, replayed, err := s.CreateJob(ctx, nj, t0); err != nil || !replayed || job.ID != group[2].job.job.ID {
+		t.Errorf("replay: %s %v %v, want %s replayed", job.ID, replayed, err, group[2].job.job.ID)
+	}
+}
+
+// TestJobsCreatedTogetherOnlyWhenAllSucceed: where making the jobs of a
+// run together might differ from making them one after the other (a key
+// seen before or twice, a quota too small for all, an unknown account),
+// none of the run's writes are kept from the attempt and each function
+// runs in turn to its own outcome.
+func TestJobsCreatedTogetherOnlyWhenAllSucceed(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, s *Store, a Account, ws []*groupWrite)
+	}{
+		{"key seen before", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
+			nj := apiJob(a.ID)
+			nj.IdempotencyKey, nj.RequestHash = ws[3].job.key, "hash"
+			if _, _, err := s.CreateJob(ctx, nj, t0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"same key twice", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
+			ws[4].job.key = ws[1].job.key
+		}},
+		{"quota for fewer", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
+			if _, err := s.db.Exec(`UPDATE accounts SET monthly_quota = ? WHERE id = ?`, len(ws)-1, a.ID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"unknown account", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
+			ws[2].job.job.AccountID = "acct_unknown"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t, Options{})
+			a := newAccount(t, s, 100)
+			group := createWrites(t, a, "x", 6, true)
+			tt.setup(t, s, a, group)
+			jobsBefore := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`)
+			ran := 0
+			for _, w := range group {
+				w.fn = func(context.Context, *sqlx.Tx) error { ran++; return nil } // writes nothing
+			}
+			runGroupTx(t, s, group)
+			if ran != len(group) {
+				t.Errorf("%d of %d functions ran one at a time", ran, len(group))
+			}
+			if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != jobsBefore {
+				t.Errorf("%d jobs after the attempt, want the %d from before", n, jobsBefore)
+			}
+			if n := countRows(t, s, `SELECT COUNT(*) FROM idempotency_keys WHERE key LIKE 'key-x%' AND resource_id LIKE 'job_x%'`); n != 0 {
+				t.Errorf("%d keys of the attempt kept", n)
+			}
+		})
+	}
+}
+
+// TestJobsCreatedTogetherKeepTheirOrder: a write queued between job
+// creations runs between them, so the creations after it see it: here it
+// lowers the quota to what is used, and the creations after it are
+// refused while those before it stand.
+func TestJobsCreatedTogetherKeepTheirOrder(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	release := holdWriter(t, s)
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result, 7)
+	create := func(i int) {
+		go func() { _, _, err := s.CreateJob(ctx, apiJob(a.ID), t0); results <- result{i, err} }()
+	}
+	for i := range 3 {
+		create(i)
+		waitQueued(t, s, i+1)
+	}
+	go func() {
+		results <- result{3, s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE accounts SET monthly_quota =
+				(SELECT report_jobs FROM quota_usage WHERE account_id = accounts.id) WHERE id = ?`, a.ID)
+			return err
+		})}
+	}()
+	waitQueued(t, s, 4)
+	for i := 4; i < 7; i++ {
+		create(i)
+		waitQueued(t, s, i+1)
+	}
+	release()
+	for range 7 {
+		r := <-results
+		switch {
+		case r.i <= 3 && r.err != nil:
+			t.Errorf("write %d: %v", r.i, r.err)
+		case r.i > 3 && !errors.Is(r.err, ErrQuotaExceeded):
+			t.Errorf("create %d after the quota was lowered: %v, want ErrQuotaExceeded", r.i, r.err)
+		}
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 3 {
+		t.Errorf("%d jobs, want 3", n)
+	}
+}

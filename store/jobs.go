@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -181,14 +182,21 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 		return Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", ErrInvalid)
 	}
 	now = truncMs(now)
-	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		job, replayed = Job{
+	create := &jobCreation{
+		job: Job{
 			ID: ids.New(ids.Job), AccountID: j.AccountID, Bucket: j.Bucket,
 			Latitude: j.Latitude, Longitude: j.Longitude, Status: StatusQueued,
 			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
-		}, false
-		if j.IdempotencyKey != "" {
-			id, found, err := takeIdempotencyKey(ctx, tx, j.AccountID, kindReportJob, j.IdempotencyKey, j.RequestHash, job.ID, now)
+		},
+		key: j.IdempotencyKey, hash: j.RequestHash,
+	}
+	// The group may make this job together with the others created beside
+	// it (createJobsTogether) instead of calling this function, with the
+	// same outcome: the new job, not replayed.
+	job = create.job
+	err = s.withTx(ctx, create, func(ctx context.Context, tx *sqlx.Tx) error {
+		if create.key != "" {
+			id, found, err := takeIdempotencyKey(ctx, tx, create.job.AccountID, kindReportJob, create.key, create.hash, create.job.ID, now)
 			if err != nil {
 				return err
 			}
@@ -198,15 +206,105 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 				return err
 			}
 		}
-		if err := useQuota(ctx, tx, j.AccountID, 1, now); err != nil {
+		if err := useQuota(ctx, tx, create.job.AccountID, 1, now); err != nil {
 			return err
 		}
-		return insertJob(ctx, tx, job)
+		return insertJob(ctx, tx, create.job)
 	})
 	if err != nil {
 		return Job{}, false, fmt.Errorf("create job: %w", err)
 	}
 	return job, replayed, nil
+}
+
+// jobCreation is the job one CreateJob call makes, with its idempotency
+// key, for createJobsTogether.
+type jobCreation struct {
+	job       Job
+	key, hash string // the idempotency key and its request's hash; "" without a key
+}
+
+// rowsPerInsert bounds the rows of one multi-row INSERT of
+// createJobsTogether, so that its statements come in a few lengths that
+// the statement cache keeps prepared.
+const rowsPerInsert = 16
+
+// createJobsTogether makes the jobs of CreateJob calls queued one after the
+// other in a group with a few statements: their idempotency keys in one
+// insert, each account's quota in one increment, their jobs in one insert
+// (rowsPerInsert rows at a time). It reports whether it made all of them,
+// and does so only where running their functions one after the other
+// would have made every one: each key new and distinct from the others,
+// each account's quota enough for all of its jobs. Otherwise, or on any
+// error, it returns false, and its caller undoes what it wrote and runs
+// the functions one at a time, each to its own outcome.
+func createJobsTogether(ctx context.Context, tx *sqlx.Tx, cs []*jobCreation) bool {
+	type keyID struct{ account, key string }
+	seen := make(map[keyID]bool, len(cs))
+	var keyArgs, jobArgs []any
+	keys := 0
+	type monthOf struct {
+		account string
+		month   time.Time
+	}
+	quota := map[monthOf]int{}
+	var months []monthOf // in the order first seen
+	for _, c := range cs {
+		j := c.job
+		if c.key != "" {
+			k := keyID{j.AccountID, c.key}
+			if seen[k] {
+				return false // the second would replay the first
+			}
+			seen[k] = true
+			keys++
+			keyArgs = append(keyArgs, j.AccountID, kindReportJob, c.key, c.hash, j.ID, FormatTime(j.CreatedUTC))
+		}
+		m := monthOf{j.AccountID, MonthStart(j.CreatedUTC)}
+		if quota[m] == 0 {
+			months = append(months, m)
+		}
+		quota[m]++
+		jobArgs = append(jobArgs, j.ID, j.AccountID, nullString(j.BatchID), j.Bucket, j.Latitude, j.Longitude, j.Status,
+			FormatTime(j.RunAfterUTC), FormatTime(j.CreatedUTC), FormatTime(j.UpdatedUTC))
+	}
+	if keys > 0 {
+		n, err := insertRows(ctx, tx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc) VALUES `,
+			`(?, ?, ?, ?, ?, ?)`, ` ON CONFLICT (account_id, kind, key) DO NOTHING`, 6, keyArgs)
+		if err != nil || n != int64(keys) {
+			return false // a key seen before (replay, conflict or expired), or an unknown account
+		}
+	}
+	for _, m := range months {
+		if err := useQuota(ctx, tx, m.account, quota[m], m.month); err != nil {
+			return false // some of them would be refused
+		}
+	}
+	n, err := insertRows(ctx, tx, `INSERT INTO report_jobs
+		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc) VALUES `,
+		`(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, ``, 10, jobArgs)
+	return err == nil && n == int64(len(cs))
+}
+
+// insertRows runs head, then one row per perRow arguments of args, then
+// tail, rowsPerInsert rows at a time, and returns the rows inserted.
+func insertRows(ctx context.Context, tx *sqlx.Tx, head, row, tail string, perRow int, args []any) (int64, error) {
+	var total int64
+	for len(args) > 0 {
+		n := min(len(args)/perRow, rowsPerInsert)
+		q := head + strings.Repeat(row+", ", n-1) + row + tail
+		res, err := tx.ExecContext(ctx, q, args[:n*perRow]...)
+		if err != nil {
+			return total, err
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += k
+		args = args[n*perRow:]
+	}
+	return total, nil
 }
 
 // insertJob writes a new job row (queued, no attempts).

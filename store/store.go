@@ -596,9 +596,16 @@ func (s *Store) observeBusy(err *error) {
 // before its turn is not run at all. fn must do nothing but database work
 // on tx, and leave anything that must follow the commit (notifying
 // workers, answering) to after WithTx returns.
-func (s *Store) WithTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
+func (s *Store) WithTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
+	return s.withTx(ctx, nil, fn)
+}
+
+// withTx is WithTx for a function that creates job (nil: any other
+// write), which the group may make together with the jobs created beside
+// it instead of calling fn (group.go, runJobsTogether).
+func (s *Store) withTx(ctx context.Context, job *jobCreation, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
 	defer s.observeBusy(&err)
-	return s.groupTx(ctx, fn)
+	return s.groupTx(ctx, job, fn)
 }
 
 // runTx runs fn in one transaction while the caller holds the write slot,
