@@ -539,7 +539,7 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	// Look before taking the write lock: idle workers poll often, and a
 	// read runs beside the writers where an empty UPDATE would queue
 	// behind them and hold them up. Both halves are index seeks
-	// (report_jobs_runnable, report_jobs_leases).
+	// (report_jobs_queued per waiting account, report_jobs_leases).
 	var runnable int
 	err := s.db.GetContext(ctx, &runnable, claimPrecheck, nowS, nowS)
 	if err != nil {
@@ -583,16 +583,19 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 
 // The claim's queries, one constant each so that TestClaimQueryPlans checks
 // the very text ClaimJob runs. INDEXED BY pins the index each is written
-// for. Left to its guesses (no ANALYZE runs) SQLite would rather take
-// report_jobs_runnable's status column and sort; pinned, the plan cannot
+// for. Left to its guesses (no ANALYZE runs) SQLite may take another
+// index on status and sort; pinned, the plan cannot
 // drift with statistics, and a missing index is an error instead of a
 // silent full scan.
 const (
-	// claimPrecheck: is anything runnable? Both parameters are now.
-	claimPrecheck = `SELECT EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_runnable
-			WHERE status = 'queued' AND run_after_utc <= ?)
+	// claimPrecheck: is anything runnable? Both parameters are now. The
+	// queued half looks at each waiting account's oldest entry, one seek
+	// each, and stops at the first account with a runnable job.
+	claimPrecheck = `SELECT EXISTS (SELECT 1 FROM job_queue_accounts q INDEXED BY job_queue_accounts_turns
+			WHERE q.has_queued = 1 AND EXISTS (SELECT 1 FROM report_jobs j INDEXED BY report_jobs_queued
+				WHERE j.status = 'queued' AND j.account_id = q.account_id AND j.run_after_utc <= ?1))
 		OR EXISTS (SELECT 1 FROM report_jobs INDEXED BY report_jobs_leases
-			WHERE status = 'processing' AND lease_expires_utc < ?)`
+			WHERE status = 'processing' AND lease_expires_utc < ?2)`
 	// claimExpired: the job whose lease expired first. ? is now.
 	claimExpired = `SELECT id FROM report_jobs INDEXED BY report_jobs_leases
 		WHERE status = 'processing' AND lease_expires_utc < ?

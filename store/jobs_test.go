@@ -715,7 +715,7 @@ func TestClaimQueryPlans(t *testing.T) {
 		name, query string
 		uses        []string // indexes the plan must use
 	}{
-		{"precheck", claimPrecheck, []string{"report_jobs_runnable", "report_jobs_leases"}},
+		{"precheck", claimPrecheck, []string{"job_queue_accounts_turns", "report_jobs_queued", "report_jobs_leases"}},
 		{"expired lease", claimExpired, []string{"report_jobs_leases"}},
 		{"next turn", claimNextTurn, []string{"job_queue_accounts_turns", "report_jobs_queued"}},
 		{"take turn", claimTakeTurn, []string{"job_queue_accounts_by_claim"}},

@@ -20,16 +20,16 @@ type QueueDepth struct {
 	DeliveriesQueued int // webhook deliveries pending (due now or later)
 }
 
-// queueDepthQuery reads QueueDepth in one statement. Each part is a range
-// of an index on (status, ...) pinned with INDEXED BY (report_jobs_runnable
-// and webhook_deliveries_due, migration 001), so its cost is the size of the
-// backlog it counts, never the size of the history, and the minimum is one
-// seek.
-const queueDepthQuery = `SELECT
-	(SELECT count(*) FROM report_jobs INDEXED BY report_jobs_runnable WHERE status = 'queued'),
-	(SELECT count(*) FROM report_jobs INDEXED BY report_jobs_runnable WHERE status = 'processing'),
-	(SELECT min(run_after_utc) FROM report_jobs INDEXED BY report_jobs_runnable WHERE status = 'queued'),
-	(SELECT count(*) FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE status = 'pending')`
+// queueDepthQuery reads QueueDepth in one statement. Each part reads an
+// index that holds only the backlog it describes, pinned with INDEXED BY:
+// the partial indexes of the queued jobs (report_jobs_queued, migration
+// 004; one pass gives their count and the earliest run_after_utc) and of
+// the jobs held (report_jobs_leases), and webhook_deliveries_due (migration
+// 001). Its cost is the size of the backlog, never the size of the history.
+const queueDepthQuery = `SELECT q.n, (SELECT count(*) FROM report_jobs INDEXED BY report_jobs_leases WHERE status = 'processing'),
+	q.oldest,
+	(SELECT count(*) FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE status = 'pending')
+	FROM (SELECT count(*) AS n, min(run_after_utc) AS oldest FROM report_jobs INDEXED BY report_jobs_queued WHERE status = 'queued') AS q`
 
 // QueueDepth reads the backlog of the job queue and the webhook outbox in
 // one read (WAL: it never waits for a writer).

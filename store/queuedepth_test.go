@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,5 +129,24 @@ func TestObserverSeesWriteWaitAndBusy(t *testing.T) {
 	// of the hold, the one that met the lock.
 	if len(waits) != 3 || longest < hold/2 {
 		t.Errorf("waits %v: want 3, the longest at least %s", waits, hold/2)
+	}
+}
+
+// TestQueueDepthQueryPlan: each part of the gauges' query reads an index
+// that holds only its backlog, never the job table or its history.
+func TestQueueDepthQueryPlan(t *testing.T) {
+	s := newStore(t, Options{})
+	plan := queryPlan(t, s, queueDepthQuery)
+	all := strings.Join(plan, "\n")
+	for _, ix := range []string{"report_jobs_queued", "report_jobs_leases", "webhook_deliveries_due"} {
+		if !strings.Contains(all, "INDEX "+ix) {
+			t.Errorf("plan does not use %s:\n%s", ix, all)
+		}
+	}
+	for _, p := range plan {
+		// SCAN q is the one row of the queued jobs' count and minimum.
+		if strings.Contains(p, "TEMP B-TREE") || (strings.HasPrefix(p, "SCAN ") && !strings.Contains(p, "INDEX") && p != "SCAN q") {
+			t.Errorf("plan step %q:\n%s", p, all)
+		}
 	}
 }
