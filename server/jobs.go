@@ -74,13 +74,15 @@ func idempotencyKey(r *http.Request) (string, error) {
 	if !present {
 		return "", nil
 	}
-	bad := errorf(codeInvalidIdempotencyKey, "Idempotency-Key must be one value of 1 to %d printable ASCII characters", maxIdempotencyKeyLen)
+	bad := func() error {
+		return errorf(codeInvalidIdempotencyKey, "Idempotency-Key must be one value of 1 to %d printable ASCII characters", maxIdempotencyKeyLen)
+	}
 	if len(vals) != 1 || len(vals[0]) == 0 || len(vals[0]) > maxIdempotencyKeyLen {
-		return "", bad
+		return "", bad()
 	}
 	for i := 0; i < len(vals[0]); i++ {
 		if c := vals[0][i]; c < 0x20 || c > 0x7e {
-			return "", bad
+			return "", bad()
 		}
 	}
 	return vals[0], nil

@@ -183,13 +183,15 @@ func (c *committer) giveUp(w *groupWrite, err error) error {
 // (runtime.Goexit) fails its group (errWriterExited) and a new writer
 // carries on with the queue.
 func (c *committer) write() {
+	var wc writeConn
 	finished := false
 	defer func() {
+		wc.release()
 		if !finished {
 			go c.write()
 		}
 	}()
-	for c.commitNext() {
+	for c.commitNext(&wc) {
 	}
 	finished = true
 }
@@ -201,8 +203,9 @@ func (c *committer) write() {
 // runs it as one transaction and answers everyone in it. The group is
 // taken only once the transaction holds the lock, so that while the writer
 // waits for it (another process holds it) every other caller still waits
-// by its own rules (await) and may give up.
-func (c *committer) commitNext() (more bool) {
+// by its own rules (await) and may give up. The transaction runs on wc,
+// the writer's connection.
+func (c *committer) commitNext(wc *writeConn) (more bool) {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.running = false
@@ -225,7 +228,7 @@ func (c *committer) commitNext() (more bool) {
 		return true
 	}
 	defer s.unlockWrite()
-	err := s.runTx(context.WithoutCancel(first.ctx), func(tx *sqlx.Tx) error {
+	err := wc.runTx(context.WithoutCancel(first.ctx), s, func(tx *sqlx.Tx) error {
 		group = c.take()
 		return runGroup(tx, group)
 	})

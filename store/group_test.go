@@ -552,7 +552,9 @@ func createWrites(t *testing.T, a Account, prefix string, n int, keyed bool) []*
 // runGroupTx runs group as one transaction, as the writer does.
 func runGroupTx(t *testing.T, s *Store, group []*groupWrite) {
 	t.Helper()
-	if err := s.runTx(context.Background(), func(tx *sqlx.Tx) error { return runGroup(tx, group) }); err != nil {
+	var wc writeConn
+	defer wc.release()
+	if err := wc.runTx(context.Background(), s, func(tx *sqlx.Tx) error { return runGroup(tx, group) }); err != nil {
 		t.Fatalf("group: %v", err)
 	}
 }
@@ -723,5 +725,57 @@ func TestJobsCreatedTogetherKeepTheirOrder(t *testing.T) {
 	}
 	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs`); n != 3 {
 		t.Errorf("%d jobs, want 3", n)
+	}
+}
+
+// TestWriteConnBusyTimeout: the writer's connection, kept from one group
+// to the next, has the busy timeout of each group's view while the group
+// runs, and the default again once it goes back to the pool.
+func TestWriteConnBusyTimeout(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	timeout := func(tx *sqlx.Tx) int {
+		var ms int
+		if err := tx.Get(&ms, `PRAGMA busy_timeout`); err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	var wc writeConn
+	for _, view := range []struct {
+		s    *Store
+		want int
+	}{
+		{s, int(DefaultBusyWait.Milliseconds())},
+		{s.WithBusyWait(300 * time.Millisecond), 300},
+		{s.WithBusyWait(300 * time.Millisecond), 300},
+		{s.WithBusyWait(DefaultBusyWait), int(DefaultBusyWait.Milliseconds())},
+		{s.WithBusyWait(2 * time.Second), 2000},
+	} {
+		if err := wc.runTx(ctx, view.s, func(tx *sqlx.Tx) error {
+			if got := timeout(tx); got != view.want {
+				t.Errorf("busy timeout %d ms in a group of a view with %d ms", got, view.want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wc.release()
+	// Every connection of the pool, the released one among them, has the
+	// default.
+	for i := range s.db.Stats().MaxOpenConnections {
+		c, err := s.db.Connx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var ms int
+		if err := c.GetContext(ctx, &ms, `PRAGMA busy_timeout`); err != nil {
+			t.Fatal(err)
+		}
+		if ms != int(DefaultBusyWait.Milliseconds()) {
+			t.Errorf("connection %d of the pool: busy timeout %d ms, want the default", i, ms)
+		}
 	}
 }

@@ -608,25 +608,58 @@ func (s *Store) withTx(ctx context.Context, job *jobCreation, fn func(ctx contex
 	return s.groupTx(ctx, job, fn)
 }
 
-// runTx runs fn in one transaction while the caller holds the write slot,
-// on a connection with this view's busy timeout.
-func (s *Store) runTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	if s.busyWait > 0 && s.busyWait != DefaultBusyWait {
-		// SQLite's busy timeout belongs to the connection: take one, give
-		// it this view's wait for the transaction, and put the default
-		// back before the pool hands it to anyone else.
+// writeConn is the connection the writer goroutine runs its groups on
+// (group.go), kept from one group to the next while the writer runs, with
+// the busy timeout it has now. SQLite's busy timeout belongs to the
+// connection and a group waits for the lock by its first caller's view, so
+// the timeout is set only when that view's wait differs from the last
+// group's: under load, never.
+type writeConn struct {
+	conn *sqlx.Conn
+	busy time.Duration // the busy timeout conn has
+}
+
+// runTx runs fn in one transaction on the write connection, while the
+// caller holds the write slot, with s's busy wait as its busy timeout.
+// After an error the connection goes back to the pool (release), so a
+// broken one is not kept.
+func (wc *writeConn) runTx(ctx context.Context, s *Store, fn func(tx *sqlx.Tx) error) (err error) {
+	defer func() {
+		if err != nil {
+			wc.release()
+		}
+	}()
+	if wc.conn == nil {
 		conn, err := s.db.Connx(ctx)
 		if err != nil {
 			return fmt.Errorf("begin transaction: %w", err)
 		}
-		defer conn.Close()
-		if err := setBusyTimeout(ctx, conn, s.busyWait); err != nil {
+		wc.conn, wc.busy = conn, DefaultBusyWait
+	}
+	want := DefaultBusyWait
+	if s.busyWait > 0 {
+		want = s.busyWait
+	}
+	if want != wc.busy {
+		if err := setBusyTimeout(ctx, wc.conn, want); err != nil {
 			return err
 		}
-		defer func() { _ = setBusyTimeout(context.WithoutCancel(ctx), conn, DefaultBusyWait) }()
-		return inTx(ctx, s.slot, conn, fn)
+		wc.busy = want
 	}
-	return inTx(ctx, s.slot, s.db, fn)
+	return inTx(ctx, s.slot, wc.conn, fn)
+}
+
+// release puts the default busy timeout back and returns the connection
+// to the pool, for anyone else to use.
+func (wc *writeConn) release() {
+	if wc.conn == nil {
+		return
+	}
+	if wc.busy != DefaultBusyWait {
+		_ = setBusyTimeout(context.Background(), wc.conn, DefaultBusyWait)
+	}
+	_ = wc.conn.Close()
+	wc.conn = nil
 }
 
 // setBusyTimeout sets SQLite's busy timeout of one connection.
