@@ -191,13 +191,41 @@ func (c *committer) write() {
 			go c.write()
 		}
 	}()
-	for c.commitNext(&wc) {
+	for {
+		n, more := c.commitNext(&wc)
+		if !more {
+			break
+		}
+		if n > 1 && c.queued() > 0 {
+			time.Sleep(groupPause)
+		}
 	}
 	finished = true
 }
 
-// commitNext commits the next group, if any function is queued (more is
-// false when none was, and the writer is then no longer running). It waits
+// groupPause is how long the writer pauses after committing a group of
+// more than one function, before the next group, when functions are
+// queued: concurrent callers are arriving. Go runs a goroutine woken by
+// the writer on the writer's processor, after the writer; busy with SQL
+// from one group to the next, the writer would keep the callers it has
+// just answered waiting for a processor (measured: half a millisecond on
+// two cores) while their answers are ready. The pause lets them send
+// their answers, and the requests that follow join the next group, which
+// is larger for it. Side by side (README.md, "Durable job creation and
+// scale"), creation throughput rose by about a tenth. A lone write never
+// pauses.
+const groupPause = 50 * time.Microsecond
+
+// queued is the number of functions waiting for a group.
+func (c *committer) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// commitNext commits the next group, if any function is queued, and
+// returns its size (more is false when none was queued, and the writer is
+// then no longer running). It waits
 // for the write slot and SQLite's write lock by the rules of the first
 // function queued (its context, its view's busy wait), takes the queue,
 // runs it as one transaction and answers everyone in it. The group is
@@ -205,12 +233,12 @@ func (c *committer) write() {
 // waits for it (another process holds it) every other caller still waits
 // by its own rules (await) and may give up. The transaction runs on wc,
 // the writer's connection.
-func (c *committer) commitNext(wc *writeConn) (more bool) {
+func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.running = false
 		c.mu.Unlock()
-		return false
+		return 0, false
 	}
 	first := c.pending[0]
 	first.first = true
@@ -225,7 +253,7 @@ func (c *committer) commitNext(wc *writeConn) (more bool) {
 
 	if err := s.lockWriteSince(first.ctx, first.queued); err != nil {
 		c.failAlone(first, err)
-		return true
+		return 0, true
 	}
 	defer s.unlockWrite()
 	err := wc.runTx(context.WithoutCancel(first.ctx), s, func(tx *sqlx.Tx) error {
@@ -237,7 +265,7 @@ func (c *committer) commitNext(wc *writeConn) (more bool) {
 		// the first caller's busy wait): only that caller has waited its
 		// full wait; the others may still get the lock within theirs.
 		c.failAlone(first, err)
-		return true
+		return 0, true
 	}
 	for _, w := range group {
 		if w.err == nil {
@@ -248,7 +276,7 @@ func (c *committer) commitNext(wc *writeConn) (more bool) {
 		s.obs.GroupCommit(len(group))
 	}
 	committed = true
-	return true
+	return len(group), true
 }
 
 // failAlone answers w, queued first, with err before any group was taken.
