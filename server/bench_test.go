@@ -1,16 +1,17 @@
 package server
 
 import (
-	"bytes"
+	"bufio"
 	"context"
-	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,7 +22,8 @@ import (
 )
 
 // The benchmarks below drive a real loopback listener with benchClients
-// concurrent clients and are meant to be read side by side (README.md,
+// concurrent clients, each on its own kept-alive connection writing raw
+// HTTP/1.1 (loadConn), and are meant to be read side by side (README.md,
 // Performance; issue 16's targets):
 //
 //   - BenchmarkBaselineInsert/NORMAL and /FULL: the floor, a bare handler
@@ -98,25 +100,78 @@ func createJobServer(tb testing.TB) (ts *httptest.Server, key string) {
 	return ts, key
 }
 
-// sender builds the i-th request of a run.
-type sender func(i int64) *http.Request
+// sender appends the i-th request of a run, as raw HTTP/1.1, to buf.
+type sender func(buf []byte, i int64) []byte
 
-func baselineSender(ts *httptest.Server) sender {
-	return func(int64) *http.Request {
-		req, _ := http.NewRequest("POST", ts.URL, bytes.NewReader(benchBody))
-		req.Header.Set("Content-Type", "application/json")
-		return req
+// rawRequest appends a POST of benchBody to path with the given extra
+// header lines (each ending in CRLF) to buf.
+func rawRequest(buf []byte, path string, headers ...string) []byte {
+	buf = append(buf, "POST "...)
+	buf = append(buf, path...)
+	buf = append(buf, " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "...)
+	buf = strconv.AppendInt(buf, int64(len(benchBody)), 10)
+	buf = append(buf, "\r\n"...)
+	for _, h := range headers {
+		buf = append(buf, h...)
+	}
+	buf = append(buf, "\r\n"...)
+	return append(buf, benchBody...)
+}
+
+func baselineSender() sender {
+	return func(buf []byte, _ int64) []byte { return rawRequest(buf, "/") }
+}
+
+func createJobSender(key string) sender {
+	auth := "Authorization: Bearer " + key + "\r\n"
+	return func(buf []byte, i int64) []byte {
+		return rawRequest(buf, jobsPath, auth, "Idempotency-Key: bench-"+strconv.FormatInt(i, 10)+"\r\n")
 	}
 }
 
-func createJobSender(ts *httptest.Server, key string) sender {
-	return func(i int64) *http.Request {
-		req, _ := http.NewRequest("POST", ts.URL+jobsPath, bytes.NewReader(benchBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Idempotency-Key", fmt.Sprint("bench-", i))
-		return req
+// loadConn is one client's kept-alive connection. The load is written as
+// raw HTTP/1.1 and each answer read with http.ReadResponse, as wrk does
+// (issue 16 measured with it), rather than through an http.Client, whose
+// transport costs several goroutine hand-offs per request: the client
+// shares the machine's cores with the server it measures, and should take
+// as little of them as it can, alike for every server.
+type loadConn struct {
+	conn net.Conn
+	br   *bufio.Reader
+	buf  []byte
+}
+
+func dialLoad(tb testing.TB, ts *httptest.Server) *loadConn {
+	tb.Helper()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return &loadConn{conn: conn, br: bufio.NewReader(conn)}
+}
+
+// sendTimed sends the i-th request, reads the whole answer and insists on
+// 202; it returns how long that took, or ok false once it has reported a
+// failure.
+func (c *loadConn) sendTimed(tb testing.TB, send sender, i int64) (d time.Duration, ok bool) {
+	c.buf = send(c.buf[:0], i)
+	begin := time.Now()
+	if _, err := c.conn.Write(c.buf); err != nil {
+		tb.Error(err)
+		return 0, false
+	}
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		tb.Error(err)
+		return 0, false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		tb.Errorf("status %d", resp.StatusCode)
+		return 0, false
+	}
+	return time.Since(begin), true
 }
 
 // loadResult is what one run of runLoad measured.
@@ -143,9 +198,14 @@ func (r *loadResult) add(o loadResult) {
 }
 
 // runLoad sends requests from clients concurrent clients, each one after
-// the other, for d, and insists on 202 for each.
-func runLoad(tb testing.TB, client *http.Client, clients int, d time.Duration, send sender) loadResult {
+// the other on its own connection, for d, and insists on 202 for each.
+func runLoad(tb testing.TB, ts *httptest.Server, clients int, d time.Duration, send sender) loadResult {
 	tb.Helper()
+	conns := make([]*loadConn, clients)
+	for i := range conns {
+		conns[i] = dialLoad(tb, ts)
+		defer conns[i].conn.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var (
@@ -155,14 +215,14 @@ func runLoad(tb testing.TB, client *http.Client, clients int, d time.Duration, s
 		wg  sync.WaitGroup
 	)
 	start := time.Now()
-	for range clients {
+	for _, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var lat []time.Duration
 			defer func() { mu.Lock(); all = append(all, lat...); mu.Unlock() }()
 			for ctx.Err() == nil {
-				d, ok := sendTimed(tb, client, send(n.Add(1)))
+				d, ok := c.sendTimed(tb, send, n.Add(1))
 				if !ok {
 					return
 				}
@@ -174,27 +234,10 @@ func runLoad(tb testing.TB, client *http.Client, clients int, d time.Duration, s
 	return loadResult{elapsed: time.Since(start), lat: all}
 }
 
-// sendTimed sends req, reads the whole answer and insists on 202; it
-// returns how long that took, or ok false once it has reported a failure.
-func sendTimed(tb testing.TB, client *http.Client, req *http.Request) (d time.Duration, ok bool) {
-	begin := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		tb.Error(err)
-		return 0, false
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		tb.Errorf("status %d", resp.StatusCode)
-		return 0, false
-	}
-	return time.Since(begin), true
-}
-
 // runParallel is the b.N form of runLoad, for the single benchmarks: it
-// runs benchClients goroutines and reports req/s, p50-ms and p99-ms.
-func runParallel(b *testing.B, client *http.Client, send sender) {
+// runs benchClients goroutines, each on its own connection, and reports
+// req/s, p50-ms and p99-ms.
+func runParallel(b *testing.B, ts *httptest.Server, send sender) {
 	var (
 		n   atomic.Int64
 		mu  sync.Mutex
@@ -203,10 +246,12 @@ func runParallel(b *testing.B, client *http.Client, send sender) {
 	b.SetParallelism((benchClients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		c := dialLoad(b, ts)
+		defer c.conn.Close()
 		var lat []time.Duration
 		defer func() { mu.Lock(); all = append(all, lat...); mu.Unlock() }()
 		for pb.Next() {
-			d, ok := sendTimed(b, client, send(n.Add(1)))
+			d, ok := c.sendTimed(b, send, n.Add(1))
 			if !ok {
 				return
 			}
@@ -221,14 +266,14 @@ func runParallel(b *testing.B, client *http.Client, send sender) {
 
 func BenchmarkCreateJob(b *testing.B) {
 	ts, key := createJobServer(b)
-	runParallel(b, benchClient(ts), createJobSender(ts, key))
+	runParallel(b, ts, createJobSender(key))
 }
 
 func BenchmarkBaselineInsert(b *testing.B) {
 	for _, sync := range []string{"NORMAL", "FULL"} {
 		b.Run(sync, func(b *testing.B) {
 			ts := baselineServer(b, sync)
-			runParallel(b, benchClient(ts), baselineSender(ts))
+			runParallel(b, ts, baselineSender())
 		})
 	}
 }
@@ -270,12 +315,12 @@ func sideBySide(tb testing.TB, more func() bool, window time.Duration) (normal, 
 			into *loadResult
 			ts   func() (*httptest.Server, sender)
 		}{
-			{&normal, func() (*httptest.Server, sender) { ts := baselineServer(tb, "NORMAL"); return ts, baselineSender(ts) }},
-			{&full, func() (*httptest.Server, sender) { ts := baselineServer(tb, "FULL"); return ts, baselineSender(ts) }},
-			{&locrisk, func() (*httptest.Server, sender) { ts, key := createJobServer(tb); return ts, createJobSender(ts, key) }},
+			{&normal, func() (*httptest.Server, sender) { return baselineServer(tb, "NORMAL"), baselineSender() }},
+			{&full, func() (*httptest.Server, sender) { return baselineServer(tb, "FULL"), baselineSender() }},
+			{&locrisk, func() (*httptest.Server, sender) { ts, key := createJobServer(tb); return ts, createJobSender(key) }},
 		} {
 			ts, send := run.ts()
-			run.into.add(runLoad(tb, benchClient(ts), benchClients, window, send))
+			run.into.add(runLoad(tb, ts, benchClients, window, send))
 			ts.Close()
 		}
 	}

@@ -132,8 +132,7 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	e0 := newEnv(t)
 	ts0 := httptest.NewServer(e0.h)
 	defer ts0.Close()
-	client0 := benchClient(ts0)
-	send0 := createJobSender(ts0, e0.allScopesKey(e0.account(1<<30, 1<<30)))
+	send0 := createJobSender(e0.allScopesKey(e0.account(1<<30, 1<<30)))
 
 	start := time.Now()
 	f := fillScale(t, ctx, e, accts, n)
@@ -144,14 +143,14 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	// of queued jobs, created within the hour, would otherwise be the
 	// measured account's backlog, which its operations summary counts
 	// row by row (README.md, "Durable job creation and scale").
-	send := createJobSender(ts, e.allScopesKey(accts[1]))
+	send := createJobSender(e.allScopesKey(accts[1]))
 	for round := range scaleCreateRounds {
 		// Each round its own idempotency keys.
 		next := func(s sender) sender {
-			return func(i int64) *http.Request { return s(i + int64(round)<<40) }
+			return func(buf []byte, i int64) []byte { return s(buf, i+int64(round)<<40) }
 		}
-		r.emptyCreate.add(runLoad(t, client0, benchClients, window, next(send0)))
-		r.fullCreate.add(runLoad(t, client, benchClients, window, next(send)))
+		r.emptyCreate.add(runLoad(t, ts0, benchClients, window, next(send0)))
+		r.fullCreate.add(runLoad(t, ts, benchClients, window, next(send)))
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
