@@ -17,9 +17,10 @@ package store
 // commit go together in the next group, which the same goroutine begins as
 // soon as the commit returns. A lone caller finds the writer idle and its
 // function runs at once, so there is no timer and no added wait when the
-// writer is idle. Job creations queued one after the other are made with
-// one set of statements instead of one function each, when that gives
-// every one of them the outcome it would have had alone (runJobsTogether).
+// writer is idle (beyond starting the writer goroutine). Job creations
+// queued one after the other are made with one set of statements instead
+// of one function each, when that gives every one of them the outcome it
+// would have had alone (runJobsTogether).
 //
 // The writer is a goroutine of its own, rather than one of the callers,
 // because handing the lead from one caller's goroutine to the next cost a
@@ -52,6 +53,9 @@ type committer struct {
 	mu      sync.Mutex
 	pending []*groupWrite
 	running bool // a writer goroutine is running groups (write)
+	// keepConn: the writer keeps its connection from one group to the
+	// next (writeConn); not with a pool of one connection.
+	keepConn bool
 }
 
 // groupWrite is one WithTx call waiting in the committer.
@@ -183,7 +187,7 @@ func (c *committer) giveUp(w *groupWrite, err error) error {
 // (runtime.Goexit) fails its group (errWriterExited) and a new writer
 // carries on with the queue.
 func (c *committer) write() {
-	var wc writeConn
+	wc := writeConn{keep: c.keepConn}
 	finished := false
 	defer func() {
 		wc.release()
@@ -195,6 +199,10 @@ func (c *committer) write() {
 		n, more := c.commitNext(&wc)
 		if !more {
 			break
+		}
+		if !wc.keep {
+			// A pool of one connection: the readers need it between groups.
+			wc.release()
 		}
 		if n > 1 && c.queued() > 0 {
 			time.Sleep(groupPause)
@@ -251,9 +259,16 @@ func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 	// ends inside a function (runtime.Goexit).
 	defer func() { c.answer(group, committed) }()
 
-	if err := s.lockWriteSince(first.ctx, first.queued); err != nil {
-		c.failAlone(first, err)
-		return 0, true
+	if !s.tryLockWrite() {
+		// Another writer of this process holds the slot (a single-statement
+		// write, withWriteLock) and may need a connection of the pool: give
+		// the kept one back while waiting, or with a pool of one both
+		// would wait for ever.
+		wc.release()
+		if err := s.lockWriteSince(first.ctx, first.queued); err != nil {
+			c.failAlone(first, err)
+			return 0, true
+		}
 	}
 	defer s.unlockWrite()
 	err := wc.runTx(context.WithoutCancel(first.ctx), s, func(tx *sqlx.Tx) error {

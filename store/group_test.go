@@ -779,3 +779,76 @@ func TestWriteConnBusyTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsCreatedTogetherCountQuotaByMonth: the quota of jobs made
+// together is counted per account and calendar month, as one at a time:
+// creations either side of a month's end, queued together, are refused
+// only where their own month is full.
+func TestJobsCreatedTogetherCountQuotaByMonth(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a := newAccount(t, s, 5)
+	october := time.Date(2026, 10, 31, 23, 59, 0, 0, time.UTC)
+	november := october.Add(2 * time.Minute)
+	for range 4 {
+		if _, _, err := s.CreateJob(ctx, apiJob(a.ID), october); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := holdWriter(t, s)
+	at := []time.Time{november, november, october, october}
+	errs := make([]error, len(at))
+	var wg sync.WaitGroup
+	for i := range at {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _, errs[i] = s.CreateJob(ctx, apiJob(a.ID), at[i]) }()
+		waitQueued(t, s, i+1)
+	}
+	release()
+	wg.Wait()
+	for i, err := range errs[:3] {
+		if err != nil {
+			t.Errorf("create %d: %v", i, err)
+		}
+	}
+	if !errors.Is(errs[3], ErrQuotaExceeded) {
+		t.Errorf("the sixth job of October: %v, want ErrQuotaExceeded", errs[3])
+	}
+	for _, m := range []struct {
+		start time.Time
+		want  int
+	}{{MonthStart(october), 5}, {MonthStart(november), 2}} {
+		if n := countRows(t, s, `SELECT report_jobs FROM quota_usage WHERE account_id = ? AND period_start_utc = ?`, a.ID, FormatTime(m.start)); n != m.want {
+			t.Errorf("quota counter of %s: %d, want %d", m.start.Format("January"), n, m.want)
+		}
+	}
+}
+
+// TestGroupCommitWithOneConnection: with a pool of one connection the
+// writer does not keep it between groups, so a single-statement write
+// that takes the write slot meanwhile (creating an account) gets it, and
+// nothing waits for ever.
+func TestGroupCommitWithOneConnection(t *testing.T) {
+	s := newStore(t, Options{MaxOpenConns: 1})
+	ctx := context.Background()
+	for range 20 {
+		release := holdWriter(t, s)
+		done := make(chan error, 3)
+		go func() { done <- s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return nil }) }()
+		waitQueued(t, s, 1)
+		go func() { _, err := s.CreateAccount(ctx, "one conn", 10, 60); done <- err }()
+		go func() { _, err := s.GetAccount(ctx, "acct_none"); done <- nil; _ = err }()
+		time.Sleep(20 * time.Millisecond) // the account's write is waiting for the slot
+		release()
+		for range 3 {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a write or read still waiting after 10 s: the writer kept the only connection")
+			}
+		}
+	}
+}

@@ -538,8 +538,10 @@ func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration,
 	nowS := FormatTime(now)
 	// Look before taking the write lock: idle workers poll often, and a
 	// read runs beside the writers where an empty UPDATE would queue
-	// behind them and hold them up. Both halves are index seeks
-	// (report_jobs_queued per waiting account, report_jobs_leases).
+	// behind them and hold them up. The queued half seeks each waiting
+	// account's oldest entry (report_jobs_queued) until one is runnable,
+	// one seek per account waiting out a retry backoff; the other half is
+	// one seek (report_jobs_leases).
 	var runnable int
 	err := s.db.GetContext(ctx, &runnable, claimPrecheck, nowS, nowS)
 	if err != nil {

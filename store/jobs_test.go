@@ -881,10 +881,13 @@ func TestClaimAfterMigration(t *testing.T) {
 	fillAt(t, s, a.ID, 5, t0)
 	fillAt(t, s, b.ID, 1, t0.Add(time.Second))
 	// Back to version 3: the turns are gone; migration 004 rebuilds them.
+	// A version 3 file has report_jobs_runnable (migration 011 drops it),
+	// which 004's backfill reads the queued jobs by, oldest runnable first.
 	undoMigration7(t, s)
 	if _, err := s.db.ExecContext(ctx, `DROP TABLE job_queue_accounts; DROP INDEX report_jobs_queued;
 		DROP INDEX report_jobs_leases; DROP TRIGGER report_jobs_queue_insert; DROP TRIGGER report_jobs_queue_update;
 		DROP TRIGGER report_jobs_dequeue_update; DROP TRIGGER report_jobs_dequeue_delete;
+		CREATE INDEX report_jobs_runnable ON report_jobs(status, run_after_utc);
 		PRAGMA user_version = 3`); err != nil {
 		t.Fatal(err)
 	}

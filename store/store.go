@@ -301,7 +301,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		db:      db,
 		now:     opt.Now,
 		slot:    &writeSlot{ch: make(chan struct{}, 1)},
-		group:   &committer{},
+		group:   &committer{keepConn: n > 1},
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
@@ -549,6 +549,16 @@ func (s *Store) waitedTooLong(now, start time.Time) (next time.Duration, err err
 
 func (s *Store) unlockWrite() { <-s.slot.ch }
 
+// tryLockWrite takes the write slot if it is free, without waiting.
+func (s *Store) tryLockWrite() bool {
+	select {
+	case s.slot.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // withWriteLock runs a single-statement write (an autocommit UPDATE or
 // INSERT) in the write slot. The whole statement counts as asking SQLite
 // for the lock (writeSlot), since it waits for the lock inside; such
@@ -613,22 +623,21 @@ func (s *Store) withTx(ctx context.Context, job *jobCreation, fn func(ctx contex
 // the busy timeout it has now. SQLite's busy timeout belongs to the
 // connection and a group waits for the lock by its first caller's view, so
 // the timeout is set only when that view's wait differs from the last
-// group's: under load, never.
+// group's: under a steady load of requests, whose views share one wait,
+// hardly ever. The connection is not kept when the pool has only one
+// (keep false): readers need it between groups.
 type writeConn struct {
+	keep bool
 	conn *sqlx.Conn
 	busy time.Duration // the busy timeout conn has
 }
 
 // runTx runs fn in one transaction on the write connection, while the
 // caller holds the write slot, with s's busy wait as its busy timeout.
-// After an error the connection goes back to the pool (release), so a
-// broken one is not kept.
-func (wc *writeConn) runTx(ctx context.Context, s *Store, fn func(tx *sqlx.Tx) error) (err error) {
-	defer func() {
-		if err != nil {
-			wc.release()
-		}
-	}()
+// When the transaction itself fails (its BEGIN or COMMIT, not fn), the
+// connection goes back to the pool (release), so that one in a bad state
+// is not kept.
+func (wc *writeConn) runTx(ctx context.Context, s *Store, fn func(tx *sqlx.Tx) error) error {
 	if wc.conn == nil {
 		conn, err := s.db.Connx(ctx)
 		if err != nil {
@@ -642,11 +651,21 @@ func (wc *writeConn) runTx(ctx context.Context, s *Store, fn func(tx *sqlx.Tx) e
 	}
 	if want != wc.busy {
 		if err := setBusyTimeout(ctx, wc.conn, want); err != nil {
+			wc.release()
 			return err
 		}
 		wc.busy = want
 	}
-	return inTx(ctx, s.slot, wc.conn, fn)
+	fnFailed := false
+	err := inTx(ctx, s.slot, wc.conn, func(tx *sqlx.Tx) error {
+		err := fn(tx)
+		fnFailed = err != nil
+		return err
+	})
+	if err != nil && !fnFailed {
+		wc.release()
+	}
+	return err
 }
 
 // release puts the default busy timeout back and returns the connection

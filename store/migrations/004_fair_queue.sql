@@ -60,10 +60,6 @@ BEGIN
         WHERE account_id = old.account_id;
 END;
 
--- The accounts with jobs queued before this migration. They all start
--- with last_claim 0, and ties go by row order, so they are inserted in
--- the order of their oldest runnable job: the one that has waited longest
--- is served first.
+-- The accounts with jobs queued before this migration.
 INSERT OR IGNORE INTO job_queue_accounts (account_id)
-    SELECT account_id FROM report_jobs WHERE status = 'queued'
-    GROUP BY account_id ORDER BY MIN(run_after_utc), MIN(created_utc), account_id;
+    SELECT DISTINCT account_id FROM report_jobs WHERE status = 'queued';
