@@ -240,50 +240,65 @@ const rowsPerInsert = 16
 // the functions one at a time, each to its own outcome.
 func createJobsTogether(ctx context.Context, tx *sqlx.Tx, cs []*jobCreation) bool {
 	type keyID struct{ account, key string }
-	seen := make(map[keyID]bool, len(cs))
-	var keyArgs, jobArgs []any
-	keys := 0
 	type monthOf struct {
 		account string
 		month   time.Time
 	}
-	quota := map[monthOf]int{}
-	var months []monthOf // in the order first seen
+	keys := make(map[keyID]bool, len(cs))
+	quota := map[monthOf]int{} // jobs per account and month
+	var keyArgs, jobArgs []any
 	for _, c := range cs {
 		j := c.job
 		if c.key != "" {
 			k := keyID{j.AccountID, c.key}
-			if seen[k] {
+			if keys[k] {
 				return false // the second would replay the first
 			}
-			seen[k] = true
-			keys++
-			keyArgs = append(keyArgs, j.AccountID, kindReportJob, c.key, c.hash, j.ID, FormatTime(j.CreatedUTC))
+			keys[k] = true
+			keyArgs = appendKeyRow(keyArgs, j.AccountID, kindReportJob, c.key, c.hash, j.ID, j.CreatedUTC)
 		}
-		m := monthOf{j.AccountID, MonthStart(j.CreatedUTC)}
-		if quota[m] == 0 {
-			months = append(months, m)
-		}
-		quota[m]++
-		jobArgs = append(jobArgs, j.ID, j.AccountID, nullString(j.BatchID), j.Bucket, j.Latitude, j.Longitude, j.Status,
-			FormatTime(j.RunAfterUTC), FormatTime(j.CreatedUTC), FormatTime(j.UpdatedUTC))
+		quota[monthOf{j.AccountID, MonthStart(j.CreatedUTC)}]++
+		jobArgs = appendJobRow(jobArgs, j)
 	}
-	if keys > 0 {
-		n, err := insertRows(ctx, tx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc) VALUES `,
-			`(?, ?, ?, ?, ?, ?)`, ` ON CONFLICT (account_id, kind, key) DO NOTHING`, 6, keyArgs)
-		if err != nil || n != int64(keys) {
+	if len(keys) > 0 {
+		n, err := insertRows(ctx, tx, keyInsertHead, keyInsertRow, keyInsertTail, keyInsertArgs, keyArgs)
+		if err != nil || n != int64(len(keys)) {
 			return false // a key seen before (replay, conflict or expired), or an unknown account
 		}
 	}
-	for _, m := range months {
-		if err := useQuota(ctx, tx, m.account, quota[m], m.month); err != nil {
+	for m, n := range quota {
+		if err := useQuota(ctx, tx, m.account, n, m.month); err != nil {
 			return false // some of them would be refused
 		}
 	}
-	n, err := insertRows(ctx, tx, `INSERT INTO report_jobs
-		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, ``, 10, jobArgs)
+	n, err := insertRows(ctx, tx, jobInsertHead, jobInsertRow, "", jobInsertArgs, jobArgs)
 	return err == nil && n == int64(len(cs))
+}
+
+// The inserts of job rows and idempotency key rows, made one row at a time
+// (insertJob, takeIdempotencyKey) or many (createJobsTogether) by
+// insertRows, with the arguments of each row from appendJobRow and
+// appendKeyRow.
+const (
+	jobInsertHead = `INSERT INTO report_jobs
+		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc) VALUES `
+	jobInsertRow  = `(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`
+	jobInsertArgs = 10
+	keyInsertHead = `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc) VALUES `
+	keyInsertRow  = `(?, ?, ?, ?, ?, ?)`
+	keyInsertTail = ` ON CONFLICT (account_id, kind, key) DO NOTHING`
+	keyInsertArgs = 6
+)
+
+// appendJobRow appends the arguments of j's row (jobInsertRow) to args.
+func appendJobRow(args []any, j Job) []any {
+	return append(args, j.ID, j.AccountID, nullString(j.BatchID), j.Bucket, j.Latitude, j.Longitude, j.Status,
+		FormatTime(j.RunAfterUTC), FormatTime(j.CreatedUTC), FormatTime(j.UpdatedUTC))
+}
+
+// appendKeyRow appends the arguments of a key's row (keyInsertRow) to args.
+func appendKeyRow(args []any, accountID, kind, key, hash, resourceID string, now time.Time) []any {
+	return append(args, accountID, kind, key, hash, resourceID, FormatTime(now))
 }
 
 // insertRows runs head, then one row per perRow arguments of args, then
@@ -309,12 +324,7 @@ func insertRows(ctx context.Context, tx *sqlx.Tx, head, row, tail string, perRow
 
 // insertJob writes a new job row (queued, no attempts).
 func insertJob(ctx context.Context, tx *sqlx.Tx, j Job) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
-		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
-		j.ID, j.AccountID, nullString(j.BatchID), j.Bucket, j.Latitude, j.Longitude, j.Status,
-		FormatTime(j.RunAfterUTC), FormatTime(j.CreatedUTC), FormatTime(j.UpdatedUTC))
-	if err != nil {
+	if _, err := insertRows(ctx, tx, jobInsertHead, jobInsertRow, "", jobInsertArgs, appendJobRow(nil, j)); err != nil {
 		return fmt.Errorf("insert job: %w", err)
 	}
 	return nil
@@ -330,9 +340,8 @@ func insertJob(ctx context.Context, tx *sqlx.Tx, j Job) error {
 // In the common case, a new key, this is one statement; a live key
 // costs a second read, and an expired one an update.
 func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, kind, key) DO NOTHING`,
-		accountID, kind, key, hash, resourceID, FormatTime(now))
+	n, err := insertRows(ctx, tx, keyInsertHead, keyInsertRow, keyInsertTail, keyInsertArgs,
+		appendKeyRow(nil, accountID, kind, key, hash, resourceID, now))
 	if err != nil {
 		// An unknown account fails the foreign key: say so plainly.
 		if _, aerr := getAccount(ctx, tx, accountID); aerr != nil {
@@ -340,9 +349,7 @@ func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, 
 		}
 		return "", false, fmt.Errorf("remember idempotency key: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return "", false, fmt.Errorf("remember idempotency key: %w", err)
-	} else if n == 1 {
+	if n == 1 {
 		return "", false, nil
 	}
 	var row struct {
