@@ -64,7 +64,15 @@ type committer struct {
 	// once gatherTo functions are queued.
 	gatherTo int
 	gathered chan struct{}
+	// closed: the store is closing (Store.Close) and takes no new write;
+	// drained is then closed once no writer is running, every write
+	// queued before having its outcome.
+	closed  bool
+	drained chan struct{}
 }
+
+// ErrClosed is the error of a write begun after Store.Close.
+var ErrClosed = errors.New("store: closed")
 
 // groupWrite is one WithTx call waiting in the committer.
 type groupWrite struct {
@@ -127,6 +135,10 @@ func (s *Store) groupTx(ctx context.Context, job *jobCreation, fn func(ctx conte
 	c := s.group
 	w := &groupWrite{ctx: ctx, view: s, fn: fn, job: job, queued: time.Now(), wake: make(chan struct{})}
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
 	c.pending = append(c.pending, w)
 	if c.gatherTo > 0 && len(c.pending) >= c.gatherTo {
 		close(c.gathered)
@@ -295,6 +307,9 @@ func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.running = false
+		if c.closed {
+			close(c.drained)
+		}
 		c.mu.Unlock()
 		return 0, false
 	}
@@ -342,6 +357,23 @@ func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 	}
 	committed = true
 	return len(group), true
+}
+
+// close refuses new writes (ErrClosed) and waits until the writes queued
+// before have their outcome: the writer commits them, as it would have,
+// and ends when the queue is empty.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		c.drained = make(chan struct{})
+		if !c.running {
+			close(c.drained)
+		}
+	}
+	drained := c.drained
+	c.mu.Unlock()
+	<-drained
 }
 
 // failAlone answers w, queued first, with err before any group was taken.

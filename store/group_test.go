@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -550,7 +551,7 @@ func createWrites(t *testing.T, a Account, prefix string, n int, keyed bool) []*
 }
 
 // runGroupTx runs group as one transaction, as the writer does.
-func runGroupTx(t *testing.T, s *Store, group []*groupWrite) {
+func runGroupTx(t testing.TB, s *Store, group []*groupWrite) {
 	t.Helper()
 	var wc writeConn
 	defer wc.release()
@@ -850,5 +851,71 @@ func TestGroupCommitWithOneConnection(t *testing.T) {
 				t.Fatal("a write or read still waiting after 10 s: the writer kept the only connection")
 			}
 		}
+	}
+}
+
+// TestCloseWaitsForQueuedWrites: Close returns only once the writes queued
+// before it have committed, each with its own outcome, and a write begun
+// after it fails with ErrClosed, so nothing commits once Close returns.
+func TestCloseWaitsForQueuedWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	s, err := OpenWith(context.Background(), path, Options{Now: func() time.Time { return t0 }, Secrets: testSecrets(t, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAccount(t, s, 100)
+	release := holdWriter(t, s)
+	const queued = 3
+	errs := make(chan error, queued)
+	for i := range queued {
+		go func() {
+			_, _, err := s.CreateJob(context.Background(), NewJob{AccountID: a.ID, Bucket: BucketAPI, Latitude: float64(i), Longitude: 1}, t0)
+			errs <- err
+		}()
+	}
+	waitQueued(t, s, queued)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	// Close stops taking writes before it waits: a new one fails.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.group.mu.Lock()
+		closing := s.group.closed
+		s.group.mu.Unlock()
+		if closing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close has not begun after 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.WithTx(context.Background(), func(context.Context, *sqlx.Tx) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("write during Close: %v, want ErrClosed", err)
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) with writes still queued", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	if err := <-closed; err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for range queued {
+		if err := <-errs; err != nil {
+			t.Errorf("write queued before Close: %v", err)
+		}
+	}
+	if _, _, err := s.CreateJob(context.Background(), apiJob(a.ID), t0); !errors.Is(err, ErrClosed) {
+		t.Errorf("write after Close: %v, want ErrClosed", err)
+	}
+	again, err := OpenWith(context.Background(), path, Options{Secrets: testSecrets(t, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if n := countRows(t, again, `SELECT COUNT(*) FROM report_jobs`); n != queued {
+		t.Errorf("%d jobs in the file after Close, want the %d queued before it", n, queued)
 	}
 }

@@ -467,8 +467,13 @@ func initFile(ctx context.Context, path string) error {
 	return nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database once the writes already queued have their
+// outcome (group.go); a write begun after fails with ErrClosed, so none
+// commits after Close returns.
+func (s *Store) Close() error {
+	s.group.close()
+	return s.db.Close()
+}
 
 // lockWrite waits for the in-process write slot, or for ctx. On a view
 // with a busy wait it gives up, once it has waited that long, as soon as
