@@ -150,14 +150,23 @@ func TestWriteQueueIsNotDatabaseBusy(t *testing.T) {
 
 // TestWriteQueueFullIsServerBusy: a write that queued past the store's
 // queue wait behind this server's own writes is answered 503 server_busy
-// with Retry-After and a message about writes, not database_busy.
+// with Retry-After and a message about writes, not database_busy; so is a
+// write begun once the store is closing, with a message saying so.
 func TestWriteQueueFullIsServerBusy(t *testing.T) {
-	err := storeError(fmt.Errorf("create job: %w", store.ErrWriteQueue), codeReportJobNotFound, time.Now())
-	var ae *Error
-	if !errors.As(err, &ae) || ae.Code != codeServerBusy || ae.RetryAfter <= 0 || !strings.Contains(ae.Message, "busy with writes") {
-		t.Fatalf("storeError(ErrWriteQueue) = %#v, want server_busy with Retry-After", err)
-	}
-	if codeStatus[ae.Code] != http.StatusServiceUnavailable {
-		t.Errorf("status %d", codeStatus[ae.Code])
+	for _, tt := range []struct {
+		err     error
+		message string
+	}{
+		{store.ErrWriteQueue, "busy with writes"},
+		{store.ErrClosed, "shutting down"},
+	} {
+		err := storeError(fmt.Errorf("create job: %w", tt.err), codeReportJobNotFound, time.Now())
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Code != codeServerBusy || ae.RetryAfter <= 0 || !strings.Contains(ae.Message, tt.message) {
+			t.Fatalf("storeError(%v) = %#v, want server_busy with Retry-After and %q", tt.err, err, tt.message)
+		}
+		if codeStatus[ae.Code] != http.StatusServiceUnavailable {
+			t.Errorf("status %d", codeStatus[ae.Code])
+		}
 	}
 }

@@ -173,6 +173,11 @@ func storeError(err error, notFound string, now time.Time) error {
 		// load, not a lock held elsewhere (README.md, Limits and defaults).
 		return &Error{Code: codeServerBusy, Message: "the server is busy with writes; nothing was changed, try again shortly",
 			RetryAfter: writeQueueRetryAfter}
+	case errors.Is(err, store.ErrClosed):
+		// A write begun while the server shuts down, after its store
+		// stopped taking writes: the next server will take it.
+		return &Error{Code: codeServerBusy, Message: "the server is shutting down; nothing was changed, try again shortly",
+			RetryAfter: writeQueueRetryAfter}
 	}
 	return err
 }
@@ -209,10 +214,10 @@ type errorDetail struct {
 // 500 whose message reveals nothing of the cause.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *Error
-	if !errors.As(err, &ae) && (errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrWriteQueue)) {
+	if !errors.As(err, &ae) && (errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrWriteQueue) || errors.Is(err, store.ErrClosed)) {
 		// A handler that returned a store error without storeError (it
-		// expects no not-found, say) still answers a busy database or a
-		// full write queue with 503, not 500.
+		// expects no not-found, say) still answers a busy database, a
+		// full write queue or a closing store with 503, not 500.
 		err = storeError(err, codeNotFound, s.now())
 	}
 	if !errors.As(err, &ae) {
