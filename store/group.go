@@ -53,6 +53,10 @@ type committer struct {
 	mu      sync.Mutex
 	pending []*groupWrite
 	running bool // a writer goroutine is running groups (write)
+	// writers counts the writer goroutines not yet ended, each until it
+	// has given back its connection (more than one only for a moment:
+	// a writer ending as the next begins).
+	writers int
 	// keepConn: the writer keeps its connection from one group to the
 	// next (writeConn); not with a pool of one connection.
 	keepConn bool
@@ -65,8 +69,8 @@ type committer struct {
 	gatherTo int
 	gathered chan struct{}
 	// closed: the store is closing (Store.Close) and takes no new write;
-	// drained is then closed once no writer is running, every write
-	// queued before having its outcome.
+	// drained is then closed once no writer goroutine is left, every write
+	// queued before having its outcome and the connections given back.
 	closed  bool
 	drained chan struct{}
 }
@@ -146,6 +150,9 @@ func (s *Store) groupTx(ctx context.Context, job *jobCreation, fn func(ctx conte
 	}
 	start := !c.running
 	c.running = true
+	if start {
+		c.writers++
+	}
 	c.mu.Unlock()
 	if start {
 		go c.write()
@@ -215,9 +222,16 @@ func (c *committer) write() {
 	finished := false
 	defer func() {
 		wc.release()
+		c.mu.Lock()
 		if !finished {
+			c.writers++
 			go c.write()
 		}
+		c.writers--
+		if c.closed && c.writers == 0 {
+			close(c.drained)
+		}
+		c.mu.Unlock()
 	}()
 	for {
 		n, more := c.commitNext(&wc)
@@ -307,9 +321,6 @@ func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.running = false
-		if c.closed {
-			close(c.drained)
-		}
 		c.mu.Unlock()
 		return 0, false
 	}
@@ -361,13 +372,14 @@ func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 
 // close refuses new writes (ErrClosed) and waits until the writes queued
 // before have their outcome: the writer commits them, as it would have,
-// and ends when the queue is empty.
+// and ends when the queue is empty, once it has given back its
+// connection, so that the database can then be closed.
 func (c *committer) close() {
 	c.mu.Lock()
 	if !c.closed {
 		c.closed = true
 		c.drained = make(chan struct{})
-		if !c.running {
+		if c.writers == 0 {
 			close(c.drained)
 		}
 	}

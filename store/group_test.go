@@ -902,6 +902,12 @@ func TestCloseWaitsForQueuedWrites(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("close: %v", err)
 	}
+	s.group.mu.Lock()
+	writers := s.group.writers
+	s.group.mu.Unlock()
+	if writers != 0 {
+		t.Errorf("%d writer goroutines left after Close", writers)
+	}
 	for range queued {
 		if err := <-errs; err != nil {
 			t.Errorf("write queued before Close: %v", err)
