@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"locrisk/store"
 )
 
@@ -95,13 +97,28 @@ func TestWriteQueueIsNotDatabaseBusy(t *testing.T) {
 	t.Run("own writes", func(t *testing.T) {
 		e := newEnv(t)
 		key := e.allScopesKey(e.account(1<<30, 1<<30))
-		// A busy wait far below the queue of 120 creations (a few
-		// milliseconds each) stands for a slow store.
+		// A write of this process holds the store for three busy waits
+		// while 120 creations queue behind it: a slow store. The holder
+		// is inside its transaction, not asking SQLite for the lock, so
+		// the queue is this server's own. (A busy wait of a few
+		// milliseconds would let a scheduling stall of the holder's
+		// BEGIN on a loaded machine pass for another process's lock.)
+		const busyWait = 50 * time.Millisecond
 		// No in-flight bound: one account sends all 120, beyond its share.
-		h := New(Config{Now: e.clock.Now, DBBusyWait: 5 * time.Millisecond, MaxInFlight: -1}, e.st, fakeLocator{}, func() {}).Handler()
+		h := New(Config{Now: e.clock.Now, DBBusyWait: busyWait, MaxInFlight: -1}, e.st, fakeLocator{}, func() {}).Handler()
+		held, free, holderDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			holderDone <- e.st.WithTx(context.Background(), func(context.Context, *sqlx.Tx) error { close(held); <-free; return nil })
+		}()
+		<-held
+		time.AfterFunc(3*busyWait, func() { close(free) })
 		codes := map[int]int{}
 		var other string
-		for _, rec := range post(e, h, key, 120) {
+		recs := post(e, h, key, 120)
+		if err := <-holderDone; err != nil {
+			t.Fatalf("holding write: %v", err)
+		}
+		for _, rec := range recs {
 			codes[rec.Code]++
 			if rec.Code != http.StatusAccepted && other == "" {
 				other = rec.Body.String()
