@@ -388,6 +388,13 @@ func (c *committer) close() {
 	<-drained
 }
 
+// isClosed reports whether close has begun: the store takes no new write.
+func (c *committer) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 // failAlone answers w, queued first, with err before any group was taken.
 func (c *committer) failAlone(w *groupWrite, err error) {
 	c.mu.Lock()

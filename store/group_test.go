@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -551,7 +550,7 @@ func createWrites(t *testing.T, a Account, prefix string, n int, keyed bool) []*
 }
 
 // runGroupTx runs group as one transaction, as the writer does.
-func runGroupTx(t testing.TB, s *Store, group []*groupWrite) {
+func runGroupTx(t *testing.T, s *Store, group []*groupWrite) {
 	t.Helper()
 	var wc writeConn
 	defer wc.release()
@@ -858,11 +857,8 @@ func TestGroupCommitWithOneConnection(t *testing.T) {
 // before it have committed, each with its own outcome, and a write begun
 // after it fails with ErrClosed, so nothing commits once Close returns.
 func TestCloseWaitsForQueuedWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "test.db")
-	s, err := OpenWith(context.Background(), path, Options{Now: func() time.Time { return t0 }, Secrets: testSecrets(t, 7)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStore(t, Options{})
+	path := storePath(t, s)
 	a := newAccount(t, s, 100)
 	release := holdWriter(t, s)
 	const queued = 3
@@ -916,12 +912,46 @@ func TestCloseWaitsForQueuedWrites(t *testing.T) {
 	if _, _, err := s.CreateJob(context.Background(), apiJob(a.ID), t0); !errors.Is(err, ErrClosed) {
 		t.Errorf("write after Close: %v, want ErrClosed", err)
 	}
-	again, err := OpenWith(context.Background(), path, Options{Secrets: testSecrets(t, 7)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
+	again := openStore(t, path, Options{})
 	if n := countRows(t, again, `SELECT COUNT(*) FROM report_jobs`); n != queued {
 		t.Errorf("%d jobs in the file after Close, want the %d queued before it", n, queued)
+	}
+}
+
+// TestCloseWaitsForSingleStatementWrite: a single-statement write holding
+// the write slot (withWriteLock) when Close begins still commits, before
+// Close returns; one begun after fails with ErrClosed.
+func TestCloseWaitsForSingleStatementWrite(t *testing.T) {
+	s := newStore(t, Options{})
+	path := storePath(t, s)
+	a := newAccount(t, s, 100)
+	ctx := context.Background()
+	update := func() error {
+		_, err := s.db.ExecContext(ctx, `UPDATE accounts SET monthly_quota = monthly_quota + 1 WHERE id = ?`, a.ID)
+		return err
+	}
+	inside, free, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() { wrote <- s.withWriteLock(ctx, func() error { close(inside); <-free; return update() }) }()
+	<-inside
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) during a single-statement write", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(free)
+	if err := <-wrote; err != nil {
+		t.Errorf("write begun before Close: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if err := s.withWriteLock(ctx, update); !errors.Is(err, ErrClosed) {
+		t.Errorf("write after Close: %v, want ErrClosed", err)
+	}
+	again := openStore(t, path, Options{})
+	if n := countRows(t, again, `SELECT monthly_quota FROM accounts WHERE id = ?`, a.ID); n != 101 {
+		t.Errorf("quota %d after Close, want 101: the write begun before Close, and only it", n)
 	}
 }

@@ -467,11 +467,16 @@ func initFile(ctx context.Context, path string) error {
 	return nil
 }
 
-// Close closes the database once the writes already queued have their
-// outcome (group.go); a write begun after fails with ErrClosed, so none
-// commits after Close returns.
+// Close closes the database once the writes already begun have their
+// outcome: those queued for a group commit (group.go) and a
+// single-statement write holding the write slot (withWriteLock). A write
+// begun after fails with ErrClosed, so none commits after Close returns.
 func (s *Store) Close() error {
 	s.group.close()
+	// The group writer is done; wait for a single-statement write still
+	// in the slot. Those that take it after see the store closed.
+	s.slot.ch <- struct{}{}
+	defer s.unlockWrite()
 	return s.db.Close()
 }
 
@@ -574,6 +579,9 @@ func (s *Store) withWriteLock(ctx context.Context, fn func() error) (err error) 
 		return err
 	}
 	defer s.unlockWrite()
+	if s.group.isClosed() {
+		return ErrClosed
+	}
 	done := s.slot.askLock()
 	defer done()
 	return busy(fn())

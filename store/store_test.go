@@ -22,18 +22,35 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 // newStore opens a fresh database in a temporary directory.
 func newStore(t testing.TB, opt Options) *Store {
 	t.Helper()
+	return openStore(t, filepath.Join(t.TempDir(), "test.db"), opt)
+}
+
+// openStore opens the database at path, closed with the test (again, if
+// the test closed it: Close may be called twice).
+func openStore(t testing.TB, path string, opt Options) *Store {
+	t.Helper()
 	if opt.Now == nil {
 		opt.Now = func() time.Time { return t0 }
 	}
 	if opt.Secrets == nil {
 		opt.Secrets = testSecrets(t, 7)
 	}
-	s, err := OpenWith(context.Background(), filepath.Join(t.TempDir(), "test.db"), opt)
+	s, err := OpenWith(context.Background(), path, opt)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// storePath is the file of s's database.
+func storePath(t testing.TB, s *Store) string {
+	t.Helper()
+	var path string
+	if err := s.db.Get(&path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // foreignLock holds SQLite's write lock from a database handle of its own
@@ -42,11 +59,7 @@ func newStore(t testing.TB, opt Options) *Store {
 func foreignLock(t *testing.T, s *Store) (release func()) {
 	t.Helper()
 	ctx := context.Background()
-	var path string
-	if err := s.db.GetContext(ctx, &path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
-		t.Fatal(err)
-	}
-	other, err := sqlx.Open("sqlite", "file:"+path)
+	other, err := sqlx.Open("sqlite", "file:"+storePath(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
