@@ -20,7 +20,8 @@ package store
 // writer is idle (beyond starting the writer goroutine). Job creations
 // queued one after the other are made with one set of statements instead
 // of one function each, when that gives every one of them the outcome it
-// would have had alone (runJobsTogether).
+// would have had alone (runJobsTogether). Store.Close stops the queue
+// (ErrClosed) and waits for the writer to answer what it holds (close).
 //
 // The writer is a goroutine of its own, rather than one of the callers,
 // because handing the lead from one caller's goroutine to the next cost a
