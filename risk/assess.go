@@ -349,6 +349,10 @@ func resolutionWords(r hazard.Resolution) string {
 		return "reported events, " + r.Detail
 	case hazard.ResCounty:
 		return "county average"
+	case hazard.ResCountyAllocated:
+		return "county figures allocated to the site, " + r.Detail
+	case hazard.ResPlaceTable:
+		return "interpolated between listed places, " + r.Detail
 	}
 	return r.Detail
 }

@@ -130,7 +130,7 @@ func checkInvariants(t *testing.T, a *Assessment) {
 				t.Errorf("%s: indicator %s percentile %v", nm.Name, in.ID, *in.Percentile)
 			}
 			switch in.Resolution {
-			case hazard.ResSite, hazard.ResGrid, hazard.ResReportedEvents, hazard.ResCounty:
+			case hazard.ResSite, hazard.ResGrid, hazard.ResPlaceTable, hazard.ResCountyAllocated, hazard.ResReportedEvents, hazard.ResCounty:
 			default:
 				t.Errorf("%s: indicator %s resolution %q", nm.Name, in.ID, in.Resolution)
 			}

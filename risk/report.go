@@ -230,6 +230,10 @@ func ResolutionText(kind string) string {
 		return "reported events"
 	case hazard.ResCounty:
 		return "county average"
+	case hazard.ResCountyAllocated:
+		return "county, allocated to the site"
+	case hazard.ResPlaceTable:
+		return "place table"
 	case "mixed":
 		return "mixed resolutions"
 	}

@@ -24,7 +24,9 @@ func resolutionConfidence(kind string) float64 {
 		return 0.9
 	case hazard.ResGrid:
 		return 0.85
-	case hazard.ResReportedEvents:
+	case hazard.ResPlaceTable:
+		return 0.7
+	case hazard.ResReportedEvents, hazard.ResCountyAllocated:
 		return 0.6
 	case hazard.ResCounty:
 		return 0.5

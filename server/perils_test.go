@@ -17,7 +17,7 @@ const fixtureData = "../testdata/data"
 
 // resolutionKinds are the indicator resolutions the report may carry
 // (risk/hazard).
-var resolutionKinds = []string{"site", "grid", "reported_events", "county"}
+var resolutionKinds = []string{"site", "grid", "place_table", "county_allocated", "reported_events", "county"}
 
 // completeWith runs the scheduler's side for a queued job with a given
 // assessment and returns the report id.

@@ -47,6 +47,15 @@ const (
 	ResReportedEvents = "reported_events"
 	// ResCounty is a value for the whole county the site is in.
 	ResCounty = "county"
+	// ResCountyAllocated is a county's published figure allocated to the
+	// site by a local measure (the county's homes split by exposure class,
+	// assigned by local population density): finer than the county, still
+	// not a measurement at the site (docs/methodology.md, "Resolution").
+	ResCountyAllocated = "county_allocated"
+	// ResPlaceTable is interpolated between the values a publisher lists
+	// for named places (USGS design values at towns outside the
+	// conterminous states): coarser than a grid, finer than a county.
+	ResPlaceTable = "place_table"
 )
 
 // Site is a point resolved to its county by the coverage layer.
