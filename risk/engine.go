@@ -38,6 +38,7 @@ import (
 	"locrisk/risk/hazard"
 	"locrisk/risk/hydrology"
 	"locrisk/risk/nri"
+	"locrisk/risk/population"
 )
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
@@ -199,6 +200,21 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 	for _, c := range e.coverage.Counties() {
 		env.countyLandKm2[c.FIPS] = c.LandAreaKm2
 	}
+	var popRows int // set by env.population inside a loader, read after runAll
+	env.population = sync.OnceValues(func() (*population.Profiles, error) {
+		x, err := population.Load(dir)
+		if err != nil {
+			return nil, wrapLoad("census block-group centres of population", err)
+		}
+		popRows = x.Rows()
+		return population.BuildProfiles(x, func(p geo.Point) (string, bool) {
+			c, _, ok := e.coverage.Locate(p)
+			if !ok {
+				return "", false
+			}
+			return c.FIPS, true
+		}), nil
+	})
 
 	// The layers are independent once coverage is known; load them side by side.
 	loaders := []func() error{
@@ -229,6 +245,9 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 	}
 	if tracts != nil {
 		e.rows[coverage.SourceTracts] = len(tracts)
+	}
+	if popRows > 0 {
+		e.rows[population.Source] = popRows
 	}
 	for _, m := range e.modules {
 		if m == nil {

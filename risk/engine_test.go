@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"locrisk/risk/data"
 	"locrisk/risk/data/datatest"
 	"locrisk/risk/hazard"
 )
@@ -286,7 +288,7 @@ func TestCheckListsLayers(t *testing.T) {
 		t.Fatalf("Check(fixtures): %v\n%s", err, b.String())
 	}
 	out := b.String()
-	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "census-cenpop-2020-tracts", "all 28 layers loaded"} {
+	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "census-cenpop-2020-tracts", "census-cenpop-2020-blockgroups", fmt.Sprintf("all %d layers loaded", len(data.Catalog()))} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Check output lacks %q:\n%s", want, out)
 		}

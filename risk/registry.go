@@ -8,6 +8,7 @@ import (
 	"locrisk/risk/hazard"
 	"locrisk/risk/hydrology"
 	"locrisk/risk/landslide"
+	"locrisk/risk/population"
 	"locrisk/risk/severeweather"
 	"locrisk/risk/wildfire"
 )
@@ -87,6 +88,10 @@ type Advice struct {
 // loadEnv is what module loaders may need beyond the data directory.
 type loadEnv struct {
 	countyLandKm2 map[string]float64 // county land area by FIPS
+	// population loads the block-group centres and profiles each county's
+	// local density once, for the modules that need it (wildfire,
+	// landslide); later calls wait for the first and share its result.
+	population func() (*population.Profiles, error)
 }
 
 // registry is the ordered list of modules: report order, CSV column order,
@@ -133,7 +138,7 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Wildfire, Title: "Wildfire", Noun: "wildfire hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "fire reaching an exposed home, county average", Evidence: wildfire.IDBurnProbability,
+			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "wildfire reaching a home of the site's exposure class (county mean for the class)", Evidence: wildfire.IDBurnProbability,
 				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002, County: true,
 					Text: "the county's homes exposed to wildfire burn on average once in 500 years or more often"}},
 		},
@@ -142,7 +147,13 @@ var registry = [...]ModuleSpec{
 			Check:  "Ask for vegetation clearance around the structure and a Class A roof; monitor local fire-risk ratings.",
 			NoData: "Wildfire hazard could not be assessed here; check state or local wildfire hazard maps for the parcel.",
 		},
-		load: func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(wildfire.Load(dir)) },
+		load: func(dir string, env loadEnv) (hazard.Module, error) {
+			pop, err := env.population()
+			if err != nil {
+				return nil, err
+			}
+			return orNil(wildfire.Load(dir, pop))
+		},
 	},
 	{
 		Key: hazard.Earthquake, Title: "Earthquake", Noun: "earthquake hazard",

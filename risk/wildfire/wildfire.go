@@ -33,6 +33,7 @@ import (
 	"strconv"
 
 	"locrisk/risk/data"
+	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
 )
 
@@ -50,6 +51,9 @@ const (
 	IDBurnProbability    = "burn_probability"
 	IDHomesExposedShare  = "annual_share_of_homes_exposed"
 	IDRelativeRiskToHome = "annual_relative_risk_per_home"
+	// Context: where the site stands in its county.
+	IDExposureClass = "wildfire_exposure_class"
+	IDLocalDensity  = "local_population_density"
 	// Context: land-area shares and projections.
 	IDWHP2020HighShare = "whp2020_high_very_high_share"
 	IDWHP2014HighShare = "whp2014_high_very_high_share"
@@ -69,10 +73,12 @@ const (
 // Resolutions: WRC values are means over the county's housing units; WHP
 // shares are shares of the county's 270 m cells.
 var (
-	resHousing = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county, housing-unit weighted"}
-	resWHP2020 = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county area share (270 m cells, water included)"}
-	resWHP2014 = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county land area share"}
-	resFuture  = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"}
+	resAllocated = hazard.Resolution{Kind: hazard.ResCountyAllocated, Detail: "county's homes by exposure class, allocated by local population density within 2 km"}
+	resDensity   = hazard.Resolution{Kind: hazard.ResSite, Detail: "2020 block-group centres of population within 2 km"}
+	resHousing   = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county, housing-unit weighted"}
+	resWHP2020   = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county area share (270 m cells, water included)"}
+	resWHP2014   = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county land area share"}
+	resFuture    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county"}
 )
 
 // Weights of the scored indicators' shares in the peril's hazard value
@@ -95,6 +101,39 @@ const (
 	weightRelativeRiskToHome = 0.35
 	weightBurnProbability    = 0.25
 )
+
+// Weights where the site is allocated to an exposure class
+// (docs/methodology.md, "Wildfire at the address"): the class's burn
+// probability (how likely fire reaches such a home) and its relative risk
+// per home (likelihood times how destructive fire is there) say the same
+// thing about one home from two sides, so they weigh alike. The county-wide
+// share of homes reached is then context: the class values already
+// reproduce it over the county's residents.
+const (
+	weightClassBurnProbability = 0.5
+	weightClassRiskPerHome     = 0.5
+)
+
+// Exposure classes of WRC v1: a home in burnable cover is directly
+// exposed, one within reach of embers from it indirectly exposed, the rest
+// not exposed (their burn probability and risk are zero in WRC).
+const (
+	classNot = iota
+	classIndirect
+	classDirect
+)
+
+var classWords = [3]string{"not exposed", "indirectly exposed", "directly exposed"}
+
+// Allocator places a site among its county's residents by local population
+// density (risk/population).
+type Allocator interface {
+	// Density is the residents per square kilometre within 2 km of p.
+	Density(p geo.Point) float64
+	// DenserShare is the share of the county's residents living at a
+	// higher local density than d; ok is false without a profile.
+	DenserShare(countyFIPS string, d float64) (share float64, ok bool)
+}
 
 // futureCols are the NRI Future Risk projected wildfire risk index scores,
 // in the order of the future* arrays below.
@@ -155,7 +194,8 @@ type county struct {
 	future           [4]float64
 	has              uint16
 	quality          float64
-	notes            []string // precomputed so Measure does not format text
+	notes            []string    // precomputed so Measure does not format text
+	classNotes       [3][]string // the same, for a site allocated to each class
 }
 
 func (c *county) hasFuture(i int) bool { return c.has&(hasFuture0<<i) != 0 }
@@ -167,10 +207,13 @@ type Module struct {
 	rows   []county
 	counts map[string]int
 	noData []string
+	alloc  Allocator // nil: every site gets its county's means
 }
 
-// Load reads the four wildfire tables from the data directory dir.
-func Load(dir string) (*Module, error) {
+// Load reads the four wildfire tables from the data directory dir. alloc,
+// when not nil, allocates each site to one of its county's exposure
+// classes; without it every site gets the county's means.
+func Load(dir string, alloc Allocator) (*Module, error) {
 	wrc, nWRC, err := loadWRC(dir)
 	if err != nil {
 		return nil, err
@@ -243,6 +286,7 @@ func Load(dir string) (*Module, error) {
 	m := &Module{
 		index:  make([]uint16, 100000),
 		counts: map[string]int{SourceWRC: nWRC, SourceWHP2020: nWHP20, SourceWHP2014: nWHP14, SourceFuture: nFut},
+		alloc:  alloc,
 		noData: []string{"No USFS wildfire data covers this county: Wildfire Risk to Communities (2020) covers the 50 states but not the District of Columbia, Wildfire Hazard Potential (2014, 2020) only the conterminous states and DC, and neither the territories."},
 	}
 	// Records go into the slice in FIPS order so that the layout does not
@@ -259,6 +303,11 @@ func Load(dir string) (*Module, error) {
 		c := recs[n]
 		c.quality = qualityFor(c, crosswalked[n] != "")
 		c.notes = notesFor(c, crosswalked[n])
+		if c.wrc.has&hasClasses != 0 {
+			for k := range c.classNotes {
+				c.classNotes[k] = classNotesFor(c, k, crosswalked[n])
+			}
+		}
 		m.rows = append(m.rows, *c)
 		m.index[n] = uint16(len(m.rows))
 	}
@@ -286,7 +335,17 @@ type wrcRow struct {
 	homesShare  float64 // expected share of all homes reached by fire per year
 	riskPerHome float64 // expected annual relative risk per home (all homes)
 	has         uint16
+	// By exposure class (classNot, classIndirect, classDirect): the share
+	// of the county's homes (0..1, summing to 1), and the class's mean
+	// burn probability and relative risk per home (0 for not exposed).
+	classFrac [3]float64
+	classBP   [3]float64
+	classRPS  [3]float64
 }
+
+// hasClasses marks a WRC row with the exposure-class split and each
+// non-empty class's means.
+const hasClasses uint16 = 1 << 15
 
 // WRC v1 column names, exactly as in the file's header.
 const (
@@ -297,6 +356,15 @@ const (
 	wrcRPS       = "Mean RPS"
 	wrcEAExposed = "Expected Annual HU Exposed"
 	wrcEARisk    = "Expected Annual Relative HU Risk"
+	// The exposure-class split, in percent of all the county's homes (the
+	// header has two spaces after "HUs"), and each class's means.
+	wrcFracDirect   = "Fraction of Total HUs  Directly Exposed"
+	wrcFracIndirect = "Fraction of Total HUs  Indirectly Exposed"
+	wrcFracNot      = "Fraction of Total HUs  Not Exposed"
+	wrcBPDirect     = "Mean BP-Direct"
+	wrcBPIndirect   = "Mean BP-Indirect"
+	wrcRPSDirect    = "Mean RPS-Direct"
+	wrcRPSIndirect  = "Mean RPS-Indirect"
 )
 
 // loadWRC reads the county summary. The file's "Mean" columns are means
@@ -309,7 +377,8 @@ const (
 // computes them from the unrounded product and checks the published totals
 // against it, which also catches shifted columns.
 func loadWRC(dir string) (map[int]wrcRow, int, error) {
-	t, err := data.OpenTable(dir, data.Path(SourceWRC), wrcGEOID, wrcHomes, wrcExposed, wrcBP, wrcRPS, wrcEAExposed, wrcEARisk)
+	t, err := data.OpenTable(dir, data.Path(SourceWRC), wrcGEOID, wrcHomes, wrcExposed, wrcBP, wrcRPS, wrcEAExposed, wrcEARisk,
+		wrcFracDirect, wrcFracIndirect, wrcFracNot, wrcBPDirect, wrcBPIndirect, wrcRPSDirect, wrcRPSIndirect)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
@@ -379,7 +448,83 @@ func wrcMeasures(t *data.Table) (wrcRow, error) {
 			return r, err
 		}
 	}
+	if okBP && okRPS {
+		if err := wrcClasses(t, &r); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// splitTolerance is how far, in percentage points, a county's published
+// exposure-class shares may sum from 100 (or their exposed classes from the
+// exposed housing units' share) for the split to be used.
+const splitTolerance = 5.0
+
+// wrcClasses reads the exposure-class split and the class means. The three
+// shares must sum to 100% within splitTolerance (they are normalised to sum
+// to exactly 1) and agree with the exposed housing units, or the county
+// keeps its county means only; the exposed classes' means, weighted by
+// their shares, must give back the county's exposed-home means within 2%,
+// or the load stops, which also catches shifted columns.
+func wrcClasses(t *data.Table, r *wrcRow) error {
+	var frac [3]float64
+	sum := 0.0
+	for k, col := range [3]string{wrcFracNot, wrcFracIndirect, wrcFracDirect} {
+		v, ok, err := rangedFloat(t, col, 0, 100)
+		if err != nil || !ok {
+			return err
+		}
+		frac[k] = v
+		sum += v
+	}
+	// A few remote Alaskan rows publish splits that do not add up
+	// (Aleutians West: 71.8%); those keep the county means.
+	if math.Abs(sum-100) > splitTolerance {
+		return nil
+	}
+	for k := range frac {
+		r.classFrac[k] = frac[k] / sum
+	}
+	exposed := r.classFrac[classIndirect] + r.classFrac[classDirect]
+	if math.Abs(exposed-r.exposedFrac) > splitTolerance/100 {
+		return nil
+	}
+	cols := [3][2]string{{}, {wrcBPIndirect, wrcRPSIndirect}, {wrcBPDirect, wrcRPSDirect}}
+	var bpSum, rpsSum float64
+	for k := classIndirect; k <= classDirect; k++ {
+		if r.classFrac[k] == 0 {
+			continue
+		}
+		bp, okBP, err := rangedFloat(t, cols[k][0], 0, 1)
+		if err != nil {
+			return err
+		}
+		rps, okRPS, err := rangedFloat(t, cols[k][1], 0, 100)
+		if err != nil {
+			return err
+		}
+		if !okBP || !okRPS {
+			return nil // a class without its means: county means only
+		}
+		r.classBP[k], r.classRPS[k] = bp, rps
+		bpSum += r.classFrac[k] * bp
+		rpsSum += r.classFrac[k] * rps
+	}
+	if exposed <= 0 {
+		r.has |= hasClasses
+		return nil
+	}
+	// Exposed-home means: the classes' means weighted by their shares of
+	// the exposed homes.
+	if want := r.bp; math.Abs(bpSum/exposed-want) > 0.02*want+1e-9 {
+		return fmt.Errorf("wildfire: %w", t.Errorf("class burn probabilities average %.4g over the exposed homes, not %q %.4g", bpSum/exposed, wrcBP, want))
+	}
+	if want := r.riskPerHome / r.exposedFrac; math.Abs(rpsSum/exposed-want) > 0.02*want+1e-9 {
+		return fmt.Errorf("wildfire: %w", t.Errorf("class relative risks average %.4g over the exposed homes, not %q %.4g", rpsSum/exposed, wrcRPS, want))
+	}
+	r.has |= hasClasses
+	return nil
 }
 
 // checkTotal checks a published county total against exposed HUs x mean:
@@ -622,46 +767,13 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		out.Notes = m.noData
 		return out
 	}
-	ins := make([]hazard.Indicator, 0, 9)
-	if c.has&hasBP != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:           IDBurnProbability,
-			Label:        "Annual burn probability, mean over the county's homes exposed to wildfire (USFS Wildfire Risk to Communities, 2020)",
-			Value:        c.wrc.bp,
-			Unit:         "probability",
-			Source:       SourceWRC,
-			Peril:        hazard.PerilWildfire,
-			Resolution:   resHousing,
-			Ranked:       true,
-			Weight:       weightBurnProbability,
-			AnnualChance: true,
-		})
-	}
-	if c.has&hasExposed != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:         IDHomesExposedShare,
-			Label:      "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.wrc.homesShare,
-			Unit:       "probability",
-			Source:     SourceWRC,
-			Peril:      hazard.PerilWildfire,
-			Resolution: resHousing,
-			Ranked:     true,
-			Weight:     weightHomesExposedShare,
-		})
-	}
-	if c.has&hasRisk != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:         IDRelativeRiskToHome,
-			Label:      "Expected annual relative wildfire risk per home, all the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.wrc.riskPerHome,
-			Unit:       "index",
-			Source:     SourceWRC,
-			Peril:      hazard.PerilWildfire,
-			Resolution: resHousing,
-			Ranked:     true,
-			Weight:     weightRelativeRiskToHome,
-		})
+	ins := make([]hazard.Indicator, 0, 11)
+	notes := c.notes
+	if class, density, ok := m.allocate(site, c); ok {
+		ins = appendClassIndicators(ins, c, class, density)
+		notes = c.classNotes[class]
+	} else {
+		ins = appendCountyIndicators(ins, c)
 	}
 	if c.has&hasWHP2020 != 0 {
 		ins = append(ins, hazard.Indicator{
@@ -704,9 +816,176 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	}
 	out.Indicators = ins
 	out.Quality = c.quality
-	out.Notes = c.notes
+	out.Notes = notes
 	return out
 }
+
+// allocate places the site in one of its county's exposure classes by its
+// local population density (docs/methodology.md, "Wildfire at the
+// address"): the county's densest residents take the share of its homes
+// WRC counts as not exposed, the next the indirectly exposed share, the
+// least dense the directly exposed share. ok is false where the county has
+// no class split or no density profile; the site then gets county means.
+func (m *Module) allocate(site hazard.Site, c *county) (class int, density float64, ok bool) {
+	if m.alloc == nil || c.wrc.has&hasClasses == 0 {
+		return 0, 0, false
+	}
+	density = m.alloc.Density(geo.Point{Lat: site.Lat, Lon: site.Lon})
+	denser, ok := m.alloc.DenserShare(site.CountyFIPS, density)
+	if !ok {
+		return 0, 0, false
+	}
+	return ClassAt(c.wrc.classFrac, denser), density, true
+}
+
+// ClassAt is the exposure class of a resident with the share denser of the
+// county's residents living more densely, given the county's class shares
+// (not exposed, indirectly, directly exposed; summing to 1).
+func ClassAt(frac [3]float64, denser float64) int {
+	switch {
+	case denser < frac[classNot]:
+		return classNot
+	case denser < frac[classNot]+frac[classIndirect]:
+		return classIndirect
+	}
+	return classDirect
+}
+
+// appendClassIndicators appends the scored measures of a site allocated
+// to class, with where it stands as context.
+func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density float64) []hazard.Indicator {
+	ins = append(ins,
+		hazard.Indicator{
+			ID:           IDBurnProbability,
+			Label:        "Annual burn probability, mean over the county's homes in the site's wildfire exposure class (USFS Wildfire Risk to Communities, 2020)",
+			Value:        c.wrc.classBP[class],
+			Unit:         "probability",
+			Source:       SourceWRC,
+			Peril:        hazard.PerilWildfire,
+			Resolution:   resAllocated,
+			Ranked:       true,
+			Weight:       weightClassBurnProbability,
+			AnnualChance: true,
+		},
+		hazard.Indicator{
+			ID:         IDRelativeRiskToHome,
+			Label:      "Expected annual relative wildfire risk per home, mean over the county's homes in the site's exposure class (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.wrc.classRPS[class],
+			Unit:       "index",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resAllocated,
+			Ranked:     true,
+			Weight:     weightClassRiskPerHome,
+		},
+		hazard.Indicator{
+			ID:         IDExposureClass,
+			Label:      "Wildfire exposure class the site is allocated to among the county's homes (0 not exposed, 1 indirectly, 2 directly exposed)",
+			Value:      float64(class),
+			Unit:       "class",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resAllocated,
+			Text:       classWords[class],
+		},
+		hazard.Indicator{
+			ID:         IDLocalDensity,
+			Label:      "Residents per square kilometre within 2 km (2020 Census block-group centres of population)",
+			Value:      math.Round(density),
+			Unit:       "residents per km2",
+			Source:     populationSource,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resDensity,
+		})
+	if c.has&hasExposed != 0 {
+		ins = append(ins, hazard.Indicator{
+			ID:         IDHomesExposedShare,
+			Label:      "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.wrc.homesShare,
+			Unit:       "probability",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resHousing,
+			Ranked:     true,
+		})
+	}
+	return ins
+}
+
+// appendCountyIndicators appends the county means every site of a county
+// without a class split or density profile gets.
+func appendCountyIndicators(ins []hazard.Indicator, c *county) []hazard.Indicator {
+	if c.has&hasBP != 0 {
+		ins = append(ins, hazard.Indicator{
+			ID:           IDBurnProbability,
+			Label:        "Annual burn probability, mean over the county's homes exposed to wildfire (USFS Wildfire Risk to Communities, 2020)",
+			Value:        c.wrc.bp,
+			Unit:         "probability",
+			Source:       SourceWRC,
+			Peril:        hazard.PerilWildfire,
+			Resolution:   resHousing,
+			Ranked:       true,
+			Weight:       weightBurnProbability,
+			AnnualChance: true,
+		})
+	}
+	if c.has&hasExposed != 0 {
+		ins = append(ins, hazard.Indicator{
+			ID:         IDHomesExposedShare,
+			Label:      "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.wrc.homesShare,
+			Unit:       "probability",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resHousing,
+			Ranked:     true,
+			Weight:     weightHomesExposedShare,
+		})
+	}
+	if c.has&hasRisk != 0 {
+		ins = append(ins, hazard.Indicator{
+			ID:         IDRelativeRiskToHome,
+			Label:      "Expected annual relative wildfire risk per home, all the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			Value:      c.wrc.riskPerHome,
+			Unit:       "index",
+			Source:     SourceWRC,
+			Peril:      hazard.PerilWildfire,
+			Resolution: resHousing,
+			Ranked:     true,
+			Weight:     weightRelativeRiskToHome,
+		})
+	}
+	return ins
+}
+
+// classNotesFor writes the narrative of a site allocated to class: what
+// the class is and its chance, then the county's own notes.
+func classNotesFor(c *county, class int, oldCounty string) []string {
+	r := c.wrc
+	s := "By its local population density, the site is placed among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
+	switch {
+	case class == classNot:
+		s += " (beyond the reach of embers from burnable land), with no modelled burn probability; the county's densest residents are allocated to this class first."
+	case r.classBP[class] > 0:
+		s += "; their mean annual burn probability is about 1 in " + hazard.ReturnPeriodText(1/r.classBP[class]) + ". This is an allocation of county figures by density, not a measurement at the parcel."
+	default:
+		s += "; their modelled burn probability is zero."
+	}
+	notes := append([]string{s}, notesFor(c, oldCounty)...)
+	return notes[:len(notes):len(notes)]
+}
+
+// pct writes a share (0..1) as a whole percent, "less than 1%" below 0.5%.
+func pct(f float64) string {
+	if f > 0 && f < 0.005 {
+		return "less than 1%"
+	}
+	return strconv.FormatFloat(100*f, 'f', 0, 64) + "%"
+}
+
+// populationSource is the catalog id of the block-group centres
+// (risk/population), cited by the density indicator.
+const populationSource = "census-cenpop-2020-blockgroups"
 
 // notesFor writes the county's narrative sentences once, at load.
 func notesFor(c *county, oldCounty string) []string {

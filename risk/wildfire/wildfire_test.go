@@ -26,7 +26,7 @@ var (
 
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(datatest.FixtureDir(t))
+	m, err := Load(datatest.FixtureDir(t), nil)
 	if err != nil {
 		t.Fatalf("Load(fixture): %v", err)
 	}
@@ -334,7 +334,7 @@ func TestMissingWRC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Load(variant(t, wrcFile, tc.edit))
+			m, err := Load(variant(t, wrcFile, tc.edit), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,7 +356,7 @@ func TestMissingWRC(t *testing.T) {
 		})
 	}
 	// A missing mean drops only the measures made from it.
-	m, err := Load(variant(t, wrcFile, func(l []string) []string { return setCol(l, 8, "Mean BP", "") }))
+	m, err := Load(variant(t, wrcFile, func(l []string) []string { return setCol(l, 8, "Mean BP", "") }), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestMalformedFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(variant(t, tc.file, tc.edit))
+			_, err := Load(variant(t, tc.file, tc.edit), nil)
 			if err == nil {
 				t.Fatal("Load succeeded on a malformed file")
 			}
@@ -526,7 +526,7 @@ func TestMissingFiles(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(dir)
+		_, err := Load(dir, nil)
 		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), filepath.Base(f)) {
 			t.Errorf("without %s: error %v, want data.ErrMissing naming the file", f, err)
 		}
@@ -534,7 +534,7 @@ func TestMissingFiles(t *testing.T) {
 }
 
 // loadReal loads the real tables once per test binary.
-var loadReal = datatest.Once(datatest.RealDir, Load)
+var loadReal = datatest.Once(datatest.RealDir, func(dir string) (*Module, error) { return Load(dir, nil) })
 
 func TestRealData(t *testing.T) {
 	m := loadReal(t)
@@ -706,14 +706,14 @@ func BenchmarkLoad(b *testing.B) {
 	dir := datatest.RealDir(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Load(dir); err != nil {
+		if _, err := Load(dir, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkMeasure(b *testing.B) {
-	m, err := Load(datatest.RealDir(b))
+	m, err := Load(datatest.RealDir(b), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
