@@ -3,8 +3,11 @@ package pdf
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"codeberg.org/go-pdf/fpdf"
+
+	"locrisk/risk"
 )
 
 // drawLogo draws the product mark in an s-millimetre square at (x, y): a
@@ -222,6 +225,16 @@ func (r *renderer) gauge(x, y, w float64) {
 
 	r.setFont(fSmall)
 	r.setInk(colInk)
+	// The module that drives the overall index, with its own score, so a
+	// site with one severe peril is not read as low risk overall.
+	if d := s.OverallDriver; d != "" && scored {
+		text := "Driven by " + strings.ToLower(risk.ModuleTitle(d))
+		if sc, ok := s.ModuleScores.Get(d); ok && sc != nil {
+			text += " (" + strconv.Itoa(*sc) + ")"
+		}
+		r.cell(x+3, cy+14, w-6, 4, r.fitEllipsis(text, w-6), "C")
+		cy += 4.5
+	}
 	r.cell(x+3, cy+14, w-6, 4, r.fitEllipsis("Confidence: "+confidenceText(s.Confidence), w-6), "C")
 	r.setInk(colMuted)
 	flags := "No review flags"

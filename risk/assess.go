@@ -42,6 +42,9 @@ type moduleResult struct {
 	keyReason  string
 	evidence   string // what the leading peril rests on (evidence(r, driver))
 	sources    []string
+	// benchHigh, per peril, names the FEMA NRI rating that agrees with a
+	// high priority ("Very High" for tornado), or is empty.
+	benchHigh []string
 }
 
 // Assess scores the point on every registered module. It returns
@@ -105,7 +108,8 @@ func (e *Engine) scoreModule(mi int, site hazard.Site, county *coverage.County) 
 	if !math.IsNaN(benchValue) && !e.ref.bench[mi].empty() {
 		r.bench = e.ref.bench[mi].below(benchValue)
 	}
-	r.share, r.basis = e.ref.moduleShare(mi, value, benchValue)
+	r.share, r.basis = e.moduleShare(mi, value, benchValue)
+	r.benchHigh = e.benchHigh(spec, site.CountyFIPS)
 	quality := r.meas.Quality
 	switch r.basis {
 	case basisHazard:
@@ -463,9 +467,12 @@ func keyReason(r *moduleResult) string {
 		return "FEMA NRI county benchmark, used because no hazard layer covers this location"
 	case basisHazard:
 		p := r.spec.Perils[r.driver]
-		reason := fmt.Sprintf("%s: more hazardous than %d%% of US residents", p.Title, scoreOf(r.perils[r.driver].share))
+		// The reason stands beside the module's score, so it names the
+		// leading peril and its evidence, not the peril's own percentile
+		// (a different number for a different quantity).
+		reason := "led by " + strings.ToLower(p.Title)
 		if r.evidence != "" {
-			reason += "; " + r.evidence
+			reason += ": " + r.evidence
 		}
 		return reason
 	}
@@ -548,6 +555,7 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 
 	s.OverallScore = e.overall(results)
 	s.RiskLevel = RiskLevel(s.OverallScore)
+	s.OverallDriver = overallDriver(results)
 	// Modules without data count as zero confidence: the less we cover, the
 	// less the overall score can be trusted.
 	s.Confidence = confidenceOf(round2(confSum / float64(len(results))))
@@ -579,10 +587,13 @@ const methodologyDescription = "Every score is a population-weighted percentile:
 	"FEMA National Risk Index county scores are shown as expected-annual-loss benchmarks and used as the score only where no hazard layer covers the location. " +
 	"Every indicator states its resolution (site, grid, reported events or county), its source and the vintage of its data."
 
+// topRisks lists the up to three highest modules at moderate or above; a
+// module measured from news reports alone is never one of them
+// (ModuleSpec.NewsReports).
 func topRisks(results []moduleResult) []TopRisk {
 	var scored []*moduleResult
 	for i := range results {
-		if r := &results[i]; r.score != nil && *r.score >= topRiskMinimum {
+		if r := &results[i]; r.score != nil && *r.score >= topRiskMinimum && !(r.spec.NewsReports && r.basis == basisHazard) {
 			scored = append(scored, r)
 		}
 	}
@@ -594,6 +605,35 @@ func topRisks(results []moduleResult) []TopRisk {
 		out = append(out, TopRisk{Module: r.spec.Key, Score: *r.score, RiskLevel: RiskLevel(*r.score), Reason: r.keyReason})
 	}
 	return out
+}
+
+// benchHigh names, per peril of spec, the FEMA NRI rating of the county
+// that agrees with a high priority ("Relatively High" or "Very High" for
+// one of the peril's benchmark hazards), or "" where none does.
+func (e *Engine) benchHigh(spec *ModuleSpec, fips string) []string {
+	out := make([]string, len(spec.Perils))
+	for pi, p := range spec.Perils {
+		for _, code := range p.NRI {
+			if s := e.nri.Hazard(fips, code); s.OK && (s.Rating == "Relatively High" || s.Rating == "Very High") {
+				out[pi] = "NRI " + strings.ToLower(e.nri.HazardName(code)) + " rated " + strconv.Quote(s.Rating)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// overallDriver names the module that drives the overall index: the one
+// with the highest share (the first in report order among equals), or ""
+// where no module is scored.
+func overallDriver(results []moduleResult) string {
+	best, key := -1.0, ""
+	for i := range results {
+		if r := &results[i]; !math.IsNaN(r.share) && r.share > best {
+			best, key = r.share, r.spec.Key
+		}
+	}
+	return key
 }
 
 func confidenceOf(score float64) Confidence {

@@ -52,23 +52,47 @@ func recommendations(results []moduleResult) []Recommendation {
 }
 
 // strongEvidence finds a peril scored high or above whose threshold
-// indicator is measured at the site or on a grid and passes.
+// indicator passes (docs/methodology.md, "Recommendations"): measured at
+// the site, on a grid, from a table of places or as the site's allocated
+// share of county figures, it must meet the threshold; a county average or
+// a count of reported events must meet it by coarseMargin, and the FEMA
+// NRI benchmark for the peril's hazard must agree (rated relatively high
+// or very high for the county).
 func strongEvidence(r *moduleResult) (string, bool) {
 	for pi, ps := range r.spec.Perils {
 		if ps.High == nil || math.IsNaN(r.perils[pi].share) || scoreOf(r.perils[pi].share) < 60 {
 			continue
 		}
 		in, ok := indicatorByID(r.meas.Indicators, ps.High.Indicator)
-		if !ok || (in.Resolution.Kind != hazard.ResSite && in.Resolution.Kind != hazard.ResGrid && !(ps.High.County && in.Resolution.Kind == hazard.ResCounty)) {
+		if !ok {
 			continue
 		}
-		if ps.High.Met(in.Value) {
-			return fmt.Sprintf("%s, %s: %s (%s; threshold: %s)", ps.Title, lowerFirst(in.Label), formatValue(in.Value, in.Unit),
-				resolutionWords(in.Resolution), ps.High.Text), true
+		var met bool
+		var how string
+		switch in.Resolution.Kind {
+		case hazard.ResSite, hazard.ResGrid, hazard.ResPlaceTable, hazard.ResCountyAllocated:
+			met, how = ps.High.Met(in.Value), "threshold: "+ps.High.Text
+		case hazard.ResCounty, hazard.ResReportedEvents:
+			agrees := ""
+			if pi < len(r.benchHigh) {
+				agrees = r.benchHigh[pi]
+			}
+			met = ps.High.MetBy(in.Value, coarseMargin) && agrees != ""
+			how = fmt.Sprintf("threshold: %s, met %s-fold as %s evidence needs, and the benchmark agrees: %s",
+				ps.High.Text, formatNumber(coarseMargin), ResolutionText(in.Resolution.Kind), agrees)
+		}
+		if met {
+			return fmt.Sprintf("%s, %s: %s (%s; %s)", ps.Title, lowerFirst(in.Label), formatValue(in.Value, in.Unit),
+				resolutionWords(in.Resolution), how), true
 		}
 	}
 	return "", false
 }
+
+// coarseMargin is the factor by which county averages and reported events
+// must pass a high-priority threshold: they describe the site less well,
+// so only a clear exceedance counts.
+const coarseMargin = 1.5
 
 // screening closes a recommendation that rests on evidence too coarse or too
 // weak for a high priority, naming it: county averages, reported events, or
@@ -78,7 +102,7 @@ func screening(r *moduleResult) string {
 	if r.evidence == "" || r.driver < 0 {
 		return lead + "."
 	}
-	return fmt.Sprintf("%s: %s; more hazardous than %d%% of US residents.", lead, r.evidence, scoreOf(r.perils[r.driver].share))
+	return fmt.Sprintf("%s: %s.", lead, r.evidence)
 }
 
 // screeningLead names the kind of evidence a screening rests on, and

@@ -248,7 +248,7 @@ func (e *Engine) buildReference(ctx context.Context, tracts []coverage.Tract, lo
 	modShares := make([]float64, nm)
 	for ti, r := range recs {
 		for mi := range e.specs {
-			share, basis := ref.moduleShare(mi, modVals[ti][mi], benchVals[ti][mi])
+			share, basis := e.moduleShareOf(ref, mi, modVals[ti][mi], benchVals[ti][mi])
 			modShares[mi] = share
 			if basis == basisHazard && !math.IsNaN(benchVals[ti][mi]) {
 				gap := math.Abs(float64(scoreOf(share) - scoreOf(ref.bench[mi].below(benchVals[ti][mi]))))
@@ -328,6 +328,29 @@ func (r *reference) moduleShare(module int, value, bench float64) (float64, stri
 		return r.bench[module].below(bench), basisFallback
 	}
 	return math.NaN(), basisNone
+}
+
+// moduleShare is the reference's moduleShare with the news-report cap
+// applied, as Assess and the reference's overall index both use it.
+func (e *Engine) moduleShare(mi int, value, bench float64) (float64, string) {
+	return e.moduleShareOf(e.ref, mi, value, bench)
+}
+
+// newsScoreCap is the highest module score a module measured from news
+// reports alone can have (ModuleSpec.NewsReports): the top of "high".
+// Capping the share just above 0.79 keeps the score a true statement
+// ("more hazardous than at least 79% of US residents") while the measure
+// alone cannot make the module very high; its peril keeps its own score.
+const newsScoreCap = 79
+
+// moduleShareOf ranks a module's value in ref and caps a hazard-based
+// share of a news-report module.
+func (e *Engine) moduleShareOf(ref *reference, mi int, value, bench float64) (float64, string) {
+	share, basis := ref.moduleShare(mi, value, bench)
+	if e.specs[mi].NewsReports && basis == basisHazard && share > (newsScoreCap+0.5)/100 {
+		share = (newsScoreCap + 0.5) / 100
+	}
+	return share, basis
 }
 
 // referenceFile is the cached form of a reference.

@@ -29,6 +29,13 @@ type ModuleSpec struct {
 	// flood-zone map is used.
 	Near       []Threshold
 	NearAdvice string
+	// NewsReports marks a module whose every peril is measured from a
+	// record compiled from news and media reports (the landslide
+	// catalog), which follows where people are: such a measure may not on
+	// its own rank the module very high or make it a top risk, so its
+	// module score stops at newsScoreCap (docs/methodology.md, "Top risks,
+	// recommendations, review flags").
+	NewsReports bool
 	// load reads the module's data sets.
 	load func(dir string, env loadEnv) (hazard.Module, error)
 }
@@ -65,18 +72,18 @@ type Threshold struct {
 	AtLeast   float64 // the indicator's value must be >= AtLeast ...
 	AtMost    float64 // ... or, when AtMost > 0, <= AtMost
 	Text      string  // "a 2%-in-50-years PGA of 0.4 g or more"
-	// County lets a county value meet the threshold: for a measure taken
-	// where the county's homes are (their mean burn probability), which
-	// says something about every home there, not only an average of land.
-	County bool
 }
 
 // Met reports whether v passes the threshold.
-func (t Threshold) Met(v float64) bool {
+func (t Threshold) Met(v float64) bool { return t.MetBy(v, 1) }
+
+// MetBy reports whether v passes the threshold by the factor margin (>= 1):
+// at least margin times AtLeast, or at most AtMost / margin.
+func (t Threshold) MetBy(v, margin float64) bool {
 	if t.AtMost > 0 {
-		return v <= t.AtMost
+		return v <= t.AtMost/margin
 	}
-	return v >= t.AtLeast
+	return v >= t.AtLeast*margin
 }
 
 // Advice is a module's recommendation texts: the strong action, the check
@@ -120,7 +127,8 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.SevereWeather, Title: "Severe weather", Noun: "severe weather hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, ChanceOf: "an EF2+ tornado path crossing the site", Evidence: severeweather.IndTornadoStrikeSig},
+			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, ChanceOf: "an EF2+ tornado path crossing the site", Evidence: severeweather.IndTornadoStrikeSig,
+				High: &Threshold{Indicator: severeweather.IndTornadoStrikeSig, AtLeast: 0.0005, Text: "an EF2 or stronger tornado path crossing the site about once in 2,000 years or more often"}},
 			{Key: hazard.PerilHurricaneWind, Title: "Hurricane wind", NRI: []string{"HRCN"}, ChanceOf: "hurricane-force winds at the site", Evidence: severeweather.IndHurricaneWind,
 				High: &Threshold{Indicator: severeweather.IndHurricaneWind, AtLeast: 0.02, Text: "hurricane-force winds at the site about once in 50 years or more often"}},
 			{Key: hazard.PerilHail, Title: "Hail", NRI: []string{"HAIL"}, Evidence: severeweather.IndHailDensity},
@@ -139,8 +147,8 @@ var registry = [...]ModuleSpec{
 		Key: hazard.Wildfire, Title: "Wildfire", Noun: "wildfire hazard",
 		Perils: []PerilSpec{
 			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "wildfire reaching a home of the site's exposure class (county mean for the class)", Evidence: wildfire.IDBurnProbability,
-				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002, County: true,
-					Text: "the county's homes exposed to wildfire burn on average once in 500 years or more often"}},
+				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002,
+					Text: "homes of the site's wildfire exposure class burn on average once in 500 years or more often"}},
 		},
 		Advice: Advice{
 			Act:    "Require a defensible-space and ember-resistance inspection (vents, roof class, 0-5 ft zone) and check access for fire engines.",
@@ -169,7 +177,7 @@ var registry = [...]ModuleSpec{
 		load: func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(earthquake.Load(dir)) },
 	},
 	{
-		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard",
+		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard", NewsReports: true,
 		Perils: []PerilSpec{
 			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorDensity},
 		},

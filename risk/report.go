@@ -33,10 +33,13 @@ type Assessment struct {
 
 // Summary is the compact decision output (detail=summary).
 type Summary struct {
-	OverallScore int          `json:"overallScore"`
-	RiskLevel    string       `json:"riskLevel"`
-	Confidence   Confidence   `json:"confidence"`
-	ModuleScores ModuleScores `json:"moduleScores"`
+	OverallScore int    `json:"overallScore"`
+	RiskLevel    string `json:"riskLevel"`
+	// OverallDriver names the module whose score drives the overall index
+	// (the highest), so one severe peril is not read as low risk overall.
+	OverallDriver string       `json:"overallDriver,omitempty"`
+	Confidence    Confidence   `json:"confidence"`
+	ModuleScores  ModuleScores `json:"moduleScores"`
 	// Perils are each module's perils with their scores and, where known,
 	// annual probabilities (an additive field).
 	Perils          ByModule[[]Peril] `json:"perils"`

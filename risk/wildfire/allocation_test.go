@@ -1,0 +1,175 @@
+package wildfire
+
+import (
+	"math"
+	"testing"
+
+	"locrisk/risk/coverage"
+	"locrisk/risk/data/datatest"
+	"locrisk/risk/geo"
+	"locrisk/risk/hazard"
+	"locrisk/risk/population"
+)
+
+func TestClassAt(t *testing.T) {
+	frac := [3]float64{0.3, 0.4, 0.3} // not, indirectly, directly exposed
+	tests := []struct {
+		denser float64
+		want   int
+	}{
+		{0, classNot}, {0.29, classNot}, {0.3, classIndirect}, {0.69, classIndirect}, {0.7, classDirect}, {1, classDirect},
+	}
+	for _, tt := range tests {
+		if got := ClassAt(frac, tt.denser); got != tt.want {
+			t.Errorf("denser %v: class %d, want %d", tt.denser, got, tt.want)
+		}
+	}
+	// A county whose homes are all exposed has no "not exposed" class.
+	if got := ClassAt([3]float64{0, 0.5, 0.5}, 0); got != classIndirect {
+		t.Errorf("densest resident of an all-exposed county: class %d", got)
+	}
+}
+
+// fixedAllocator puts every site at one density rank.
+type fixedAllocator float64
+
+func (f fixedAllocator) Density(geo.Point) float64 { return 0 }
+func (f fixedAllocator) DenserShare(string, float64) (float64, bool) {
+	return float64(f), f >= 0
+}
+
+// On the fixture, Los Angeles County's homes split 75/15/10 (not,
+// indirectly, directly exposed): the densest three quarters get nothing,
+// the least dense tenth the directly exposed homes' means; without a
+// profile the county means stand.
+func TestAllocatedIndicators(t *testing.T) {
+	dir := datatest.FixtureDir(t)
+	site := hazard.Site{Lat: 34.05, Lon: -118.25, CountyFIPS: "06037"}
+	tests := []struct {
+		denser    fixedAllocator
+		class     string
+		bp        float64
+		res       string
+		allocated bool
+	}{
+		{0.1, "not exposed", 0, hazard.ResCountyAllocated, true},
+		{0.8, "indirectly exposed", 0.0008, hazard.ResCountyAllocated, true},
+		{0.95, "directly exposed", 0.0028, hazard.ResCountyAllocated, true},
+		{-1, "", 0.0016, hazard.ResCounty, false},
+	}
+	for _, tt := range tests {
+		m, err := Load(dir, tt.denser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meas := m.Measure(site)
+		bp, ok := find(meas, IDBurnProbability)
+		if !ok || math.Abs(bp.Value-tt.bp) > 1e-9 || bp.Resolution.Kind != tt.res || !bp.AnnualChance || bp.Weight <= 0 {
+			t.Errorf("denser %v: burn probability %+v, want %g at %s", tt.denser, bp, tt.bp, tt.res)
+		}
+		cls, ok := find(meas, IDExposureClass)
+		if ok != tt.allocated || (ok && (cls.Text != tt.class || cls.Weight != 0)) {
+			t.Errorf("denser %v: class %+v, want %q", tt.denser, cls, tt.class)
+		}
+		if share, _ := find(meas, IDHomesExposedShare); tt.allocated && share.Weight != 0 {
+			t.Errorf("denser %v: the county share of homes reached still weighs %v", tt.denser, share.Weight)
+		}
+	}
+}
+
+func find(m hazard.Measurement, id string) (hazard.Indicator, bool) {
+	for _, in := range m.Indicators {
+		if in.ID == id {
+			return in, true
+		}
+	}
+	return hazard.Indicator{}, false
+}
+
+// TestRealAllocationPreservesCountyTotals measures every 2020 block group
+// at its own centre of population, as the engine measures a site, and
+// checks that in every county the residents allocated to each exposure
+// class are the county's published share of homes in it, and that the
+// expected share of homes reached by fire each year over its residents is
+// the county's published figure: to within the largest block group, the
+// granularity of the allocation.
+func TestRealAllocationPreservesCountyTotals(t *testing.T) {
+	dir := datatest.RealDir(t)
+	cov, err := coverage.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := population.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := population.BuildProfiles(x, func(p geo.Point) (string, bool) {
+		c, _, ok := cov.Locate(p)
+		if !ok {
+			return "", false
+		}
+		return c.FIPS, true
+	})
+	m, err := Load(dir, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tally struct {
+		pop, largest, reached float64
+		byClass              [3]float64
+		atDensity            map[float64]float64 // residents at one local density
+	}
+	counties := map[string]*tally{}
+	for i := 0; i < x.Len(); i++ {
+		p, pop := x.Centre(i)
+		c, _, ok := cov.Locate(p)
+		if !ok {
+			continue
+		}
+		meas := m.Measure(hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: c.FIPS})
+		cls, ok := find(meas, IDExposureClass)
+		if !ok {
+			continue
+		}
+		bp, _ := find(meas, IDBurnProbability)
+		tl := counties[c.FIPS]
+		if tl == nil {
+			tl = &tally{atDensity: map[float64]float64{}}
+			counties[c.FIPS] = tl
+		}
+		tl.pop += pop
+		// Block groups at exactly the same density (neighbours within
+		// 2 km of each other and of nobody else) cannot be told apart:
+		// they move between classes together.
+		d := x.Density(p)
+		tl.atDensity[d] += pop
+		tl.largest = max(tl.largest, tl.atDensity[d])
+		tl.byClass[int(cls.Value)] += pop
+		tl.reached += pop * bp.Value
+	}
+	if len(counties) < 3000 {
+		t.Fatalf("only %d counties allocated", len(counties))
+	}
+	var worst float64
+	var within1pct int
+	for fips, tl := range counties {
+		c := m.lookup(fips)
+		tol := tl.largest/tl.pop + 1e-9
+		for k := range tl.byClass {
+			got, want := tl.byClass[k]/tl.pop, c.wrc.classFrac[k]
+			if d := math.Abs(got - want); d > tol {
+				t.Errorf("%s: %.4f of residents allocated %s, published %.4f (tolerance %.4f)", fips, got, classWords[k], want, tol)
+			} else {
+				worst = max(worst, d)
+			}
+		}
+		if math.Abs(tl.byClass[classNot]/tl.pop-c.wrc.classFrac[classNot]) <= 0.01 {
+			within1pct++
+		}
+		maxBP := max(c.wrc.classBP[classDirect], c.wrc.classBP[classIndirect])
+		if got, want := tl.reached/tl.pop, c.wrc.homesShare; math.Abs(got-want) > tol*maxBP+0.01*want {
+			t.Errorf("%s: expected share of homes reached %.3g over the allocated residents, published %.3g", fips, got, want)
+		}
+	}
+	t.Logf("%d counties: class shares within one block group of the published split (largest gap %.4f); not-exposed share within 1 point in %d", len(counties), worst, within1pct)
+}
