@@ -116,8 +116,8 @@ func TestRealAllocationPreservesCountyTotals(t *testing.T) {
 	}
 	type tally struct {
 		pop, largest, reached float64
-		byClass              [3]float64
-		atDensity            map[float64]float64 // residents at one local density
+		byClass               [3]float64
+		atDensity             map[float64]float64 // residents at one local density
 	}
 	counties := map[string]*tally{}
 	for i := 0; i < x.Len(); i++ {
