@@ -39,9 +39,10 @@ func (f fixedAllocator) DenserShare(string, float64) (float64, bool) {
 }
 
 // On the fixture, Los Angeles County's homes split 75/15/10 (not,
-// indirectly, directly exposed): the densest three quarters get nothing,
-// the least dense tenth the directly exposed homes' means; without a
-// profile the county means stand.
+// indirectly, directly exposed): the densest three quarters get the
+// not-exposed class, the least dense tenth the directly exposed one, each
+// blended half and half with the county's mean over all its homes; without
+// a profile the county means stand.
 func TestAllocatedIndicators(t *testing.T) {
 	dir := datatest.FixtureDir(t)
 	site := hazard.Site{Lat: 34.05, Lon: -118.25, CountyFIPS: "06037"}
@@ -52,9 +53,11 @@ func TestAllocatedIndicators(t *testing.T) {
 		res       string
 		allocated bool
 	}{
-		{0.1, "not exposed", 0, hazard.ResCountyAllocated, true},
-		{0.8, "indirectly exposed", 0.0008, hazard.ResCountyAllocated, true},
-		{0.95, "directly exposed", 0.0028, hazard.ResCountyAllocated, true},
+		// Half the class's mean, half the county's mean over all its
+		// homes (0.25 x 0.0016 = 0.0004): 0, 0.0008 and 0.0028 by class.
+		{0.1, "not exposed", 0.0002, hazard.ResCountyAllocated, true},
+		{0.8, "indirectly exposed", 0.0006, hazard.ResCountyAllocated, true},
+		{0.95, "directly exposed", 0.0016, hazard.ResCountyAllocated, true},
 		{-1, "", 0.0016, hazard.ResCounty, false},
 	}
 	for _, tt := range tests {

@@ -114,6 +114,17 @@ const (
 	weightClassRiskPerHome     = 0.5
 )
 
+// classShare is how much of a site's value comes from the exposure class
+// its density places it in; the rest is the county's mean over all its
+// homes (docs/methodology.md, "Wildfire at the address"). Local density is
+// a proxy for the class, not a map of burnable land: a dense block beside a
+// park or a canyon is exposed, a thin one among farm fields may not be. The
+// blend says how far the proxy is trusted, keeps every county's expected
+// total exactly (a convex combination of the allocation and the county
+// mean has the county mean), and leaves no resident of a county with fire
+// at an exact zero, so the ranking is not one tie of half the nation.
+const classShare = 0.5
+
 // Exposure classes of WRC v1: a home in burnable cover is directly
 // exposed, one within reach of embers from it indirectly exposed, the rest
 // not exposed (their burn probability and risk are zero in WRC).
@@ -857,8 +868,8 @@ func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density
 	ins = append(ins,
 		hazard.Indicator{
 			ID:           IDBurnProbability,
-			Label:        "Annual burn probability, mean over the county's homes in the site's wildfire exposure class (USFS Wildfire Risk to Communities, 2020)",
-			Value:        c.wrc.classBP[class],
+			Label:        "Annual burn probability of a home at the site: half the mean of the county's homes in its wildfire exposure class, half the mean over all the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			Value:        classShare*c.wrc.classBP[class] + (1-classShare)*c.wrc.homesShare,
 			Unit:         "probability",
 			Source:       SourceWRC,
 			Peril:        hazard.PerilWildfire,
@@ -869,8 +880,8 @@ func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density
 		},
 		hazard.Indicator{
 			ID:         IDRelativeRiskToHome,
-			Label:      "Expected annual relative wildfire risk per home, mean over the county's homes in the site's exposure class (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.wrc.classRPS[class],
+			Label:      "Expected annual relative wildfire risk per home at the site: half its exposure class's mean, half the county's mean over all its homes (USFS Wildfire Risk to Communities, 2020)",
+			Value:      classShare*c.wrc.classRPS[class] + (1-classShare)*c.wrc.riskPerHome,
 			Unit:       "index",
 			Source:     SourceWRC,
 			Peril:      hazard.PerilWildfire,
@@ -965,12 +976,17 @@ func classNotesFor(c *county, class int, oldCounty string) []string {
 	s := "By its local population density, the site is placed among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
 	switch {
 	case class == classNot:
-		s += " (beyond the reach of embers from burnable land), with no modelled burn probability; the county's densest residents are allocated to this class first."
+		s += " (beyond the reach of embers from burnable land), which WRC gives no burn probability; the county's densest residents are placed in this class first."
 	case r.classBP[class] > 0:
-		s += "; their mean annual burn probability is about 1 in " + hazard.ReturnPeriodText(1/r.classBP[class]) + ". This is an allocation of county figures by density, not a measurement at the parcel."
+		s += "; their mean annual burn probability is about 1 in " + hazard.ReturnPeriodText(1/r.classBP[class]) + "."
 	default:
 		s += "; their modelled burn probability is zero."
 	}
+	s += " Density is a proxy for the class, not a map of burnable land, so the site's values are half the class's mean and half the county's mean over all its homes"
+	if r.homesShare > 0 {
+		s += " (about 1 in " + hazard.ReturnPeriodText(1/r.homesShare) + " a year)"
+	}
+	s += ": an allocation of county figures, not a measurement at the parcel."
 	notes := append([]string{s}, notesFor(c, oldCounty)...)
 	return notes[:len(notes):len(notes)]
 }
