@@ -286,7 +286,7 @@ func TestCheckListsLayers(t *testing.T) {
 		t.Fatalf("Check(fixtures): %v\n%s", err, b.String())
 	}
 	out := b.String()
-	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "census-cenpop-2020-tracts", "all 28 layers loaded"} {
+	for _, want := range []string{"usgs-nshm-2018-pga", "epa-superfund-npl", "census-cenpop-2020-tracts", "all 30 layers loaded"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Check output lacks %q:\n%s", want, out)
 		}
