@@ -345,3 +345,16 @@ func TestRealPlaceTableRows(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMeasureOutside measures sites outside the conterminous states,
+// where the place table, ComCat and the Alaska layer are all consulted.
+func BenchmarkMeasureOutside(b *testing.B) {
+	m := realModule(b)
+	sites := []hazard.Site{anchorage, juneau, hilo, lahaina, sanJuan,
+		{Lat: 57.79, Lon: -152.4072, StateCode: "AK"}, {Lat: 13.4757, Lon: 144.7489, StateCode: "GU"}, {Lat: 52.1, Lon: 177.5, StateCode: "AK"}}
+	for b.Loop() {
+		for _, s := range sites {
+			m.Measure(s)
+		}
+	}
+}
