@@ -39,8 +39,6 @@ type validationLow struct {
 // such so it can be removed from this list.
 func knownGap(key string) (string, bool) {
 	switch key {
-	case "earthquake/groundShaking: San Juan, PR > Miami, FL":
-		return "no seismic hazard layer covers Puerto Rico, so its earthquake score is null, not a guess", true
 	case "landslide/landslide: Rancho Palos Verdes (Portuguese Bend), CA > Downtown Los Angeles, CA":
 		return "landslide rests on news-reported events, which follow where reporters are; no susceptibility map is used", true
 	}

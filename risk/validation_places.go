@@ -88,6 +88,16 @@ var validationPlaces = []validationPlace{
 	{Name: "Wahiawa, HI", Lat: 21.5028, Lon: -158.0236, County: "15003"},
 	{Name: "Hilo, HI", Lat: 19.7241, Lon: -155.0868, County: "15001"},
 	{Name: "San Juan, PR", Lat: 18.4655, Lon: -66.1057, County: "72127"},
+	{Name: "Kodiak, AK", Lat: 57.7900, Lon: -152.4072, County: "02150"},
+	{Name: "Fairbanks, AK", Lat: 64.8378, Lon: -147.7164, County: "02090"},
+	{Name: "Ponce, PR", Lat: 18.0111, Lon: -66.6141, County: "72113"},
+
+	// The other territories: no Census tract centres there, so the county
+	// is the one the coverage layer gives the point.
+	{Name: "Charlotte Amalie, VI", Lat: 18.3419, Lon: -64.9307, County: "78030"},
+	{Name: "Hagåtña, GU", Lat: 13.4757, Lon: 144.7489, County: "66010"},
+	{Name: "Saipan (Garapan), MP", Lat: 15.2069, Lon: 145.7197, County: "69110"},
+	{Name: "Pago Pago, AS", Lat: -14.2781, Lon: -170.7025, County: "60010"},
 }
 
 // validationOrders are orderings per module (or per peril) that a hazard scientist would not doubt.
@@ -97,6 +107,13 @@ var validationOrders = []validationOrder{
 	{Module: "earthquake", Peril: "", Higher: "Juneau, AK", Lower: "Miami, FL", Why: "Southeast Alaska lies on the active Queen Charlotte-Fairweather system; a short quiet catalog there is not evidence of low hazard."},
 	{Module: "earthquake", Peril: "", Higher: "Lahaina, HI", Lower: "Miami, FL", Why: "Maui shakes in Hawaii's large earthquakes (M6.7 in 2006 nearby); South Florida has among the lowest hazard in the US."},
 	{Module: "earthquake", Peril: "", Higher: "Lihue, HI", Lower: "Miami, FL", Why: "Kauai has low but non-zero seismic hazard from the Hawaiian chain; South Florida's is among the lowest in the US."},
+	// Earthquake everywhere in coverage (methodology v3): the territories
+	// and Alaska away from Anchorage.
+	{Module: "earthquake", Peril: "", Higher: "Hagåtña, GU", Lower: "Miami, FL", Why: "Guam lies above the Mariana subduction zone (1993 M7.8, 2001 M7.0); South Florida has among the lowest hazard in the US."},
+	{Module: "earthquake", Peril: "", Higher: "Saipan (Garapan), MP", Lower: "Miami, FL", Why: "Saipan is on the Mariana arc, above an active subduction zone; South Florida has among the lowest hazard in the US."},
+	{Module: "earthquake", Peril: "", Higher: "Charlotte Amalie, VI", Lower: "Miami, FL", Why: "St Thomas lies near the Puerto Rico trench and the Anegada Passage (1867 M7+ earthquake and tsunami); South Florida has among the lowest hazard in the US."},
+	{Module: "earthquake", Peril: "", Higher: "Pago Pago, AS", Lower: "Miami, FL", Why: "Tutuila lies near the northern end of the Tonga trench (2009 M8.1 Samoa earthquake); South Florida has among the lowest hazard in the US."},
+	{Module: "earthquake", Peril: "", Higher: "Kodiak, AK", Lower: "Fairbanks, AK", Why: "Kodiak lies above the Alaska-Aleutian megathrust (1964 M9.2 rupture) with frequent M5+ events; interior Fairbanks has lower ground motion and fewer moderate earthquakes."},
 	{Module: "severeWeather", Peril: "", Higher: "Key West, FL", Lower: "Ellicott City, MD", Why: "The Florida Keys take hurricane-force winds every decade or so; central Maryland rarely does and has moderate hail and wind."},
 	{Module: "severeWeather", Peril: "", Higher: "Moore, OK", Lower: "Newark, NJ", Why: "Central Oklahoma has the highest damaging-tornado strike frequency in the US; northern New Jersey's wind reports reflect population, not storms."},
 	{Module: "severeWeather", Peril: "tornado", Higher: "Moore, OK", Lower: "Ellicott City, MD", Why: "Moore has been struck by several violent tornadoes (1999, 2003, 2013); central Maryland sees few strong tornadoes."},
@@ -169,6 +186,8 @@ var validationOrders = []validationOrder{
 	{Module: "earthquake", Peril: "groundShaking", Higher: "Charleston, SC", Lower: "Miami, FL", Why: "Charleston was hit by the 1886 M~7 earthquake and has high mapped hazard; South Florida has among the lowest in the US."},
 	{Module: "earthquake", Peril: "groundShaking", Higher: "Hilo, HI", Lower: "Honolulu (Waikiki), HI", Why: "The Island of Hawaii has Hawaii's highest seismic hazard (1868 M7.9, 1975 M7.7); Oahu's is much lower."},
 	{Module: "earthquake", Peril: "groundShaking", Higher: "San Juan, PR", Lower: "Miami, FL", Why: "Puerto Rico sits on an active plate boundary (1918 M7.1); South Florida has very low seismic hazard."},
+	{Module: "earthquake", Peril: "groundShaking", Higher: "Ponce, PR", Lower: "Chicago, IL", Why: "Southern Puerto Rico shook hard in the 2020 M6.4 sequence and lies near active offshore faults; Chicago is in the stable continental interior."},
+	{Module: "earthquake", Peril: "groundShaking", Higher: "Hagåtña, GU", Lower: "Pago Pago, AS", Why: "Guam's USGS design ground motion (about 0.9 g) is several times Tutuila's (about 0.14 g): Guam sits directly above the Mariana megathrust, Tutuila well off the Tonga trench."},
 	{Module: "earthquake", Peril: "groundShaking", Higher: "San Bernardino, CA", Lower: "Needles, CA", Why: "Same county: San Bernardino lies at the San Andreas and San Jacinto faults; Needles on the Colorado River is far from major faults."},
 	{Module: "earthquake", Peril: "groundShaking", Higher: "Palm Springs, CA", Lower: "Blythe, CA", Why: "Same county: Palm Springs is beside the southern San Andreas fault; Blythe on the Arizona border is far from major faults."},
 
@@ -198,6 +217,7 @@ var validationLows = []validationLow{
 	{Module: "earthquake", Peril: "groundShaking", Place: "Miami, FL", Max: 30, Why: "South Florida has among the lowest mapped seismic hazard in the conterminous US."},
 	{Module: "earthquake", Peril: "groundShaking", Place: "Houston, TX", Max: 40, Why: "The Texas Gulf coastal plain has very low seismic hazard."},
 	{Module: "earthquake", Peril: "groundShaking", Place: "Minneapolis, MN", Max: 30, Why: "Minnesota is one of the least seismically active states."},
+	{Module: "earthquake", Peril: "groundShaking", Place: "Pago Pago, AS", Max: 80, Why: "Tutuila's 2,475-year ground motion is moderate (USGS design PGA about 0.14 g, site class B): not very high."},
 	{Module: "wildfire", Peril: "wildfire", Place: "Lower Manhattan, NY", Max: 30, Why: "New York County is dense urban land with essentially no wildland fuels."},
 	{Module: "wildfire", Peril: "wildfire", Place: "Chicago, IL", Max: 40, Why: "Cook County is mostly urban and its remaining vegetation burns rarely and mildly."},
 	{Module: "hydrology", Peril: "coastal", Place: "Denver, CO", Max: 30, Why: "Denver is about 1,600 m above sea level and over 1,000 km from any coast."},

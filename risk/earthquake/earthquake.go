@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
@@ -43,6 +44,7 @@ const (
 	IndicatorFaultKm     = "nearest_fault_km"
 	IndicatorFaultName   = "nearest_fault"
 	IndicatorLargestM100 = "largest_magnitude_100km"
+	IndicatorInterface   = "subduction_interface"
 )
 
 const (
@@ -74,6 +76,9 @@ var (
 	resCatalog = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "catalog events within 50 km"}
 	resLargest = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "catalog events within 100 km"}
 	resFault   = hazard.Resolution{Kind: hazard.ResSite, Detail: "distance to mapped fault traces, USGS NSHM 2023"}
+	resFaultAK = hazard.Resolution{Kind: hazard.ResSite, Detail: "distance to mapped fault traces, USGS NSHM Alaska 2007"}
+	// resInterface: the site against the interface's surface projection.
+	resInterface = hazard.Resolution{Kind: hazard.ResSite, Detail: "between the interface's upper and lower edge traces, USGS NSHM Alaska 2007"}
 )
 
 // Module is the loaded earthquake module. It is immutable and safe for
@@ -85,6 +90,8 @@ type Module struct {
 	comcat    rateSet // ComCat Alaska + Hawaii, declustered
 	comcatBig bigSet
 	faults    *faultLayer
+	places    *placeTable // USGS design values at listed places outside the conterminous states
+	ak        *akLayer    // Alaska faults and subduction interfaces
 	rows      map[string]int
 }
 
@@ -104,6 +111,14 @@ func Load(dir string) (*Module, error) {
 	if err == nil {
 		faults, err = loadFaults(dir)
 	}
+	var places *placeTable
+	if err == nil {
+		places, err = loadPlaces(dir)
+	}
+	var ak *akLayer
+	if err == nil {
+		ak, err = loadAKFaults(dir)
+	}
 	res := <-pgaCh
 	if err != nil {
 		return nil, fmt.Errorf("earthquake: %w", err)
@@ -115,6 +130,11 @@ func Load(dir string) (*Module, error) {
 	m.rows[pgaSource] = res.g.nodes
 	m.faults = faults
 	m.rows[faultSource] = faults.rows
+	places.markOverMega(ak)
+	m.places = places
+	m.rows[placeSource] = places.rows
+	m.ak = ak
+	m.rows[akSource] = ak.rows
 	return m, nil
 }
 
@@ -162,7 +182,7 @@ func (m *Module) Name() string { return hazard.Earthquake }
 
 // Sources implements hazard.Module.
 func (m *Module) Sources() []string {
-	return []string{pgaSource, sourceIDs[srcWUS], sourceIDs[srcCEUS], sourceIDs[srcComCat], faultSource}
+	return []string{pgaSource, sourceIDs[srcWUS], sourceIDs[srcCEUS], sourceIDs[srcComCat], faultSource, placeSource, akSource}
 }
 
 // Rows implements hazard.Module: PGA grid nodes and catalog rows read.
@@ -171,20 +191,13 @@ func (m *Module) Rows() map[string]int { return maps.Clone(m.rows) }
 // Measure implements hazard.Module.
 func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	p := geo.Point{Lat: site.Lat, Lon: site.Lon}
-	switch {
-	case site.Conus:
+	if site.Conus {
 		return m.measureConus(p, site.StateCode)
-	case (site.StateCode == "AK" || site.StateFIPS == "02") && geo.NormalizeLon(site.Lon) > 0:
-		// The ComCat Alaska extract stops at 180 degrees (its events span
-		// -179.15 to -130.06): the Rat and Near Islands, across the
-		// antimeridian, are not covered, and an empty count there would
-		// wrongly read as a quiet place.
-		return noCoverage()
-	case site.StateCode == "AK" || site.StateCode == "HI" || site.StateFIPS == "02" || site.StateFIPS == "15":
-		return m.measureComCat(p)
-	default:
-		return noCoverage()
 	}
+	if region := placeRegion(site.StateCode, site.StateFIPS); region != "" {
+		return m.measureOutside(p, region)
+	}
+	return noCoverage()
 }
 
 // noCoverage is the measurement where none of the module's data sets
@@ -242,27 +255,62 @@ func (m *Module) addFault(out *hazard.Measurement, p geo.Point, state string) {
 		return
 	}
 	name, km, ok := m.faults.nearest(p)
-	index := 0.0
-	label, text := "Distance to the nearest mapped active fault section (USGS NSHM 2023)", ""
+	addFaultIndicators(out, faultSource, "USGS NSHM 2023", resFault, name, km, ok)
 	if ok {
-		index = math.Exp(-km / faultDecayKm)
-	} else {
-		km = faultSearchKm
-		label = "Distance to the nearest mapped active fault section (USGS NSHM 2023; capped: none within 100 km)"
-		text = "none within 100 km"
-	}
-	out.Indicators = append(out.Indicators,
-		hazard.Indicator{ID: IndicatorFault, Label: "Fault proximity index: exp(-distance to the nearest mapped active fault / 10 km)",
-			Value: index, Unit: "index", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault, Ranked: true},
-		hazard.Indicator{ID: IndicatorFaultKm, Label: label, Value: km, Text: text, Unit: "km", Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault},
-	)
-	if ok {
-		out.Indicators = append(out.Indicators, hazard.Indicator{ID: IndicatorFaultName, Label: "Nearest mapped active fault section", Unit: "name",
-			Source: faultSource, Peril: hazard.PerilGroundShaking, Resolution: resFault, Text: name})
 		out.Notes = append(out.Notes, fmt.Sprintf("The nearest mapped active fault section is %s, %s away (USGS NSHM 2023 fault database).", name, kmWords(km)))
 	} else {
 		out.Notes = append(out.Notes, "No mapped active fault section lies within 100 km.")
 	}
+}
+
+// addFaultIndicators adds the fault proximity index, the distance and, when
+// a fault lies within faultSearchKm, its name, from the fault source src
+// (model names it in labels).
+func addFaultIndicators(out *hazard.Measurement, src, model string, res hazard.Resolution, name string, km float64, ok bool) {
+	index := 0.0
+	label, text := "Distance to the nearest mapped active fault section ("+model+")", ""
+	if ok {
+		index = math.Exp(-km / faultDecayKm)
+	} else {
+		km = faultSearchKm
+		label = "Distance to the nearest mapped active fault section (" + model + "; capped: none within 100 km)"
+		text = "none within 100 km"
+	}
+	out.Indicators = append(out.Indicators,
+		hazard.Indicator{ID: IndicatorFault, Label: "Fault proximity index: exp(-distance to the nearest mapped active fault / 10 km)",
+			Value: index, Unit: "index", Source: src, Peril: hazard.PerilGroundShaking, Resolution: res, Ranked: true},
+		hazard.Indicator{ID: IndicatorFaultKm, Label: label, Value: km, Text: text, Unit: "km", Source: src, Peril: hazard.PerilGroundShaking, Resolution: res},
+	)
+	if ok {
+		out.Indicators = append(out.Indicators, hazard.Indicator{ID: IndicatorFaultName, Label: "Nearest mapped active fault section", Unit: "name",
+			Source: src, Peril: hazard.PerilGroundShaking, Resolution: res, Text: name})
+	}
+}
+
+// addAKContext adds Alaska's site context from the USGS Alaska 2007 source
+// model: the nearest of its crustal fault sources and whether the site lies
+// above a subduction interface (between its upper and lower edge traces).
+// Both are context (weight 0); the model file holds geometry, not hazard
+// values.
+func (m *Module) addAKContext(out *hazard.Measurement, p geo.Point, ifaces []string) {
+	name, km, ok := m.ak.nearest(p)
+	addFaultIndicators(out, akSource, "USGS Alaska 2007 model", resFaultAK, name, km, ok)
+	if ok {
+		out.Notes = append(out.Notes, fmt.Sprintf("The nearest crustal fault source of the USGS Alaska 2007 model is %s, %s away.", name, kmWords(km)))
+	} else {
+		out.Notes = append(out.Notes, "No crustal fault source of the USGS Alaska 2007 model lies within 100 km.")
+	}
+	in := hazard.Indicator{ID: IndicatorInterface, Label: "Subduction interface beneath the site (USGS Alaska 2007 model)", Unit: "name",
+		Source: akSource, Peril: hazard.PerilGroundShaking, Resolution: resInterface}
+	if len(ifaces) > 0 {
+		in.Text = strings.Join(ifaces, "; ")
+		out.Notes = append(out.Notes, "The site lies above the Aleutian megathrust, between the upper and lower edges of the "+
+			strings.Join(ifaces, ", ")+" interface sources of the USGS Alaska 2007 model.")
+	} else {
+		in.Text = "none"
+		out.Notes = append(out.Notes, "The site does not lie above the Aleutian megathrust interface of the USGS Alaska 2007 model.")
+	}
+	out.Indicators = append(out.Indicators, in)
 }
 
 // kmWords writes a distance for a sentence.
@@ -273,25 +321,79 @@ func kmWords(km float64) string {
 	return fmt.Sprintf("%.0f km", km)
 }
 
-func (m *Module) measureComCat(p geo.Point) hazard.Measurement {
+// measureOutside measures a site outside the conterminous states
+// (docs/methodology.md, "Earthquake"): the PGA interpolated between the
+// USGS design values at listed places, the ComCat M5+ chance in Alaska and
+// Hawaii, and in Alaska the fault and subduction-interface context. With
+// both weighted indicators they weigh as in the conterminous states (0.4
+// PGA, 0.6 M5+ chance); with one, that one alone.
+func (m *Module) measureOutside(p geo.Point, region string) hazard.Measurement {
 	out := hazard.Measurement{
-		Indicators: make([]hazard.Indicator, 0, 2),
-		Notes:      make([]string, 0, 1),
+		Indicators: make([]hazard.Indicator, 0, 7),
+		Notes:      make([]string, 0, 4),
 		Quality:    1,
 	}
-	perSrc, n := m.comcat.rateWithin(p, rateRadiusKm)
-	if n < sparseEvents {
+	var ifaces []string
+	if region == regionAK {
+		ifaces = m.ak.interfacesAt(p)
+	}
+	pp, havePGA := m.places.at(region, p, len(ifaces) > 0)
+
+	// The ComCat extract covers Alaska east of 180 degrees and Hawaii: its
+	// Alaska events span -179.15 to -130.06, so across the antimeridian
+	// (the Rat and Near Islands) an empty count would wrongly read as a
+	// quiet place.
+	catalog := region == regionHI || (region == regionAK && geo.NormalizeLon(p.Lon) <= 0)
+	var rate float64
+	var counted int
+	if catalog {
+		var perSrc [len(sourceIDs)]float64
+		perSrc, counted = m.comcat.rateWithin(p, rateRadiusKm)
+		rate = perSrc[srcComCat]
+	}
+	haveRate := catalog && counted >= sparseEvents
+	pgaWeight, rateWeight := 1.0, 1.0
+	if havePGA && haveRate {
+		pgaWeight, rateWeight = weightPGA, weightProb
+	}
+
+	if havePGA {
+		out.Indicators = append(out.Indicators, hazard.Indicator{
+			ID:     IndicatorPGA,
+			Label:  "Peak ground acceleration, 2% in 50 years scale (USGS design values at listed places, site class B, interpolated)",
+			Value:  pp.PGA,
+			Unit:   "g",
+			Source: placeSource,
+			Peril:  hazard.PerilGroundShaking,
+			Resolution: hazard.Resolution{Kind: hazard.ResPlaceTable,
+				Detail: fmt.Sprintf("nearest %s within %.0f km", plural(len(pp.Used), "USGS design-value place", "USGS design-value places"), pp.RadiusKm)},
+			Ranked: true,
+			Weight: pgaWeight,
+		})
+		out.Notes = append(out.Notes, placesNote(pp))
+	} else {
+		out.Notes = append(out.Notes, fmt.Sprintf("No place with a USGS design value is listed within %.0f km, so no peak ground acceleration is given here.", placeRadiusKm[region]))
+	}
+	switch {
+	case haveRate:
+		m.addProb(&out, rate, sourceIDs[srcComCat], rateWeight)
+	case catalog:
 		// A 23-year catalog that shows (almost) nothing is no evidence of
 		// low hazard (Hawaii's and Alaska's quiet stretches have had large
-		// earthquakes): no weighted indicator, so the engine falls back to
-		// the labelled NRI benchmark, or to null.
+		// earthquakes): no weighted indicator from it.
 		out.Notes = append(out.Notes, fmt.Sprintf("The ComCat record (1996-2018) counts %s within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard.",
-			plural(n, "M4+ event", "M4+ events")))
-		m.addLargest(&out, &m.comcatBig, p)
-		return out
+			plural(counted, "M4+ event", "M4+ events")))
+	case region == regionAK:
+		out.Notes = append(out.Notes, "The earthquake catalog used here does not extend west of 180 degrees.")
+	default:
+		out.Notes = append(out.Notes, "No earthquake catalog used here covers this territory.")
 	}
-	m.addProb(&out, perSrc[srcComCat], sourceIDs[srcComCat], 1)
-	m.addLargest(&out, &m.comcatBig, p)
+	if catalog {
+		m.addLargest(&out, &m.comcatBig, p)
+	}
+	if region == regionAK {
+		m.addAKContext(&out, p, ifaces)
+	}
 	return out
 }
 

@@ -1,9 +1,11 @@
 package earthquake
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,38 +226,39 @@ func TestMeasureComCat(t *testing.T) {
 	tests := []struct {
 		name    string
 		site    hazard.Site
-		events  int // declustered M4+ events within 50 km
-		largest float64
-		note    string // the sparse-record note, "" when not sparse
+		events  int     // declustered M4+ events within 50 km
+		largest float64 // largest M4+ within 100 km
+		pga     float64 // place-table PGA, 0 for none
+		note    string  // the sparse-record note, "" when not sparse
+		akFault bool    // Alaska fault context expected
 	}{
 		// The M7.1 2018 mainshock, M4.2 2000, M4.6 2005 and M4.0 2010; its
-		// M5.0 and M4.5 aftershocks are declustered away.
-		{"Anchorage", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 4, 7.1, ""},
+		// M5.0 and M4.5 aftershocks are declustered away. The listed
+		// Anchorage place (two rows, merged) gives the PGA.
+		{"Anchorage", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 4, 7.1, 0.5, "", true},
 		// Fewer than three events: no probability at all (the engine falls
 		// back to the NRI benchmark or null, never 0). Events on both sides
 		// of the antimeridian.
-		{"Aleutians", hazard.Site{Lat: 51.80, Lon: -179.90, StateCode: "AK", StateFIPS: "02"}, 2, 4.4,
-			"The ComCat record (1996-2018) counts 2 M4+ events within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard."},
-		{"Honolulu", hazard.Site{Lat: 21.31, Lon: -157.86, StateCode: "HI", StateFIPS: "15"}, 1, 4.1,
-			"The ComCat record (1996-2018) counts 1 M4+ event within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard."},
-		{"Kauai (no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0, 0,
-			"The ComCat record (1996-2018) counts 0 M4+ events within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard."},
+		{"Aleutians", hazard.Site{Lat: 51.80, Lon: -179.90, StateCode: "AK", StateFIPS: "02"}, 2, 4.4, 0,
+			"The ComCat record (1996-2018) counts 2 M4+ events within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard.", true},
+		// A sparse record beside a listed place: the PGA alone.
+		{"Honolulu", hazard.Site{Lat: 21.31, Lon: -157.86, StateCode: "HI", StateFIPS: "15"}, 1, 4.1, 0.27,
+			"The ComCat record (1996-2018) counts 1 M4+ event within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard.", false},
+		{"Kauai (no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0, 0, 0,
+			"The ComCat record (1996-2018) counts 0 M4+ events within 50 km, too few to estimate how often damaging shaking comes; this is not evidence of low hazard.", false},
 		// By state FIPS only.
-		{"Anchorage by FIPS", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateFIPS: "02"}, 4, 7.1, ""},
+		{"Anchorage by FIPS", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateFIPS: "02"}, 4, 7.1, 0.5, "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := m.Measure(tc.site)
-			if _, ok := indicator(got, IndicatorPGA); ok {
-				t.Error("PGA outside CONUS")
+			pga, hasPGA := indicator(got, IndicatorPGA)
+			if hasPGA != (tc.pga > 0) || (hasPGA && (!near(pga.Value, tc.pga, 1e-9) || pga.Resolution.Kind != hazard.ResPlaceTable || pga.Source != placeSource)) {
+				t.Errorf("PGA %+v (present %v), want %v from the place table", pga, hasPGA, tc.pga)
 			}
-			for _, id := range []string{IndicatorFault, IndicatorFaultKm, IndicatorFaultName} {
-				if _, ok := indicator(got, id); ok {
-					t.Errorf("%s outside CONUS", id)
-				}
+			if f, ok := indicator(got, IndicatorFaultKm); ok != tc.akFault || (ok && f.Source != akSource) {
+				t.Errorf("fault distance %+v (present %v), want Alaska's: %v", f, ok, tc.akFault)
 			}
-			// The module's quality stays 1: qualitySparse is no longer
-			// applied; a sparse record simply gives no weighted indicator.
 			if got.Quality != 1 {
 				t.Errorf("quality %v, want 1", got.Quality)
 			}
@@ -265,22 +268,32 @@ func TestMeasureComCat(t *testing.T) {
 			annual, hasAnnual := indicator(got, IndicatorM5Annual)
 			prob, hasProb := indicator(got, IndicatorM5Prob)
 			if tc.note != "" {
-				if hasAnnual || hasProb || got.HasHazardData() {
-					t.Errorf("sparse record: indicators %+v, want no probability and no weighted indicator", got.Indicators)
+				if hasAnnual || hasProb || got.HasHazardData() != hasPGA {
+					t.Errorf("sparse record: indicators %+v, want no probability", got.Indicators)
 				}
-				if len(got.Notes) != 1 || got.Notes[0] != tc.note {
-					t.Errorf("notes %q, want %q", got.Notes, tc.note)
+				if hasPGA && pga.Weight != 1 {
+					t.Errorf("PGA weight %v, want 1 without a rate", pga.Weight)
+				}
+				if !slices.Contains(got.Notes, tc.note) {
+					t.Errorf("notes %q, want one %q", got.Notes, tc.note)
 				}
 				return
 			}
 			if !hasAnnual || !hasProb {
 				t.Fatalf("indicators %+v, want %s and %s", got.Indicators, IndicatorM5Annual, IndicatorM5Prob)
 			}
+			wantW := 1.0
+			if hasPGA {
+				wantW = weightProb
+				if pga.Weight != weightPGA {
+					t.Errorf("PGA weight %v, want %v beside the rate", pga.Weight, weightPGA)
+				}
+			}
 			// 10^-(5-4) scales M4+ to M5+, over the 23 years 1996-2018.
 			rate := float64(tc.events) / 230
 			if want := 1 - math.Exp(-rate); !near(annual.Value, want, 1e-12) || annual.Source != "usgs-comcat-m4-1996-2018" ||
-				annual.Weight != 1 || !annual.Ranked || !annual.AnnualChance {
-				t.Errorf("annual chance %+v, want %.6f from ComCat, ranked, weight 1", annual, want)
+				annual.Weight != wantW || !annual.Ranked || !annual.AnnualChance {
+				t.Errorf("annual chance %+v, want %.6f from ComCat, ranked, weight %v", annual, want, wantW)
 			}
 			if want := 1 - math.Exp(-30*rate); !near(prob.Value, want, 1e-12) || prob.Source != "usgs-comcat-m4-1996-2018" || prob.Weight != 0 || !prob.Ranked {
 				t.Errorf("30-year probability %+v, want %.6f from ComCat, ranked context", prob, want)
@@ -329,19 +342,61 @@ func TestAnnualAnd30Year(t *testing.T) {
 
 func TestMeasureTerritories(t *testing.T) {
 	m := fixture(t)
+	tests := []struct {
+		name   string
+		site   hazard.Site
+		pga    float64 // 0: none
+		places int
+	}{
+		// San Juan is listed twice ("San Juan", "san Juan"): one place.
+		{"Puerto Rico", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR", StateFIPS: "72"}, 0.41, 1},
+		{"Virgin Islands", hazard.Site{Lat: 17.73, Lon: -64.75, StateCode: "VI", StateFIPS: "78"}, 0.35, 1},
+		// Central Guam and Tamuning are one point under two names: one
+		// place, their mean; Saipan is beyond 150 km.
+		{"Guam", hazard.Site{Lat: 13.44, Lon: 144.79, StateCode: "GU", StateFIPS: "66"}, 0.935, 1},
+		{"Northern Mariana Islands", hazard.Site{Lat: 15.18, Lon: 145.75, StateCode: "MP", StateFIPS: "69"}, 0.57, 1},
+		{"American Samoa", hazard.Site{Lat: -14.28, Lon: -170.70, StateCode: "AS", StateFIPS: "60"}, 0.14, 1},
+		{"Puerto Rico by FIPS only", hazard.Site{Lat: 18.41, Lon: -66.06, StateFIPS: "72"}, 0.41, 1},
+		// Mona Island, 70 km from any listed place in the fixture.
+		{"Mona Island", hazard.Site{Lat: 18.08, Lon: -67.90, StateCode: "PR", StateFIPS: "72"}, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := m.Measure(tc.site)
+			pga, ok := indicator(got, IndicatorPGA)
+			if tc.pga == 0 {
+				if ok || got.HasHazardData() {
+					t.Errorf("indicators %+v, want none weighted", got.Indicators)
+				}
+				return
+			}
+			if !ok || !near(pga.Value, tc.pga, 1e-9) || pga.Weight != 1 || !pga.Ranked || pga.Unit != "g" ||
+				pga.Resolution.Kind != hazard.ResPlaceTable || pga.Source != placeSource {
+				t.Fatalf("PGA %+v, want %v g from the place table, ranked, weight 1", pga, tc.pga)
+			}
+			if want := fmt.Sprintf("nearest %s within", plural(tc.places, "USGS design-value place", "USGS design-value places")); !strings.HasPrefix(pga.Resolution.Detail, want) {
+				t.Errorf("detail %q, want it to start %q", pga.Resolution.Detail, want)
+			}
+			if len(got.Indicators) != 1 {
+				t.Errorf("indicators %+v, want the PGA alone (no catalog covers the territories)", got.Indicators)
+			}
+			if !strings.HasPrefix(got.Notes[0], "USGS design values (NEHRP 2015, site class B) at the nearest listed places: ") {
+				t.Errorf("notes %q", got.Notes)
+			}
+		})
+	}
+	// Aleutians across the antimeridian: the ComCat extract stops at 180
+	// and no place is listed near; only the Alaska context is given.
 	for _, s := range []hazard.Site{
-		{Lat: 18.41, Lon: -66.06, StateCode: "PR", StateFIPS: "72"},
-		{Lat: 17.73, Lon: -64.75, StateCode: "VI", StateFIPS: "78"},
-		{Lat: 13.44, Lon: 144.79, StateCode: "GU", StateFIPS: "66"},
-		{Lat: 15.18, Lon: 145.75, StateCode: "MP", StateFIPS: "69"},
-		{Lat: -14.28, Lon: -170.70, StateCode: "AS", StateFIPS: "60"},
-		// Aleutians across the antimeridian: the ComCat extract stops at 180.
 		{Lat: 52.10, Lon: 177.50, StateCode: "AK", StateFIPS: "02"},
 		{Lat: 51.80, Lon: 179.99, StateFIPS: "02"},
 	} {
 		got := m.Measure(s)
-		if got.HasHazardData() || len(got.Indicators) != 0 {
-			t.Errorf("%s: indicators %+v, want none", s.StateCode, got.Indicators)
+		if got.HasHazardData() {
+			t.Errorf("%+v: indicators %+v, want none weighted", s, got.Indicators)
+		}
+		if in, ok := indicator(got, IndicatorInterface); !ok || in.Text != "Fixture Arc" {
+			t.Errorf("%+v: interface %+v, want above the Fixture Arc", s, in)
 		}
 	}
 }
@@ -420,6 +475,8 @@ func TestRows(t *testing.T) {
 		"usgs-nshm-2014-ceus-catalog": 12,
 		"usgs-comcat-m4-1996-2018":    11,
 		"usgs-nshm-2023-faults":       3,
+		"usgs-design-values-2015":     17,
+		"usgs-nshm-ak-2007-faults":    4,
 	}
 	got := m.Rows()
 	if len(got) != len(want) {
@@ -433,7 +490,7 @@ func TestRows(t *testing.T) {
 			t.Errorf("source %q not in the catalog", id)
 		}
 	}
-	if len(m.Sources()) != 5 || m.Name() != hazard.Earthquake {
+	if len(m.Sources()) != 7 || m.Name() != hazard.Earthquake {
 		t.Errorf("Sources() = %v, Name() = %q", m.Sources(), m.Name())
 	}
 	for _, id := range m.Sources() {
@@ -451,7 +508,7 @@ func copyFixtures(t *testing.T, id, content string) string {
 	if err := os.MkdirAll(filepath.Join(dir, "earthquake"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, src := range []string{"usgs-nshm-2018-pga", "usgs-nshm-2014-wus-catalog", "usgs-nshm-2014-ceus-catalog", "usgs-comcat-m4-1996-2018", faultSource} {
+	for _, src := range []string{"usgs-nshm-2018-pga", "usgs-nshm-2014-wus-catalog", "usgs-nshm-2014-ceus-catalog", "usgs-comcat-m4-1996-2018", faultSource, placeSource, akSource} {
 		rel := strings.TrimSuffix(data.Path(src), ".gz")
 		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
@@ -470,6 +527,7 @@ func copyFixtures(t *testing.T, id, content string) string {
 func TestLoadErrors(t *testing.T) {
 	const nshmHeader = "mw,longitude,latitude,depth_km,year,month,day,hour,minute,second,mw_sigma,nstar,comment\n"
 	const ccHeader = "region,id,time,location,latitude,longitude,depth,magnitude,url\n"
+	const placeHeader = "reference_document,title,latitude,longitude,region,site_class,risk_category,sms,sm1,pgam\n"
 	tests := []struct {
 		name, id, content, want string
 	}{
@@ -490,6 +548,13 @@ func TestLoadErrors(t *testing.T) {
 		{"ComCat out of period", "usgs-comcat-m4-1996-2018", ccHeader + "alaska,a,2020-01-01 00:00:00,x,61,-150,10,4.5,u\n", "outside the extract period"},
 		{"faults not JSON", faultSource, "FaultName,lon,lat\n", "usgs_nshm2023_fault_sections_v3.geojson.gz: invalid character"},
 		{"faults empty", faultSource, `{"type":"FeatureCollection","features":[]}`, "no fault trace"},
+		{"places header", placeSource, "title,latitude,longitude\n", "header lacks"},
+		{"places region", placeSource, placeHeader + "NEHRP-2015,X,10,10,MARS,B-estimated,I,1,1,0.5\n", "line 2: unknown region"},
+		{"places bad PGA", placeSource, placeHeader + "NEHRP-2015,X,61,-150,AK,B-estimated,I,1,1,-0.5\n", "line 2: column \"pgam\""},
+		{"places none", placeSource, placeHeader + "ASCE7-16,X,61,-150,AK,B-estimated,I,1,1,0.5\n", "no NEHRP-2015 site class B row"},
+		{"Alaska faults not JSON", akSource, "name,lon,lat\n", "usgs_nshm_ak2007_faults_interfaces.geojson.gz: invalid character"},
+		{"Alaska faults kind", akSource, `{"type":"FeatureCollection","features":[{"properties":{"kind":"volcano","name":"V"},"geometry":{"type":"LineString","coordinates":[[-150,61],[-150,62]]}}]}`, "unknown kind"},
+		{"Alaska interface half", akSource, `{"type":"FeatureCollection","features":[{"properties":{"kind":"crustal_fault","name":"F"},"geometry":{"type":"LineString","coordinates":[[-150,61],[-150,62]]}},{"properties":{"kind":"subduction_interface_upper_edge","name":"I","source_file":"i.xml"},"geometry":{"type":"LineString","coordinates":[[-150,59],[-160,55]]}}]}`, "lacks its upper or lower edge"},
 		{"faults no name", faultSource, `{"type":"FeatureCollection","features":[{"properties":{"PrimState":"CA"},"geometry":{"type":"LineString","coordinates":[[-122,37],[-122,38]]}}]}`, "feature 0 has no FaultName"},
 	}
 	for _, tc := range tests {
@@ -548,7 +613,7 @@ func TestParseFixed(t *testing.T) {
 func TestIndicatorAttribution(t *testing.T) {
 	m := fixture(t)
 	perils := map[string]bool{hazard.PerilGroundShaking: true}
-	kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+	kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResPlaceTable: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
 	tests := []struct {
 		name     string
 		site     hazard.Site
@@ -557,10 +622,13 @@ func TestIndicatorAttribution(t *testing.T) {
 		{"San Francisco (PGA and catalog)", hazard.Site{Lat: 37.775, Lon: -122.425, StateCode: "CA", Conus: true}, 2},
 		{"Oklahoma City (catalog only)", hazard.Site{Lat: 35.47, Lon: -97.52, StateCode: "OK", Conus: true}, 1},
 		{"Chicago (PGA, no events)", hazard.Site{Lat: 41.87, Lon: -87.78, StateCode: "IL", Conus: true}, 2},
-		{"Anchorage (ComCat)", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 1},
-		// A sparse record gives no probability: nothing weighted.
-		{"Kauai (ComCat, no events)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0},
-		{"San Juan (no data)", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR", StateFIPS: "72"}, 0},
+		{"Anchorage (places and ComCat)", hazard.Site{Lat: 61.2181, Lon: -149.9003, StateCode: "AK", StateFIPS: "02"}, 2},
+		// A sparse record gives no probability and no listed place is
+		// near: nothing weighted.
+		{"Kauai (ComCat, no events, no place)", hazard.Site{Lat: 22.05, Lon: -159.5, StateCode: "HI", StateFIPS: "15"}, 0},
+		{"San Juan (places)", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR", StateFIPS: "72"}, 1},
+		{"Guam (places)", hazard.Site{Lat: 13.47, Lon: 144.75, StateCode: "GU", StateFIPS: "66"}, 1},
+		{"Aleutians west of 180 (nothing)", hazard.Site{Lat: 51.88, Lon: 176.64, StateCode: "AK", StateFIPS: "02"}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

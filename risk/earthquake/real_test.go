@@ -94,8 +94,8 @@ func TestRealM5Probability(t *testing.T) {
 		t.Errorf("Anchorage %.3f: want at least 0.5", anc)
 	}
 	am := m.Measure(anchorage)
-	if _, ok := indicator(am, IndicatorPGA); ok {
-		t.Error("Anchorage: PGA measured outside CONUS")
+	if pga, ok := indicator(am, IndicatorPGA); !ok || pga.Resolution.Kind != hazard.ResPlaceTable {
+		t.Errorf("Anchorage: PGA %+v, want one from the place table", pga)
 	}
 	if am.Quality != 1 {
 		t.Errorf("Anchorage quality %v, want 1 (ComCat is not sparse there)", am.Quality)
@@ -130,15 +130,16 @@ func TestRealFaults(t *testing.T) {
 }
 
 // TestRealComCatSparse checks Alaska and Hawaii: where ComCat counts fewer
-// than three events within 50 km there is no weighted indicator (the engine
-// falls back to the NRI benchmark or null, never 0); where it counts more,
-// the annual M5+ chance carries weight 1.
+// than three events within 50 km the catalog gives no weighted indicator
+// (a quiet record is no evidence of low hazard) and the place-table PGA
+// scores alone; where it counts more, the annual M5+ chance weighs 0.6
+// beside the PGA's 0.4.
 func TestRealComCatSparse(t *testing.T) {
 	m := realModule(t)
 	tests := []struct {
-		name     string
-		site     hazard.Site
-		weighted bool
+		name string
+		site hazard.Site
+		rate bool
 	}{
 		{"Juneau", juneau, false},
 		{"Lahaina", lahaina, false},
@@ -148,20 +149,21 @@ func TestRealComCatSparse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := m.Measure(tc.site)
-		if got.HasHazardData() != tc.weighted {
-			t.Errorf("%s: weighted indicator present %v, want %v (%+v)", tc.name, got.HasHazardData(), tc.weighted, got.Indicators)
+		if !got.HasHazardData() {
+			t.Errorf("%s: no weighted indicator (%+v)", tc.name, got.Indicators)
 		}
+		pga, _ := indicator(got, IndicatorPGA)
 		a, ok := indicator(got, IndicatorM5Annual)
-		if tc.weighted {
-			if !ok || a.Weight != 1 || !a.AnnualChance || a.Value <= 0 {
-				t.Errorf("%s: annual chance %+v, want a positive annual chance with weight 1", tc.name, a)
+		if tc.rate {
+			if !ok || a.Weight != weightProb || pga.Weight != weightPGA || !a.AnnualChance || a.Value <= 0 {
+				t.Errorf("%s: annual chance %+v, PGA weight %v; want a positive annual chance with weight %v beside the PGA's %v", tc.name, a, pga.Weight, weightProb, weightPGA)
 			}
 			continue
 		}
-		if ok {
-			t.Errorf("%s: annual chance %+v, want none", tc.name, a)
+		if ok || pga.Weight != 1 {
+			t.Errorf("%s: annual chance %+v, PGA weight %v; want no annual chance and the PGA alone", tc.name, a, pga.Weight)
 		}
-		if len(got.Notes) == 0 || !strings.Contains(got.Notes[0], "not evidence of low hazard") {
+		if !strings.Contains(strings.Join(got.Notes, " "), "not evidence of low hazard") {
 			t.Errorf("%s: notes %q, want the sparse-record note", tc.name, got.Notes)
 		}
 	}
@@ -193,10 +195,17 @@ func TestRealAnnualChance(t *testing.T) {
 	}
 }
 
+// TestRealTerritory: a territory gets the place-table PGA alone (no
+// catalog covers it); a site beyond every listed place's radius gets none.
 func TestRealTerritory(t *testing.T) {
 	m := realModule(t)
-	if got := m.Measure(sanJuan); got.HasHazardData() {
-		t.Errorf("San Juan PR: got weighted indicators %+v", got.Indicators)
+	got := m.Measure(sanJuan)
+	if pga, ok := indicator(got, IndicatorPGA); !ok || pga.Weight != 1 || len(got.Indicators) != 1 {
+		t.Errorf("San Juan PR: indicators %+v, want the place-table PGA alone", got.Indicators)
+	}
+	// Utqiagvik (Barrow), 730 km from the nearest listed place.
+	if got := m.Measure(hazard.Site{Lat: 71.29, Lon: -156.79, StateCode: "AK"}); got.HasHazardData() {
+		t.Errorf("Utqiagvik: weighted indicators %+v, want none", got.Indicators)
 	}
 }
 
@@ -224,5 +233,128 @@ func BenchmarkMeasure(b *testing.B) {
 				m.Measure(tc.site)
 			}
 		})
+	}
+}
+
+// TestRealPlaceTablePGA: outside the conterminous states the PGA comes from
+// the USGS design values at listed places (PROVENANCE.md spot checks:
+// Anchorage 0.50, Kodiak 0.62-0.64, Fairbanks 0.40, Honolulu 0.266, Hilo
+// 0.50, San Juan 0.406, Ponce 0.411, Mayagüez 0.468, Central Guam 0.937,
+// Central Tutuila 0.135 g).
+func TestRealPlaceTablePGA(t *testing.T) {
+	m := realModule(t)
+	tests := []struct {
+		name     string
+		site     hazard.Site
+		min, max float64
+		withRate bool // the ComCat M5+ chance is weighted beside it
+	}{
+		{"Anchorage", anchorage, 0.48, 0.55, true},
+		{"Kodiak", hazard.Site{Lat: 57.7900, Lon: -152.4072, StateCode: "AK", StateFIPS: "02"}, 0.60, 0.66, true},
+		{"Fairbanks", hazard.Site{Lat: 64.8378, Lon: -147.7164, StateCode: "AK", StateFIPS: "02"}, 0.38, 0.42, true},
+		{"Juneau", juneau, 0.23, 0.27, false},
+		{"Honolulu", hazard.Site{Lat: 21.2793, Lon: -157.8292, StateCode: "HI", StateFIPS: "15"}, 0.25, 0.28, false},
+		{"Hilo", hilo, 0.48, 0.60, true},
+		{"San Juan", sanJuan, 0.39, 0.42, false},
+		{"Ponce", hazard.Site{Lat: 18.0111, Lon: -66.6141, StateCode: "PR", StateFIPS: "72"}, 0.40, 0.42, false},
+		{"Mayagüez", hazard.Site{Lat: 18.2013, Lon: -67.1397, StateCode: "PR", StateFIPS: "72"}, 0.45, 0.48, false},
+		{"St Thomas (Charlotte Amalie)", hazard.Site{Lat: 18.3419, Lon: -64.9307, StateCode: "VI", StateFIPS: "78"}, 0.47, 0.50, false},
+		{"St Croix (Christiansted)", hazard.Site{Lat: 17.7466, Lon: -64.7032, StateCode: "VI", StateFIPS: "78"}, 0.34, 0.37, false},
+		{"Hagåtña", hazard.Site{Lat: 13.4757, Lon: 144.7489, StateCode: "GU", StateFIPS: "66"}, 0.88, 0.95, false},
+		{"Saipan", hazard.Site{Lat: 15.2069, Lon: 145.7197, StateCode: "MP", StateFIPS: "69"}, 0.55, 0.60, false},
+		{"Pago Pago", hazard.Site{Lat: -14.2781, Lon: -170.7025, StateCode: "AS", StateFIPS: "60"}, 0.13, 0.16, false},
+	}
+	for _, tc := range tests {
+		meas := m.Measure(tc.site)
+		in, ok := indicator(meas, IndicatorPGA)
+		if !ok {
+			t.Errorf("%s: no %s; notes %q", tc.name, IndicatorPGA, meas.Notes)
+			continue
+		}
+		if in.Value < tc.min || in.Value > tc.max || in.Resolution.Kind != hazard.ResPlaceTable || in.Source != placeSource {
+			t.Errorf("%s: PGA %.3f g (%s, %s), want %.2f..%.2f g from the place table", tc.name, in.Value, in.Resolution.Kind, in.Source, tc.min, tc.max)
+		}
+		wantW := 1.0
+		if tc.withRate {
+			wantW = weightPGA
+		}
+		if _, rate := indicator(meas, IndicatorM5Annual); rate != tc.withRate || in.Weight != wantW {
+			t.Errorf("%s: PGA weight %v, M5+ chance present %v; want %v and %v", tc.name, in.Weight, rate, wantW, tc.withRate)
+		}
+		if !strings.Contains(strings.Join(meas.Notes, " "), "at the nearest listed places: ") {
+			t.Errorf("%s: notes %q name no listed place", tc.name, meas.Notes)
+		}
+	}
+	// Guam is far above Tutuila, as the design values say.
+	g, _ := indicator(m.Measure(hazard.Site{Lat: 13.4757, Lon: 144.7489, StateCode: "GU"}), IndicatorPGA)
+	as, _ := indicator(m.Measure(hazard.Site{Lat: -14.2781, Lon: -170.7025, StateCode: "AS"}), IndicatorPGA)
+	if g.Value < 5*as.Value {
+		t.Errorf("Guam %.3f g against Tutuila %.3f g, want Guam several times higher", g.Value, as.Value)
+	}
+}
+
+// TestRealAlaskaContext checks the PROVENANCE.md geometry checks: Anchorage
+// above the Eastern Aleutian interface and 40 km from Castle Mountain,
+// Kodiak above three interface sources and 15 km from the Kodiak Island
+// fault, Fairbanks above none and with no fault source within 100 km (146 km
+// from the Denali fault).
+func TestRealAlaskaContext(t *testing.T) {
+	m := realModule(t)
+	tests := []struct {
+		name   string
+		site   hazard.Site
+		fault  string
+		km     float64 // 0: none within 100 km
+		ifaces string
+	}{
+		{"Anchorage", anchorage, "Castle Mountain", 40, "Eastern Aleutian Segment"},
+		{"Kodiak", hazard.Site{Lat: 57.7900, Lon: -152.4072, StateCode: "AK"}, "Kodiak Island", 15, "Aleutian Arc; Eastern Aleutian Segment; Kodiak Segment"},
+		{"Fairbanks", hazard.Site{Lat: 64.8378, Lon: -147.7164, StateCode: "AK"}, "", 0, "none"},
+	}
+	for _, tc := range tests {
+		meas := m.Measure(tc.site)
+		km, _ := indicator(meas, IndicatorFaultKm)
+		name, hasName := indicator(meas, IndicatorFaultName)
+		if tc.km > 0 && (!hasName || name.Text != tc.fault || math.Abs(km.Value-tc.km) > 1.5) {
+			t.Errorf("%s: nearest fault %q at %.1f km, want %s at about %v km", tc.name, name.Text, km.Value, tc.fault, tc.km)
+		}
+		if tc.km == 0 && (hasName || km.Value != faultSearchKm) {
+			t.Errorf("%s: nearest fault %q at %.1f km, want none within 100 km", tc.name, name.Text, km.Value)
+		}
+		if in, _ := indicator(meas, IndicatorInterface); in.Text != tc.ifaces {
+			t.Errorf("%s: interfaces %q, want %q", tc.name, in.Text, tc.ifaces)
+		}
+	}
+}
+
+// TestRealPlaceTableRows: NEHRP 2015 site class B-estimated rows merge into
+// one place per town (two rows each, San Juan under two spellings; Central
+// Guam and Tamuning, and Fagamalo and Faganeanea, are one point each).
+func TestRealPlaceTableRows(t *testing.T) {
+	m := realModule(t)
+	if got := m.Rows()[placeSource]; got != 246 {
+		t.Errorf("rows %d, want 246", got)
+	}
+	if got := m.Rows()[akSource]; got != 511 {
+		t.Errorf("Alaska features %d, want 511", got)
+	}
+	want := map[string]int{regionAK: 21, regionHI: 21, regionPRVI: 14, regionGUMP: 7, regionAS: 3}
+	for r, n := range want {
+		if got := len(m.places.byRegion[r]); got != n {
+			t.Errorf("%s: %d places, want %d", r, got, n)
+		}
+	}
+}
+
+// BenchmarkMeasureOutside measures sites outside the conterminous states,
+// where the place table, ComCat and the Alaska layer are all consulted.
+func BenchmarkMeasureOutside(b *testing.B) {
+	m := realModule(b)
+	sites := []hazard.Site{anchorage, juneau, hilo, lahaina, sanJuan,
+		{Lat: 57.79, Lon: -152.4072, StateCode: "AK"}, {Lat: 13.4757, Lon: 144.7489, StateCode: "GU"}, {Lat: 52.1, Lon: 177.5, StateCode: "AK"}}
+	for b.Loop() {
+		for _, s := range sites {
+			m.Measure(s)
+		}
 	}
 }
