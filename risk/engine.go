@@ -43,7 +43,7 @@ import (
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
 // weight or reference set changes.
-const MethodologyVersion = "locrisk-methodology-2.0"
+const MethodologyVersion = "locrisk-methodology-3.0"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
 var ErrUnsupportedLocation = errors.New("coordinate outside supported United States coverage")

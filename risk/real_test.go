@@ -2,6 +2,7 @@ package risk
 
 import (
 	"context"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -17,7 +18,7 @@ import (
 
 func TestRealPlacesResolveAndKeepInvariants(t *testing.T) {
 	e := loadReal(t)
-	for _, p := range validationPlaces {
+	for _, p := range allValidationPlaces() {
 		a, err := e.Assess(context.Background(), p.Lat, p.Lon)
 		if err != nil {
 			t.Errorf("%s: %v", p.Name, err)
@@ -71,8 +72,9 @@ func TestRealPercentileClaim(t *testing.T) {
 	}
 	// What the flags and the confidence look like over all residents.
 	rates := flagRates(t, e, &trace)
-	for code, r := range rates {
-		t.Logf("flag %s: %.1f%% of residents", code, 100*r)
+	codes := slices.Sorted(maps.Keys(rates))
+	for _, code := range codes {
+		t.Logf("%s: %.1f%% of residents", code, 100*rates[code])
 	}
 	if r := rates["county_level_data_only"]; r > 0.7 || r == 0 {
 		t.Errorf("county_level_data_only fires for %.1f%% of residents", 100*r)
@@ -111,11 +113,25 @@ func flagRates(t *testing.T, e *Engine, tr *referenceTrace) map[string]float64 {
 				divergent[strings.SplitN(f.Message, ":", 2)[0]] += w
 			}
 		}
+		highSeen := map[string]bool{}
+		for _, r := range a.Summary.Recommendations {
+			if r.Priority == "high" && !highSeen[r.Module] {
+				fired["high_priority:"+r.Module] += w
+				highSeen[r.Module] = true
+			}
+		}
+		if len(highSeen) > 0 {
+			fired["high_priority:any"] += w
+		}
+		if d := a.Summary.OverallDriver; d != "" {
+			fired["overall_driver:"+d] += w
+		}
 		for _, m := range a.Report.Modules {
 			if confidence[m.Module] == nil {
 				confidence[m.Module] = map[string]bool{}
 			}
 			confidence[m.Module][formatNumber(m.Value.Confidence.Score)] = true
+			fired["confidence:"+m.Module+":"+formatNumber(m.Value.Confidence.Score)] += w
 		}
 	}
 	for k := range fired {
@@ -143,7 +159,7 @@ func flagRates(t *testing.T, e *Engine, tr *referenceTrace) map[string]float64 {
 // the figure the 200 microsecond budget is about, beside the mean.
 func BenchmarkAssess(b *testing.B) {
 	e := loadReal(b)
-	pts := validationPlaces
+	pts := allValidationPlaces()
 	ctx := context.Background()
 	var took []time.Duration
 	b.ResetTimer()

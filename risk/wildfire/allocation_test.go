@@ -153,6 +153,16 @@ func TestRealAllocationPreservesCountyTotals(t *testing.T) {
 	if len(counties) < 3000 {
 		t.Fatalf("only %d counties allocated", len(counties))
 	}
+	var national [3]float64
+	var nationalPop float64
+	for _, tl := range counties {
+		for k := range national {
+			national[k] += tl.byClass[k]
+		}
+		nationalPop += tl.pop
+	}
+	t.Logf("residents allocated: %.1f%% not exposed, %.1f%% indirectly, %.1f%% directly exposed",
+		100*national[classNot]/nationalPop, 100*national[classIndirect]/nationalPop, 100*national[classDirect]/nationalPop)
 	var worst float64
 	var within1pct int
 	for fips, tl := range counties {
