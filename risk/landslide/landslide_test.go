@@ -404,6 +404,53 @@ func TestReal(t *testing.T) {
 	}
 }
 
+// TestRealRatio checks the report ratio on real data: documented slide
+// areas above the downtowns of their counties, and downtowns where reports
+// follow the people around not above 1.
+func TestRealRatio(t *testing.T) {
+	m := realModule(t)
+	ratio := func(lat, lon float64, fips string) float64 {
+		in, _ := indicator(m.Measure(hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips}), IndicatorRatio)
+		return in.Value
+	}
+	pairs := []struct {
+		slide, city            string
+		sLat, sLon, cLat, cLon float64
+		fips                   string
+	}{
+		{"Portuguese Bend", "downtown Los Angeles", 33.74, -118.37, 34.05, -118.24, "06037"},
+		{"Big Sur", "Salinas", 36.269, -121.79, 36.6777, -121.6555, "06053"},
+		{"La Conchita", "Ventura", 34.3636, -119.4469, 34.2805, -119.2945, "06111"},
+		{"Bluebird Canyon", "Santa Ana", 33.5355, -117.7717, 33.7455, -117.8677, "06059"},
+	}
+	for _, p := range pairs {
+		s, c := ratio(p.sLat, p.sLon, p.fips), ratio(p.cLat, p.cLon, p.fips)
+		t.Logf("%s %.2f, %s %.2f", p.slide, s, p.city, c)
+		if s <= c {
+			t.Errorf("%s (%.2f) should exceed %s (%.2f)", p.slide, s, p.city, c)
+		}
+	}
+	for _, d := range []struct {
+		name     string
+		lat, lon float64
+		fips     string
+	}{
+		{"downtown Colorado Springs", 38.8339, -104.8214, "08041"},
+		{"downtown Phoenix", 33.4484, -112.0740, "04013"},
+		{"downtown Los Angeles", 34.05, -118.24, "06037"},
+		{"Miami", 25.7617, -80.1918, "12086"},
+	} {
+		if r := ratio(d.lat, d.lon, d.fips); r >= 1 {
+			t.Errorf("%s: ratio %.2f, want below the national rate", d.name, r)
+		}
+	}
+	r0, n, res := m.Rate()
+	t.Logf("r0 = %d / %.0f = %.3g", n, res, r0)
+	if n < 3000 || n > m.Events() || res < 3.3e8 {
+		t.Errorf("r0 from %d events over %.0f residents", n, res)
+	}
+}
+
 func BenchmarkLoad(b *testing.B) {
 	dir := datatest.RealDir(b)
 	ex, err := loadExposure(dir)
