@@ -374,16 +374,16 @@ func TestReal(t *testing.T) {
 	if seattle < 50 || portland < 50 {
 		t.Errorf("Seattle %v, Portland %v: want at least 50 each", seattle, portland)
 	}
-	// The weighted density, the module's only weighted indicator, orders
-	// the same places the same way.
+	// The density (context since the report ratio) orders the same places
+	// the same way; the ratio is the only weighted indicator.
 	density := func(lat, lon float64) float64 {
 		ms := m.Measure(hazard.Site{Lat: lat, Lon: lon})
 		in, ok := indicator(ms, IndicatorDensity)
-		if !ok || in.Weight != 1 {
-			t.Fatalf("(%v, %v): density indicator %+v, want weight 1", lat, lon, in)
+		if !ok || in.Weight != 0 {
+			t.Fatalf("(%v, %v): density indicator %+v, want context (weight 0)", lat, lon, in)
 		}
 		for _, o := range ms.Indicators {
-			if o.ID != IndicatorDensity && o.Weight != 0 {
+			if o.ID != IndicatorRatio && o.Weight != 0 {
 				t.Errorf("%s carries weight %v, want context only", o.ID, o.Weight)
 			}
 		}
