@@ -200,6 +200,13 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 	for _, c := range e.coverage.Counties() {
 		env.countyLandKm2[c.FIPS] = c.LandAreaKm2
 	}
+	env.countyOf = func(p geo.Point) (string, bool) {
+		c, _, ok := e.coverage.Locate(p)
+		if !ok {
+			return "", false
+		}
+		return c.FIPS, true
+	}
 	var popRows int // set by env.population inside a loader, read after runAll
 	env.population = sync.OnceValues(func() (*population.Profiles, error) {
 		x, err := population.Load(dir)
@@ -207,18 +214,16 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 			return nil, wrapLoad("census block-group centres of population", err)
 		}
 		popRows = x.Rows()
-		return population.BuildProfiles(x, func(p geo.Point) (string, bool) {
-			c, _, ok := e.coverage.Locate(p)
-			if !ok {
-				return "", false
-			}
-			return c.FIPS, true
-		}), nil
+		return population.BuildProfiles(x, env.countyOf), nil
+	})
+	env.nri = sync.OnceValues(func() (*nri.Table, error) {
+		t, err := nri.Load(dir)
+		return t, wrapLoad("FEMA NRI", err)
 	})
 
 	// The layers are independent once coverage is known; load them side by side.
 	loaders := []func() error{
-		func() (err error) { e.nri, err = nri.Load(dir); return wrapLoad("FEMA NRI", err) },
+		func() (err error) { e.nri, err = env.nri(); return err },
 	}
 	e.modules = make([]hazard.Module, len(e.specs))
 	for i, spec := range e.specs {

@@ -8,6 +8,7 @@ import (
 	"locrisk/risk/hazard"
 	"locrisk/risk/hydrology"
 	"locrisk/risk/landslide"
+	"locrisk/risk/nri"
 	"locrisk/risk/population"
 	"locrisk/risk/severeweather"
 	"locrisk/risk/wildfire"
@@ -99,6 +100,12 @@ type loadEnv struct {
 	// local density once, for the modules that need it (wildfire,
 	// landslide); later calls wait for the first and share its result.
 	population func() (*population.Profiles, error)
+	// countyOf locates a point to its county (the landslide module places
+	// each reported event in one).
+	countyOf population.CountyOf
+	// nri loads the FEMA NRI county table once; the engine keeps it as the
+	// benchmark, the landslide module reads its county ratings as priors.
+	nri func() (*nri.Table, error)
 }
 
 // registry is the ordered list of modules: report order, CSV column order,
@@ -179,14 +186,27 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard", NewsReports: true,
 		Perils: []PerilSpec{
-			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorDensity},
+			// Reported landslides relative to the residents around the site
+			// who could have reported them, shrunk toward the county's NRI
+			// rating class; the raw density is context.
+			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorRatio},
 		},
 		Advice: Advice{
 			Act:    "Commission a geotechnical review of slope stability and drainage before binding; landslide damage is usually excluded from standard policies.",
 			Check:  "Inspect the site for slopes, cut banks and drainage problems; note reported landslides nearby.",
 			NoData: "Landslide hazard could not be assessed here; check state geological survey landslide maps.",
 		},
-		load: func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(landslide.Load(dir)) },
+		load: func(dir string, env loadEnv) (hazard.Module, error) {
+			pop, err := env.population()
+			if err != nil {
+				return nil, err
+			}
+			tab, err := env.nri()
+			if err != nil {
+				return nil, err
+			}
+			return orNil(landslide.Load(dir, landslide.Exposure{Residents: pop, CountyOf: env.countyOf, NRI: tab}))
+		},
 	},
 	{
 		Key: hazard.EnvironmentalExposure, Title: "Environmental exposure", Noun: "environmental exposure",

@@ -75,6 +75,15 @@ var validationPlaces = []validationPlace{
 
 	// Pacific Northwest.
 	{Name: "Seattle, WA", Lat: 47.6062, Lon: -122.3321, County: "53033"},
+	{Name: "Downtown Tacoma, WA", Lat: 47.2529, Lon: -122.4443, County: "53053"},
+	{Name: "Downtown Everett, WA", Lat: 47.9790, Lon: -122.2021, County: "53061"},
+	{Name: "Downtown Colorado Springs, CO", Lat: 38.8339, Lon: -104.8214, County: "08041"},
+	{Name: "Big Sur, CA", Lat: 36.2690, Lon: -121.7900, County: "06053"},
+	{Name: "Salinas, CA", Lat: 36.6777, Lon: -121.6555, County: "06053"},
+	{Name: "Laguna Beach (Bluebird Canyon), CA", Lat: 33.5355, Lon: -117.7717, County: "06059"},
+	{Name: "Santa Ana, CA", Lat: 33.7455, Lon: -117.8677, County: "06059"},
+	{Name: "Pacifica (Esplanade bluffs), CA", Lat: 37.6458, Lon: -122.4903, County: "06081"},
+	{Name: "Redwood City, CA", Lat: 37.4852, Lon: -122.2364, County: "06081"},
 	{Name: "Portland, OR", Lat: 45.5152, Lon: -122.6784, County: "41051"},
 	{Name: "Richland, WA", Lat: 46.2857, Lon: -119.2845, County: "53005"},
 	{Name: "Hanford 200 Area, WA", Lat: 46.5500, Lon: -119.5400, County: "53005"},
@@ -193,6 +202,9 @@ var validationOrders = []validationOrder{
 
 	// Landslide.
 	{Module: "landslide", Peril: "landslide", Higher: "Rancho Palos Verdes (Portuguese Bend), CA", Lower: "Downtown Los Angeles, CA", Why: "Same county: the Portuguese Bend landslide complex has moved continuously since 1956; downtown Los Angeles is on a flat basin floor."},
+	{Module: "landslide", Peril: "landslide", Higher: "Big Sur, CA", Lower: "Salinas, CA", Why: "Same county: the Big Sur coast's steep Santa Lucia slopes close Highway 1 with slides most wet winters (Mud Creek 2017); Salinas lies on the flat valley floor."},
+	{Module: "landslide", Peril: "landslide", Higher: "Laguna Beach (Bluebird Canyon), CA", Lower: "Santa Ana, CA", Why: "Same county: the Bluebird Canyon landslide destroyed homes in 1978 and 2005; Santa Ana is on the flat coastal plain."},
+	{Module: "landslide", Peril: "landslide", Higher: "Pacifica (Esplanade bluffs), CA", Lower: "Redwood City, CA", Why: "Same county: Pacifica's eroding sea bluffs forced the evacuation of Esplanade Avenue apartments (2010, 2016); Redwood City lies on the bay plain."},
 	{Module: "landslide", Peril: "landslide", Higher: "Seattle, WA", Lower: "Miami, FL", Why: "Seattle's steep glacial bluffs produce frequent landslides in wet winters; Miami is flat limestone near sea level."},
 	{Module: "landslide", Peril: "landslide", Higher: "Pittsburgh, PA", Lower: "Houston, TX", Why: "Pittsburgh's steep hillsides have one of the highest landslide rates in the eastern US; Houston is on a flat coastal plain."},
 	{Module: "landslide", Peril: "landslide", Higher: "Juneau, AK", Lower: "Chicago, IL", Why: "Juneau is built beneath steep slopes with deadly slides (1936) and recurrent debris flows; downtown Chicago is flat lake plain."},
@@ -235,6 +247,14 @@ var validationLows = []validationLow{
 	{Module: "severeWeather", Peril: "straightLineWind", Place: "San Francisco, CA", Max: 30, Why: "Severe thunderstorm winds are very rare in San Francisco."},
 	{Module: "landslide", Peril: "landslide", Place: "Miami, FL", Max: 30, Why: "Miami is flat, low limestone terrain with no slopes to fail."},
 	{Module: "landslide", Peril: "landslide", Place: "Houston, TX", Max: 30, Why: "Houston lies on a nearly flat coastal plain."},
+	{Module: "landslide", Peril: "landslide", Place: "Downtown Tacoma, WA", Max: 80, Why: "Reports cluster where people live; a downtown is not very high on landslide from news reports alone."},
+	{Module: "landslide", Peril: "landslide", Place: "Downtown Everett, WA", Max: 80, Why: "Reports cluster where people live; a downtown is not very high on landslide from news reports alone."},
+	{Module: "landslide", Peril: "landslide", Place: "Downtown Colorado Springs, CO", Max: 80, Why: "Downtown Colorado Springs lies on the plains east of the foothills' slide areas; reports there follow the people around."},
+	{Module: "landslide", Peril: "landslide", Place: "Phoenix, AZ", Max: 80, Why: "Downtown Phoenix lies on the flat Salt River valley floor."},
+	{Module: "landslide", Peril: "landslide", Place: "Downtown Los Angeles, CA", Max: 80, Why: "Downtown Los Angeles is on a flat basin floor."},
+	{Module: "landslide", Peril: "landslide", Place: "Denver, CO", Max: 80, Why: "Downtown Denver lies on the flat South Platte plain, 25 km from the foothills."},
+	{Module: "landslide", Peril: "landslide", Place: "Salt Lake City, UT", Max: 80, Why: "Downtown Salt Lake City lies on the valley floor; its slide areas are on the benches and canyons."},
+	{Module: "landslide", Peril: "landslide", Place: "Chicago, IL", Max: 80, Why: "Chicago is flat lake plain."},
 	{Module: "environmentalExposure", Peril: "superfund", Place: "Key West, FL", Max: 30, Why: "No National Priorities List site lies near Key West."},
 	{Module: "environmentalExposure", Peril: "superfund", Place: "Fargo, ND", Max: 30, Why: "No National Priorities List site lies near Fargo."},
 }

@@ -1,33 +1,52 @@
-// Package landslide counts reported landslides near a site from NASA's Global
-// Landslide Catalog (GLC, 1988-2017): point events compiled from news
+// Package landslide measures reported landslides near a site from NASA's
+// Global Landslide Catalog (GLC, 1988-2017): point events compiled from news
 // reports, disaster databases and scientific reports.
 //
-// The count measures where landslides were reported, not where they can
+// The catalog records where landslides were reported, not where they can
 // happen: coverage follows media attention (almost all U.S. events are from
 // 2007 on, and Oregon and Washington dominate), locations can be off by up
 // to 50 km, and quiet hillsides with no road or house nearby are absent.
-// The module therefore always reports low confidence, and the engine shows
-// the FEMA NRI landslide score beside it as the benchmark.
+// Because reports cluster where people live, the module's weighted measure
+// is not the raw density of reports but the reports relative to the people
+// around the site who could have reported them (docs/methodology.md,
+// "Landslide module"):
+//
+//	ratio = (O + a) / (E + a / mu)
+//
+// where O is the distance-weighted count of reported events, E the count
+// expected from the residents around the site at the national rate of
+// reports per resident, and mu the pooled ratio of the counties that share
+// the site's county's FEMA NRI landslide rating, toward which small counts
+// are shrunk with a weight of a pseudo-reports (a Poisson-gamma posterior
+// mean). The module always reports low confidence, and the engine shows the
+// FEMA NRI landslide score beside it as the benchmark.
 //
 // Events are kept whatever country the catalog names: 1,562 rows of the
 // 2016-2017 additions have no country code at all (most are in the U.S.),
 // and a landslide 10 km across the Canadian border is as near as one 10 km
-// inside it. Snow avalanches and events placed only to within 100 km or
-// more are left out.
+// inside it. The ratio counts only the events that lie in a county with
+// residents (the 50 states, DC and Puerto Rico), because only there are the
+// residents counted too. Snow avalanches and events placed only to within
+// 100 km or more are left out.
 package landslide
 
 import (
+	"errors"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
 	"locrisk/risk/data"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
+	"locrisk/risk/nri"
+	"locrisk/risk/population"
 )
 
 // Indicator ids.
 const (
+	IndicatorRatio   = "landslide_report_ratio"
 	IndicatorDensity = "reported_landslide_density"
 	IndicatorCount   = "reported_landslides_25km"
 	IndicatorNearest = "nearest_reported_landslide_km"
@@ -38,13 +57,26 @@ const (
 
 	countRadiusKm   = 25
 	nearestRadiusKm = 100
-	// The density (docs/methodology.md, "Landslide") weighs each reported
-	// event by exp(-distance / densityScaleKm) out to densityRadiusKm,
-	// where the weight is 0.25%: no count switches on at a radius, and a
-	// report 2 km away weighs four times one 15 km away.
+	// The weighted counts (docs/methodology.md, "Landslide module") weigh
+	// each reported event, and each resident, by exp(-distance /
+	// densityScaleKm) out to densityRadiusKm, where the weight is 0.25%:
+	// no count switches on at a radius, and a report 2 km away weighs four
+	// times one 15 km away.
 	densityScaleKm  = 10.0
 	densityRadiusKm = 60.0
 	catalogYears    = 30 // 1988-2017
+	// PriorStrength is a, the weight of the county's rating-class prior in
+	// pseudo-reports (distance-weighted, like O): a site's own reports
+	// outweigh the prior once they exceed 3, and one or two reports where
+	// few people live move the ratio at most to (O + 3) / 3 times the
+	// prior. Three reports is also where a Poisson count's relative
+	// error, 1/sqrt(O), falls below 60%.
+	PriorStrength = 3.0
+	// residentCellDeg is the cell in which block-group residents are
+	// pooled, at their population-weighted centre, for the expected
+	// count: a 60 km sum then visits a few hundred cells instead of up to
+	// 10,000 block groups, and differs from the exact sum by about 1%.
+	residentCellDeg = 0.05
 	// quality scales the confidence of reported events: the catalog is
 	// compiled from news and disaster reports, so it is neither complete
 	// nor evenly sampled.
@@ -52,18 +84,61 @@ const (
 	// maxAccuracyKm drops events whose position is only known to within
 	// more than this: they cannot be placed in a 25 km circle.
 	maxAccuracyKm = 50
+	// nriCode is the FEMA NRI hazard whose county rating sets the prior.
+	nriCode = "LNDS"
 )
+
+// Ratings are the NRI rating classes that get a pooled prior of their own;
+// every other rating ("Insufficient Data", "No Rating", "Not Applicable")
+// and a county missing from the NRI table get the national ratio, 1.
+var Ratings = []string{"Very High", "Relatively High", "Relatively Moderate", "Relatively Low", "Very Low"}
+
+// Exposure is what the report ratio needs beside the catalog: the residents
+// around a site, the county each event lies in, and the county's NRI
+// landslide rating.
+type Exposure struct {
+	Residents *population.Profiles // block-group residents, by county
+	CountyOf  population.CountyOf  // the county an event lies in
+	NRI       *nri.Table           // county LNDS ratings for the prior
+}
+
+// Class is one NRI rating class's pool: the counted events in its counties,
+// their residents, and the prior ratio mu that the pool gives.
+type Class struct {
+	Rating    string
+	Counties  int
+	Events    int
+	Residents float64
+	Mu        float64
+}
 
 // Module is the loaded landslide module. It is immutable and safe for
 // concurrent use.
 type Module struct {
 	ix      *geo.PointIndex
+	counted []bool // event i lies in a county with residents: it counts in O
 	rows    int
 	skipped int // rows without usable coordinates
+
+	res    *geo.CellIndex // pooled resident cells
+	resPts []geo.Point
+	resPop []float64
+
+	events    int     // events counted in O anywhere
+	residents float64 // residents of the counties with residents
+	rate      float64 // r0: events per resident
+	classes   []Class
+	ratings   *nri.Table
+	prior     map[string]float64 // NRI LNDS rating -> mu
 }
 
-// Load reads the Global Landslide Catalog export from the data directory.
-func Load(dir string) (*Module, error) {
+// Load reads the Global Landslide Catalog export from the data directory
+// and computes the national rate of reports per resident and the
+// rating-class priors from ex.
+func Load(dir string, ex Exposure) (*Module, error) {
+	if ex.Residents == nil || ex.CountyOf == nil || ex.NRI == nil {
+		return nil, errors.New("landslide: residents, county locator and NRI table are all needed")
+	}
 	t, err := data.OpenTable(dir, data.Path(sourceID), "latitude", "longitude", "location_accuracy", "landslide_category")
 	if err != nil {
 		return nil, err
@@ -90,8 +165,98 @@ func Load(dir string) (*Module, error) {
 	}
 	m.rows = t.Rows()
 	m.ix = geo.NewPointIndex(pts, 0.25)
+
+	// Events per county, where the county has residents.
+	perCounty := map[string]int{}
+	m.counted = make([]bool, len(pts))
+	for i, p := range pts {
+		if f, ok := ex.CountyOf(p); ok && ex.Residents.Residents(f) > 0 {
+			m.counted[i] = true
+			perCounty[f]++
+			m.events++
+		}
+	}
+	counties := ex.Residents.Counties()
+	for _, f := range counties {
+		m.residents += ex.Residents.Residents(f)
+	}
+	if m.residents <= 0 {
+		return nil, errors.New("landslide: no county has residents")
+	}
+	m.rate = float64(m.events) / m.residents
+
+	// Rating-class pools, each shrunk toward the national ratio 1 with the
+	// same prior strength, so a thin class cannot give a prior of 0.
+	byRating := map[string]*Class{}
+	for _, r := range Ratings {
+		byRating[r] = &Class{Rating: r}
+	}
+	for _, f := range counties {
+		if c := byRating[ex.NRI.Hazard(f, nriCode).Rating]; c != nil {
+			c.Counties++
+			c.Events += perCounty[f]
+			c.Residents += ex.Residents.Residents(f)
+		}
+	}
+	for _, r := range Ratings {
+		c := byRating[r]
+		c.Mu = (float64(c.Events) + PriorStrength) / (m.rate*c.Residents + PriorStrength)
+		m.classes = append(m.classes, *c)
+	}
+	m.ratings = ex.NRI
+	m.prior = make(map[string]float64, len(Ratings))
+	for _, c := range m.classes {
+		m.prior[c.Rating] = c.Mu
+	}
+	m.resPts, m.resPop = poolResidents(ex.Residents.Index())
+	b := geo.NewCellIndexBuilder(0.1)
+	for i, p := range m.resPts {
+		b.Add(int32(i), geo.PointBox(p))
+	}
+	m.res = b.Build()
 	return m, nil
 }
+
+// poolResidents sums block-group residents into residentCellDeg cells, each
+// placed at its residents' mean position, in a fixed order.
+func poolResidents(x *population.Index) ([]geo.Point, []float64) {
+	type cell struct{ pop, lat, lon float64 }
+	type key struct{ i, j int32 }
+	cells := map[key]*cell{}
+	for i := 0; i < x.Len(); i++ {
+		p, n := x.Centre(i)
+		k := key{int32(math.Floor(p.Lat / residentCellDeg)), int32(math.Floor(p.Lon / residentCellDeg))}
+		c := cells[k]
+		if c == nil {
+			c = &cell{}
+			cells[k] = c
+		}
+		c.pop += n
+		c.lat += n * p.Lat
+		c.lon += n * p.Lon
+	}
+	keys := make([]key, 0, len(cells))
+	for k := range cells {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		return keys[a].i < keys[b].i || (keys[a].i == keys[b].i && keys[a].j < keys[b].j)
+	})
+	pts := make([]geo.Point, 0, len(keys))
+	pop := make([]float64, 0, len(keys))
+	for _, k := range keys {
+		c := cells[k]
+		pts = append(pts, geo.Point{Lat: c.lat / c.pop, Lon: c.lon / c.pop})
+		pop = append(pop, c.pop)
+	}
+	return pts, pop
+}
+
+// Posterior is the shrunk ratio of observed to expected reports: the mean
+// of a gamma(a, a/mu) prior on the ratio updated with a Poisson count O of
+// expectation ratio * E. With no reports and no residents it is mu; with
+// O and E large it tends to O / E.
+func Posterior(o, e, mu, a float64) float64 { return (o + a) / (e + a/mu) }
 
 // kept reports whether an event counts: a landslide (not a snow avalanche)
 // placed to within maxAccuracyKm. "exact", "unknown" and blank accuracies
@@ -122,14 +287,67 @@ func (m *Module) Events() int { return m.ix.Len() }
 // Skipped is the number of rows dropped for lack of a usable coordinate.
 func (m *Module) Skipped() int { return m.skipped }
 
+// Rate is r0, the national rate: events counted in O (those in a county
+// with residents) per resident of those counties, with both totals.
+func (m *Module) Rate() (perResident float64, events int, residents float64) {
+	return m.rate, m.events, m.residents
+}
+
+// Classes returns the NRI rating-class pools and their priors, in the
+// order of Ratings.
+func (m *Module) Classes() []Class { return append([]Class(nil), m.classes...) }
+
+// Prior is mu for county fips: its NRI rating class's pooled ratio, or 1.
+func (m *Module) Prior(fips string) float64 {
+	if mu, ok := m.prior[m.ratings.Hazard(fips, nriCode).Rating]; ok {
+		return mu
+	}
+	return 1
+}
+
+// Counts returns O, the distance-weighted count of the events counted in
+// the ratio, and E, the count expected at the national rate from the
+// residents around p (both summed with exp(-d / 10 km) out to 60 km).
+func (m *Module) Counts(p geo.Point) (o, e float64) {
+	m.ix.Within(p, densityRadiusKm, func(i int, d float64) {
+		if m.counted[i] {
+			o += math.Exp(-d / densityScaleKm)
+		}
+	})
+	return o, m.rate * m.weightedResidents(p)
+}
+
+// weightedResidents sums the pooled residents within 60 km of p weighted by
+// exp(-d / 10 km). Distances are taken in the plane tangent at p: out to
+// 60 km they differ from great-circle distances by well under 0.1%, and
+// the sum visits a few hundred cells per site.
+func (m *Module) weightedResidents(p geo.Point) float64 {
+	const r2 = densityRadiusKm * densityRadiusKm
+	kx := geo.KmPerDegLat * math.Cos(p.Lat*math.Pi/180)
+	var w float64
+	m.res.Near(p, densityRadiusKm, func(i int32) {
+		q := m.resPts[i]
+		dy := (q.Lat - p.Lat) * geo.KmPerDegLat
+		dx := geo.NormalizeLon(q.Lon-p.Lon) * kx
+		if d2 := dx*dx + dy*dy; d2 <= r2 {
+			w += m.resPop[i] * math.Exp(-math.Sqrt(d2)/densityScaleKm)
+		}
+	})
+	return w
+}
+
 // Measure implements hazard.Module.
 func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	p := geo.Point{Lat: site.Lat, Lon: site.Lon}
 	n := 0
 	nearest := -1.0
-	density := 0.0
-	m.ix.Within(p, densityRadiusKm, func(_ int, d float64) {
-		density += math.Exp(-d / densityScaleKm)
+	density, o := 0.0, 0.0
+	m.ix.Within(p, densityRadiusKm, func(i int, d float64) {
+		w := math.Exp(-d / densityScaleKm)
+		density += w
+		if m.counted[i] {
+			o += w
+		}
 		if d <= countRadiusKm {
 			n++
 		}
@@ -138,6 +356,9 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		}
 	})
 	density /= catalogYears
+	e := m.rate * m.weightedResidents(p)
+	mu := m.Prior(site.CountyFIPS)
+	ratio := Posterior(o, e, mu, PriorStrength)
 	if nearest < 0 {
 		// Only the wider search when nothing is close: a 100 km query
 		// around Portland would measure the distance to ~1,000 events.
@@ -162,6 +383,17 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	return hazard.Measurement{
 		Indicators: []hazard.Indicator{
 			{
+				ID:         IndicatorRatio,
+				Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's NRI landslide rating class (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
+				Value:      ratio,
+				Unit:       "times the national rate",
+				Source:     sourceID,
+				Peril:      hazard.PerilLandslide,
+				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 60 km against the residents around them, both weighted by distance"},
+				Ranked:     true,
+				Weight:     1,
+			},
+			{
 				ID:         IndicatorDensity,
 				Label:      "Distance-weighted density of reported landslides: sum over events within 60 km of exp(-distance / 10 km), per year of the 1988-2017 catalog (news and disaster reports; not a susceptibility measure)",
 				Value:      density,
@@ -170,7 +402,6 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 				Peril:      hazard.PerilLandslide,
 				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events, weighted by distance out to 60 km"},
 				Ranked:     true,
-				Weight:     1,
 			},
 			{
 				ID:         IndicatorCount,
@@ -185,7 +416,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 			near,
 		},
 		Quality: quality,
-		Notes:   []string{note(n)},
+		Notes:   []string{note(n), ratioNote(o, e, mu)},
 	}
 }
 
@@ -198,4 +429,13 @@ func note(n int) string {
 	}
 	return "NASA's catalog lists " + strconv.Itoa(n) + " " + events +
 		" within 25 km (1988-2017); these are media-reported events, not a susceptibility map."
+}
+
+// ratioNote states the ratio's parts, so a reader can see whether reports
+// or residents drive it.
+func ratioNote(o, e, mu float64) string {
+	return "Distance-weighted reports within 60 km: " + strconv.FormatFloat(o, 'f', 1, 64) +
+		", against " + strconv.FormatFloat(e, 'f', 1, 64) +
+		" expected from the residents around at the national rate; small counts are shrunk toward " +
+		strconv.FormatFloat(mu, 'f', 2, 64) + " times the national rate, the pooled rate of counties with the same NRI landslide rating."
 }

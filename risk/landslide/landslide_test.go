@@ -7,15 +7,46 @@ import (
 	"strings"
 	"testing"
 
+	"locrisk/risk/coverage"
 	"locrisk/risk/data"
 	"locrisk/risk/data/datatest"
 	"locrisk/risk/geo"
 	"locrisk/risk/hazard"
+	"locrisk/risk/nri"
+	"locrisk/risk/population"
 )
+
+// loadExposure reads what the ratio needs beside the catalog from dir: the
+// county boundaries (to place events), the block-group residents and the
+// NRI table.
+func loadExposure(dir string) (Exposure, error) {
+	cov, err := coverage.Load(dir)
+	if err != nil {
+		return Exposure{}, err
+	}
+	x, err := population.Load(dir)
+	if err != nil {
+		return Exposure{}, err
+	}
+	countyOf := func(p geo.Point) (string, bool) {
+		c, _, ok := cov.Locate(p)
+		if !ok {
+			return "", false
+		}
+		return c.FIPS, true
+	}
+	tab, err := nri.Load(dir)
+	if err != nil {
+		return Exposure{}, err
+	}
+	return Exposure{Residents: population.BuildProfiles(x, countyOf), CountyOf: countyOf, NRI: tab}, nil
+}
+
+var fixtureExposure = datatest.Once(datatest.FixtureDir, loadExposure)
 
 func fixture(t *testing.T) *Module {
 	t.Helper()
-	m, err := Load(datatest.FixtureDir(t))
+	m, err := Load(datatest.FixtureDir(t), fixtureExposure(t))
 	if err != nil {
 		t.Fatalf("Load(fixtures): %v", err)
 	}
@@ -76,8 +107,16 @@ func TestMeasure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := m.Measure(tc.site)
 			d, ok := indicator(got, IndicatorDensity)
-			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != 1 || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
-				t.Errorf("density indicator %+v, want ranked density %.6g with weight 1", d, tc.density)
+			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != 0 || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
+				t.Errorf("density indicator %+v, want ranked density %.6g without weight (context)", d, tc.density)
+			}
+			// The ratio is the one weighted indicator: the posterior of the
+			// site's counts and its county's prior.
+			r, ok := indicator(got, IndicatorRatio)
+			o, e := m.Counts(geo.Point{Lat: tc.site.Lat, Lon: tc.site.Lon})
+			want := Posterior(o, e, m.Prior(tc.site.CountyFIPS), PriorStrength)
+			if !ok || r.Value != want || !r.Ranked || r.Weight != 1 || r.Unit != "times the national rate" || r.Resolution.Kind != hazard.ResReportedEvents {
+				t.Errorf("ratio indicator %+v, want ranked %v with weight 1", r, want)
 			}
 			// The count within 25 km is ranked context: no weight.
 			c, ok := indicator(got, IndicatorCount)
@@ -173,9 +212,85 @@ func TestNotes(t *testing.T) {
 		{hazard.Site{Lat: 40.0, Lon: -100.0}, "NASA's catalog lists 1 reported landslide within 25 km (1988-2017); these are media-reported events, not a susceptibility map."},
 	} {
 		got := m.Measure(tc.site).Notes
-		if len(got) != 1 || got[0] != tc.want {
+		if len(got) != 2 || got[0] != tc.want || !strings.HasPrefix(got[1], "Distance-weighted reports within 60 km: ") {
 			t.Errorf("notes %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// TestPosterior checks the shrinkage: no data gives the prior, many
+// reports the observed ratio, and small counts stay near the prior.
+func TestPosterior(t *testing.T) {
+	const a = PriorStrength
+	tests := []struct {
+		name     string
+		o, e, mu float64
+		want     float64
+		lo, hi   float64 // bounds when want is 0
+	}{
+		{name: "no reports, no residents: the prior", o: 0, e: 0, mu: 2, want: 2},
+		{name: "no reports, many residents: toward 0", o: 0, e: 100, mu: 2, want: 3 / (100 + 1.5)},
+		{name: "as expected at the national rate", o: 10, e: 10, mu: 1, want: 1},
+		{name: "one report where nobody lives", o: 1, e: 0, mu: 2, want: 2 * (1 + a) / a},
+		{name: "two reports, 0.01 expected: not 200", o: 2, e: 0.01, mu: 1, lo: 1.6, hi: 1.7},
+		{name: "many reports: the observed ratio", o: 10000, e: 1000, mu: 1, lo: 9.9, hi: 10.1},
+	}
+	for _, tc := range tests {
+		got := Posterior(tc.o, tc.e, tc.mu, a)
+		if tc.want != 0 && math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: Posterior(%v, %v, %v) = %v, want %v", tc.name, tc.o, tc.e, tc.mu, got, tc.want)
+		}
+		if tc.want == 0 && (got < tc.lo || got > tc.hi) {
+			t.Errorf("%s: Posterior(%v, %v, %v) = %v, want in [%v, %v]", tc.name, tc.o, tc.e, tc.mu, got, tc.lo, tc.hi)
+		}
+	}
+	// However few the residents, k reports move the ratio at most to
+	// (k + a) / a times the prior.
+	for k := 0.0; k <= 3; k++ {
+		for _, e := range []float64{0, 1e-6, 0.01, 0.5} {
+			if got, max := Posterior(k, e, 1, a), (k+a)/a; got > max+1e-12 {
+				t.Errorf("%v reports, %v expected: ratio %v above %v", k, e, got, max)
+			}
+		}
+	}
+}
+
+// TestRateAndPriors checks r0 and the class priors on the fixtures: the
+// counted events are those in a county with residents, r0 is their number
+// over those counties' residents, and each class prior is its pool's
+// ratio shrunk toward 1.
+func TestRateAndPriors(t *testing.T) {
+	m := fixture(t)
+	ex := fixtureExposure(t)
+	r0, n, res := m.Rate()
+	var want float64
+	for _, f := range ex.Residents.Counties() {
+		want += ex.Residents.Residents(f)
+	}
+	if res != want || n < 1 || n > m.Events() || math.Abs(r0-float64(n)/res) > 1e-18 {
+		t.Errorf("Rate() = %v, %d, %v; want events / residents with residents %v", r0, n, res, want)
+	}
+	events := 0
+	for _, c := range m.Classes() {
+		events += c.Events
+		if wantMu := (float64(c.Events) + PriorStrength) / (r0*c.Residents + PriorStrength); math.Abs(c.Mu-wantMu) > 1e-12 || c.Mu <= 0 {
+			t.Errorf("class %s: mu %v, want %v", c.Rating, c.Mu, wantMu)
+		}
+	}
+	if events > n {
+		t.Errorf("classes hold %d events, more than the %d counted", events, n)
+	}
+	// A county outside the table gets the national ratio.
+	if mu := m.Prior("99999"); mu != 1 {
+		t.Errorf("Prior(unknown county) = %v, want 1", mu)
+	}
+	// The pooled resident cells sum to the indexed residents.
+	var pooled float64
+	for _, p := range m.resPop {
+		pooled += p
+	}
+	if x := ex.Residents.Index(); math.Abs(pooled-x.Total()) > 1e-6*x.Total() {
+		t.Errorf("pooled residents %v, indexed %v", pooled, x.Total())
 	}
 }
 
@@ -212,22 +327,32 @@ func TestLoadErrors(t *testing.T) {
 		}
 		return dir
 	}
-	if _, err := Load(write(t, "event_id,lon,lat\n1,-122,47\n")); err == nil || !strings.Contains(err.Error(), "line 1: header lacks") {
+	ex := fixtureExposure(t)
+	if _, err := Load(t.TempDir(), Exposure{}); err == nil {
+		t.Error("no exposure: no error")
+	}
+	if _, err := Load(write(t, "event_id,lon,lat\n1,-122,47\n"), ex); err == nil || !strings.Contains(err.Error(), "line 1: header lacks") {
 		t.Errorf("broken header: error %v", err)
 	}
-	if _, err := Load(write(t, "")); err == nil {
+	if _, err := Load(write(t, ""), ex); err == nil {
 		t.Error("empty file: no error")
 	}
-	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := Load(t.TempDir(), ex); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing file: error %v", err)
 	}
-	m, err := Load(write(t, "location_accuracy,landslide_category,longitude,latitude\nexact,landslide,abc,47\n1km,landslide,-122,NaN\n1km,landslide,-122,95\n1km,landslide,-122,47\n"))
+	m, err := Load(write(t, "location_accuracy,landslide_category,longitude,latitude\nexact,landslide,abc,47\n1km,landslide,-122,NaN\n1km,landslide,-122,95\n1km,landslide,-122,47\n"), ex)
 	if err != nil || m.Skipped() != 3 || m.Events() != 1 {
 		t.Errorf("bad coordinates: err %v, skipped %d, events %d; want 3 skipped, 1 event", err, m.Skipped(), m.Events())
 	}
 }
 
-var realModule = datatest.Once(datatest.RealDir, Load)
+var realModule = datatest.Once(datatest.RealDir, func(dir string) (*Module, error) {
+	ex, err := loadExposure(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Load(dir, ex)
+})
 
 func TestReal(t *testing.T) {
 	m := realModule(t)
@@ -249,16 +374,16 @@ func TestReal(t *testing.T) {
 	if seattle < 50 || portland < 50 {
 		t.Errorf("Seattle %v, Portland %v: want at least 50 each", seattle, portland)
 	}
-	// The weighted density, the module's only weighted indicator, orders
-	// the same places the same way.
+	// The density (context since the report ratio) orders the same places
+	// the same way; the ratio is the only weighted indicator.
 	density := func(lat, lon float64) float64 {
 		ms := m.Measure(hazard.Site{Lat: lat, Lon: lon})
 		in, ok := indicator(ms, IndicatorDensity)
-		if !ok || in.Weight != 1 {
-			t.Fatalf("(%v, %v): density indicator %+v, want weight 1", lat, lon, in)
+		if !ok || in.Weight != 0 {
+			t.Fatalf("(%v, %v): density indicator %+v, want context (weight 0)", lat, lon, in)
 		}
 		for _, o := range ms.Indicators {
-			if o.ID != IndicatorDensity && o.Weight != 0 {
+			if o.ID != IndicatorRatio && o.Weight != 0 {
 				t.Errorf("%s carries weight %v, want context only", o.ID, o.Weight)
 			}
 		}
@@ -279,10 +404,61 @@ func TestReal(t *testing.T) {
 	}
 }
 
+// TestRealRatio checks the report ratio on real data: documented slide
+// areas above the downtowns of their counties, and downtowns where reports
+// follow the people around not above 1.
+func TestRealRatio(t *testing.T) {
+	m := realModule(t)
+	ratio := func(lat, lon float64, fips string) float64 {
+		in, _ := indicator(m.Measure(hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips}), IndicatorRatio)
+		return in.Value
+	}
+	pairs := []struct {
+		slide, city            string
+		sLat, sLon, cLat, cLon float64
+		fips                   string
+	}{
+		{"Portuguese Bend", "downtown Los Angeles", 33.74, -118.37, 34.05, -118.24, "06037"},
+		{"Big Sur", "Salinas", 36.269, -121.79, 36.6777, -121.6555, "06053"},
+		{"La Conchita", "Ventura", 34.3636, -119.4469, 34.2805, -119.2945, "06111"},
+		{"Bluebird Canyon", "Santa Ana", 33.5355, -117.7717, 33.7455, -117.8677, "06059"},
+	}
+	for _, p := range pairs {
+		s, c := ratio(p.sLat, p.sLon, p.fips), ratio(p.cLat, p.cLon, p.fips)
+		t.Logf("%s %.2f, %s %.2f", p.slide, s, p.city, c)
+		if s <= c {
+			t.Errorf("%s (%.2f) should exceed %s (%.2f)", p.slide, s, p.city, c)
+		}
+	}
+	for _, d := range []struct {
+		name     string
+		lat, lon float64
+		fips     string
+	}{
+		{"downtown Colorado Springs", 38.8339, -104.8214, "08041"},
+		{"downtown Phoenix", 33.4484, -112.0740, "04013"},
+		{"downtown Los Angeles", 34.05, -118.24, "06037"},
+		{"Miami", 25.7617, -80.1918, "12086"},
+	} {
+		if r := ratio(d.lat, d.lon, d.fips); r >= 1 {
+			t.Errorf("%s: ratio %.2f, want below the national rate", d.name, r)
+		}
+	}
+	r0, n, res := m.Rate()
+	t.Logf("r0 = %d / %.0f = %.3g", n, res, r0)
+	if n < 3000 || n > m.Events() || res < 3.3e8 {
+		t.Errorf("r0 from %d events over %.0f residents", n, res)
+	}
+}
+
 func BenchmarkLoad(b *testing.B) {
 	dir := datatest.RealDir(b)
+	ex, err := loadExposure(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		if _, err := Load(dir); err != nil {
+		if _, err := Load(dir, ex); err != nil {
 			b.Fatal(err)
 		}
 	}
