@@ -403,6 +403,9 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 		v, _ := moduleValue(r.perils)
 		fmt.Fprintf(&b, "The %s at this location is %s: by its combined hazard value it is %s.",
 			r.spec.Noun, levelWords(RiskLevel(*r.score)), residentsPhrase(r.share, e.ref.modules[mi], v))
+		if r.spec.NewsReports && *r.score == newsScoreCap {
+			fmt.Fprintf(&b, " That is at least %d%%: a measure built from news reports alone stops at %d (high), however high it ranks.", newsScoreCap, newsScoreCap)
+		}
 		if len(r.spec.Perils) > 1 {
 			dp := r.spec.Perils[r.driver]
 			fmt.Fprintf(&b, " The leading peril is %s (score %d)", strings.ToLower(dp.Title), scoreOf(r.perils[r.driver].share))

@@ -187,8 +187,9 @@ var registry = [...]ModuleSpec{
 		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard", NewsReports: true,
 		Perils: []PerilSpec{
 			// Reported landslides relative to the residents around the site
-			// who could have reported them, shrunk toward the county's NRI
-			// rating class; the raw density is context.
+			// who could have reported them, shrunk toward the county's own
+			// rate and that toward its NRI rating class; the raw density is
+			// context.
 			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorRatio},
 		},
 		Advice: Advice{

@@ -41,8 +41,6 @@ func knownGap(key string) (string, bool) {
 	switch key {
 	case "wildfire/wildfire: Lower Manhattan, NY < 30":
 		return "local density is a proxy for wildfire exposure that counts the harbour as thinly settled land, so the Financial District is placed among New York County's 4.2% of homes WRC counts as exposed (about 1 in 50,000 a year, a low score)", true
-	case "landslide/landslide: Houston, TX < 30":
-		return "no report within 60 km, but Harris County's NRI landslide rating (Relatively Moderate, loss-based) gives a prior of 3.9 times the national rate that 9.5 expected reports do not fully outweigh", true
 	}
 	return "", false
 }

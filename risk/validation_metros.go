@@ -8,7 +8,6 @@ package risk
 // farther than 2 km from a tract centre; each is checked to locate in its
 // county.
 var metroPlaces = []validationPlace{
-	{Name: "Downtown Colorado Springs, CO", Lat: 38.8339, Lon: -104.8214, County: "08041"},
 	{Name: "Mountain Shadows, Colorado Springs, CO", Lat: 38.8900, Lon: -104.8900, County: "08041"},
 	{Name: "Cave Creek, AZ", Lat: 33.8334, Lon: -111.9507, County: "04013"},
 	{Name: "Topanga, CA", Lat: 34.0939, Lon: -118.6017, County: "06037"},

@@ -15,10 +15,11 @@
 //
 // where O is the distance-weighted count of reported events, E the count
 // expected from the residents around the site at the national rate of
-// reports per resident, and mu the pooled ratio of the counties that share
-// the site's county's FEMA NRI landslide rating, toward which small counts
-// are shrunk with a weight of a pseudo-reports (a Poisson-gamma posterior
-// mean). The module always reports low confidence, and the engine shows the
+// reports per resident, and mu the county's prior: its own reports over
+// its residents, shrunk in the same way toward the pooled ratio of the
+// counties that share its FEMA NRI landslide rating. Small counts are
+// shrunk with a weight of a pseudo-reports (Poisson-gamma posterior means,
+// two levels). The module always reports low confidence, and the engine shows the
 // FEMA NRI landslide score beside it as the benchmark.
 //
 // Events are kept whatever country the catalog names: 1,562 rows of the
@@ -130,6 +131,8 @@ type Module struct {
 	classes   []Class
 	ratings   *nri.Table
 	prior     map[string]float64 // NRI LNDS rating -> mu
+	county    map[string]float64 // county FIPS -> mu_c, shrunk toward its class
+	inCounty  map[string]int     // county FIPS -> counted events in it
 }
 
 // Load reads the Global Landslide Catalog export from the data directory
@@ -207,6 +210,16 @@ func Load(dir string, ex Exposure) (*Module, error) {
 	m.prior = make(map[string]float64, len(Ratings))
 	for _, c := range m.classes {
 		m.prior[c.Rating] = c.Mu
+	}
+	// County priors: each county's own reports over its residents, shrunk
+	// toward its rating class's prior with the same strength, so a county
+	// of many residents and no reports (Harris, Texas) is not lifted by a
+	// loss-based rating, and one with a handful of reports among few
+	// residents does not soar.
+	m.county = make(map[string]float64, len(counties))
+	m.inCounty = perCounty
+	for _, f := range counties {
+		m.county[f] = Posterior(float64(perCounty[f]), m.rate*ex.Residents.Residents(f), m.classPrior(f), PriorStrength)
 	}
 	m.resPts, m.resPop = poolResidents(ex.Residents.Index())
 	b := geo.NewCellIndexBuilder(0.1)
@@ -297,8 +310,18 @@ func (m *Module) Rate() (perResident float64, events int, residents float64) {
 // order of Ratings.
 func (m *Module) Classes() []Class { return append([]Class(nil), m.classes...) }
 
-// Prior is mu for county fips: its NRI rating class's pooled ratio, or 1.
+// Prior is mu for county fips: the county's own ratio of reports to
+// residents shrunk toward its NRI rating class's pooled ratio, or that
+// class prior where the county has no residents counted.
 func (m *Module) Prior(fips string) float64 {
+	if mu, ok := m.county[fips]; ok {
+		return mu
+	}
+	return m.classPrior(fips)
+}
+
+// classPrior is county fips's NRI rating class's pooled ratio, or 1.
+func (m *Module) classPrior(fips string) float64 {
 	if mu, ok := m.prior[m.ratings.Hazard(fips, nriCode).Rating]; ok {
 		return mu
 	}
@@ -384,7 +407,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		Indicators: []hazard.Indicator{
 			{
 				ID:         IndicatorRatio,
-				Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's NRI landslide rating class (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
+				Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's rate (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
 				Value:      ratio,
 				Unit:       "times the national rate",
 				Source:     sourceID,
@@ -437,5 +460,5 @@ func ratioNote(o, e, mu float64) string {
 	return "Distance-weighted reports within 60 km: " + strconv.FormatFloat(o, 'f', 1, 64) +
 		", against " + strconv.FormatFloat(e, 'f', 1, 64) +
 		" expected from the residents around at the national rate; small counts are shrunk toward " +
-		strconv.FormatFloat(mu, 'f', 2, 64) + " times the national rate, the pooled rate of counties with the same NRI landslide rating."
+		strconv.FormatFloat(mu, 'f', 2, 64) + " times the national rate, the county's own reports per resident shrunk toward the pooled rate of counties with its NRI landslide rating."
 }
