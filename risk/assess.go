@@ -135,14 +135,17 @@ func (e *Engine) scoreModule(mi int, site hazard.Site, county *coverage.County) 
 	return r
 }
 
-// countyOnly reports whether every weighted indicator is a county value.
+// countyOnly reports whether every weighted indicator is a county value,
+// a mean or allocated to the site.
 func countyOnly(os []obs) bool {
 	found := false
 	for _, o := range os {
 		if o.weight <= 0 {
 			continue
 		}
-		if o.res != hazard.ResCounty {
+		// A county's figures allocated to the site are still county
+		// data: finer than a mean, not a measurement at the site.
+		if o.res != hazard.ResCounty && o.res != hazard.ResCountyAllocated {
 			return false
 		}
 		found = true
@@ -549,7 +552,7 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 		lead = append(lead, ReviewFlag{"territory_partial_data", fmt.Sprintf("%s is a US territory; several national hazard data sets do not cover it, so some modules rest on fewer indicators.", county.StateName)})
 	}
 	if len(countyLevel) > 0 {
-		lead = append(lead, ReviewFlag{"county_level_data_only", "Scored moderate or above from county averages only (no site-level layer), so the site itself may differ: " + strings.Join(countyLevel, ", ") + "."})
+		lead = append(lead, ReviewFlag{"county_level_data_only", "Scored moderate or above from county figures only (county averages, or county figures allocated to the site by local density; no site-level layer), so the site itself may differ: " + strings.Join(countyLevel, ", ") + "."})
 	}
 	if len(fallback) > 0 {
 		lead = append(lead, ReviewFlag{"nri_benchmark_fallback", "Scored from the FEMA NRI county benchmark because no hazard layer covers the location: " + strings.Join(fallback, ", ") + "."})

@@ -403,45 +403,54 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		near.Value = nearestRadiusKm
 		near.Text = "none within 100 km"
 	}
-	return hazard.Measurement{
-		Indicators: []hazard.Indicator{
-			{
-				ID:         IndicatorRatio,
-				Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's rate (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
-				Value:      ratio,
-				Unit:       "times the national rate",
-				Source:     sourceID,
-				Peril:      hazard.PerilLandslide,
-				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 60 km against the residents around them, both weighted by distance"},
-				Ranked:     true,
-				Weight:     1,
-			},
-			{
-				ID:         IndicatorDensity,
-				Label:      "Distance-weighted density of reported landslides: sum over events within 60 km of exp(-distance / 10 km), per year of the 1988-2017 catalog (news and disaster reports; not a susceptibility measure)",
-				Value:      density,
-				Unit:       "weighted reports per year",
-				Source:     sourceID,
-				Peril:      hazard.PerilLandslide,
-				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events, weighted by distance out to 60 km"},
-				Ranked:     true,
-			},
-			{
-				ID:         IndicatorCount,
-				Label:      "Reported landslide events within 25 km, 1988-2017 (NASA catalog of news and disaster reports; not a susceptibility measure)",
-				Value:      float64(n),
-				Unit:       "count",
-				Source:     sourceID,
-				Peril:      hazard.PerilLandslide,
-				Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 25 km"},
-				Ranked:     true,
-			},
-			near,
+	ins := []hazard.Indicator{
+		{
+			ID:         IndicatorRatio,
+			Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's rate (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
+			Value:      ratio,
+			Unit:       "times the national rate",
+			Source:     sourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 60 km against the residents around them, both weighted by distance"},
+			Ranked:     true,
+			Weight:     1,
 		},
-		Quality: quality,
-		Notes:   []string{note(n), ratioNote(o, e, mu)},
+		{
+			ID:         IndicatorDensity,
+			Label:      "Distance-weighted density of reported landslides: sum over events within 60 km of exp(-distance / 10 km), per year of the 1988-2017 catalog (news and disaster reports; not a susceptibility measure)",
+			Value:      density,
+			Unit:       "weighted reports per year",
+			Source:     sourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events, weighted by distance out to 60 km"},
+			Ranked:     true,
+		},
+		{
+			ID:         IndicatorCount,
+			Label:      "Reported landslide events within 25 km, 1988-2017 (NASA catalog of news and disaster reports; not a susceptibility measure)",
+			Value:      float64(n),
+			Unit:       "count",
+			Source:     sourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 25 km"},
+			Ranked:     true,
+		},
+		near,
 	}
+	if _, counted := m.county[site.CountyFIPS]; !counted {
+		// No residents are counted in this county (the Virgin Islands,
+		// Guam, the Northern Mariana Islands and American Samoa have no
+		// block-group centres): a ratio would be the prior alone. The
+		// density of reports scores instead, and says what it is.
+		ins = ins[1:]
+		ins[0].Weight = 1
+		return hazard.Measurement{Indicators: ins, Quality: quality, Notes: []string{note(n), noResidentsNote}}
+	}
+	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: []string{note(n), ratioNote(o, e, mu)}}
 }
+
+// noResidentsNote explains a score from the raw density of reports.
+const noResidentsNote = "The Census centres of population used to count the residents around a site do not cover this area, so reports cannot be set against the people who could report them; the score ranks the distance-weighted density of reports, which follows where people are."
 
 func roundTenth(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,31 +93,47 @@ func TestMeasure(t *testing.T) {
 		// Three events at 3.8, 9.6 and 11.3 km; the avalanche (1 km away),
 		// the event placed to 100 km and the two rows with bad
 		// coordinates do not count.
-		{"King County", hazard.Site{Lat: 47.49, Lon: -121.83, StateCode: "WA"}, w(3.8) + w(9.6) + w(11.3), 3, 3.8, ""},
+		{"King County", hazard.Site{Lat: 47.49, Lon: -121.83, StateCode: "WA", CountyFIPS: "53033"}, w(3.8) + w(9.6) + w(11.3), 3, 3.8, ""},
 		// 24.9 km counts, 25.1 km does not; both weigh in the density.
-		{"radius edge", hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE"}, w(24.9) + w(25.1), 1, 24.9, ""},
+		{"radius edge", hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE", CountyFIPS: "31065"}, w(24.9) + w(25.1), 1, 24.9, ""},
 		// An uncoded event across the Canadian border, 21.4 km away.
-		{"border", hazard.Site{Lat: 49.0, Lon: -122.26, StateCode: "WA"}, w(21.4), 1, 21.4, ""},
-		{"Kansas", hazard.Site{Lat: 39.05, Lon: -95.68, StateCode: "KS"}, 0, 0, 100, "none within 100 km"},
-		{"San Juan PR", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR"}, w(3.5), 1, 3.5, ""},
-		{"American Samoa", hazard.Site{Lat: -14.28, Lon: -170.70, StateCode: "AS"}, w(12.3), 1, 12.3, ""},
+		{"border", hazard.Site{Lat: 49.0, Lon: -122.26, StateCode: "WA", CountyFIPS: "53073"}, w(21.4), 1, 21.4, ""},
+		{"Kansas", hazard.Site{Lat: 39.05, Lon: -95.68, StateCode: "KS", CountyFIPS: "20177"}, 0, 0, 100, "none within 100 km"},
+		{"San Juan PR", hazard.Site{Lat: 18.41, Lon: -66.06, StateCode: "PR", CountyFIPS: "72127"}, w(3.5), 1, 3.5, ""},
+		{"American Samoa", hazard.Site{Lat: -14.28, Lon: -170.70, StateCode: "AS", CountyFIPS: "60010"}, w(12.3), 1, 12.3, ""},
 		// Accuracy "unknown" is kept.
-		{"Honolulu", hazard.Site{Lat: 21.46, Lon: -157.97, StateCode: "HI"}, w(20.2), 1, 20.2, ""},
+		{"Honolulu", hazard.Site{Lat: 21.46, Lon: -157.97, StateCode: "HI", CountyFIPS: "15003"}, w(20.2), 1, 20.2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := m.Measure(tc.site)
-			d, ok := indicator(got, IndicatorDensity)
-			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != 0 || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
-				t.Errorf("density indicator %+v, want ranked density %.6g without weight (context)", d, tc.density)
+			// Where the county's residents are counted, the ratio is the
+			// one weighted indicator: the posterior of the site's counts
+			// and its county's prior. Elsewhere (no residents to set the
+			// reports against) the density carries the weight.
+			_, counted := m.county[tc.site.CountyFIPS]
+			densityWeight := 0.0
+			if !counted {
+				densityWeight = 1
 			}
-			// The ratio is the one weighted indicator: the posterior of the
-			// site's counts and its county's prior.
+			d, ok := indicator(got, IndicatorDensity)
+			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != densityWeight || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
+				t.Errorf("density indicator %+v, want ranked density %.6g with weight %v", d, tc.density, densityWeight)
+			}
 			r, ok := indicator(got, IndicatorRatio)
-			o, e := m.Counts(geo.Point{Lat: tc.site.Lat, Lon: tc.site.Lon})
-			want := Posterior(o, e, m.Prior(tc.site.CountyFIPS), PriorStrength)
-			if !ok || r.Value != want || !r.Ranked || r.Weight != 1 || r.Unit != "times the national rate" || r.Resolution.Kind != hazard.ResReportedEvents {
-				t.Errorf("ratio indicator %+v, want ranked %v with weight 1", r, want)
+			if !counted {
+				if ok {
+					t.Errorf("ratio %+v where no residents are counted", r)
+				}
+				if !slices.Contains(got.Notes, noResidentsNote) {
+					t.Errorf("notes %q do not say why the density scores", got.Notes)
+				}
+			} else {
+				o, e := m.Counts(geo.Point{Lat: tc.site.Lat, Lon: tc.site.Lon})
+				want := Posterior(o, e, m.Prior(tc.site.CountyFIPS), PriorStrength)
+				if !ok || r.Value != want || !r.Ranked || r.Weight != 1 || r.Unit != "times the national rate" || r.Resolution.Kind != hazard.ResReportedEvents {
+					t.Errorf("ratio indicator %+v, want ranked %v with weight 1", r, want)
+				}
 			}
 			// The count within 25 km is ranked context: no weight.
 			c, ok := indicator(got, IndicatorCount)
@@ -195,7 +212,7 @@ func TestDensity(t *testing.T) {
 	}
 	// Two events: the sum of their weights (radius edge, Nebraska, events
 	// 24.9 and 25.1 km due north, the count taking only the first).
-	ne := m.Measure(hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE"})
+	ne := m.Measure(hazard.Site{Lat: 40.0, Lon: -100.0, StateCode: "NE", CountyFIPS: "31065"})
 	want := (math.Exp(-(40.22393-40)*geo.KmPerDegLat/10) + math.Exp(-(40.22573-40)*geo.KmPerDegLat/10)) / 30
 	if d, _ := indicator(ne, IndicatorDensity); math.Abs(d.Value-want) > 1e-12 {
 		t.Errorf("Nebraska: density %.15g, want %.15g", d.Value, want)
@@ -205,15 +222,16 @@ func TestDensity(t *testing.T) {
 func TestNotes(t *testing.T) {
 	m := fixture(t)
 	for _, tc := range []struct {
-		site hazard.Site
-		want string
+		site   hazard.Site
+		want   string
+		second string // the second note's opening
 	}{
-		{hazard.Site{Lat: 47.49, Lon: -121.83}, "NASA's catalog lists 3 reported landslides within 25 km (1988-2017); these are media-reported events, not a susceptibility map."},
-		{hazard.Site{Lat: 40.0, Lon: -100.0}, "NASA's catalog lists 1 reported landslide within 25 km (1988-2017); these are media-reported events, not a susceptibility map."},
+		{hazard.Site{Lat: 47.49, Lon: -121.83, CountyFIPS: "53033"}, "NASA's catalog lists 3 reported landslides within 25 km (1988-2017); these are media-reported events, not a susceptibility map.", "Distance-weighted reports within 60 km: "},
+		{hazard.Site{Lat: 40.0, Lon: -100.0, CountyFIPS: "31065"}, "NASA's catalog lists 1 reported landslide within 25 km (1988-2017); these are media-reported events, not a susceptibility map.", "The Census centres of population used to count the residents"},
 	} {
 		got := m.Measure(tc.site).Notes
-		if len(got) != 2 || got[0] != tc.want || !strings.HasPrefix(got[1], "Distance-weighted reports within 60 km: ") {
-			t.Errorf("notes %q, want %q", got, tc.want)
+		if len(got) != 2 || got[0] != tc.want || !strings.HasPrefix(got[1], tc.second) {
+			t.Errorf("notes %q, want %q then %q...", got, tc.want, tc.second)
 		}
 	}
 }
