@@ -44,6 +44,9 @@ func TestExploreV3(t *testing.T) {
 					}
 				}
 				fmt.Println()
+				if os.Getenv("NARR") != "" {
+					fmt.Println("   ", m.Narrative)
+				}
 				continue
 			}
 			for i := range m.Indicators {

@@ -37,9 +37,7 @@ var densityAreaKm2 = math.Pi * DensityRadiusKm * DensityRadiusKm
 type Index struct {
 	pts   []geo.Point
 	pop   []float64
-	state []string        // USPS state code of each block group
-	ix    *geo.PointIndex // for the wide, distance-weighted sums
-	near  *geo.CellIndex  // 0.02-degree cells for the density disc
+	near  *geo.CellIndex // 0.02-degree cells for the density disc
 	total float64
 	rows  int // data rows read, with or without residents
 }
@@ -78,7 +76,6 @@ func Load(dir string) (*Index, error) {
 		}
 		x.pts = append(x.pts, geo.Point{Lat: lat, Lon: lon})
 		x.pop = append(x.pop, float64(pop))
-		x.state = append(x.state, st)
 		x.total += float64(pop)
 	}
 	if err := t.Err(); err != nil {
@@ -94,7 +91,7 @@ func Load(dir string) (*Index, error) {
 
 // New builds an index from given centres (tests and fixtures).
 func New(pts []geo.Point, pop []float64) *Index {
-	x := &Index{pts: append([]geo.Point(nil), pts...), pop: append([]float64(nil), pop...), state: make([]string, len(pts))}
+	x := &Index{pts: append([]geo.Point(nil), pts...), pop: append([]float64(nil), pop...)}
 	for _, p := range pop {
 		x.total += p
 	}
@@ -103,10 +100,8 @@ func New(pts []geo.Point, pop []float64) *Index {
 }
 
 func (x *Index) index() {
-	// 0.05-degree cells (about 5 km) suit the 10-60 km weighted sums;
-	// 0.02-degree cells (about 2 km) the density disc, which then touches
-	// 3 to 4 cells a side.
-	x.ix = geo.NewPointIndex(x.pts, 0.05)
+	// 0.02-degree cells (about 2 km): the density disc touches 3 to 4
+	// cells a side.
 	b := geo.NewCellIndexBuilder(0.02)
 	for i, p := range x.pts {
 		b.Add(int32(i), geo.PointBox(p))
@@ -127,11 +122,16 @@ func (x *Index) Total() float64 { return x.total }
 // Centre returns block group i's centre of population and residents.
 func (x *Index) Centre(i int) (geo.Point, float64) { return x.pts[i], x.pop[i] }
 
-// Within is the number of residents whose block-group centre lies within km
-// of p.
+// Within is the number of residents whose block-group centre lies within
+// km of p (great-circle distance). It is meant for short radii: the index's
+// cells are 0.02 degrees.
 func (x *Index) Within(p geo.Point, km float64) float64 {
 	var s float64
-	x.ix.Within(p, km, func(i int, _ float64) { s += x.pop[i] })
+	x.near.Near(p, km, func(i int32) {
+		if geo.DistanceKm(p, x.pts[i]) <= km {
+			s += x.pop[i]
+		}
+	})
 	return s
 }
 
@@ -159,13 +159,4 @@ func (x *Index) Density(p geo.Point) float64 {
 		}
 	})
 	return s / densityAreaKm2
-}
-
-// Weighted is the sum of residents weighted by exp(-d / scaleKm) over the
-// block-group centres within maxKm of p: the same distance weighting the
-// landslide module gives reported events, so the two can be compared.
-func (x *Index) Weighted(p geo.Point, scaleKm, maxKm float64) float64 {
-	var s float64
-	x.ix.Within(p, maxKm, func(i int, d float64) { s += x.pop[i] * math.Exp(-d/scaleKm) })
-	return s
 }

@@ -31,9 +31,6 @@ func TestDensityCountsResidentsWithinTwoKm(t *testing.T) {
 	if got := x.Within(north(0), 2); got != 300 {
 		t.Errorf("Within 2 km: %g, want 300", got)
 	}
-	if got, want := x.Weighted(north(0), 10, 60), 100*math.Exp(-0.1)+200*math.Exp(-0.19)+400*math.Exp(-0.21); math.Abs(got-want) > 1e-3 {
-		t.Errorf("Weighted: %g, want %g", got, want)
-	}
 }
 
 // Across the antimeridian the disc wraps: Aleutian block groups on both

@@ -316,7 +316,7 @@ func Load(dir string, alloc Allocator) (*Module, error) {
 		c.notes = notesFor(c, crosswalked[n])
 		if c.wrc.has&hasClasses != 0 {
 			for k := range c.classNotes {
-				c.classNotes[k] = classNotesFor(c, k, crosswalked[n])
+				c.classNotes[k] = classNotesFor(c, k)
 			}
 		}
 		m.rows = append(m.rows, *c)
@@ -971,7 +971,7 @@ func appendCountyIndicators(ins []hazard.Indicator, c *county) []hazard.Indicato
 
 // classNotesFor writes the narrative of a site allocated to class: what
 // the class is and its chance, then the county's own notes.
-func classNotesFor(c *county, class int, oldCounty string) []string {
+func classNotesFor(c *county, class int) []string {
 	r := c.wrc
 	s := "By its local population density, the site is placed among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
 	switch {
@@ -987,7 +987,8 @@ func classNotesFor(c *county, class int, oldCounty string) []string {
 		s += " (about 1 in " + hazard.ReturnPeriodText(1/r.homesShare) + " a year)"
 	}
 	s += ": an allocation of county figures, not a measurement at the parcel."
-	notes := append([]string{s}, notesFor(c, oldCounty)...)
+	// The county's own notes are shared, not written again per class.
+	notes := append([]string{s}, c.notes...)
 	return notes[:len(notes):len(notes)]
 }
 
