@@ -189,7 +189,7 @@ func TestRenderStructure(t *testing.T) {
 	}
 	// Page 1 alone carries the summary: score, level, county, all modules.
 	p1 := text(t, path, 1, 1)
-	for _, s := range append([]string{"62", "High", "Los Angeles County", "Top risks", "Module scores", "No data"}, allModuleTitles...) {
+	for _, s := range append([]string{"62", "High", "Los Angeles County", "Top risks", "Module scores", "No data", "Driven by earthquake (91)"}, allModuleTitles...) {
 		if !strings.Contains(p1, s) {
 			t.Errorf("page 1 text lacks %q", s)
 		}

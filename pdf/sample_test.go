@@ -48,9 +48,10 @@ func sampleAssessment() *risk.Assessment {
 		DataVersion: "2026.11-r2",
 	}
 	a.Summary = risk.Summary{
-		OverallScore: 62,
-		RiskLevel:    "high",
-		Confidence:   risk.Confidence{Level: "medium", Score: 0.71},
+		OverallScore:  62,
+		RiskLevel:     "high",
+		OverallDriver: "earthquake",
+		Confidence:    risk.Confidence{Level: "medium", Score: 0.71},
 		ModuleScores: risk.ModuleScores{
 			{Module: "hydrology", Value: ip(41)}, {Module: "severeWeather", Value: ip(23)}, {Module: "wildfire", Value: ip(78)},
 			{Module: "earthquake", Value: ip(91)}, {Module: "landslide", Value: nil}, {Module: "environmentalExposure", Value: ip(35)},

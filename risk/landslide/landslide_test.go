@@ -410,8 +410,8 @@ func TestReal(t *testing.T) {
 	}
 	// The density (context since the report ratio) orders the same places
 	// the same way; the ratio is the only weighted indicator.
-	density := func(lat, lon float64) float64 {
-		ms := m.Measure(hazard.Site{Lat: lat, Lon: lon})
+	density := func(lat, lon float64, fips string) float64 {
+		ms := m.Measure(hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips})
 		in, ok := indicator(ms, IndicatorDensity)
 		if !ok || in.Weight != 0 {
 			t.Fatalf("(%v, %v): density indicator %+v, want context (weight 0)", lat, lon, in)
@@ -423,8 +423,8 @@ func TestReal(t *testing.T) {
 		}
 		return in.Value
 	}
-	dSea, dPdx := density(47.6062, -122.3321), density(45.5152, -122.6784)
-	dWic, dTop := density(37.6872, -97.3301), density(39.0473, -95.6752)
+	dSea, dPdx := density(47.6062, -122.3321, "53033"), density(45.5152, -122.6784, "41051")
+	dWic, dTop := density(37.6872, -97.3301, "20173"), density(39.0473, -95.6752, "20177")
 	t.Logf("weighted reports per year: Seattle %.3f, Portland %.3f, Wichita %.4f, Topeka %.4f", dSea, dPdx, dWic, dTop)
 	for _, ks := range []float64{dWic, dTop} {
 		if dSea <= ks || dPdx <= ks {
