@@ -218,7 +218,16 @@ func printSummary(w io.Writer, v view.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Report\t%s (job %s, generated %s)\n", v.ReportID, v.JobID, v.GeneratedUTC)
 	fmt.Fprintf(tw, "Location\t%v, %v: %s, %s (county %s)\n", l.Latitude, l.Longitude, l.CountyName, l.StateName, l.CountyFIPS)
-	fmt.Fprintf(tw, "Overall\t%d/100 %s (confidence %s, %.2f)\n", s.OverallScore, s.RiskLevel, s.Confidence.Level, s.Confidence.Score)
+	driver := ""
+	if s.OverallDriver != "" {
+		// The module behind the overall score, with its own score, so one
+		// severe peril is not read as low risk (docs/methodology.md).
+		driver = ", driven by " + s.OverallDriver
+		if sc, ok := s.ModuleScores.Get(s.OverallDriver); ok && sc != nil {
+			driver += fmt.Sprintf(" %d", *sc)
+		}
+	}
+	fmt.Fprintf(tw, "Overall\t%d/100 %s%s (confidence %s, %.2f)\n", s.OverallScore, s.RiskLevel, driver, s.Confidence.Level, s.Confidence.Score)
 	parts := make([]string, 0, len(s.ModuleScores))
 	for _, m := range s.ModuleScores {
 		if m.Value == nil {
