@@ -157,3 +157,32 @@ func PointSegmentKm(p Point, s Segment) float64 {
 	x, y := ax+t*dx, ay+t*dy
 	return math.Hypot(x, y)
 }
+
+// Tangent measures short distances in the plane tangent to the sphere at a
+// point: out to 60 km it differs from the great-circle distance by well
+// under 0.1%, and it costs no trigonometry per point, which matters where
+// one site sums thousands of neighbours (population density, residents
+// around a site).
+type Tangent struct {
+	at Point
+	kx float64 // km per degree of longitude at the point's latitude
+}
+
+// TangentAt is the tangent plane at p.
+func TangentAt(p Point) Tangent {
+	return Tangent{at: p, kx: KmPerDegLat * math.Cos(p.Lat*math.Pi/180)}
+}
+
+// Km2 is the squared distance in km² from the tangent point to q, with
+// longitudes wrapped across the antimeridian.
+func (t Tangent) Km2(q Point) float64 {
+	dy := (q.Lat - t.at.Lat) * KmPerDegLat
+	dl := q.Lon - t.at.Lon
+	if dl > 180 {
+		dl -= 360
+	} else if dl < -180 {
+		dl += 360
+	}
+	dx := dl * t.kx
+	return dx*dx + dy*dy
+}

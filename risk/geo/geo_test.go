@@ -427,3 +427,24 @@ func BenchmarkPointIndexWithin(b *testing.B) {
 	}
 	_ = n
 }
+
+// The tangent plane agrees with the great circle over the short distances
+// it is used for, and wraps across the antimeridian.
+func TestTangentKm2(t *testing.T) {
+	tests := []struct {
+		name string
+		p, q Point
+	}{
+		{"2 km north", Point{Lat: 38.8, Lon: -104.8}, Point{Lat: 38.8 + 2/KmPerDegLat, Lon: -104.8}},
+		{"40 km east at 61 N", Point{Lat: 61.2, Lon: -149.9}, Point{Lat: 61.2, Lon: -149.9 + 40/(KmPerDegLat*0.4818)}},
+		{"60 km diagonal", Point{Lat: 33.4, Lon: -112.1}, Point{Lat: 33.7, Lon: -111.75}},
+		{"across 180 degrees", Point{Lat: 52, Lon: 179.99}, Point{Lat: 52.01, Lon: -179.99}},
+	}
+	for _, tt := range tests {
+		got := math.Sqrt(TangentAt(tt.p).Km2(tt.q))
+		want := DistanceKm(tt.p, tt.q)
+		if math.Abs(got-want) > 0.001*want+1e-9 {
+			t.Errorf("%s: tangent %.4f km, great circle %.4f km", tt.name, got, want)
+		}
+	}
+}

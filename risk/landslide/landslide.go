@@ -346,13 +346,10 @@ func (m *Module) Counts(p geo.Point) (o, e float64) {
 // the sum visits a few hundred cells per site.
 func (m *Module) weightedResidents(p geo.Point) float64 {
 	const r2 = densityRadiusKm * densityRadiusKm
-	kx := geo.KmPerDegLat * math.Cos(p.Lat*math.Pi/180)
+	plane := geo.TangentAt(p)
 	var w float64
 	m.res.Near(p, densityRadiusKm, func(i int32) {
-		q := m.resPts[i]
-		dy := (q.Lat - p.Lat) * geo.KmPerDegLat
-		dx := geo.NormalizeLon(q.Lon-p.Lon) * kx
-		if d2 := dx*dx + dy*dy; d2 <= r2 {
+		if d2 := plane.Km2(m.resPts[i]); d2 <= r2 {
 			w += m.resPop[i] * math.Exp(-math.Sqrt(d2)/densityScaleKm)
 		}
 	})

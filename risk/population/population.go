@@ -142,19 +142,10 @@ func (x *Index) Within(p geo.Point, km float64) float64 {
 // which matters because Load-time allocation measures every block group.
 func (x *Index) Density(p geo.Point) float64 {
 	const r2 = DensityRadiusKm * DensityRadiusKm
-	kx := geo.KmPerDegLat * math.Cos(p.Lat*math.Pi/180)
+	plane := geo.TangentAt(p)
 	var s float64
 	x.near.Near(p, DensityRadiusKm, func(i int32) {
-		q := x.pts[i]
-		dy := (q.Lat - p.Lat) * geo.KmPerDegLat
-		dl := q.Lon - p.Lon
-		if dl > 180 {
-			dl -= 360
-		} else if dl < -180 {
-			dl += 360
-		}
-		dx := dl * kx
-		if dx*dx+dy*dy <= r2 {
+		if plane.Km2(x.pts[i]) <= r2 {
 			s += x.pop[i]
 		}
 	})

@@ -865,30 +865,12 @@ func ClassAt(frac [3]float64, denser float64) int {
 // appendClassIndicators appends the scored measures of a site allocated
 // to class, with where it stands as context.
 func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density float64) []hazard.Indicator {
+	r := &c.wrc
 	ins = append(ins,
-		hazard.Indicator{
-			ID:           IDBurnProbability,
-			Label:        "Annual burn probability of a home at the site: half the mean of the county's homes in its wildfire exposure class, half the mean over all the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:        classShare*c.wrc.classBP[class] + (1-classShare)*c.wrc.homesShare,
-			Unit:         "probability",
-			Source:       SourceWRC,
-			Peril:        hazard.PerilWildfire,
-			Resolution:   resAllocated,
-			Ranked:       true,
-			Weight:       weightClassBurnProbability,
-			AnnualChance: true,
-		},
-		hazard.Indicator{
-			ID:         IDRelativeRiskToHome,
-			Label:      "Expected annual relative wildfire risk per home at the site: half its exposure class's mean, half the county's mean over all its homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:      classShare*c.wrc.classRPS[class] + (1-classShare)*c.wrc.riskPerHome,
-			Unit:       "index",
-			Source:     SourceWRC,
-			Peril:      hazard.PerilWildfire,
-			Resolution: resAllocated,
-			Ranked:     true,
-			Weight:     weightClassRiskPerHome,
-		},
+		wrcIndicator(IDBurnProbability, "Annual burn probability of a home at the site: half the mean of the county's homes in its wildfire exposure class, half the mean over all the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			classShare*r.classBP[class]+(1-classShare)*r.homesShare, "probability", resAllocated, weightClassBurnProbability, true),
+		wrcIndicator(IDRelativeRiskToHome, "Expected annual relative wildfire risk per home at the site: half its exposure class's mean, half the county's mean over all its homes (USFS Wildfire Risk to Communities, 2020)",
+			classShare*r.classRPS[class]+(1-classShare)*r.riskPerHome, "index", resAllocated, weightClassRiskPerHome, false),
 		hazard.Indicator{
 			ID:         IDExposureClass,
 			Label:      "Wildfire exposure class the site is allocated to among the county's homes (0 not exposed, 1 indirectly, 2 directly exposed)",
@@ -909,16 +891,7 @@ func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density
 			Resolution: resDensity,
 		})
 	if c.has&hasExposed != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:         IDHomesExposedShare,
-			Label:      "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.wrc.homesShare,
-			Unit:       "probability",
-			Source:     SourceWRC,
-			Peril:      hazard.PerilWildfire,
-			Resolution: resHousing,
-			Ranked:     true,
-		})
+		ins = append(ins, wrcIndicator(IDHomesExposedShare, homesShareLabel, r.homesShare, "probability", resHousing, 0, false))
 	}
 	return ins
 }
@@ -926,47 +899,38 @@ func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density
 // appendCountyIndicators appends the county means every site of a county
 // without a class split or density profile gets.
 func appendCountyIndicators(ins []hazard.Indicator, c *county) []hazard.Indicator {
+	r := &c.wrc
 	if c.has&hasBP != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:           IDBurnProbability,
-			Label:        "Annual burn probability, mean over the county's homes exposed to wildfire (USFS Wildfire Risk to Communities, 2020)",
-			Value:        c.wrc.bp,
-			Unit:         "probability",
-			Source:       SourceWRC,
-			Peril:        hazard.PerilWildfire,
-			Resolution:   resHousing,
-			Ranked:       true,
-			Weight:       weightBurnProbability,
-			AnnualChance: true,
-		})
+		ins = append(ins, wrcIndicator(IDBurnProbability, "Annual burn probability, mean over the county's homes exposed to wildfire (USFS Wildfire Risk to Communities, 2020)",
+			r.bp, "probability", resHousing, weightBurnProbability, true))
 	}
 	if c.has&hasExposed != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:         IDHomesExposedShare,
-			Label:      "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.wrc.homesShare,
-			Unit:       "probability",
-			Source:     SourceWRC,
-			Peril:      hazard.PerilWildfire,
-			Resolution: resHousing,
-			Ranked:     true,
-			Weight:     weightHomesExposedShare,
-		})
+		ins = append(ins, wrcIndicator(IDHomesExposedShare, homesShareLabel, r.homesShare, "probability", resHousing, weightHomesExposedShare, false))
 	}
 	if c.has&hasRisk != 0 {
-		ins = append(ins, hazard.Indicator{
-			ID:         IDRelativeRiskToHome,
-			Label:      "Expected annual relative wildfire risk per home, all the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			Value:      c.wrc.riskPerHome,
-			Unit:       "index",
-			Source:     SourceWRC,
-			Peril:      hazard.PerilWildfire,
-			Resolution: resHousing,
-			Ranked:     true,
-			Weight:     weightRelativeRiskToHome,
-		})
+		ins = append(ins, wrcIndicator(IDRelativeRiskToHome, "Expected annual relative wildfire risk per home, all the county's homes (USFS Wildfire Risk to Communities, 2020)",
+			r.riskPerHome, "index", resHousing, weightRelativeRiskToHome, false))
 	}
 	return ins
+}
+
+const homesShareLabel = "Expected share of all the county's homes reached by wildfire each year (USFS Wildfire Risk to Communities, 2020)"
+
+// wrcIndicator is a ranked wildfire indicator read from WRC; weight 0
+// makes it context, annual marks the peril's annual chance.
+func wrcIndicator(id, label string, v float64, unit string, res hazard.Resolution, weight float64, annual bool) hazard.Indicator {
+	return hazard.Indicator{
+		ID:           id,
+		Label:        label,
+		Value:        v,
+		Unit:         unit,
+		Source:       SourceWRC,
+		Peril:        hazard.PerilWildfire,
+		Resolution:   res,
+		Ranked:       true,
+		Weight:       weight,
+		AnnualChance: annual,
+	}
 }
 
 // classNotesFor writes the narrative of a site allocated to class: what
