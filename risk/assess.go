@@ -411,7 +411,10 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 		}
 		if len(r.spec.Perils) > 1 {
 			dp := r.spec.Perils[r.driver]
-			fmt.Fprintf(&b, " The leading peril is %s (score %d)", strings.ToLower(dp.Title), scoreOf(r.perils[r.driver].share))
+			// The peril's own score ranks a different quantity than the
+			// module's, so it is not printed beside it (docs/methodology.md,
+			// "Top risks, recommendations, review flags").
+			fmt.Fprintf(&b, " The leading peril is %s", strings.ToLower(dp.Title))
 			if r.evidence != "" {
 				fmt.Fprintf(&b, ": %s", r.evidence)
 			}
@@ -431,7 +434,7 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 			}
 		}
 		if r.countyOnly {
-			b.WriteString(" Every indicator here is a county average, not a measurement at the site.")
+			b.WriteString(" Every scored indicator here is a county figure, a county average or the county's figures allocated to the site, not a measurement at the site.")
 		}
 	case basisFallback:
 		fmt.Fprintf(&b, "No hazard layer covers this location, so the %s score of %d ranks FEMA's National Risk Index score for %s among US residents: a county measure of expected annual loss rather than of hazard at the site.",
@@ -593,13 +596,12 @@ const methodologyDescription = "Every score is a population-weighted percentile:
 	"FEMA National Risk Index county scores are shown as expected-annual-loss benchmarks and used as the score only where no hazard layer covers the location. " +
 	"Every indicator states its resolution (site, grid, reported events or county), its source and the vintage of its data."
 
-// topRisks lists the up to three highest modules at moderate or above; a
-// module measured from news reports alone is never one of them
-// (ModuleSpec.NewsReports).
+// topRisks lists the up to three highest modules at moderate or above
+// that can be a top risk (canLead).
 func topRisks(results []moduleResult) []TopRisk {
 	var scored []*moduleResult
 	for i := range results {
-		if r := &results[i]; r.score != nil && *r.score >= topRiskMinimum && !(r.spec.NewsReports && r.basis == basisHazard) {
+		if r := &results[i]; r.score != nil && *r.score >= topRiskMinimum && canLead(r) {
 			scored = append(scored, r)
 		}
 	}
@@ -629,17 +631,34 @@ func (e *Engine) benchHigh(spec *ModuleSpec, fips string) []string {
 	return out
 }
 
-// overallDriver names the module that drives the overall index: the one
-// with the highest share (the first in report order among equals), or ""
-// where no module is scored.
+// canLead reports whether a scored module can be a top risk or name the
+// overall score: not a module measured from news reports alone
+// (ModuleSpec.NewsReports), and not one whose leading peril misses its
+// relevance condition (a Superfund site 9 km away calls for no action, so
+// it leads nothing either).
+func canLead(r *moduleResult) bool {
+	return !(r.spec.NewsReports && r.basis == basisHazard) && relevant(r)
+}
+
+// overallDriver names the module that drives the overall score: the one
+// with the highest score among those that can lead (canLead), the first in
+// report order among equals; where none can, the highest scored module; ""
+// where no module is scored. It agrees with the first top risk whenever
+// there is one.
 func overallDriver(results []moduleResult) string {
-	best, key := -1.0, ""
-	for i := range results {
-		if r := &results[i]; !math.IsNaN(r.share) && r.share > best {
-			best, key = r.share, r.spec.Key
+	pick := func(eligible func(*moduleResult) bool) string {
+		best, key := -1, ""
+		for i := range results {
+			if r := &results[i]; r.score != nil && *r.score > best && eligible(r) {
+				best, key = *r.score, r.spec.Key
+			}
 		}
+		return key
 	}
-	return key
+	if key := pick(canLead); key != "" {
+		return key
+	}
+	return pick(func(*moduleResult) bool { return true })
 }
 
 func confidenceOf(score float64) Confidence {

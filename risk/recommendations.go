@@ -98,8 +98,19 @@ const coarseMargin = 1.5
 // weak for a high priority, naming it: county averages, reported events, or
 // site and grid evidence below the peril's documented threshold.
 func screening(r *moduleResult) string {
-	lead, _ := screeningLead(r)
-	if r.evidence == "" || r.driver < 0 {
+	lead, coarse := screeningLead(r)
+	if r.driver < 0 {
+		return lead + "."
+	}
+	// Below a threshold, cite the quantity the threshold is about, so the
+	// value sits beside the level it falls short of (the wildfire burn
+	// probability, not the risk index that may lead the peril).
+	if t := r.spec.Perils[r.driver].High; t != nil && !coarse {
+		if in, ok := indicatorByID(r.meas.Indicators, t.Indicator); ok {
+			return fmt.Sprintf("%s: %s: %s (%s).", lead, lowerFirst(in.Label), formatValue(in.Value, in.Unit), resolutionWords(in.Resolution))
+		}
+	}
+	if r.evidence == "" {
 		return lead + "."
 	}
 	return fmt.Sprintf("%s: %s.", lead, r.evidence)

@@ -153,9 +153,9 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Wildfire, Title: "Wildfire", Noun: "wildfire hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "wildfire reaching a home of the site's exposure class (county mean for the class)", Evidence: wildfire.IDBurnProbability,
+			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "wildfire reaching a home at the site (county figures by density)", Evidence: wildfire.IDBurnProbability,
 				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002,
-					Text: "homes of the site's wildfire exposure class burn on average once in 500 years or more often"}},
+					Text: "a burn probability at the site, allocated from the county's figures by local density, of 1 in 500 a year or more"}},
 		},
 		Advice: Advice{
 			Act:    "Require a defensible-space and ember-resistance inspection (vents, roof class, 0-5 ft zone) and check access for fire engines.",

@@ -427,15 +427,28 @@ func TestNewsReportModulesAreNoTopRisk(t *testing.T) {
 	if want := []string{hazard.Wildfire, hazard.Hydrology, hazard.Earthquake}; !slices.Equal(keys, want) {
 		t.Errorf("top risks %v, want %v", keys, want)
 	}
-	if d := overallDriver(results); d != hazard.Landslide {
-		t.Errorf("overall driver %q, want landslide (the highest share)", d)
-	}
-	results[2].score, results[2].share, results[2].basis = nil, math.NaN(), basisNone
 	if d := overallDriver(results); d != hazard.Wildfire {
-		t.Errorf("overall driver %q, want wildfire", d)
+		t.Errorf("overall driver %q, want wildfire (the highest module that can lead, as the first top risk)", d)
+	}
+	// Only the news-report module scored: it is the driver, there being
+	// no other.
+	only := []moduleResult{mk(hazard.Landslide, newsScoreCap)}
+	if d := overallDriver(only); d != hazard.Landslide {
+		t.Errorf("overall driver %q, want landslide when nothing else is scored", d)
 	}
 	if d := overallDriver(nil); d != "" {
 		t.Errorf("overall driver of nothing %q", d)
+	}
+	// A Superfund score without a site within 5 km leads nothing.
+	env, _ := ModuleByKey(hazard.EnvironmentalExposure)
+	far := moduleResult{spec: &env, score: score(67), share: 0.67, basis: basisHazard, driver: 0, keyReason: "r",
+		meas: hazard.Measurement{Indicators: []hazard.Indicator{{ID: "npl_sites_5km", Value: 0}}}}
+	mixed := []moduleResult{mk(hazard.Hydrology, 41), far}
+	if got := topRisks(mixed); len(got) != 1 || got[0].Module != hazard.Hydrology {
+		t.Errorf("top risks %+v, want hydrology alone", got)
+	}
+	if d := overallDriver(mixed); d != hazard.Hydrology {
+		t.Errorf("overall driver %q, want hydrology", d)
 	}
 }
 

@@ -183,7 +183,7 @@ var validationOrders = []validationOrder{
 	{Module: "wildfire", Peril: "wildfire", Higher: "Paradise, CA", Lower: "Seattle, WA", Why: "Paradise lies in fire-prone Butte County foothills; King County's urban core has a very low wildfire hazard."},
 	{Module: "wildfire", Peril: "wildfire", Higher: "Paradise, CA", Lower: "Sacramento, CA", Why: "Butte County's foothills have a far higher wildfire hazard than urban Sacramento County on the valley floor."},
 	{Module: "wildfire", Peril: "wildfire", Higher: "Malibu, CA", Lower: "Lower Manhattan, NY", Why: "Malibu burns repeatedly in Santa Monica Mountains chaparral (Woolsey 2018); Manhattan has essentially no wildland fuels."},
-	{Module: "wildfire", Peril: "wildfire", Higher: "San Diego, CA", Lower: "Buffalo, NY", Why: "San Diego County has had major wildfires (Cedar 2003, Witch 2007); wildfire hazard in Erie County, NY is minimal."},
+	{Module: "wildfire", Peril: "wildfire", Higher: "Ramona, CA", Lower: "Buffalo, NY", Why: "Ramona, in San Diego County's backcountry, burned in the Cedar (2003) and Witch (2007) fires; wildfire hazard in Erie County, NY is minimal. (Since methodology 3 downtown San Diego, among its county's not-exposed homes, ties Buffalo at the national minimum.)"},
 
 	// Earthquake ground shaking.
 	{Module: "earthquake", Peril: "groundShaking", Higher: "San Francisco, CA", Lower: "Chicago, IL", Why: "San Francisco lies between the San Andreas and Hayward faults; Chicago is in the stable continental interior."},

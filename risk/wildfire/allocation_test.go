@@ -30,6 +30,58 @@ func TestClassAt(t *testing.T) {
 	}
 }
 
+// TestClassWeights checks the rank window: weights sum to 1, a rank deep
+// inside a class gives that class alone, the window folds back at either
+// end, and over a county's residents (ranks spread evenly over 0..1) each
+// class's average weight is its share of the county's homes, so county
+// totals are kept exactly.
+func TestClassWeights(t *testing.T) {
+	frac := [3]float64{0.3, 0.4, 0.3}
+	tests := []struct {
+		u    float64
+		want [3]float64
+	}{
+		{0.1, [3]float64{1, 0, 0}},
+		{0.5, [3]float64{0, 1, 0}},
+		{0.3, [3]float64{0.5, 0.5, 0}},
+		{0.25, [3]float64{0.75, 0.25, 0}},
+		// [0.95, 1.15] folds to [0.95, 1] twice and [0.85, 0.95]: all
+		// directly exposed.
+		{1, [3]float64{0, 0, 1}},
+		// [-0.1, 0.1] folds back onto [0, 0.1].
+		{0, [3]float64{1, 0, 0}},
+	}
+	for _, tt := range tests {
+		got := ClassWeights(frac, tt.u, 0.1)
+		for k := range got {
+			if math.Abs(got[k]-tt.want[k]) > 1e-12 {
+				t.Errorf("u %v: weights %v, want %v", tt.u, got, tt.want)
+				break
+			}
+		}
+	}
+	for _, f := range [][3]float64{{0.3, 0.4, 0.3}, {0.958, 0.03, 0.012}, {0, 0.5, 0.5}, {0.105, 0.506, 0.389}, {1, 0, 0}} {
+		const n = 20000
+		var mean [3]float64
+		for i := 0; i < n; i++ {
+			u := (float64(i) + 0.5) / n
+			w := ClassWeights(f, u, rankWindow)
+			if s := w[0] + w[1] + w[2]; math.Abs(s-1) > 1e-9 {
+				t.Fatalf("split %v, u %v: weights %v sum to %v", f, u, w, s)
+			}
+			for k := range mean {
+				mean[k] += w[k] / n
+			}
+		}
+		for k := range mean {
+			if math.Abs(mean[k]-f[k]) > 1e-6 {
+				t.Errorf("split %v: residents' mean weights %v, want the split", f, mean)
+				break
+			}
+		}
+	}
+}
+
 // fixedAllocator puts every site at one density rank.
 type fixedAllocator float64
 
@@ -39,10 +91,10 @@ func (f fixedAllocator) DenserShare(string, float64) (float64, bool) {
 }
 
 // On the fixture, Los Angeles County's homes split 75/15/10 (not,
-// indirectly, directly exposed): the densest three quarters get the
-// not-exposed class, the least dense tenth the directly exposed one, each
-// blended half and half with the county's mean over all its homes; without
-// a profile the county means stand.
+// indirectly, directly exposed): the densest three quarters are placed in
+// the not-exposed class, the least dense tenth in the directly exposed one,
+// and a site's values weigh the classes within a tenth of its rank either
+// way; without a profile the county means stand.
 func TestAllocatedIndicators(t *testing.T) {
 	dir := datatest.FixtureDir(t)
 	site := hazard.Site{Lat: 34.05, Lon: -118.25, CountyFIPS: "06037"}
@@ -53,11 +105,14 @@ func TestAllocatedIndicators(t *testing.T) {
 		res       string
 		allocated bool
 	}{
-		// Half the class's mean, half the county's mean over all its
-		// homes (0.25 x 0.0016 = 0.0004): 0, 0.0008 and 0.0028 by class.
-		{0.1, "not exposed", 0.0002, hazard.ResCountyAllocated, true},
-		{0.8, "indirectly exposed", 0.0006, hazard.ResCountyAllocated, true},
-		{0.95, "directly exposed", 0.0016, hazard.ResCountyAllocated, true},
+		// The classes within 0.1 of the rank either way, by weight: all
+		// not exposed; a quarter not and three quarters indirectly; a
+		// quarter indirectly and three quarters directly (the window
+		// folded back at the least dense end). Class means 0, 0.0008 and
+		// 0.0028.
+		{0.1, "not exposed", 0, hazard.ResCountyAllocated, true},
+		{0.8, "indirectly exposed", 0.75 * 0.0008, hazard.ResCountyAllocated, true},
+		{0.95, "directly exposed", 0.25*0.0008 + 0.75*0.0028, hazard.ResCountyAllocated, true},
 		{-1, "", 0.0016, hazard.ResCounty, false},
 	}
 	for _, tt := range tests {

@@ -114,16 +114,15 @@ const (
 	weightClassRiskPerHome     = 0.5
 )
 
-// classShare is how much of a site's value comes from the exposure class
-// its density places it in; the rest is the county's mean over all its
-// homes (docs/methodology.md, "Wildfire at the address"). Local density is
-// a proxy for the class, not a map of burnable land: a dense block beside a
-// park or a canyon is exposed, a thin one among farm fields may not be. The
-// blend says how far the proxy is trusted, keeps every county's expected
-// total exactly (a convex combination of the allocation and the county
-// mean has the county mean), and leaves no resident of a county with fire
-// at an exact zero, so the ranking is not one tie of half the nation.
-const classShare = 0.5
+// rankWindow is how roughly a site's density rank places it among its
+// county's residents (docs/methodology.md, "Wildfire at the address"):
+// local density is a proxy for the exposure class, not a map of burnable
+// land, so a site's values weigh the classes of the residents within a
+// tenth of the county's residents either way of its own rank, not only its
+// own rank's class. The window is reflected at the ends of the ranking,
+// which keeps every county's totals exactly: a uniform rank plus a
+// symmetric, reflected error is still uniform.
+const rankWindow = 0.1
 
 // Exposure classes of WRC v1: a home in burnable cover is directly
 // exposed, one within reach of embers from it indirectly exposed, the rest
@@ -780,8 +779,8 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	}
 	ins := make([]hazard.Indicator, 0, 11)
 	notes := c.notes
-	if class, density, ok := m.allocate(site, c); ok {
-		ins = appendClassIndicators(ins, c, class, density)
+	if class, weights, density, ok := m.allocate(site, c); ok {
+		ins = appendClassIndicators(ins, c, class, weights, density)
 		notes = c.classNotes[class]
 	} else {
 		ins = appendCountyIndicators(ins, c)
@@ -837,16 +836,51 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 // WRC counts as not exposed, the next the indirectly exposed share, the
 // least dense the directly exposed share. ok is false where the county has
 // no class split or no density profile; the site then gets county means.
-func (m *Module) allocate(site hazard.Site, c *county) (class int, density float64, ok bool) {
+func (m *Module) allocate(site hazard.Site, c *county) (class int, weights [3]float64, density float64, ok bool) {
 	if m.alloc == nil || c.wrc.has&hasClasses == 0 {
-		return 0, 0, false
+		return 0, weights, 0, false
 	}
 	density = m.alloc.Density(geo.Point{Lat: site.Lat, Lon: site.Lon})
 	denser, ok := m.alloc.DenserShare(site.CountyFIPS, density)
 	if !ok {
-		return 0, 0, false
+		return 0, weights, 0, false
 	}
-	return ClassAt(c.wrc.classFrac, denser), density, true
+	return ClassAt(c.wrc.classFrac, denser), ClassWeights(c.wrc.classFrac, denser, rankWindow), density, true
+}
+
+// ClassWeights is how much each exposure class (not, indirectly, directly
+// exposed) weighs in the values of a site whose denser share is u, for
+// class shares frac summing to 1: the share of the window [u-h, u+h],
+// reflected at 0 and 1, that falls in each class's span of the ranking
+// (densest first). The weights sum to 1.
+func ClassWeights(frac [3]float64, u, h float64) [3]float64 {
+	var w [3]float64
+	if h <= 0 {
+		w[ClassAt(frac, u)] = 1
+		return w
+	}
+	// Class k spans [lo[k], hi[k]) of the ranking.
+	lo := [3]float64{0, frac[classNot], frac[classNot] + frac[classIndirect]}
+	hi := [3]float64{frac[classNot], frac[classNot] + frac[classIndirect], 1}
+	// The window's pieces after reflection: [a, b] inside [0, 1], plus
+	// the parts beyond either end folded back.
+	a, b := u-h, u+h
+	pieces := [][2]float64{{max(a, 0), min(b, 1)}}
+	if a < 0 {
+		pieces = append(pieces, [2]float64{0, -a})
+	}
+	if b > 1 {
+		pieces = append(pieces, [2]float64{2 - b, 1})
+	}
+	for k := range w {
+		for _, p := range pieces {
+			if o := min(p[1], hi[k]) - max(p[0], lo[k]); o > 0 {
+				w[k] += o
+			}
+		}
+		w[k] /= 2 * h
+	}
+	return w
 }
 
 // ClassAt is the exposure class of a resident with the share denser of the
@@ -864,13 +898,18 @@ func ClassAt(frac [3]float64, denser float64) int {
 
 // appendClassIndicators appends the scored measures of a site allocated
 // to class, with where it stands as context.
-func appendClassIndicators(ins []hazard.Indicator, c *county, class int, density float64) []hazard.Indicator {
+func appendClassIndicators(ins []hazard.Indicator, c *county, class int, weights [3]float64, density float64) []hazard.Indicator {
 	r := &c.wrc
+	var bp, rps float64
+	for k, w := range weights {
+		bp += w * r.classBP[k]
+		rps += w * r.classRPS[k]
+	}
 	ins = append(ins,
-		wrcIndicator(IDBurnProbability, "Annual burn probability of a home at the site: half the mean of the county's homes in its wildfire exposure class, half the mean over all the county's homes (USFS Wildfire Risk to Communities, 2020)",
-			classShare*r.classBP[class]+(1-classShare)*r.homesShare, "probability", resAllocated, weightClassBurnProbability, true),
-		wrcIndicator(IDRelativeRiskToHome, "Expected annual relative wildfire risk per home at the site: half its exposure class's mean, half the county's mean over all its homes (USFS Wildfire Risk to Communities, 2020)",
-			classShare*r.classRPS[class]+(1-classShare)*r.riskPerHome, "index", resAllocated, weightClassRiskPerHome, false),
+		wrcIndicator(IDBurnProbability, "Annual burn probability of a home at the site: the means of the county's exposure classes, weighted by where its local density ranks it (USFS Wildfire Risk to Communities, 2020)",
+			bp, "probability", resAllocated, weightClassBurnProbability, true),
+		wrcIndicator(IDRelativeRiskToHome, "Expected annual relative wildfire risk per home at the site: the county's exposure classes' means, weighted by where its local density ranks it (USFS Wildfire Risk to Communities, 2020)",
+			rps, "index", resAllocated, weightClassRiskPerHome, false),
 		hazard.Indicator{
 			ID:         IDExposureClass,
 			Label:      "Wildfire exposure class the site is allocated to among the county's homes (0 not exposed, 1 indirectly, 2 directly exposed)",
@@ -946,11 +985,7 @@ func classNotesFor(c *county, class int) []string {
 	default:
 		s += "; their modelled burn probability is zero."
 	}
-	s += " Density is a proxy for the class, not a map of burnable land, so the site's values are half the class's mean and half the county's mean over all its homes"
-	if r.homesShare > 0 {
-		s += " (about 1 in " + hazard.ReturnPeriodText(1/r.homesShare) + " a year)"
-	}
-	s += ": an allocation of county figures, not a measurement at the parcel."
+	s += " Density is a proxy for the class, not a map of burnable land, so the site's values weigh the classes of the county's residents within a tenth of its density rank either way: an allocation of county figures, not a measurement at the parcel."
 	// The county's own notes are shared, not written again per class.
 	notes := append([]string{s}, c.notes...)
 	return notes[:len(notes):len(notes)]
