@@ -398,12 +398,14 @@ func (c *committer) isClosed() bool {
 
 // failAlone answers w, queued first, with err before any group was taken.
 func (c *committer) failAlone(w *groupWrite, err error) {
+	// The wait is counted before the caller is answered, so that whoever
+	// the answer wakes already sees it (the observer's metrics, tests).
+	w.view.observeWait(w)
 	c.mu.Lock()
 	c.pending = removeWrite(c.pending, w)
 	w.err = err
 	close(w.wake)
 	c.mu.Unlock()
-	w.view.observeWait(w)
 }
 
 // take takes the group from the queue: every function queued, in order,
