@@ -326,7 +326,10 @@ func (r *renderer) perilBars(perils []risk.Peril) {
 	}
 	f := r.f
 	r.ensure(perilBarsHeight(len(perils)))
-	r.subheadingNote("Perils", "Score 0–100, where it was measured and, where known, how often the damaging event comes")
+	// The perils' scores rank other quantities than the module's score
+	// above them (docs/methodology.md, "The scoring chain"), so the note
+	// says so rather than let a peril above its module read as an error.
+	r.subheadingNote("Perils", "Each ranked on its own (a module ranks every resident's worst peril, so it can read lower), where measured, how often the event comes")
 	trackX := marginL + perilTitleW
 	scoreX := trackX + perilTrackW + 2.5
 	detailX := scoreX + perilScoreW
