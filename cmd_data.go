@@ -1,12 +1,15 @@
 package main
 
-// `locrisk data check` and `data validate`: the public data sets, without
-// a database.
+// `locrisk data check`, `data validate`, `data info` and `data verify`: the
+// public data sets, without a database.
 
 import (
 	"fmt"
+	"strconv"
+	"text/tabwriter"
 
 	"locrisk/risk"
+	"locrisk/risk/data"
 )
 
 func (c *cli) dataCheck(args []string) error {
@@ -57,5 +60,86 @@ LOCRISK_DATA_DIR).`, `
 	if len(res.Failures) > 0 {
 		return fmt.Errorf("%d of %d validation checks fail", len(res.Failures), res.Checks)
 	}
+	return nil
+}
+
+func (c *cli) dataInfo(args []string) error {
+	var dir string
+	f := c.newFlags("data info", "--data-dir DIR", `
+Prints the manifest of the data pack in DIR (docs/data.md): its data
+version, derived from the files' checksums, and for every file its source,
+vintage, licence, size and rows, then the attributions the licences and
+publishers ask for. It reads only the manifest; data verify checks the
+files against it. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
+  locrisk data info --data-dir testdata/data`)
+	f.StringVar(&dir, "data-dir", "", "`directory` holding a data pack (required)")
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	if dir == "" {
+		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
+	}
+	m, err := data.ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, x := range m.Files {
+		total += x.Bytes
+	}
+	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nfiles: %d, %s bytes\n\n", dir, m.Version(), len(m.Files), strconv.FormatInt(total, 10))
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SOURCE\tVINTAGE\tLICENCE\tBYTES\tROWS\tFILE")
+	for _, x := range m.Files {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", x.SourceID, x.Vintage, x.Licence, x.Bytes, x.Rows, x.Path)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	first := true
+	for _, x := range m.Files {
+		if x.Attribution == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(c.stdout, "\nattributions:")
+			first = false
+		}
+		fmt.Fprintf(c.stdout, "  %s: %s\n", x.SourceID, x.Attribution)
+	}
+	return nil
+}
+
+func (c *cli) dataVerify(args []string) error {
+	var dir string
+	f := c.newFlags("data verify", "--data-dir DIR", `
+Checks every file of the data pack in DIR against its manifest (size and
+SHA-256, docs/data.md) and names each file that is missing or differs.
+Exits 1 if any does, or if DIR has no manifest. The engine makes the same
+check whenever it loads a folder that has a manifest. --data-dir is
+required (or set LOCRISK_DATA_DIR).`, `
+  locrisk data verify --data-dir testdata/data`)
+	f.StringVar(&dir, "data-dir", "", "`directory` holding a data pack (required)")
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	if dir == "" {
+		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
+	}
+	m, err := data.ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	bad, err := m.Verify(dir)
+	if err != nil {
+		return err
+	}
+	for _, x := range bad {
+		fmt.Fprintf(c.stdout, "MISMATCH  %s: %s\n", x.Path, x.Problem)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d of %d files do not match the manifest of %s", len(bad), len(m.Files), dir)
+	}
+	fmt.Fprintf(c.stdout, "ok: %d files match the manifest of %s (version %s)\n", len(m.Files), dir, m.Version())
 	return nil
 }

@@ -73,7 +73,7 @@ func TestHelpExamplesRun(t *testing.T) {
 	subst := regexp.MustCompile(`^[A-Z_]+=\$\((.*)\)$`) // NAME=$(command): run the command
 	for _, line := range lines {
 		line = subst.ReplaceAllString(line, "$1")
-		line = strings.NewReplacer("acct_...", acct, "key_...", key, "../shared/data", fixture).Replace(line)
+		line = strings.NewReplacer("acct_...", acct, "key_...", key, "../shared/data", fixture, "testdata/data", fixture).Replace(line)
 		env, args, in, out := shellWords(t, line)
 		if len(args) == 0 || args[0] != "locrisk" {
 			t.Errorf("example %q does not start with locrisk", line)

@@ -85,7 +85,11 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 		return nil, errs[0]
 	}
 	useStormClimate(e.modules)
-	e.dataVersion = dataVersion(dir)
+	version, err := verifiedVersion(dir)
+	if err != nil {
+		return nil, err
+	}
+	e.dataVersion = version
 	loaded := time.Since(start)
 	if trace != nil {
 		cache = nil
@@ -296,6 +300,34 @@ func runAll(ctx context.Context, fns []func() error) []error {
 		}
 	}
 	return out
+}
+
+// verifiedVersion is the data version of dir. A folder with a manifest
+// (a data pack, docs/data.md) must match it byte for byte, and its version
+// comes from the manifest's checksums, so two binaries or folders with the
+// same data say the same version. A folder without one (a mirror of the
+// publishers' files) is fingerprinted by its files' names and sizes.
+func verifiedVersion(dir string) (string, error) {
+	m, err := data.ReadManifest(dir)
+	if errors.Is(err, data.ErrNoManifest) {
+		return dataVersion(dir), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	bad, err := m.Verify(dir)
+	if err != nil {
+		return "", fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if len(bad) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "data directory %s does not match its %s (%d file(s)):", dir, data.ManifestName, len(bad))
+		for _, x := range bad {
+			fmt.Fprintf(&b, "\n  %s: %s", x.Path, x.Problem)
+		}
+		return "", errors.New(b.String())
+	}
+	return m.Version(), nil
 }
 
 // dataVersion fingerprints the data files by name and size, so a report says

@@ -409,3 +409,65 @@ func TestCheckMalformedLayer(t *testing.T) {
 		t.Errorf("%d layers ok, want all but the environmental ones\n%s", n, out.String())
 	}
 }
+
+// A data folder with a manifest is a data pack: its version comes from the
+// manifest's checksums, and a file that differs from the manifest stops
+// the load naming it. A folder without one keeps the fingerprint of names
+// and sizes.
+func TestDataPackVersionAndVerification(t *testing.T) {
+	src := datatest.FixtureDir(t)
+	m, err := data.ReadManifest(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := loadFixture(t)
+	if e.DataVersion() != m.Version() {
+		t.Errorf("data version %s, manifest's %s", e.DataVersion(), m.Version())
+	}
+	copyPack := func(t *testing.T, withManifest bool) string {
+		dir := t.TempDir()
+		files := []string{}
+		for _, f := range m.Files {
+			files = append(files, f.Path)
+		}
+		if withManifest {
+			files = append(files, data.ManifestName)
+		}
+		for _, rel := range files {
+			b, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	t.Run("changed file", func(t *testing.T) {
+		dir := copyPack(t, true)
+		p := filepath.Join(dir, filepath.FromSlash(data.Path("epa-superfund-npl")))
+		b, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(context.Background(), dir, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "does not match its manifest.json") || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv: size") {
+			t.Errorf("error %v, want the changed file named", err)
+		}
+	})
+	t.Run("no manifest", func(t *testing.T) {
+		dir := copyPack(t, false)
+		e, err := Load(context.Background(), dir, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := e.DataVersion(); v == m.Version() || !strings.HasPrefix(v, "data-") {
+			t.Errorf("version without a manifest %s (manifest's %s)", v, m.Version())
+		}
+	})
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDataInfoAndVerify runs `data info` and `data verify` on the fixture
+// pack, on a copy with one file changed, and on a folder without a
+// manifest.
+func TestDataInfoAndVerify(t *testing.T) {
+	r := cmd(t, nil, "data", "info", "--data-dir", fixtureData)
+	for _, want := range []string{"version: data-", "files: 31", "SOURCE", "LICENCE", "census-cenpop-2020-blockgroups", "usfs-wrc-v1"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("data info: exit %d, output lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+	r = cmd(t, map[string]string{"LOCRISK_DATA_DIR": fixtureData}, "data", "verify")
+	if r.code != 0 || !strings.Contains(r.stdout, "ok: 31 files match") {
+		t.Errorf("data verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A copy with the Superfund file changed by one byte at the end.
+	dir := t.TempDir()
+	err := filepath.WalkDir(fixtureData, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fixtureData, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(rel, "epa_superfund_npl_sites_2022-09.csv") {
+			b = append(b, '\n')
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = cmd(t, nil, "data", "verify", "--data-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stdout, "MISMATCH  environmental/epa_superfund_npl_sites_2022-09.csv: size") ||
+		!strings.Contains(r.stderr, "1 of 31 files do not match") {
+		t.Errorf("data verify on a changed copy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	for _, args := range [][]string{{"data", "verify", "--data-dir", t.TempDir()}, {"data", "info", "--data-dir", t.TempDir()}} {
+		r = cmd(t, nil, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "no manifest.json") {
+			t.Errorf("%v without a manifest: exit %d, stderr %q", args[:2], r.code, r.stderr)
+		}
+	}
+	for _, sub := range []string{"info", "verify"} {
+		if r := cmd(t, nil, "data", sub); r.code != 2 || !strings.Contains(r.stderr, "--data-dir") {
+			t.Errorf("data %s without a folder: exit %d, stderr %q", sub, r.code, r.stderr)
+		}
+	}
+}
