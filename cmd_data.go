@@ -1,12 +1,15 @@
 package main
 
-// `locrisk data check`, `data validate`, `data info` and `data verify`: the
-// public data sets, without a database.
+// `locrisk data check`, `data validate`, `data info`, `data verify` and
+// `data fetch`: the public data sets, without a database.
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"locrisk/risk"
 	"locrisk/risk/data"
@@ -141,5 +144,38 @@ required (or set LOCRISK_DATA_DIR).`, `
 		return fmt.Errorf("%d of %d files do not match the manifest of %s", len(bad), len(m.Files), dir)
 	}
 	fmt.Fprintf(c.stdout, "ok: %d files match the manifest of %s (version %s)\n", len(m.Files), dir, m.Version())
+	return nil
+}
+
+func (c *cli) dataFetch(args []string) error {
+	var dir, sum string
+	var timeout time.Duration
+	f := c.newFlags("data fetch", "URL --sha256 SUM --data-dir DIR", `
+Downloads the data pack archive at URL (a .tar.gz of manifest.json and the
+data files, docs/data.md), checks that it arrived whole and that its
+SHA-256 is SUM, unpacks it beside DIR and verifies every file against the
+pack's manifest; only then does it replace DIR with it. Any failure leaves
+DIR as it was. Serve the new folder with --data-dir DIR.`, `
+  locrisk data fetch https://data.example.org/locrisk-data-2026.tar.gz --sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 --data-dir ./pack`)
+	f.StringVar(&dir, "data-dir", "", "`directory` to install the pack in (required; replaced when the new pack checks out)")
+	f.StringVar(&sum, "sha256", "", "the archive's expected SHA-256, 64 hex digits (required)")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	rest, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usagef("give the pack's URL, once")
+	}
+	if dir == "" || sum == "" {
+		return usagef("--data-dir and --sha256 are required")
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, timeout)
+	defer cancel()
+	m, err := data.Fetch(ctx, &http.Client{}, rest[0], sum, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "installed data pack %s (%d files) in %s\n", m.Version(), len(m.Files), dir)
 	return nil
 }

@@ -1,6 +1,13 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +66,64 @@ func TestDataInfoAndVerify(t *testing.T) {
 	for _, sub := range []string{"info", "verify"} {
 		if r := cmd(t, nil, "data", sub); r.code != 2 || !strings.Contains(r.stderr, "--data-dir") {
 			t.Errorf("data %s without a folder: exit %d, stderr %q", sub, r.code, r.stderr)
+		}
+	}
+}
+
+// TestDataFetch installs the fixture pack from a loopback server, then
+// refuses a wrong checksum and leaves the installed pack in place.
+func TestDataFetch(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	err := filepath.WalkDir(fixtureData, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fixtureData, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "pack/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw.Close()
+	zw.Close()
+	archive := buf.Bytes()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(archive) }))
+	defer srv.Close()
+	h := sha256.Sum256(archive)
+	sum := hex.EncodeToString(h[:])
+	dir := filepath.Join(t.TempDir(), "pack")
+
+	r := cmd(t, nil, "data", "fetch", srv.URL+"/pack.tar.gz", "--sha256", sum, "--data-dir", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "installed data pack data-") || !strings.Contains(r.stdout, "(31 files)") {
+		t.Fatalf("data fetch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := cmd(t, nil, "data", "verify", "--data-dir", dir); r.code != 0 {
+		t.Errorf("data verify on the fetched pack: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = cmd(t, nil, "data", "fetch", srv.URL+"/pack.tar.gz", "--sha256", strings.Repeat("0", 64), "--data-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "nothing was replaced") {
+		t.Errorf("data fetch with a wrong checksum: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := cmd(t, nil, "data", "verify", "--data-dir", dir); r.code != 0 {
+		t.Errorf("the installed pack after a refused fetch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"data", "fetch", "--sha256", sum, "--data-dir", dir},
+		{"data", "fetch", srv.URL, "--data-dir", dir},
+		{"data", "fetch", srv.URL, "--sha256", sum},
+	} {
+		if r := cmd(t, nil, args...); r.code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)", args, r.code)
 		}
 	}
 }

@@ -73,6 +73,7 @@ func commands() []command {
 		{"data validate", "score the validation table of well-known places and check its orderings", (*cli).dataValidate},
 		{"data info", "print a data pack's manifest: version, sources, vintages, licences, sizes", (*cli).dataInfo},
 		{"data verify", "check every file of a data pack against its manifest", (*cli).dataVerify},
+		{"data fetch", "download a data pack archive, check it, and install it in a folder", (*cli).dataFetch},
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},

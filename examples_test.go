@@ -38,7 +38,7 @@ func TestHelpExamplesRun(t *testing.T) {
 	lines = append(lines, exampleLines(t, top.stdout, "Quick start:")...)
 	// required: each command's flags that its help marks "(required)".
 	required := map[string][]string{}
-	requiredRE := regexp.MustCompile(`(?m)^  --([a-z-]+).*\n.*\(required\)`)
+	requiredRE := regexp.MustCompile(`(?m)^  --([a-z0-9-]+).*\n.*\(required\)`)
 	for _, k := range commands() {
 		h := cmd(t, nil, append(strings.Fields(k.path), "-h")...)
 		if h.code != exitOK {
@@ -103,7 +103,7 @@ func TestHelpExamplesRun(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		c.stdout, c.stderr = &stdout, &stderr
-		c.parseOnly = args[0] == "serve" || (len(args) > 1 && args[0] == "data" && args[1] == "validate")
+		c.parseOnly = args[0] == "serve" || (len(args) > 1 && args[0] == "data" && (args[1] == "validate" || args[1] == "fetch"))
 		if code := c.run(args); code != exitOK {
 			t.Errorf("example %q: exit %d\n%s", line, code, stderr.String())
 			continue
