@@ -67,22 +67,13 @@ LOCRISK_DATA_DIR).`, `
 }
 
 func (c *cli) dataInfo(args []string) error {
-	var dir string
-	f := c.newFlags("data info", "--data-dir DIR", `
+	dir, m, err := c.packCommand("data info", `
 Prints the manifest of the data pack in DIR (docs/data.md): its data
 version, derived from the files' checksums, and for every file its source,
 vintage, licence, size and rows, then the attributions the licences and
 publishers ask for. It reads only the manifest; data verify checks the
 files against it. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
-  locrisk data info --data-dir testdata/data`)
-	f.StringVar(&dir, "data-dir", "", "`directory` holding a data pack (required)")
-	if err := f.parseNoArgs(args); err != nil {
-		return err
-	}
-	if dir == "" {
-		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
-	}
-	m, err := data.ReadManifest(dir)
+  locrisk data info --data-dir testdata/data`, args)
 	if err != nil {
 		return err
 	}
@@ -114,22 +105,13 @@ files against it. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
 }
 
 func (c *cli) dataVerify(args []string) error {
-	var dir string
-	f := c.newFlags("data verify", "--data-dir DIR", `
+	dir, m, err := c.packCommand("data verify", `
 Checks every file of the data pack in DIR against its manifest (size and
 SHA-256, docs/data.md) and names each file that is missing or differs.
 Exits 1 if any does, or if DIR has no manifest. The engine makes the same
 check whenever it loads a folder that has a manifest. --data-dir is
 required (or set LOCRISK_DATA_DIR).`, `
-  locrisk data verify --data-dir testdata/data`)
-	f.StringVar(&dir, "data-dir", "", "`directory` holding a data pack (required)")
-	if err := f.parseNoArgs(args); err != nil {
-		return err
-	}
-	if dir == "" {
-		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
-	}
-	m, err := data.ReadManifest(dir)
+  locrisk data verify --data-dir testdata/data`, args)
 	if err != nil {
 		return err
 	}
@@ -145,6 +127,22 @@ required (or set LOCRISK_DATA_DIR).`, `
 	}
 	fmt.Fprintf(c.stdout, "ok: %d files match the manifest of %s (version %s)\n", len(m.Files), dir, m.Version())
 	return nil
+}
+
+// packCommand parses the flags of a command on the data pack in
+// --data-dir and reads the pack's manifest.
+func (c *cli) packCommand(name, help, examples string, args []string) (string, *data.Manifest, error) {
+	var dir string
+	f := c.newFlags(name, "--data-dir DIR", help, examples)
+	f.StringVar(&dir, "data-dir", "", "`directory` holding a data pack (required)")
+	if err := f.parseNoArgs(args); err != nil {
+		return "", nil, err
+	}
+	if dir == "" {
+		return "", nil, usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
+	}
+	m, err := data.ReadManifest(dir)
+	return dir, m, err
 }
 
 func (c *cli) dataFetch(args []string) error {

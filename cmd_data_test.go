@@ -31,26 +31,17 @@ func TestDataInfoAndVerify(t *testing.T) {
 
 	// A copy with the Superfund file changed by one byte at the end.
 	dir := t.TempDir()
-	err := filepath.WalkDir(fixtureData, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(fixtureData, path)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachFixtureFile(t, func(rel string, b []byte) {
 		if strings.HasSuffix(rel, "epa_superfund_npl_sites_2022-09.csv") {
 			b = append(b, '\n')
 		}
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
-			return err
+			t.Fatal(err)
 		}
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r = cmd(t, nil, "data", "verify", "--data-dir", dir)
 	if r.code != 1 || !strings.Contains(r.stdout, "MISMATCH  environmental/epa_superfund_npl_sites_2022-09.csv: size") ||
 		!strings.Contains(r.stderr, "1 of 31 files do not match") {
@@ -76,24 +67,14 @@ func TestDataFetch(t *testing.T) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(fixtureData, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(fixtureData, path)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachFixtureFile(t, func(rel string, b []byte) {
 		if err := tw.WriteHeader(&tar.Header{Name: "pack/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return err
+			t.Fatal(err)
 		}
-		_, err = tw.Write(b)
-		return err
+		if _, err := tw.Write(b); err != nil {
+			t.Fatal(err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	tw.Close()
 	zw.Close()
 	archive := buf.Bytes()
@@ -125,5 +106,29 @@ func TestDataFetch(t *testing.T) {
 		if r := cmd(t, nil, args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", args, r.code)
 		}
+	}
+}
+
+// eachFixtureFile calls fn with every file of the fixture pack, its path
+// relative to the pack and its bytes.
+func eachFixtureFile(t *testing.T, fn func(rel string, b []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(fixtureData, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(fixtureData, path)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fn(rel, b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
