@@ -50,7 +50,9 @@ func Load(dir string) (*Index, error) {
 		return nil, err
 	}
 	defer t.Close()
-	x := &Index{}
+	// The real file has 242,335 rows; room for them up front spares the
+	// slices a dozen regrowths.
+	x := &Index{pts: make([]geo.Point, 0, 250000), pop: make([]float64, 0, 250000)}
 	for t.Scan() {
 		lat, err := t.Float("lat")
 		if err != nil {

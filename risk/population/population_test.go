@@ -115,3 +115,17 @@ func TestLoadFixtureAndReal(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoad reads the 242,335 real block-group centres, as every start
+// does, and builds the counties' density profiles (with a county lookup
+// that costs nothing, to time this package alone).
+func BenchmarkLoad(b *testing.B) {
+	dir := datatest.RealDir(b)
+	for b.Loop() {
+		x, err := Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		BuildProfiles(x, func(geo.Point) (string, bool) { return "00000", true })
+	}
+}
