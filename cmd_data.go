@@ -152,8 +152,10 @@ func (c *cli) dataFetch(args []string) error {
 Downloads the data pack archive at URL (a .tar.gz of manifest.json and the
 data files, docs/data.md), checks that it arrived whole and that its
 SHA-256 is SUM, unpacks it beside DIR and verifies every file against the
-pack's manifest; only then does it replace DIR with it. Any failure leaves
-DIR as it was. Serve the new folder with --data-dir DIR.`, `
+pack's manifest; only then does it replace DIR with it. DIR must be new,
+an empty folder or a data pack; anything else (a file, a link, another
+folder) is refused. Any failure leaves DIR as it was. Serve the new folder
+with --data-dir DIR.`, `
   locrisk data fetch https://data.example.org/locrisk-data-2026.tar.gz --sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 --data-dir ./pack`)
 	f.StringVar(&dir, "data-dir", "", "`directory` to install the pack in (required; replaced when the new pack checks out)")
 	f.StringVar(&sum, "sha256", "", "the archive's expected SHA-256, 64 hex digits (required)")
@@ -170,10 +172,13 @@ DIR as it was. Serve the new folder with --data-dir DIR.`, `
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
-	m, err := data.Fetch(ctx, &http.Client{}, rest[0], sum, dir)
+	m, leftover, err := data.Fetch(ctx, &http.Client{}, rest[0], sum, dir)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "installed data pack %s (%d files) in %s\n", m.Version(), len(m.Files), dir)
+	if leftover != "" {
+		fmt.Fprintf(c.stderr, "the previous pack, moved to %s, could not be removed: delete it by hand\n", leftover)
+	}
 	return nil
 }

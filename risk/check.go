@@ -24,6 +24,12 @@ func Check(ctx context.Context, dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(missing) == 0 {
+		// A data pack must match its manifest, as for every load.
+		if _, err := verifiedVersion(dir); err != nil {
+			return err
+		}
+	}
 	isMissing := map[string]bool{}
 	for _, s := range missing {
 		isMissing[s.ID] = true

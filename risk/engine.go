@@ -79,17 +79,19 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 	if err := CheckFiles(dir); err != nil {
 		return nil, err
 	}
-	e := &Engine{rows: map[string]int{}, specs: Registry()}
+	// A pack is checked against its manifest before anything is parsed,
+	// so a changed file is named as such, not as the parse error it may
+	// cause.
+	version, err := verifiedVersion(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{rows: map[string]int{}, specs: Registry(), dataVersion: version}
 	tracts, errs := e.loadLayers(ctx, dir)
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
 	useStormClimate(e.modules)
-	version, err := verifiedVersion(dir)
-	if err != nil {
-		return nil, err
-	}
-	e.dataVersion = version
 	loaded := time.Since(start)
 	if trace != nil {
 		cache = nil

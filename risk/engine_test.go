@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -265,6 +266,11 @@ func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
 		t.Fatal(err)
 	}
+	// A folder of files without a manifest, so the parser, not the
+	// manifest check, meets the broken row.
+	if err := os.Remove(filepath.Join(dir, data.ManifestName)); err != nil {
+		t.Fatal(err)
+	}
 	// Break one row of the Superfund table.
 	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
 	b, err := os.ReadFile(path)
@@ -373,6 +379,11 @@ func TestCheckMalformedLayer(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
 		t.Fatal(err)
 	}
+	// A folder of files without a manifest, so the parser, not the
+	// manifest check, meets the broken row.
+	if err := os.Remove(filepath.Join(dir, data.ManifestName)); err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -458,6 +469,22 @@ func TestDataPackVersionAndVerification(t *testing.T) {
 		_, err := Load(context.Background(), dir, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "does not match its manifest.json") || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv: size") {
 			t.Errorf("error %v, want the changed file named", err)
+		}
+	})
+	t.Run("changed file, unparsable", func(t *testing.T) {
+		dir := copyPack(t, true)
+		p := filepath.Join(dir, filepath.FromSlash(data.Path("usfs-wrc-v1")))
+		b, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, append(b, []byte("x,y\n")...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range []func() error{
+			func() error { _, err := Load(context.Background(), dir, nil, nil); return err },
+			func() error { return Check(context.Background(), dir, io.Discard) },
+		} {
+			if err := run(); err == nil || !strings.Contains(err.Error(), "does not match its manifest.json") || !strings.Contains(err.Error(), "wrc_v1_county_summary_2020-03-31.csv: size") {
+				t.Errorf("error %v, want the manifest check to name the file first", err)
+			}
 		}
 	})
 	t.Run("no manifest", func(t *testing.T) {

@@ -25,29 +25,39 @@ const MaxPackBytes = 1 << 30
 // and the files under their catalog paths, docs/data.md), checks that it
 // arrived whole and that its SHA-256 is wantSHA256, unpacks it beside dir,
 // verifies every file against the pack's own manifest, and only then puts
-// it in dir's place, replacing what was there. Any failure leaves dir as it
-// was. client nil means http.DefaultClient.
-func Fetch(ctx context.Context, client *http.Client, url, wantSHA256, dir string) (*Manifest, error) {
+// it in dir's place, replacing what was there. dir must be absent, an empty
+// folder or a data pack (a folder with a manifest): anything else is
+// refused before the download, so a mistyped path cannot delete a folder
+// or file. Any failure leaves dir as it was. The old pack is removed last;
+// if that fails, the new pack is installed all the same and leftover names
+// what remains to delete. client nil means http.DefaultClient.
+func Fetch(ctx context.Context, client *http.Client, url, wantSHA256, dir string) (m *Manifest, leftover string, err error) {
 	want := strings.ToLower(strings.TrimSpace(wantSHA256))
 	if b, err := hex.DecodeString(want); err != nil || len(b) != sha256.Size {
-		return nil, fmt.Errorf("--sha256 %q is not 64 hex digits", wantSHA256)
+		return nil, "", fmt.Errorf("--sha256 %q is not 64 hex digits", wantSHA256)
 	}
 	if client == nil {
 		client = http.DefaultClient
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, "", err
+	}
+	if err := replaceable(dir); err != nil {
+		return nil, "", err
+	}
+	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	archive, err := download(ctx, client, url, want, parent)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer os.Remove(archive)
 
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	placed := false
 	defer func() {
@@ -55,25 +65,68 @@ func Fetch(ctx context.Context, client *http.Client, url, wantSHA256, dir string
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := unpack(archive, tmp); err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
+	// MkdirTemp makes the folder for its owner only; a pack is read by
+	// whoever runs the server.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, "", err
 	}
-	m, err := ReadManifest(tmp)
+	if err := unpack(archive, tmp); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", url, err)
+	}
+	m, err = ReadManifest(tmp)
+	if errors.Is(err, ErrNoManifest) {
+		return nil, "", fmt.Errorf("%s: the archive holds no %s", url, ManifestName)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
+		return nil, "", fmt.Errorf("%s: %w", url, err)
 	}
 	bad, err := m.Verify(tmp)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("%s: %d file(s) do not match the pack's manifest, the first %s: %s", url, len(bad), bad[0].Path, bad[0].Problem)
+		return nil, "", fmt.Errorf("%s: %d file(s) do not match the pack's manifest, the first %s: %s", url, len(bad), bad[0].Path, bad[0].Problem)
 	}
-	if err := replaceDir(tmp, dir); err != nil {
-		return nil, err
+	old, err := swapIn(tmp, dir)
+	if err != nil {
+		return nil, "", err
 	}
 	placed = true
-	return m, nil
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return m, old, nil
+		}
+	}
+	return m, "", nil
+}
+
+// replaceable refuses a target that is not absent, an empty folder or a
+// data pack: a file, a symbolic link, or a folder of something else.
+func replaceable(dir string) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: give the folder it points to", dir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is a file, not a data pack folder; nothing was changed", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
+		return fmt.Errorf("%s holds files but no %s, so it is not a data pack; give an empty or new folder; nothing was changed", dir, ManifestName)
+	}
+	return nil
 }
 
 // download writes the body at url to a temporary file in parent and
@@ -169,6 +222,9 @@ func unpack(archive, dir string) error {
 				return err
 			}
 			out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("archive lists %q twice", name)
+			}
 			if err != nil {
 				return err
 			}
@@ -212,24 +268,22 @@ func unwrapSingleFolder(dir string) error {
 	return os.Remove(inner)
 }
 
-// replaceDir puts the folder tmp at dir: an existing dir is renamed aside
-// first and removed once tmp is in place, so dir is never half replaced.
-func replaceDir(tmp, dir string) error {
+// swapIn puts the folder tmp at dir, renaming an existing dir aside first
+// so dir is never half replaced; it returns the old folder's new name, or
+// "" when there was none.
+func swapIn(tmp, dir string) (string, error) {
 	old := ""
 	if _, err := os.Stat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if old != "" {
 			os.Rename(old, dir)
 		}
-		return err
+		return "", err
 	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
+	return old, nil
 }

@@ -97,22 +97,18 @@ func TestFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// existing is a folder already in place, which a failed fetch must
-	// leave as it was.
+	// existing is a pack already in place (its manifest, and a file),
+	// which a failed fetch must leave as it was.
 	existing := func(t *testing.T) string {
 		dir := filepath.Join(t.TempDir(), "pack")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("old"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, ManifestName), []byte(`{"files": []}`))
+		writeFile(t, filepath.Join(dir, "keep.txt"), []byte("old"))
 		return dir
 	}
 	untouched := func(t *testing.T, dir string) {
 		t.Helper()
 		entries, err := os.ReadDir(dir)
-		if err != nil || len(entries) != 1 || entries[0].Name() != "keep.txt" {
+		if err != nil || len(entries) != 2 || entries[0].Name() != "keep.txt" || entries[1].Name() != ManifestName {
 			t.Errorf("the folder changed: %v %v", entries, err)
 		}
 		siblings, _ := os.ReadDir(filepath.Dir(dir))
@@ -123,9 +119,12 @@ func TestFetch(t *testing.T) {
 
 	t.Run("installs and replaces", func(t *testing.T) {
 		dir := existing(t)
-		m, err := Fetch(ctx, nil, serve(t, good, false, 200), strings.ToUpper(sum(good)), dir)
-		if err != nil {
-			t.Fatal(err)
+		m, leftover, err := Fetch(ctx, nil, serve(t, good, false, 200), strings.ToUpper(sum(good)), dir)
+		if err != nil || leftover != "" {
+			t.Fatal(err, leftover)
+		}
+		if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o755 {
+			t.Errorf("installed folder mode %v, %v; want 0755 for whoever runs the server", st.Mode().Perm(), err)
 		}
 		if m.Version() != want.Version() {
 			t.Errorf("version %s, want %s", m.Version(), want.Version())
@@ -144,7 +143,7 @@ func TestFetch(t *testing.T) {
 	t.Run("one top folder", func(t *testing.T) {
 		b := packArchive(t, "locrisk-data-2026/", nil)
 		dir := filepath.Join(t.TempDir(), "new", "pack")
-		if _, err := Fetch(ctx, nil, serve(t, b, false, 200), sum(b), dir); err != nil {
+		if _, _, err := Fetch(ctx, nil, serve(t, b, false, 200), sum(b), dir); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
@@ -159,6 +158,7 @@ func TestFetch(t *testing.T) {
 		return b
 	})
 	escaping := packArchive(t, "", nil, "../escape.txt")
+	twice := packArchive(t, "", nil, ManifestName)
 	failures := []struct {
 		name, sha, want string
 		body            []byte
@@ -172,15 +172,64 @@ func TestFetch(t *testing.T) {
 		{"entry outside the pack", sum(escaping), "outside the pack", escaping, false, 200},
 		{"not an archive", sum([]byte("hello")), "not a .tar.gz", []byte("hello"), false, 200},
 		{"malformed checksum", "12", "not 64 hex digits", good, false, 200},
+		{"an entry twice", sum(twice), "archive lists \"manifest.json\" twice", twice, false, 200},
 	}
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := existing(t)
-			_, err := Fetch(ctx, nil, serve(t, tt.body, tt.partial, tt.status), tt.sha, dir)
+			_, _, err := Fetch(ctx, nil, serve(t, tt.body, tt.partial, tt.status), tt.sha, dir)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one saying %q", err, tt.want)
 			}
 			untouched(t, dir)
 		})
+	}
+}
+
+// TestFetchRefusesTargets: a file, a symbolic link or a folder that is not
+// a data pack is never replaced, and nothing is downloaded for it.
+func TestFetchRefusesTargets(t *testing.T) {
+	ctx := context.Background()
+	good := packArchive(t, "", nil)
+	url := serve(t, good, false, 200)
+	base := t.TempDir()
+	file := filepath.Join(base, "locrisk.db")
+	writeFile(t, file, []byte("a database"))
+	other := filepath.Join(base, "home")
+	writeFile(t, filepath.Join(other, "docs", "thesis.txt"), []byte("years of work"))
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dir, want string }{
+		{file, "is a file"},
+		{other, "not a data pack"},
+		{link, "symbolic link"},
+	} {
+		if _, _, err := Fetch(ctx, nil, url, sum(good), tt.dir); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one saying %q", tt.dir, err, tt.want)
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "a database" {
+		t.Errorf("the file: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(other, "docs", "thesis.txt")); err != nil || string(b) != "years of work" {
+		t.Errorf("the folder: %q %v", b, err)
+	}
+	entries, _ := os.ReadDir(base)
+	if len(entries) != 3 {
+		t.Errorf("left beside them: %v", entries)
+	}
+	// An empty folder, and the current folder given as ".", are fine.
+	empty := filepath.Join(base, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Fetch(ctx, nil, url, sum(good), empty); err != nil {
+		t.Errorf("an empty folder: %v", err)
+	}
+	t.Chdir(empty)
+	if _, _, err := Fetch(ctx, nil, url, sum(good), "."); err != nil {
+		t.Errorf("the current folder, a pack: %v", err)
 	}
 }

@@ -47,6 +47,9 @@ var ErrNoManifest = errors.New("no " + ManifestName)
 // catalog source, each with a catalog path, its provenance and licence
 // stated, and a well-formed size and SHA-256.
 func ReadManifest(dir string) (*Manifest, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNoManifest)
@@ -141,8 +144,23 @@ type Mismatch struct {
 // order; none means the folder holds exactly the pack. It reads every
 // byte (about 25 MB for the full pack).
 func (m *Manifest) Verify(dir string) ([]Mismatch, error) {
+	if st, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("data directory %s is not a directory", dir)
+	}
 	var out []Mismatch
 	for _, f := range m.Files {
+		// The engine opens a file's .gz copy when both are there (Open),
+		// so a second copy beside the listed one would be read unchecked.
+		twin := f.Path + ".gz"
+		if strings.HasSuffix(f.Path, ".gz") {
+			twin = strings.TrimSuffix(f.Path, ".gz")
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(twin))); err == nil {
+			out = append(out, Mismatch{f.Path, "a second copy, " + twin + ", is beside it; a pack holds each file once"})
+			continue
+		}
 		size, sum, err := fileSum(filepath.Join(dir, filepath.FromSlash(f.Path)))
 		switch {
 		case errors.Is(err, os.ErrNotExist):

@@ -76,6 +76,16 @@ func TestVerifyFindsChangedAndMissingFiles(t *testing.T) {
 	if bad, err := m.Verify(dir); err != nil || len(bad) != 0 {
 		t.Fatalf("a faithful copy: %v, %v", bad, err)
 	}
+	// A .gz copy beside a listed plain file would be what the engine
+	// opens: it is reported, not read past.
+	var shadowed string
+	for _, f := range m.Files[3:] {
+		if !strings.HasSuffix(f.Path, ".gz") {
+			shadowed = f.Path
+			break
+		}
+	}
+	writeFile(t, filepath.Join(dir, shadowed+".gz"), []byte("other data"))
 	changed, truncated, deleted := m.Files[0].Path, m.Files[1].Path, m.Files[2].Path
 	b, _ := os.ReadFile(filepath.Join(dir, changed))
 	b[len(b)/2] ^= 1 // same size, other bytes
@@ -88,7 +98,7 @@ func TestVerifyFindsChangedAndMissingFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{changed: "sha256 ", truncated: "size 1 bytes", deleted: "missing"}
+	want := map[string]string{changed: "sha256 ", truncated: "size 1 bytes", deleted: "missing", shadowed: "a second copy, " + shadowed + ".gz, is beside it"}
 	if len(bad) != len(want) {
 		t.Fatalf("mismatches %+v, want %d", bad, len(want))
 	}
@@ -142,6 +152,9 @@ func TestParseManifestRejects(t *testing.T) {
 	}
 	if _, err := ReadManifest(t.TempDir()); !strings.Contains(err.Error(), "no manifest.json") {
 		t.Errorf("a folder without a manifest: %v", err)
+	}
+	if _, err := ReadManifest(filepath.Join(t.TempDir(), "absent")); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+		t.Errorf("a folder that does not exist: %v", err)
 	}
 }
 
