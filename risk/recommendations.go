@@ -82,11 +82,24 @@ func strongEvidence(r *moduleResult) (string, bool) {
 				ps.High.Text, formatNumber(coarseMargin), ResolutionText(in.Resolution.Kind), agrees)
 		}
 		if met {
-			return fmt.Sprintf("%s, %s: %s (%s; %s)", ps.Title, lowerFirst(in.Label), formatValue(in.Value, in.Unit),
+			return fmt.Sprintf("%s, %s: %s (%s; %s)", ps.Title, lowerFirst(in.Label), thresholdValue(in),
 				resolutionWords(in.Resolution), how), true
 		}
 	}
 	return "", false
+}
+
+// thresholdValue writes an indicator's value as its threshold is worded:
+// an annual chance as "about 1 in N a year", as thresholds and return
+// periods are, anything else as formatValue does.
+func thresholdValue(in hazard.Indicator) string {
+	if in.AnnualChance && in.Value > 0 {
+		return "about 1 in " + hazard.ReturnPeriodText(1/in.Value) + " a year"
+	}
+	if in.Text != "" {
+		return in.Text
+	}
+	return formatValue(in.Value, in.Unit)
 }
 
 // coarseMargin is the factor by which county averages and reported events
@@ -107,7 +120,7 @@ func screening(r *moduleResult) string {
 	// probability, not the risk index that may lead the peril).
 	if t := r.spec.Perils[r.driver].High; t != nil && !coarse {
 		if in, ok := indicatorByID(r.meas.Indicators, t.Indicator); ok {
-			return fmt.Sprintf("%s: %s: %s (%s).", lead, lowerFirst(in.Label), formatValue(in.Value, in.Unit), resolutionWords(in.Resolution))
+			return fmt.Sprintf("%s: %s: %s (%s).", lead, lowerFirst(in.Label), thresholdValue(in), resolutionWords(in.Resolution))
 		}
 	}
 	if r.evidence == "" {

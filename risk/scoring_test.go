@@ -418,7 +418,12 @@ func TestNewsReportModulesAreNoTopRisk(t *testing.T) {
 		s, _ := ModuleByKey(key)
 		return moduleResult{spec: &s, score: score(sc), share: float64(sc) / 100, basis: basisHazard, driver: 0, keyReason: "r"}
 	}
-	results := []moduleResult{mk(hazard.Hydrology, 45), mk(hazard.Wildfire, 62), mk(hazard.Landslide, newsScoreCap), mk(hazard.Earthquake, 41)}
+	fire := func(sc int, bp float64) moduleResult {
+		r := mk(hazard.Wildfire, sc)
+		r.meas = hazard.Measurement{Indicators: []hazard.Indicator{{ID: "burn_probability", Value: bp}}}
+		return r
+	}
+	results := []moduleResult{mk(hazard.Hydrology, 45), fire(62, 0.001), mk(hazard.Landslide, newsScoreCap), mk(hazard.Earthquake, 41)}
 	got := topRisks(results)
 	var keys []string
 	for _, r := range got {
@@ -438,6 +443,15 @@ func TestNewsReportModulesAreNoTopRisk(t *testing.T) {
 	}
 	if d := overallDriver(nil); d != "" {
 		t.Errorf("overall driver of nothing %q", d)
+	}
+	// A wildfire score from a chance below 1 in 10,000 a year leads
+	// nothing and earns no recommendation, whatever its percentile.
+	faint := []moduleResult{mk(hazard.Hydrology, 45), fire(62, 0.00005)}
+	if got := topRisks(faint); len(got) != 1 || got[0].Module != hazard.Hydrology || overallDriver(faint) != hazard.Hydrology {
+		t.Errorf("top risks %+v, driver %q: want hydrology alone", got, overallDriver(faint))
+	}
+	if recs := recommendations(faint[1:]); len(recs) != 0 {
+		t.Errorf("recommendations %+v for a 1-in-20,000 chance", recs)
 	}
 	// A Superfund score without a site within 5 km leads nothing.
 	env, _ := ModuleByKey(hazard.EnvironmentalExposure)

@@ -40,7 +40,7 @@ type validationLow struct {
 func knownGap(key string) (string, bool) {
 	switch key {
 	case "wildfire/wildfire: Lower Manhattan, NY < 30":
-		return "local density is a proxy for wildfire exposure that counts the harbour as thinly settled land, so the Financial District is placed among New York County's 4.2% of homes WRC counts as exposed (a chance of tens of thousands of years to one, above the national minimum that about 37% of residents share)", true
+		return "local density is a proxy for wildfire exposure that counts the harbour as thinly settled land, so the Financial District is placed among New York County's 4.2% of homes WRC counts as exposed (a chance of tens of thousands of years to one, above the national minimum that about 29% of residents share)", true
 	}
 	return "", false
 }

@@ -204,8 +204,10 @@ type county struct {
 	future           [4]float64
 	has              uint16
 	quality          float64
-	notes            []string    // precomputed so Measure does not format text
-	classNotes       [3][]string // the same, for a site allocated to each class
+	notes            []string // precomputed so Measure does not format text
+	// classNotes are the notes of a site allocated to each class, [1]
+	// for one whose rank window also reaches another class.
+	classNotes [3][2][]string
 }
 
 func (c *county) hasFuture(i int) bool { return c.has&(hasFuture0<<i) != 0 }
@@ -315,7 +317,8 @@ func Load(dir string, alloc Allocator) (*Module, error) {
 		c.notes = notesFor(c, crosswalked[n])
 		if c.wrc.has&hasClasses != 0 {
 			for k := range c.classNotes {
-				c.classNotes[k] = classNotesFor(c, k)
+				c.classNotes[k][0] = classNotesFor(c, k, false)
+				c.classNotes[k][1] = classNotesFor(c, k, true)
 			}
 		}
 		m.rows = append(m.rows, *c)
@@ -781,7 +784,11 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	notes := c.notes
 	if class, weights, density, ok := m.allocate(site, c); ok {
 		ins = appendClassIndicators(ins, c, class, weights, density)
-		notes = c.classNotes[class]
+		mixed := 0
+		if weights[class] < 1 {
+			mixed = 1
+		}
+		notes = c.classNotes[class][mixed]
 	} else {
 		ins = appendCountyIndicators(ins, c)
 	}
@@ -958,7 +965,7 @@ const homesShareLabel = "Expected share of all the county's homes reached by wil
 // wrcIndicator is a ranked wildfire indicator read from WRC; weight 0
 // makes it context, annual marks the peril's annual chance.
 func wrcIndicator(id, label string, v float64, unit string, res hazard.Resolution, weight float64, annual bool) hazard.Indicator {
-	return hazard.Indicator{
+	in := hazard.Indicator{
 		ID:           id,
 		Label:        label,
 		Value:        v,
@@ -970,13 +977,24 @@ func wrcIndicator(id, label string, v float64, unit string, res hazard.Resolutio
 		Weight:       weight,
 		AnnualChance: annual,
 	}
+	switch {
+	case id == IDRelativeRiskToHome:
+		// The relative risk multiplies the burn probability by the
+		// damage fire would do; narratives cite the probability, which
+		// an underwriter can read (hazard.Indicator.Basis).
+		in.Basis = IDBurnProbability
+	case annual && v == 0:
+		// A modelled zero, not a missing record.
+		in.Text = "zero: WRC models no wildfire reaching these homes"
+	}
+	return in
 }
 
 // classNotesFor writes the narrative of a site allocated to class: what
 // the class is and its chance, then the county's own notes.
-func classNotesFor(c *county, class int) []string {
+func classNotesFor(c *county, class int, mixed bool) []string {
 	r := c.wrc
-	s := "By its local population density, the site is placed among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
+	s := "By its local population density, the site ranks among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
 	switch {
 	case class == classNot:
 		s += " (beyond the reach of embers from burnable land), which WRC gives no burn probability; the county's densest residents are placed in this class first."
@@ -985,7 +1003,11 @@ func classNotesFor(c *county, class int) []string {
 	default:
 		s += "; their modelled burn probability is zero."
 	}
-	s += " Density is a proxy for the class, not a map of burnable land, so the site's values weigh the classes of the county's residents within a tenth of its density rank either way: an allocation of county figures, not a measurement at the parcel."
+	s += " Density is a proxy for the class, not a map of burnable land, so the site's values weigh the classes of the county's residents within a tenth of its density rank either way"
+	if mixed {
+		s += "; this site ranks close enough to another class that its values weigh that class in too"
+	}
+	s += ": an allocation of county figures, not a measurement at the parcel."
 	// The county's own notes are shared, not written again per class.
 	notes := append([]string{s}, c.notes...)
 	return notes[:len(notes):len(notes)]
