@@ -109,12 +109,16 @@ func (e *Engine) scoreModule(mi int, site hazard.Site, county *coverage.County) 
 		r.bench = e.ref.bench[mi].below(benchValue)
 	}
 	r.share, r.basis = e.moduleShare(mi, value, benchValue)
-	r.benchHigh = e.benchHigh(spec, site.CountyFIPS)
 	quality := r.meas.Quality
 	switch r.basis {
 	case basisHazard:
 		s := scoreOf(r.share)
 		r.score, r.driver = &s, driver
+		if s >= scoreHigh {
+			// Only a high score can earn a high priority, which is
+			// where coarse evidence asks whether the benchmark agrees.
+			r.benchHigh = e.benchHigh(spec, site.CountyFIPS)
+		}
 		r.confidence = r.perils[driver].conf * quality
 		r.countyOnly = countyOnly(r.os)
 		if !math.IsNaN(r.bench) {

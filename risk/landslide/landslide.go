@@ -130,7 +130,6 @@ type Module struct {
 	rate      float64 // r0: events per resident
 	classes   []Class
 	ratings   *nri.Table
-	prior     map[string]float64 // NRI LNDS rating -> mu
 	county    map[string]float64 // county FIPS -> mu_c, shrunk toward its class
 	inCounty  map[string]int     // county FIPS -> counted events in it
 }
@@ -207,10 +206,6 @@ func Load(dir string, ex Exposure) (*Module, error) {
 		m.classes = append(m.classes, *c)
 	}
 	m.ratings = ex.NRI
-	m.prior = make(map[string]float64, len(Ratings))
-	for _, c := range m.classes {
-		m.prior[c.Rating] = c.Mu
-	}
 	// County priors: each county's own reports over its residents, shrunk
 	// toward its rating class's prior with the same strength, so a county
 	// of many residents and no reports (Harris, Texas) is not lifted by a
@@ -322,22 +317,13 @@ func (m *Module) Prior(fips string) float64 {
 
 // classPrior is county fips's NRI rating class's pooled ratio, or 1.
 func (m *Module) classPrior(fips string) float64 {
-	if mu, ok := m.prior[m.ratings.Hazard(fips, nriCode).Rating]; ok {
-		return mu
+	rating := m.ratings.Hazard(fips, nriCode).Rating
+	for _, c := range m.classes {
+		if c.Rating == rating {
+			return c.Mu
+		}
 	}
 	return 1
-}
-
-// Counts returns O, the distance-weighted count of the events counted in
-// the ratio, and E, the count expected at the national rate from the
-// residents around p (both summed with exp(-d / 10 km) out to 60 km).
-func (m *Module) Counts(p geo.Point) (o, e float64) {
-	m.ix.Within(p, densityRadiusKm, func(i int, d float64) {
-		if m.counted[i] {
-			o += math.Exp(-d / densityScaleKm)
-		}
-	})
-	return o, m.rate * m.weightedResidents(p)
 }
 
 // weightedResidents sums the pooled residents within 60 km of p weighted by

@@ -129,7 +129,7 @@ func TestMeasure(t *testing.T) {
 					t.Errorf("notes %q do not say why the density scores", got.Notes)
 				}
 			} else {
-				o, e := m.Counts(geo.Point{Lat: tc.site.Lat, Lon: tc.site.Lon})
+				o, e := counts(m, geo.Point{Lat: tc.site.Lat, Lon: tc.site.Lon})
 				want := Posterior(o, e, m.Prior(tc.site.CountyFIPS), PriorStrength)
 				if !ok || r.Value != want || !r.Ranked || r.Weight != 1 || r.Unit != "times the national rate" || r.Resolution.Kind != hazard.ResReportedEvents {
 					t.Errorf("ratio indicator %+v, want ranked %v with weight 1", r, want)
@@ -515,4 +515,16 @@ func BenchmarkMeasure(b *testing.B) {
 			}
 		})
 	}
+}
+
+// counts is O, the distance-weighted count of the events counted in the
+// ratio, and E, the count expected at the national rate from the residents
+// around p (both summed with exp(-d / 10 km) out to 60 km).
+func counts(m *Module, p geo.Point) (o, e float64) {
+	m.ix.Within(p, densityRadiusKm, func(i int, d float64) {
+		if m.counted[i] {
+			o += math.Exp(-d / densityScaleKm)
+		}
+	})
+	return o, m.rate * m.weightedResidents(p)
 }
