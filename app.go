@@ -109,8 +109,9 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	openStore func(path string, wake func(), obs store.Observer) (*store.Store, error)) (*app, error) {
 	// The data files first: without them there is nothing to serve, and no
 	// database file should be created.
-	if err := risk.CheckFiles(cfg.dataDir); err != nil {
-		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
+	dataFS, dataName, err := checkedDataPack(cfg.dataDir)
+	if err != nil {
+		return nil, err
 	}
 
 	// One server per database file (README.md, Limits and defaults): the
@@ -146,11 +147,12 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 
 	// The engine keeps its reference distributions in the database, so only
 	// the first start after a data change builds them.
-	eng, err := risk.Load(ctx, cfg.dataDir, log, st)
+	log.Info("loading data", "data", dataName)
+	eng, err := risk.Load(ctx, dataFS, log, st)
 	if err != nil {
 		st.Close()
 		lock.Unlock()
-		return nil, fmt.Errorf("loading data from %s: %w", cfg.dataDir, err)
+		return nil, fmt.Errorf("loading data from %s: %w", dataName, err)
 	}
 
 	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,

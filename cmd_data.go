@@ -1,60 +1,68 @@
 package main
 
-// `locrisk data check`, `data validate`, `data info`, `data verify` and
-// `data fetch`: the public data sets, without a database.
+// `locrisk data check`, `data validate`, `data info`, `data verify`,
+// `data export` and `data fetch`: the public data sets, without a
+// database.
 
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"locrisk/datapack"
 	"locrisk/risk"
 	"locrisk/risk/data"
 )
 
 func (c *cli) dataCheck(args []string) error {
 	var dir string
-	f := c.newFlags("data check", "--data-dir DIR", `
-Lists every public data set the engine reads: whether its file is present
-in the data directory, how many rows it loads, and its vintage; a missing
-file is named with where its publisher offers it; a malformed file is its
-layer's MALFORMED, with the file and line after the table, while the other
-layers still load. Exits 1 if anything is missing or malformed. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
-  locrisk data check --data-dir ../shared/data
-  LOCRISK_DATA_DIR=../shared/data locrisk data check`)
-	f.StringVar(&dir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f := c.newFlags("data check", "[--data-dir DIR]", `
+Loads every public data set the engine reads, from the built-in data or
+the pack in --data-dir, and lists for each its vintage, how many rows it
+loads and its file. A file missing from the pack, or not matching its
+manifest, is named; a malformed file is its layer's MALFORMED, with the
+file and line after the table, while the other layers still load. Exits 1
+if anything is missing, changed or malformed.`, `
+  locrisk data check
+  locrisk data check --data-dir ./pack`)
+	f.StringVar(&dir, "data-dir", "", dataFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	if dir == "" {
-		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
+	fsys, name, err := dataPack(dir)
+	if err != nil {
+		return err
 	}
-	return risk.Check(c.ctx, dir, c.stdout)
+	fmt.Fprintf(c.stdout, "data: %s\n", name)
+	return risk.Check(c.ctx, fsys, c.stdout)
 }
 
 func (c *cli) dataValidate(args []string) error {
 	var dir string
-	f := c.newFlags("data validate", "--data-dir DIR", `
+	f := c.newFlags("data validate", "[--data-dir DIR]", `
 Scores the validation table of well-known US places (docs/methodology.md,
 "Validation") and prints each place's overall, module and peril scores,
 then every ordering or low that fails and every known gap of the data.
 Exits 1 if a check fails. It builds the population-weighted reference
-itself, which takes a few seconds. --data-dir is required (or set
-LOCRISK_DATA_DIR).`, `
-  locrisk data validate --data-dir ../shared/data`)
-	f.StringVar(&dir, "data-dir", "", "`directory` holding the public data sets (required)")
+itself, which takes a few seconds.`, `
+  locrisk data validate
+  locrisk data validate --data-dir ./pack`)
+	f.StringVar(&dir, "data-dir", "", dataFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	if dir == "" {
-		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
-	}
-	eng, err := risk.Load(c.ctx, dir, nil, nil)
+	fsys, name, err := dataPack(dir)
 	if err != nil {
-		return fmt.Errorf("loading data from %s: %w", dir, err)
+		return err
+	}
+	eng, err := risk.Load(c.ctx, fsys, nil, nil)
+	if err != nil {
+		return fmt.Errorf("loading data from %s: %w", name, err)
 	}
 	res, err := eng.Validate(c.ctx, c.stdout)
 	if err != nil {
@@ -67,13 +75,14 @@ LOCRISK_DATA_DIR).`, `
 }
 
 func (c *cli) dataInfo(args []string) error {
-	dir, m, err := c.packCommand("data info", `
-Prints the manifest of the data pack in DIR (docs/data.md): its data
-version, derived from the files' checksums, and for every file its source,
-vintage, licence, size and rows, then the attributions the licences and
-publishers ask for. It reads only the manifest; data verify checks the
-files against it. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
-  locrisk data info --data-dir testdata/data`, args)
+	_, name, m, err := c.packCommand("data info", `
+Prints the manifest of the data pack (docs/data.md), the built-in one or
+the one in --data-dir: its data version, derived from the files' paths and
+checksums, and for every file its source, vintage, licence, size and rows,
+then the attributions the licences and publishers ask for. It reads only
+the manifest; data verify checks the files against it.`, `
+  locrisk data info
+  locrisk data info --data-dir ./pack`, args)
 	if err != nil {
 		return err
 	}
@@ -81,14 +90,18 @@ files against it. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
 	for _, x := range m.Files {
 		total += x.Bytes
 	}
-	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nfiles: %d, %s bytes\n\n", dir, m.Version(), len(m.Files), strconv.FormatInt(total, 10))
+	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nfiles: %d, %s bytes\n\n", name, m.Version(), len(m.Files), strconv.FormatInt(total, 10))
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tVINTAGE\tLICENCE\tBYTES\tROWS\tFILE")
 	for _, x := range m.Files {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", x.SourceID, x.Vintage, x.Licence, x.Bytes, x.Rows, x.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", x.SourceID, x.Vintage, shortLicence(x.Licence), x.Bytes, x.Rows, x.Path)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	fmt.Fprintln(c.stdout, "\nlicences:")
+	for _, x := range m.Files {
+		fmt.Fprintf(c.stdout, "  %s: %s\n", x.SourceID, x.Licence)
 	}
 	first := true
 	for _, x := range m.Files {
@@ -104,18 +117,28 @@ files against it. --data-dir is required (or set LOCRISK_DATA_DIR).`, `
 	return nil
 }
 
+// shortLicence is a licence statement's first clause, for a table column;
+// data info prints every statement in full below the table.
+func shortLicence(s string) string {
+	if i := strings.IndexAny(s, ";("); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
+
 func (c *cli) dataVerify(args []string) error {
-	dir, m, err := c.packCommand("data verify", `
-Checks every file of the data pack in DIR against its manifest (size and
-SHA-256, docs/data.md) and names each file that is missing or differs.
-Exits 1 if any does, or if DIR has no manifest. The engine makes the same
-check whenever it loads a folder that has a manifest. --data-dir is
-required (or set LOCRISK_DATA_DIR).`, `
-  locrisk data verify --data-dir testdata/data`, args)
+	fsys, name, m, err := c.packCommand("data verify", `
+Checks every file of the data pack, the built-in one or the one in
+--data-dir, against its manifest (size and SHA-256, docs/data.md) and names
+each file that is missing or differs, with the checksum it has. Exits 1 if
+any does, or if the folder has no manifest. The engine makes the same check
+whenever it loads data.`, `
+  locrisk data verify
+  locrisk data verify --data-dir ./pack`, args)
 	if err != nil {
 		return err
 	}
-	bad, err := m.Verify(dir)
+	bad, err := m.Verify(fsys)
 	if err != nil {
 		return err
 	}
@@ -123,26 +146,55 @@ required (or set LOCRISK_DATA_DIR).`, `
 		fmt.Fprintf(c.stdout, "MISMATCH  %s: %s\n", x.Path, x.Problem)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%d of %d files do not match the manifest of %s", len(bad), len(m.Files), dir)
+		return fmt.Errorf("%d of %d files do not match the manifest of %s", len(bad), len(m.Files), name)
 	}
-	fmt.Fprintf(c.stdout, "ok: %d files match the manifest of %s (version %s)\n", len(m.Files), dir, m.Version())
+	fmt.Fprintf(c.stdout, "ok: %d files match the manifest of %s (version %s)\n", len(m.Files), name, m.Version())
 	return nil
 }
 
-// packCommand parses the flags of a command on the data pack in
-// --data-dir and reads the pack's manifest.
-func (c *cli) packCommand(name, help, examples string, args []string) (string, *data.Manifest, error) {
+// packCommand parses the flags of a command on the data pack (the
+// built-in one, or the one in --data-dir) and reads the pack's manifest.
+func (c *cli) packCommand(name, help, examples string, args []string) (fs.FS, string, *data.Manifest, error) {
 	var dir string
-	f := c.newFlags(name, "--data-dir DIR", help, examples)
-	f.StringVar(&dir, "data-dir", "", "`directory` holding a data pack (required)")
+	f := c.newFlags(name, "[--data-dir DIR]", help, examples)
+	f.StringVar(&dir, "data-dir", "", dataFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
-		return "", nil, err
+		return nil, "", nil, err
 	}
-	if dir == "" {
-		return "", nil, usagef("--data-dir (or LOCRISK_DATA_DIR) is required")
+	fsys, where, err := dataPack(dir)
+	if err != nil {
+		return nil, "", nil, err
 	}
-	m, err := data.ReadManifest(dir)
-	return dir, m, err
+	m, err := data.ReadManifest(fsys)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return fsys, where, m, nil
+}
+
+func (c *cli) dataExport(args []string) error {
+	f := c.newFlags("data export", "DIR", `
+Writes the data pack built into this binary, its manifest and every data
+file, to the folder DIR, so that the files can be inspected, or replaced
+by a newer release of a data set and served with --data-dir DIR after the
+manifest is updated to match (docs/data.md). DIR must be new or empty; the
+files are written beside it and moved into place once all of them match
+the manifest, so a failure leaves nothing half written.`, `
+  locrisk data export ./pack
+  locrisk data verify --data-dir ./pack`)
+	rest, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 || rest[0] == "" {
+		return usagef("give the folder to write the pack to, once")
+	}
+	m, err := data.Export(datapack.FS(), rest[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "exported data pack %s (%d files and %s) to %s\n", m.Version(), len(m.Files), data.ManifestName, rest[0])
+	return nil
 }
 
 func (c *cli) dataFetch(args []string) error {

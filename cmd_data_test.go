@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"locrisk/datapack"
+	"locrisk/risk/data"
 )
 
 // TestDataInfoAndVerify runs `data info` and `data verify` on the fixture
@@ -54,10 +57,59 @@ func TestDataInfoAndVerify(t *testing.T) {
 			t.Errorf("%v without a manifest: exit %d, stderr %q", args[:2], r.code, r.stderr)
 		}
 	}
-	for _, sub := range []string{"info", "verify"} {
-		if r := cmd(t, nil, "data", sub); r.code != 2 || !strings.Contains(r.stderr, "--data-dir") {
-			t.Errorf("data %s without a folder: exit %d, stderr %q", sub, r.code, r.stderr)
-		}
+	// Without --data-dir, the built-in pack.
+	builtIn, err := data.ReadManifest(datapack.FS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = cmd(t, nil, "data", "info")
+	if r.code != 0 || !strings.Contains(r.stdout, "data pack: the built-in data\nversion: "+builtIn.Version()+"\nfiles: 31") ||
+		!strings.Contains(r.stdout, "LGPL-3.0-or-later") || !strings.Contains(r.stdout, "not endorsed by FEMA") {
+		t.Errorf("data info on the built-in data: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = cmd(t, nil, "data", "verify")
+	if r.code != 0 || !strings.Contains(r.stdout, "ok: 31 files match the manifest of the built-in data (version "+builtIn.Version()+")") {
+		t.Errorf("data verify on the built-in data: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDataExport writes the built-in pack to a folder, which then verifies
+// as the same version, and refuses a folder that is not empty, leaving it
+// as it was.
+func TestDataExport(t *testing.T) {
+	builtIn, err := data.ReadManifest(datapack.FS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "pack")
+	r := cmd(t, nil, "data", "export", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "exported data pack "+builtIn.Version()+" (31 files and manifest.json) to "+dir) {
+		t.Fatalf("data export: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = cmd(t, nil, "data", "verify", "--data-dir", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "(version "+builtIn.Version()+")") {
+		t.Errorf("data verify of the export: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	st, err := os.Stat(dir)
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("exported folder: %v, mode %v; want 0755", err, st.Mode().Perm())
+	}
+	// Not empty: refused, nothing written, nothing left beside it.
+	r = cmd(t, nil, "data", "export", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "is not empty") {
+		t.Errorf("data export into a full folder: exit %d\n%s", r.code, r.stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	if len(entries) != 1 {
+		t.Errorf("beside the pack: %v, want only the pack", entries)
+	}
+	// An empty folder is filled.
+	empty := t.TempDir()
+	if r := cmd(t, nil, "data", "export", empty); r.code != 0 {
+		t.Errorf("data export into an empty folder: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, data.ManifestName)); err != nil {
+		t.Error(err)
 	}
 }
 

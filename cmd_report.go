@@ -39,26 +39,26 @@ func (c *cli) report(args []string) error {
 	var account, db, dataDir, pdfPath string
 	var asJSON bool
 	var timeout time.Duration
-	f := c.newFlags("report", "--account ACCOUNT_ID --data-dir DIR [flags] LATITUDE LONGITUDE", `
+	f := c.newFlags("report", "--account ACCOUNT_ID [flags] LATITUDE LONGITUDE", `
 Queues a report job for the coordinate in the account's "manual" usage
 bucket (the monthly quota applies), waits for it, and prints the report's
 summary: as text, or with --json as the API's summary JSON (GET
 .../reports/{id}?detail=summary). --pdf FILE also writes the PDF report.
 
-The command loads the engine from --data-dir (required; or set
-LOCRISK_DATA_DIR once) and runs a worker of its own while it waits, so it
+The command loads the engine itself, from the built-in data or the pack in
+--data-dir, and runs a worker of its own while it waits, so it
 needs no running server; if a server shares the database, whichever worker
 claims the job first runs it, once.
 The coordinate is two arguments or one, "LATITUDE,LONGITUDE"; negative
 numbers need no quoting: "report ... 41.88 -87.63" and "41.88,-87.63" work.
 Exit status 1 when the location is not covered, the quota is used up, the
 job fails or the wait times out.`, `
-  locrisk report --account acct_... --data-dir ../shared/data 41.8781 -87.6298
-  locrisk report --account acct_... --data-dir ../shared/data --json 41.8781,-87.6298 > summary.json
-  LOCRISK_DATA_DIR=../shared/data locrisk report --account acct_... --pdf chicago.pdf 41.8781 -87.6298`)
+  locrisk report --account acct_... 41.8781 -87.6298
+  locrisk report --account acct_... --json 41.8781,-87.6298 > summary.json
+  locrisk report --account acct_... --data-dir ./pack --pdf chicago.pdf 41.8781 -87.6298`)
 	f.StringVar(&account, "account", "", "account `id` the job is made for (required)")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
-	f.StringVar(&dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.StringVar(&dataDir, "data-dir", "", dataFlagUsage)
 	f.StringVar(&pdfPath, "pdf", "", "also write the PDF report to `file`")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the job")
@@ -84,23 +84,21 @@ job fails or the wait times out.`, `
 	if timeout <= 0 {
 		return usagef("--timeout must be positive")
 	}
-	if dataDir == "" {
-		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required: the command runs the engine itself")
-	}
 
 	// Only warnings and errors: stdout is the result, stderr stays quiet.
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := risk.CheckFiles(dataDir); err != nil {
-		return fmt.Errorf("loading data from %s: %w", dataDir, err)
+	dataFS, dataName, err := checkedDataPack(dataDir)
+	if err != nil {
+		return err
 	}
 	st, err := c.openExistingStore(db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	eng, err := risk.Load(c.ctx, dataDir, log, st)
+	eng, err := risk.Load(c.ctx, dataFS, log, st)
 	if err != nil {
-		return fmt.Errorf("loading data from %s: %w", dataDir, err)
+		return fmt.Errorf("loading data from %s: %w", dataName, err)
 	}
 	if _, err := st.GetAccount(c.ctx, account); errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("account %s not found (create one with 'locrisk accounts create --name NAME')", account)

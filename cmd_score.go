@@ -28,7 +28,7 @@ const progressEvery = 200 * time.Millisecond
 func (c *cli) score(args []string) error {
 	var in, out, dataDir, refCache string
 	var workers int
-	f := c.newFlags("score", "--in FILE.csv --out FILE.csv --data-dir DIR [--workers N] [--reference-cache FILE]", `
+	f := c.newFlags("score", "--in FILE.csv --out FILE.csv [--data-dir DIR] [--workers N] [--reference-cache FILE]", `
 Scores every row of a CSV file with the engine, as a report job would, and
 writes one output row per input row, in input order. No database, quota or
 server is involved, and any number of rows streams through in constant
@@ -52,12 +52,12 @@ same data read it back instead.
 progress bar is drawn on standard error when it is a terminal; a summary
 is always printed there at the end. Exit status 1 if the engine failed on
 any row (status failed) or the run was cut short.`, `
-  locrisk score --data-dir ../shared/data --in portfolio.csv --out scored.csv
-  locrisk score --data-dir ../shared/data --in - --out - < portfolio.csv > scored.csv
-  locrisk score --data-dir ../shared/data --reference-cache ref.cache --in portfolio.csv --out scored.csv`)
+  locrisk score --in portfolio.csv --out scored.csv
+  locrisk score --in - --out - < portfolio.csv > scored.csv
+  locrisk score --data-dir ./pack --reference-cache ref.cache --in portfolio.csv --out scored.csv`)
 	f.StringVar(&in, "in", "", "input CSV `file`, or - for standard input (required)")
 	f.StringVar(&out, "out", "", "output CSV `file`, or - for standard output (required)")
-	f.StringVar(&dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.StringVar(&dataDir, "data-dir", "", dataFlagUsage)
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "rows scored side by side")
 	f.StringVar(&refCache, "reference-cache", "", "keep the engine's reference distributions in `file` between runs")
 	if err := f.parseNoArgs(args); err != nil {
@@ -68,8 +68,6 @@ any row (status failed) or the run was cut short.`, `
 		return usagef("--in is required (a CSV file, or - for standard input)")
 	case out == "":
 		return usagef("--out is required (a CSV file, or - for standard output)")
-	case dataDir == "":
-		return usagef("--data-dir (or LOCRISK_DATA_DIR) is required: the command runs the engine itself")
 	case workers < 1:
 		return usagef("--workers must be at least 1")
 	}
@@ -114,20 +112,21 @@ any row (status failed) or the run was cut short.`, `
 	}()
 
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := risk.CheckFiles(dataDir); err != nil {
-		return fmt.Errorf("loading data from %s: %w", dataDir, err)
+	dataFS, dataName, err := checkedDataPack(dataDir)
+	if err != nil {
+		return err
 	}
 	if isTerminal(c.stderr) {
-		fmt.Fprintf(c.stderr, "loading the data from %s ...\n", dataDir)
+		fmt.Fprintf(c.stderr, "loading %s ...\n", dataName)
 	}
 	loadStart := time.Now()
 	var cache risk.ReferenceCache // none: build the reference
 	if refCache != "" {
 		cache = refcache.File{Path: refCache}
 	}
-	eng, err := risk.Load(c.ctx, dataDir, log, cache)
+	eng, err := risk.Load(c.ctx, dataFS, log, cache)
 	if err != nil {
-		return fmt.Errorf("loading data from %s: %w", dataDir, err)
+		return fmt.Errorf("loading data from %s: %w", dataName, err)
 	}
 	loaded := time.Since(loadStart)
 

@@ -61,7 +61,7 @@ func TestScoreCommand(t *testing.T) {
 	}
 
 	// The scored rows are what the engine says, cell for cell.
-	eng, err := risk.Load(context.Background(), fixtureData, nil, nil)
+	eng, err := risk.Load(context.Background(), os.DirFS(fixtureData), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestScoreCommandErrors(t *testing.T) {
 		{"missing longitude", []string{"--in", write("nolon.csv", "externalId,latitude,lng\n"), "--out", out, "--data-dir", noData}, 2, "longitude"},
 		{"no --in", []string{"--out", out, "--data-dir", fixtureData}, 2, "--in is required"},
 		{"no --out", []string{"--in", good, "--data-dir", fixtureData}, 2, "--out is required"},
-		{"no --data-dir", []string{"--in", good, "--out", out}, 2, "--data-dir"},
+		{"data folder is a file", []string{"--in", good, "--out", out, "--data-dir", good}, 1, "is not a directory"},
 		{"no workers", []string{"--in", good, "--out", out, "--data-dir", fixtureData, "--workers", "0"}, 2, "--workers"},
 		{"positional", []string{"--in", good, "--out", out, "--data-dir", fixtureData, "extra"}, 2, "unexpected argument"},
 		{"missing input", []string{"--in", filepath.Join(dir, "nope.csv"), "--out", out, "--data-dir", fixtureData}, 1, "opening the input"},

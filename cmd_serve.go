@@ -21,23 +21,25 @@ import (
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
 	var faults, logFormat, retain, memoryLimit string
-	f := c.newFlags("serve", "--data-dir DIR [flags]", `
+	f := c.newFlags("serve", "[flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
-SQLite database file. The engine loads every public data set from
---data-dir at start-up; if any is missing, serve exits at once and names
-what is missing and where its publisher offers it.
+SQLite database file. The engine loads the public data built into the
+binary, or the data pack in --data-dir (docs/data.md), checked against its
+manifest; if a file is missing or changed, serve exits at once, before it
+creates anything, and names it.
 
 SIGTERM or SIGINT stops it gracefully: it stops accepting connections,
 lets requests and jobs in hand finish (bounded by --shutdown-timeout),
 releases unfinished jobs back to the queue, and exits 0.`, `
-  locrisk serve --data-dir ../shared/data
-  locrisk serve --data-dir ../shared/data --addr 0.0.0.0:8080 --db /var/lib/locrisk/locrisk.db --workers 4
-  LOCRISK_DATA_DIR=../shared/data LOCRISK_LOG_FORMAT=json locrisk serve
-  locrisk serve --data-dir ../shared/data --faults report.generate=transient:first=1
-  locrisk serve --data-dir ../shared/data --metrics-addr 127.0.0.1:9464`)
+  locrisk serve
+  locrisk serve --addr 0.0.0.0:8080 --db /var/lib/locrisk/locrisk.db --workers 4
+  LOCRISK_LOG_FORMAT=json locrisk serve
+  locrisk serve --data-dir ./pack
+  locrisk serve --faults report.generate=transient:first=1
+  locrisk serve --metrics-addr 127.0.0.1:9464`)
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
-	f.StringVar(&cfg.dataDir, "data-dir", "", "`directory` holding the public data sets (required)")
+	f.StringVar(&cfg.dataDir, "data-dir", "", dataFlagUsage)
 	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets at rest (default: the --db file name + \".key\", created if absent)")
 	f.IntVar(&cfg.workers, "workers", jobs.DefaultWorkers(), "report job worker goroutines")
 	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
@@ -123,10 +125,6 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 		return usagef("--log-format must be text or json, got %q", logFormat)
 	}
 	log := slog.New(handler)
-	if cfg.dataDir == "" {
-		return usagef("no data directory: set --data-dir (or LOCRISK_DATA_DIR) to the directory holding the public data sets; " +
-			"'locrisk data check --data-dir DIR' lists every file the engine needs and where its publisher offers it")
-	}
 
 	// The soft limit makes the collector work harder as the heap nears it,
 	// rather than letting a burst of large requests grow the process

@@ -69,10 +69,11 @@ func commands() []command {
 		{"keys create", "create an API key and print its secret (shown once)", (*cli).keysCreate},
 		{"keys list", "list API keys (never their secrets)", (*cli).keysList},
 		{"keys revoke", "revoke an API key", (*cli).keysRevoke},
-		{"data check", "check the public data sets the engine reads", (*cli).dataCheck},
+		{"data check", "load every public data set the engine reads and show its rows", (*cli).dataCheck},
 		{"data validate", "score the validation table of well-known places and check its orderings", (*cli).dataValidate},
-		{"data info", "print a data pack's manifest: version, sources, vintages, licences, sizes", (*cli).dataInfo},
-		{"data verify", "check every file of a data pack against its manifest", (*cli).dataVerify},
+		{"data info", "print the data pack's manifest: version, sources, vintages, licences, sizes", (*cli).dataInfo},
+		{"data verify", "check every file of the data pack against its manifest", (*cli).dataVerify},
+		{"data export", "write the built-in data pack out to a folder, to inspect or replace its files", (*cli).dataExport},
 		{"data fetch", "download a data pack archive, check it, and install it in a folder", (*cli).dataFetch},
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
@@ -167,7 +168,7 @@ Run 'locrisk <command> -h' for a command's flags and examples.
 Quick start:
   locrisk accounts create --name "Demo"                  # prints acct_...
   locrisk keys create --account acct_... --scopes reports:create,reports:read
-  locrisk serve --data-dir ../shared/data
+  locrisk serve
 `)
 }
 

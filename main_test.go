@@ -134,7 +134,9 @@ func TestAccountsAndKeys(t *testing.T) {
 		{"unknown account", env, []string{"keys", "create", "--account", "acct_nope", "--scopes", "reports:read"}, 1},
 		{"revoke without id", env, []string{"keys", "revoke"}, 2},
 		{"revoke unknown", env, []string{"keys", "revoke", "key_nope"}, 1},
-		{"data check without dir", nil, []string{"data", "check"}, 2},
+		{"data check with an argument", nil, []string{"data", "check", "extra"}, 2},
+		{"data export without a folder", nil, []string{"data", "export"}, 2},
+		{"data export into a file", nil, []string{"data", "export", "main_test.go"}, 1},
 	}
 	for _, u := range usage {
 		r := cmd(t, u.env, u.args...)
@@ -217,7 +219,8 @@ func TestServeStartupErrors(t *testing.T) {
 		code    int
 		mention string
 	}{
-		{"no data dir", []string{"serve", "--db", db}, 2, "--data-dir"},
+		{"data folder that does not exist", []string{"serve", "--db", db, "--data-dir", filepath.Join(dir, "nowhere")}, 1, "nowhere: no such file or directory"},
+		{"data folder that is a file", []string{"serve", "--db", db, "--data-dir", filepath.Join(fixtureData, "manifest.json")}, 1, "is not a directory"},
 		{"missing data", []string{"serve", "--db", db, "--data-dir", filepath.Join(dir, "empty")}, 1, "empty"},
 		{"bad faults", []string{"serve", "--db", db, "--data-dir", fixtureData, "--faults", "report.generate=sometimes"}, 2, "--faults"},
 		{"bad schedule", []string{"serve", "--db", db, "--data-dir", fixtureData, "--webhook-retry-schedule", "10s,-1m"}, 2, "--webhook-retry-schedule"},

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"locrisk/risk/data/datatest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,13 +20,13 @@ import (
 //
 //	go test -run '^$' -bench CreateToCompleted -benchtime 300x ./e2e
 func BenchmarkCreateToCompleted(b *testing.B) {
-	dataDir, data := fixtureData, "fixtures"
-	if os.Getenv("LOCRISK_DATA_DIR") != "" {
-		dataDir, data = datatest.RealDir(b), "real data"
+	dataArgs, data := []string{"--data-dir", fixtureData}, "fixtures"
+	if os.Getenv("LOCRISK_BENCH_REAL") != "" {
+		dataArgs, data = nil, "the built-in data"
 	}
 	db := filepath.Join(b.TempDir(), "bench.db")
 	_, key := newAccountKey(b, db, "reports:create,reports:read")
-	srv := startServer(b, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--data-dir", dataDir, "--log-format", "json")
+	srv := startServer(b, nil, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json"}, dataArgs...)...)
 	b.Logf("engine on %s", data)
 
 	body := map[string]float64{"latitude": 37.77, "longitude": -122.42}

@@ -19,9 +19,10 @@ var (
 	flagLineRe  = regexp.MustCompile(`(?m)^  --([a-z][a-z-]*)`)
 )
 
-// TestStartupWithoutData: serve refuses to start without usable data, at
-// once and with a message that says what is missing and where to get it;
-// data check lists the layers.
+// TestStartupWithoutData: serve refuses to start on a data folder that is
+// not a usable pack, at once, before it creates a database, and with a
+// message that says what is wrong; data check lists the layers. Without
+// --data-dir it serves the built-in data (TestBuiltInData).
 func TestStartupWithoutData(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
@@ -29,32 +30,46 @@ func TestStartupWithoutData(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A pack whose manifest lists files that are not there.
+	partial := filepath.Join(tmp, "partial")
+	if err := os.Mkdir(partial, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile(filepath.Join(fixtureData, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(partial, "manifest.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(tmp, "never.db")
 
-	start := time.Now()
-	r := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--data-dir", empty)
-	took := time.Since(start)
-	if r.code == 0 {
-		t.Fatalf("serve on an empty data directory: %s", r)
-	}
-	if took > 5*time.Second {
-		t.Errorf("serve on an empty data directory took %s to give up", took)
-	}
-	for _, want := range []string{"missing", empty, "boundaries/us-atlas-2023-4.0.0_counties-10m.json",
-		"earthquake/usgs_nshm2018_pga_2pct50yr_BC_conus_0p05deg.csv.gz", "publisher: https://"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("serve on an empty data directory: stderr lacks %q:\n%s", want, r.stderr)
+	for _, tc := range []struct {
+		dir  string
+		want []string
+	}{
+		{empty, []string{"no manifest.json", "locrisk data export DIR"}},
+		{partial, []string{"31 file(s)", "boundaries/us-atlas-2023-4.0.0_counties-10m.json: missing",
+			"earthquake/usgs_nshm2018_pga_2pct50yr_BC_conus_0p05deg.csv"}},
+		{filepath.Join(tmp, "nowhere"), []string{"nowhere: no such file or directory"}},
+	} {
+		start := time.Now()
+		r := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--data-dir", tc.dir)
+		took := time.Since(start)
+		if r.code == 0 {
+			t.Fatalf("serve on %s: %s", tc.dir, r)
 		}
-	}
-	if _, err := os.Stat(db); !os.IsNotExist(err) {
-		t.Errorf("serve without data created the database file (stat: %v)", err)
-	}
-
-	// Neither --data-dir nor LOCRISK_DATA_DIR (childEnv drops the
-	// caller's LOCRISK_* variables).
-	r = runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db)
-	if r.code == 0 || !strings.Contains(r.stderr, "--data-dir") || !strings.Contains(r.stderr, "LOCRISK_DATA_DIR") {
-		t.Errorf("serve without a data directory: %s; want a non-zero exit naming --data-dir and LOCRISK_DATA_DIR", r)
+		if took > 5*time.Second {
+			t.Errorf("serve on %s took %s to give up", tc.dir, took)
+		}
+		for _, want := range append(tc.want, "loading data from "+tc.dir) {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("serve on %s: stderr lacks %q:\n%s", tc.dir, want, r.stderr)
+			}
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("serve without data created the database file (stat: %v)", err)
+		}
 	}
 
 	tests := []struct {
@@ -65,7 +80,7 @@ func TestStartupWithoutData(t *testing.T) {
 	}{
 		{"fixtures by flag", nil, []string{"data", "check", "--data-dir", fixtureData}, true},
 		{"fixtures by environment", map[string]string{"LOCRISK_DATA_DIR": fixtureData}, []string{"data", "check"}, true},
-		{"empty directory", nil, []string{"data", "check", "--data-dir", empty}, false},
+		{"files missing", nil, []string{"data", "check", "--data-dir", partial}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +99,7 @@ func TestStartupWithoutData(t *testing.T) {
 				t.Errorf("data check on the fixtures:\n%s", r.stdout)
 			}
 			if !tt.ok && (!strings.Contains(r.stdout, "MISSING") || !strings.Contains(r.stderr, "missing")) {
-				t.Errorf("data check on an empty directory: %s", r)
+				t.Errorf("data check on a pack without its files: %s", r)
 			}
 		})
 	}

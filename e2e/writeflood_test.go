@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"locrisk/risk/data/datatest"
 )
 
 // TestWriteFlood is the load check of README.md (Limits and defaults, The
@@ -38,11 +36,11 @@ func TestWriteFlood(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "flood.db")
 	_, key := newAccountKey(t, db, "reports:create,reports:read")
-	dataDir := fixtureData
-	if os.Getenv("LOCRISK_DATA_DIR") != "" {
-		dataDir = datatest.RealDir(t)
+	dataArgs := []string{"--data-dir", fixtureData}
+	if os.Getenv("LOCRISK_BENCH_REAL") != "" {
+		dataArgs = nil // the built-in data
 	}
-	srv := startServer(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--data-dir", dataDir, "--log-format", "json")
+	srv := startServer(t, nil, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json"}, dataArgs...)...)
 
 	type result struct {
 		status int

@@ -528,7 +528,19 @@ func (r *renderer) sourcesSection() {
 		})
 	}
 	r.table(cols, rows)
+	// Three lines at most; kept on one page.
+	r.y += 2
+	r.ensure(3 * 4.4)
+	r.setFont(fBody)
+	r.setInk(colMuted)
+	r.paragraph(marginL, contentW, 4.4, dataCredits)
 }
+
+// dataCredits is what the data sets' terms ask a product using them to
+// say (datapack/manifest.json, "attribution"; docs/data.md, "Licences").
+const dataCredits = "This product uses FEMA's National Risk Index and OpenFEMA data but is not " +
+	"endorsed by FEMA. Shorelines and rivers: GSHHG 2.3.7, P. Wessel and W. H. F. Smith, " +
+	"LGPL-3.0-or-later. County boundaries: U.S. Census Bureau, TopoJSON by M. Bostock (ISC)."
 
 // limitations is the plain-language note every report carries.
 const limitations = "This report is a screening tool, not a site survey, engineering " +

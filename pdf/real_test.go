@@ -15,7 +15,7 @@ import (
 // hold for the most detailed states (Alaska's coast and islands, across the
 // antimeridian) and the file must stay valid.
 func TestRealOutlines(t *testing.T) {
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	needTools(t)
 	layer, err := coverage.Load(dir)
 	if err != nil {

@@ -22,16 +22,16 @@ import (
 const benchRows = 10000
 
 // BenchmarkScoreReal measures `locrisk score`'s pipeline on the real data
-// (LOCRISK_DATA_DIR; skipped without it) beside its baseline, the engine
+// beside its baseline, the engine
 // scoring one row at a time on one goroutine, in the same run. Every
 // coordinate is covered (random points of the contiguous United States
 // that the engine locates), the slowest case: a point outside coverage
 // costs a lookup only. Each sub-benchmark reports rows/s; README.md
 // ("Scoring a portfolio") quotes a run.
 //
-//	LOCRISK_DATA_DIR=... go test -run '^$' -bench ScoreReal -benchtime 3x ./portfolio
+//	go test -run '^$' -bench ScoreReal -benchtime 3x ./portfolio
 func BenchmarkScoreReal(b *testing.B) {
-	eng, err := risk.Load(context.Background(), datatest.RealDir(b), nil, nil)
+	eng, err := risk.Load(context.Background(), datatest.Real(b), nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -171,7 +171,7 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 	k := 0
 	for _, in := range r.meas.Indicators {
 		o := Indicator{ID: in.ID, Label: in.Label, Unit: in.Unit, Source: in.Source,
-			Peril: in.Peril, Resolution: in.Resolution.Kind, ResolutionDetail: in.Resolution.Detail, Vintage: vintage(in.Source)}
+			Peril: in.Peril, Resolution: in.Resolution.Kind, ResolutionDetail: in.Resolution.Detail, Vintage: e.vintage(in.Source)}
 		// A name has no number; any other value keeps its number beside
 		// its wording ("none within 100 km" is the capped distance).
 		if in.Unit != "name" {
@@ -201,7 +201,7 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 			s := e.nri.Hazard(fips, code)
 			label := fmt.Sprintf("FEMA NRI %s risk score for the county (expected-annual-loss benchmark, rating: %s)", e.nri.HazardName(code), s.Rating)
 			in := Indicator{ID: "nri_" + strings.ToLower(code) + "_score", Label: label, Unit: "score 0-100", Source: "fema-nri-v1.20",
-				Peril: p.Key, Resolution: hazard.ResCounty, ResolutionDetail: "county", Vintage: vintage("fema-nri-v1.20")}
+				Peril: p.Key, Resolution: hazard.ResCounty, ResolutionDetail: "county", Vintage: e.vintage("fema-nri-v1.20")}
 			if s.OK {
 				v := round1(s.Score)
 				in.Value = &v
@@ -227,13 +227,6 @@ func (e *Engine) indicatorsOut(mi int, r *moduleResult, fips string) ([]Indicato
 	}
 	sort.Strings(sources)
 	return out, sources
-}
-
-func vintage(source string) string {
-	if s, ok := data.SourceByID(source); ok {
-		return s.Version
-	}
-	return ""
 }
 
 // perilsOut writes each peril's score, probability and resolution.
@@ -577,7 +570,7 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 
 	for _, src := range data.Catalog() {
 		if sourceSet[src.ID] {
-			full.Sources = append(full.Sources, SourceRef{ID: src.ID, Name: src.Name, Publisher: src.Publisher, Version: src.Version, Resolution: src.Resolution})
+			full.Sources = append(full.Sources, SourceRef{ID: src.ID, Name: src.Name, Publisher: src.Publisher, Version: e.vintage(src.ID), Resolution: src.Resolution})
 		}
 	}
 	full.Methodology = Methodology{Version: MethodologyVersion, Description: methodologyDescription}

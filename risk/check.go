@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -13,38 +14,42 @@ import (
 )
 
 // Check reports, for `locrisk data check`, every data layer the engine reads:
-// whether its file is in dir, how many rows loaded, and its vintage. When
+// whether its file is in the pack fsys, how many rows loaded, and its vintage. When
 // every file is present it reads every layer, all of them even when one
 // fails, so a malformed file is shown as its own layer (MALFORMED, with the
 // file and line below the table) beside the layers that loaded (ok, with
 // their rows); a sound file read by the same module as a broken one is "not
 // loaded". The error is non-nil when anything is missing or broken.
-func Check(ctx context.Context, dir string, w io.Writer) error {
-	missing, err := data.Missing(dir)
+func Check(ctx context.Context, fsys fs.FS, w io.Writer) error {
+	m, err := data.ReadManifest(fsys)
 	if err != nil {
 		return err
 	}
-	if len(missing) == 0 {
-		// A data pack must match its manifest, as for every load.
-		if _, err := verifiedVersion(dir); err != nil {
-			return err
+	isMissing := map[string]bool{}
+	missing := m.Missing(fsys)
+	for _, x := range missing {
+		for _, f := range m.Files {
+			if f.Path == x.Path {
+				isMissing[f.SourceID] = true
+			}
 		}
 	}
-	isMissing := map[string]bool{}
-	for _, s := range missing {
-		isMissing[s.ID] = true
-	}
-	e := &Engine{rows: map[string]int{}, specs: Registry()}
+	e := &Engine{rows: map[string]int{}, specs: Registry(), manifest: m}
 	var loadErrs []error
 	if len(missing) == 0 {
-		_, loadErrs = e.loadLayers(ctx, dir)
+		// Every file must match the manifest, as for every load.
+		if _, err := verifiedManifest(fsys); err != nil {
+			return err
+		}
+		_, loadErrs = e.loadLayers(ctx, m.FS(fsys))
 	}
-	fmt.Fprintf(w, "data directory: %s\n\n", dir)
+	fmt.Fprintf(w, "data version: %s\n\n", m.Version())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAYER\tMODULE\tSTATUS\tROWS\tVINTAGE\tFILE")
 	for _, s := range data.Catalog() {
 		status, n := "ok", "-"
 		rows, loaded := e.rows[s.ID]
+		entry, _ := m.Entry(s.ID)
 		switch {
 		case isMissing[s.ID]:
 			status = "MISSING"
@@ -55,13 +60,13 @@ func Check(ctx context.Context, dir string, w io.Writer) error {
 		default:
 			n = fmt.Sprint(rows)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Module, status, n, s.Version, s.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Module, status, n, entry.Vintage, entry.Path)
 	}
 	tw.Flush()
 	switch {
 	case len(missing) > 0:
 		fmt.Fprintln(w)
-		return data.MissingError(dir, missing)
+		return data.MismatchError(missing)
 	case len(loadErrs) > 0:
 		fmt.Fprintln(w)
 		return errors.Join(loadErrs...)

@@ -60,7 +60,7 @@ func TestRealEarthquakeEverywhere(t *testing.T) {
 	// Every state's county interior points: how many have an earthquake
 	// score, and from what.
 	byState := map[string][3]int{} // hazard data, NRI benchmark, null
-	for _, s := range datatest.GazetteerSites(t, datatest.RealDir(t)) {
+	for _, s := range datatest.GazetteerSites(t, datatest.Real(t)) {
 		a, err := e.Assess(context.Background(), s.Lat, s.Lon)
 		if err != nil {
 			continue // a generalised-coastline miss; coverage has its own tests

@@ -20,15 +20,11 @@ package risk
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -55,39 +51,36 @@ type Engine struct {
 	specs       []ModuleSpec    // the registry, in report order
 	modules     []hazard.Module // loaded, in specs order
 	ref         *reference
+	manifest    *data.Manifest // the pack's: its version and every source's vintage
 	dataVersion string
 	rows        map[string]int
 }
 
-// Load reads every data set in the catalog from dir and obtains the national
+// Load reads every data set in the catalog from the data pack fsys (the pack
+// embedded in the binary, or a folder through data.DirFS), after checking
+// every file against the pack's manifest, and obtains the national
 // reference distributions: from cache when it holds them for this data
 // version and methodology, else by measuring every census tract (a few
 // seconds, logged with progress) and saving them there. cache may be nil.
-// It fails with an error naming every missing file (and where its publisher
-// offers it), or naming the file and line of the first malformed row.
-func Load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceCache) (*Engine, error) {
-	return load(ctx, dir, logger, cache, nil)
+// It fails with an error naming every missing or changed file, or naming
+// the file and line of the first malformed row.
+func Load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceCache) (*Engine, error) {
+	return load(ctx, fsys, logger, cache, nil)
 }
 
 // load is Load; a non-nil trace (tests) forces a fresh build of the
 // reference and receives every tract's values.
-func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceCache, trace *referenceTrace) (*Engine, error) {
+func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceCache, trace *referenceTrace) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	if err := CheckFiles(dir); err != nil {
-		return nil, err
-	}
-	// A pack is checked against its manifest before anything is parsed,
-	// so a changed file is named as such, not as the parse error it may
-	// cause.
-	version, err := verifiedVersion(dir)
+	m, err := verifiedManifest(fsys)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{rows: map[string]int{}, specs: Registry(), dataVersion: version}
-	tracts, errs := e.loadLayers(ctx, dir)
+	e := &Engine{rows: map[string]int{}, specs: Registry(), manifest: m, dataVersion: m.Version()}
+	tracts, errs := e.loadLayers(ctx, m.FS(fsys))
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
@@ -104,7 +97,7 @@ func load(ctx context.Context, dir string, logger *slog.Logger, cache ReferenceC
 	// engine's live size in garbage; hand it back now rather than keep a
 	// long-running server's footprint at the start-up peak.
 	debug.FreeOSMemory() // runs a collection first
-	logger.Info("risk engine loaded", "data_dir", dir, "data_version", e.dataVersion,
+	logger.Info("risk engine loaded", "data_version", e.dataVersion,
 		"load_ms", loaded.Milliseconds(), "reference_ms", (time.Since(start) - loaded).Milliseconds(),
 		"reference_cached", cached, "reference_tracts", e.ref.tracts, "reference_population", int64(e.ref.population), "reference_unlocated", e.ref.unlocated)
 	return e, nil
@@ -148,15 +141,16 @@ func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, log
 	return false, nil
 }
 
-// CheckFiles reports, before anything else is set up, whether every data
-// file the engine reads is in dir, naming each missing one.
-func CheckFiles(dir string) error {
-	missing, err := data.Missing(dir)
+// CheckFiles reports, before anything else is set up, whether fsys is a
+// data pack with a well-formed manifest and every file it lists, naming
+// each missing one. It only looks; Load also reads every byte.
+func CheckFiles(fsys fs.FS) error {
+	m, err := data.ReadManifest(fsys)
 	if err != nil {
 		return err
 	}
-	if len(missing) > 0 {
-		return data.MissingError(dir, missing)
+	if missing := m.Missing(fsys); len(missing) > 0 {
+		return data.MismatchError(missing)
 	}
 	return nil
 }
@@ -189,14 +183,14 @@ func orNil[M hazard.Module](m M, err error) (hazard.Module, error) {
 	return m, nil
 }
 
-// loadLayers reads every data layer of dir into e and counts their rows
+// loadLayers reads every data layer of fsys (catalog paths) into e and counts their rows
 // in e.rows. Every layer is tried, also when another fails, so that `data
 // check` can tell the broken layer from the sound ones; the failures come
 // back in a fixed order (the one Load reports is the first). Only the
 // county boundaries come first: the modules need them.
-func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, []error) {
+func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, []error) {
 	var err error
-	if e.coverage, err = coverage.Load(dir); err != nil {
+	if e.coverage, err = coverage.Load(fsys); err != nil {
 		return nil, []error{fmt.Errorf("loading county boundaries: %w", err)}
 	}
 	for k, v := range e.coverage.Rows() {
@@ -215,7 +209,7 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 	}
 	var popRows int // set by env.population inside a loader, read after runAll
 	env.population = sync.OnceValues(func() (*population.Profiles, error) {
-		x, err := population.Load(dir)
+		x, err := population.Load(fsys)
 		if err != nil {
 			return nil, wrapLoad("census block-group centres of population", err)
 		}
@@ -223,7 +217,7 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 		return population.BuildProfiles(x, env.countyOf), nil
 	})
 	env.nri = sync.OnceValues(func() (*nri.Table, error) {
-		t, err := nri.Load(dir)
+		t, err := nri.Load(fsys)
 		return t, wrapLoad("FEMA NRI", err)
 	})
 
@@ -234,7 +228,7 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 	e.modules = make([]hazard.Module, len(e.specs))
 	for i, spec := range e.specs {
 		loaders = append(loaders, func() error {
-			m, err := spec.load(dir, env)
+			m, err := spec.load(fsys, env)
 			if err != nil {
 				return wrapLoad(spec.Key+" module", err)
 			}
@@ -247,7 +241,7 @@ func (e *Engine) loadLayers(ctx context.Context, dir string) ([]coverage.Tract, 
 	}
 	var tracts []coverage.Tract
 	loaders = append(loaders, func() (err error) {
-		tracts, err = coverage.ReadTracts(dir)
+		tracts, err = coverage.ReadTracts(fsys)
 		return wrapLoad("census tract centres of population", err)
 	})
 	errs := runAll(ctx, loaders)
@@ -304,51 +298,33 @@ func runAll(ctx context.Context, fns []func() error) []error {
 	return out
 }
 
-// verifiedVersion is the data version of dir. A folder with a manifest
-// (a data pack, docs/data.md) must match it byte for byte, and its version
-// comes from the manifest's checksums, so two binaries or folders with the
-// same data say the same version. A folder without one (a mirror of the
-// publishers' files) is fingerprinted by its files' names and sizes.
-func verifiedVersion(dir string) (string, error) {
-	m, err := data.ReadManifest(dir)
-	if errors.Is(err, data.ErrNoManifest) {
-		return dataVersion(dir), nil
-	}
+// verifiedManifest reads the manifest of the pack fsys and checks every
+// file against it byte for byte before anything is parsed, so a changed
+// file is named as such, not as the parse error it may cause. The data
+// version derives from the manifest's checksums (data.Manifest.Version),
+// so two binaries or folders with the same data say the same version.
+func verifiedManifest(fsys fs.FS) (*data.Manifest, error) {
+	m, err := data.ReadManifest(fsys)
 	if err != nil {
-		return "", fmt.Errorf("data directory %s: %w", dir, err)
+		return nil, err
 	}
-	bad, err := m.Verify(dir)
+	bad, err := m.Verify(fsys)
 	if err != nil {
-		return "", fmt.Errorf("data directory %s: %w", dir, err)
+		return nil, err
 	}
 	if len(bad) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "data directory %s does not match its %s (%d file(s)):", dir, data.ManifestName, len(bad))
-		for _, x := range bad {
-			fmt.Fprintf(&b, "\n  %s: %s", x.Path, x.Problem)
-		}
-		return "", errors.New(b.String())
+		return nil, data.MismatchError(bad)
 	}
-	return m.Version(), nil
+	return m, nil
 }
 
-// dataVersion fingerprints the data files by name and size, so a report says
-// which data release produced it without hashing 30 MB at every start.
-func dataVersion(dir string) string {
-	h := sha256.New()
-	for _, s := range data.Catalog() {
-		path := filepath.Join(dir, filepath.FromSlash(s.Path))
-		st, err := os.Stat(path)
-		if err != nil {
-			st, err = os.Stat(strings.TrimSuffix(path, ".gz"))
-		}
-		size := int64(-1)
-		if err == nil {
-			size = st.Size()
-		}
-		fmt.Fprintf(h, "%s %d\n", s.Path, size)
+// vintage is the vintage of a source in the loaded pack, as its manifest
+// states it.
+func (e *Engine) vintage(source string) string {
+	if e.manifest == nil {
+		return ""
 	}
-	return "data-" + hex.EncodeToString(h.Sum(nil))[:12]
+	return e.manifest.Vintage(source)
 }
 
 // DataVersion identifies the data release the engine loaded.

@@ -2,10 +2,13 @@ package risk
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,13 +22,13 @@ import (
 )
 
 // loadReal loads the engine on the real data once per test binary.
-var loadReal = datatest.Once(datatest.RealDir, func(dir string) (*Engine, error) {
+var loadReal = datatest.Once(datatest.Real, func(dir fs.FS) (*Engine, error) {
 	return Load(context.Background(), dir, nil, nil)
 })
 
 func loadFixture(t *testing.T) *Engine {
 	t.Helper()
-	e, err := Load(context.Background(), datatest.FixtureDir(t), nil, nil)
+	e, err := Load(context.Background(), os.DirFS(datatest.FixtureDir(t)), nil, nil)
 	if err != nil {
 		t.Fatalf("Load(fixtures): %v", err)
 	}
@@ -252,23 +255,29 @@ func TestAssessDeterministic(t *testing.T) {
 }
 
 func TestLoadMissingData(t *testing.T) {
-	_, err := Load(context.Background(), t.TempDir(), nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "earthquake/usgs_nshm2018") {
-		t.Fatalf("Load(empty dir) error = %v; want one naming the missing files", err)
+	_, err := Load(context.Background(), os.DirFS(t.TempDir()), nil, nil)
+	if !errors.Is(err, data.ErrNoManifest) {
+		t.Fatalf("Load(empty folder) error = %v; want ErrNoManifest", err)
 	}
-	if _, err := Load(context.Background(), "", nil, nil); err == nil || !strings.Contains(err.Error(), "LOCRISK_DATA_DIR") {
-		t.Fatalf("Load(\"\") error = %v", err)
+	// The fixture manifest without its files: every one named.
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), data.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(context.Background(), os.DirFS(dir), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "earthquake/usgs_nshm2018_pga_2pct50yr_BC_conus_0p05deg.csv") ||
+		strings.Count(err.Error(), ": missing") != len(data.Catalog()) {
+		t.Fatalf("Load(manifest only) error = %v; want one naming every missing file", err)
 	}
 }
 
 func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
-		t.Fatal(err)
-	}
-	// A folder of files without a manifest, so the parser, not the
-	// manifest check, meets the broken row.
-	if err := os.Remove(filepath.Join(dir, data.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
 	// Break one row of the Superfund table.
@@ -282,7 +291,10 @@ func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(context.Background(), dir, nil, nil)
+	// The manifest follows the change, so the parser, not the manifest
+	// check, meets the broken row.
+	resealPack(t, dir)
+	_, err = Load(context.Background(), os.DirFS(dir), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 3") {
 		t.Fatalf("Load(malformed) error = %v; want the file and line 3", err)
 	}
@@ -290,7 +302,7 @@ func TestLoadMalformedNamesFileAndLine(t *testing.T) {
 
 func TestCheckListsLayers(t *testing.T) {
 	var b strings.Builder
-	if err := Check(context.Background(), datatest.FixtureDir(t), &b); err != nil {
+	if err := Check(context.Background(), os.DirFS(datatest.FixtureDir(t)), &b); err != nil {
 		t.Fatalf("Check(fixtures): %v\n%s", err, b.String())
 	}
 	out := b.String()
@@ -300,8 +312,47 @@ func TestCheckListsLayers(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := Check(context.Background(), t.TempDir(), &b); err == nil || !strings.Contains(b.String(), "MISSING") {
-		t.Fatalf("Check(empty) err %v output:\n%s", err, b.String())
+	if err := Check(context.Background(), os.DirFS(t.TempDir()), &b); !errors.Is(err, data.ErrNoManifest) {
+		t.Fatalf("Check(empty) err %v, want ErrNoManifest", err)
+	}
+	// The fixture manifest without its files: every layer MISSING.
+	dir := t.TempDir()
+	m, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), data.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := Check(context.Background(), os.DirFS(dir), &b); err == nil || strings.Count(b.String(), "MISSING") != len(data.Catalog()) {
+		t.Fatalf("Check(manifest only) err %v output:\n%s", err, b.String())
+	}
+}
+
+// resealPack rewrites the sizes and checksums in dir's manifest to match
+// its files, as an operator does after replacing a data file
+// (docs/data.md, "Replacing a data set").
+func resealPack(t *testing.T, dir string) {
+	t.Helper()
+	m, err := data.ReadManifest(os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range m.Files {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		m.Files[i].Bytes, m.Files[i].SHA256 = int64(len(b)), hex.EncodeToString(sum[:])
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -379,11 +430,6 @@ func TestCheckMalformedLayer(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
 		t.Fatal(err)
 	}
-	// A folder of files without a manifest, so the parser, not the
-	// manifest check, meets the broken row.
-	if err := os.Remove(filepath.Join(dir, data.ManifestName)); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -394,8 +440,9 @@ func TestCheckMalformedLayer(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	resealPack(t, dir)
 	var out strings.Builder
-	err = Check(context.Background(), dir, &out)
+	err = Check(context.Background(), os.DirFS(dir), &out)
 	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 2") {
 		t.Errorf("Check error = %v; want the file and line", err)
 	}
@@ -423,11 +470,10 @@ func TestCheckMalformedLayer(t *testing.T) {
 
 // A data folder with a manifest is a data pack: its version comes from the
 // manifest's checksums, and a file that differs from the manifest stops
-// the load naming it. A folder without one keeps the fingerprint of names
-// and sizes.
+// the load naming it. A folder without one is refused.
 func TestDataPackVersionAndVerification(t *testing.T) {
 	src := datatest.FixtureDir(t)
-	m, err := data.ReadManifest(src)
+	m, err := data.ReadManifest(os.DirFS(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,8 +512,8 @@ func TestDataPackVersionAndVerification(t *testing.T) {
 		if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(context.Background(), dir, nil, nil)
-		if err == nil || !strings.Contains(err.Error(), "does not match its manifest.json") || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv: size") {
+		_, err := Load(context.Background(), os.DirFS(dir), nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "the data do not match their manifest.json") || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv: size") {
 			t.Errorf("error %v, want the changed file named", err)
 		}
 	})
@@ -479,22 +525,36 @@ func TestDataPackVersionAndVerification(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, run := range []func() error{
-			func() error { _, err := Load(context.Background(), dir, nil, nil); return err },
-			func() error { return Check(context.Background(), dir, io.Discard) },
+			func() error { _, err := Load(context.Background(), os.DirFS(dir), nil, nil); return err },
+			func() error { return Check(context.Background(), os.DirFS(dir), io.Discard) },
 		} {
-			if err := run(); err == nil || !strings.Contains(err.Error(), "does not match its manifest.json") || !strings.Contains(err.Error(), "wrc_v1_county_summary_2020-03-31.csv: size") {
+			if err := run(); err == nil || !strings.Contains(err.Error(), "the data do not match their manifest.json") || !strings.Contains(err.Error(), "wrc_v1_county_summary_2020-03-31.csv: size") {
 				t.Errorf("error %v, want the manifest check to name the file first", err)
 			}
 		}
 	})
 	t.Run("no manifest", func(t *testing.T) {
 		dir := copyPack(t, false)
-		e, err := Load(context.Background(), dir, nil, nil)
+		if _, err := Load(context.Background(), os.DirFS(dir), nil, nil); !errors.Is(err, data.ErrNoManifest) {
+			t.Errorf("Load without a manifest: %v, want ErrNoManifest", err)
+		}
+	})
+	t.Run("resealed", func(t *testing.T) {
+		// A data update: one file changed and the manifest following it
+		// loads, under a new version.
+		dir := copyPack(t, true)
+		p := filepath.Join(dir, filepath.FromSlash(data.Path("epa-superfund-npl")))
+		b, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		resealPack(t, dir)
+		e, err := Load(context.Background(), os.DirFS(dir), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if v := e.DataVersion(); v == m.Version() || !strings.HasPrefix(v, "data-") {
-			t.Errorf("version without a manifest %s (manifest's %s)", v, m.Version())
+			t.Errorf("version after the update %s (before %s)", v, m.Version())
 		}
 	})
 }

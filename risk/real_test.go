@@ -58,7 +58,7 @@ func TestRealValidationTable(t *testing.T) {
 // spread sample of tracts counted against all of them.
 func TestRealPercentileClaim(t *testing.T) {
 	var trace referenceTrace
-	e, err := load(context.Background(), datatest.RealDir(t), nil, nil, &trace)
+	e, err := load(context.Background(), datatest.Real(t), nil, nil, &trace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func BenchmarkAssess(b *testing.B) {
 // "warm" reads it from the cache, as every later start does. Each reports
 // the process's resident memory afterwards ("rss-MB").
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	cache := &memoryCache{}
 	for _, mode := range []string{"cold", "warm"} {
 		b.Run(mode, func(b *testing.B) {

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"io/fs"
 	"slices"
 
 	"locrisk/risk/earthquake"
@@ -38,7 +39,7 @@ type ModuleSpec struct {
 	// recommendations, review flags").
 	NewsReports bool
 	// load reads the module's data sets.
-	load func(dir string, env loadEnv) (hazard.Module, error)
+	load func(fsys fs.FS, env loadEnv) (hazard.Module, error)
 }
 
 // PerilSpec is one peril inside a module.
@@ -129,7 +130,7 @@ var registry = [...]ModuleSpec{
 			{Indicator: hydrology.IndDistanceToRiver, AtMost: 1, Text: "a river within 1 km"},
 		},
 		NearAdvice: "Order a flood zone determination for the parcel: this report uses no FEMA flood-zone map or elevation data, and the site is close to open water.",
-		load:       func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(hydrology.Load(dir)) },
+		load:       func(fsys fs.FS, _ loadEnv) (hazard.Module, error) { return orNil(hydrology.Load(fsys)) },
 	},
 	{
 		Key: hazard.SevereWeather, Title: "Severe weather", Noun: "severe weather hazard",
@@ -146,8 +147,8 @@ var registry = [...]ModuleSpec{
 			Check:  "Confirm roof condition and age; note wind and hail exposure in the underwriting file.",
 			NoData: "Severe weather could not be assessed here; review local storm history and building-code wind requirements.",
 		},
-		load: func(dir string, env loadEnv) (hazard.Module, error) {
-			return orNil(severeweather.Load(dir, env.countyLandKm2))
+		load: func(fsys fs.FS, env loadEnv) (hazard.Module, error) {
+			return orNil(severeweather.Load(fsys, env.countyLandKm2))
 		},
 	},
 	{
@@ -164,12 +165,12 @@ var registry = [...]ModuleSpec{
 			Check:  "Ask for vegetation clearance around the structure and a Class A roof; monitor local fire-risk ratings.",
 			NoData: "Wildfire hazard could not be assessed here; check state or local wildfire hazard maps for the parcel.",
 		},
-		load: func(dir string, env loadEnv) (hazard.Module, error) {
+		load: func(fsys fs.FS, env loadEnv) (hazard.Module, error) {
 			pop, err := env.population()
 			if err != nil {
 				return nil, err
 			}
-			return orNil(wildfire.Load(dir, pop))
+			return orNil(wildfire.Load(fsys, pop))
 		},
 	},
 	{
@@ -183,7 +184,7 @@ var registry = [...]ModuleSpec{
 			Check:  "Check the building's construction type and year against seismic code eras; offer earthquake cover.",
 			NoData: "Earthquake hazard could not be assessed here; consult the USGS hazard maps for the region.",
 		},
-		load: func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(earthquake.Load(dir)) },
+		load: func(fsys fs.FS, _ loadEnv) (hazard.Module, error) { return orNil(earthquake.Load(fsys)) },
 	},
 	{
 		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard", NewsReports: true,
@@ -199,7 +200,7 @@ var registry = [...]ModuleSpec{
 			Check:  "Inspect the site for slopes, cut banks and drainage problems; note reported landslides nearby.",
 			NoData: "Landslide hazard could not be assessed here; check state geological survey landslide maps.",
 		},
-		load: func(dir string, env loadEnv) (hazard.Module, error) {
+		load: func(fsys fs.FS, env loadEnv) (hazard.Module, error) {
 			pop, err := env.population()
 			if err != nil {
 				return nil, err
@@ -208,7 +209,7 @@ var registry = [...]ModuleSpec{
 			if err != nil {
 				return nil, err
 			}
-			return orNil(landslide.Load(dir, landslide.Exposure{Residents: pop, CountyOf: env.countyOf, NRI: tab}))
+			return orNil(landslide.Load(fsys, landslide.Exposure{Residents: pop, CountyOf: env.countyOf, NRI: tab}))
 		},
 	},
 	{
@@ -223,7 +224,7 @@ var registry = [...]ModuleSpec{
 			Check:  "Review the nearby Superfund sites' status and any groundwater or vapour advisories before closing.",
 			NoData: "Environmental exposure could not be assessed here; search EPA's site records for the area.",
 		},
-		load: func(dir string, _ loadEnv) (hazard.Module, error) { return orNil(environment.Load(dir)) },
+		load: func(fsys fs.FS, _ loadEnv) (hazard.Module, error) { return orNil(environment.Load(fsys)) },
 	},
 }
 

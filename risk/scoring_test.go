@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func withModule(t *testing.T, m fakeModule) *Engine {
 			e.modules[i] = m
 		}
 	}
-	tracts, err := coverage.ReadTracts(datatest.FixtureDir(t))
+	tracts, err := coverage.ReadTracts(os.DirFS(datatest.FixtureDir(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestPerilsAreNotDiluted(t *testing.T) {
 // residents whose own value is strictly lower.
 func TestFixturePercentileClaim(t *testing.T) {
 	var trace referenceTrace
-	e, err := load(context.Background(), datatest.FixtureDir(t), nil, nil, &trace)
+	e, err := load(context.Background(), os.DirFS(datatest.FixtureDir(t)), nil, nil, &trace)
 	if err != nil {
 		t.Fatal(err)
 	}

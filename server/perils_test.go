@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -112,7 +113,7 @@ func TestReportPerils(t *testing.T) {
 	e := newEnv(t)
 	key := e.allScopesKey(e.account(1000, 100000))
 	ctx := context.Background()
-	eng, err := risk.Load(ctx, fixtureData, nil, e.st)
+	eng, err := risk.Load(ctx, os.DirFS(fixtureData), nil, e.st)
 	if err != nil {
 		t.Fatalf("loading the fixture engine: %v", err)
 	}

@@ -34,6 +34,7 @@ package coverage
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"sort"
 	"strings"
@@ -108,10 +109,10 @@ type Layer struct {
 	rows           map[string]int
 }
 
-// Load reads the three boundary sources from the data directory dir.
-func Load(dir string) (*Layer, error) {
+// Load reads the three boundary sources from the data pack fsys.
+func Load(fsys fs.FS) (*Layer, error) {
 	statesRel := data.Path(SourceStates)
-	stFeats, err := readTopoJSON(dir, statesRel, "states", 2)
+	stFeats, err := readTopoJSON(fsys, statesRel, "states", 2)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +132,14 @@ func Load(dir string) (*Layer, error) {
 	}
 
 	countiesRel := data.Path(SourceCounties)
-	feats, err := readTopoJSON(dir, countiesRel, "counties", 5)
+	feats, err := readTopoJSON(fsys, countiesRel, "counties", 5)
 	if err != nil {
 		return nil, err
 	}
 	sort.SliceStable(feats, func(i, j int) bool { return feats[i].id < feats[j].id })
 
 	gazRel := data.Path(SourceGazetteer)
-	gaz, err := readGazetteer(dir, gazRel)
+	gaz, err := readGazetteer(fsys, gazRel)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"locrisk/risk/geo"
 )
 
-var fixture = datatest.Once(datatest.FixtureDir, Load)
+var fixture = datatest.Once(datatest.Fixture, Load)
 
 // north/east move p by km along a meridian / parallel.
 func north(p geo.Point, km float64) geo.Point {
@@ -325,7 +325,7 @@ const edgeGaz = gazHeader +
 
 func TestLoadEdgeCases(t *testing.T) {
 	dir := writeDir(t, map[string]string{SourceCounties: edgeCounties, SourceStates: edgeStates, SourceGazetteer: edgeGaz})
-	l, err := Load(dir)
+	l, err := Load(os.DirFS(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestLoadEdgeCases(t *testing.T) {
 func TestAreaWithHole(t *testing.T) {
 	counties := strings.Replace(edgeCounties, `"id":"06001"`, `"id":"06007"`, 1)
 	gaz := gazHeader + "CA\t06003\t00000004\tInner County\t1\t1\t10.0\t1.0\t36.5\t-119.5   \n"
-	l, err := Load(writeDir(t, map[string]string{SourceCounties: counties, SourceStates: edgeStates, SourceGazetteer: gaz}))
+	l, err := Load(os.DirFS(writeDir(t, map[string]string{SourceCounties: counties, SourceStates: edgeStates, SourceGazetteer: gaz})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(writeDir(t, tt.files))
+			_, err := Load(os.DirFS(writeDir(t, tt.files)))
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
@@ -461,7 +461,7 @@ func TestLoadErrors(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, gazFile)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(dir)
+		_, err := Load(os.DirFS(dir))
 		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), gazFile) {
 			t.Fatalf("error %v, want ErrMissing naming %s", err, gazFile)
 		}
@@ -486,26 +486,18 @@ func TestLocateConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// BenchmarkLocate uses the real data when LOCRISK_DATA_DIR is set, else the
-// fixtures.
+// BenchmarkLocate locates the reference points of the real data.
 func BenchmarkLocate(b *testing.B) {
-	l := fixture(b)
-	if os.Getenv("LOCRISK_DATA_DIR") != "" {
-		l = realData(b)
-	}
+	l := realData(b)
 	benchLocate(b, l, l.Reference())
 }
 
-// BenchmarkLoad loads the real data when LOCRISK_DATA_DIR is set, else the
-// fixtures.
+// BenchmarkLoad loads the real data's boundaries.
 func BenchmarkLoad(b *testing.B) {
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		dir = datatest.FixtureDir(b)
-	}
+	fsys := datatest.Real(b)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := Load(dir); err != nil {
+		if _, err := Load(fsys); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -513,12 +505,9 @@ func BenchmarkLoad(b *testing.B) {
 
 // TestNearestMatchesBruteForce compares the ring-by-ring edge search with a
 // scan of every edge, at points scattered around the fixture counties
-// (and, with LOCRISK_DATA_DIR, the real ones).
+// and the real ones.
 func TestNearestMatchesBruteForce(t *testing.T) {
-	layers := []*Layer{fixture(t)}
-	if os.Getenv("LOCRISK_DATA_DIR") != "" {
-		layers = append(layers, realData(t))
-	}
+	layers := []*Layer{fixture(t), realData(t)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for li, l := range layers {
 		ref := l.Reference()

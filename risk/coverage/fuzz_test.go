@@ -160,7 +160,7 @@ func FuzzReadTopoJSON(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		feats, err := readTopoJSON(dir, rel, object, digits)
+		feats, err := readTopoJSON(os.DirFS(dir), rel, object, digits)
 		if err != nil {
 			if !strings.Contains(err.Error(), rel) {
 				t.Fatalf("error %q does not name the file", err)
@@ -213,7 +213,7 @@ func TestStitchHugeLongitude(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := readTopoJSON(dir, "s.json", "states", 2); done <- err }()
+	go func() { _, err := readTopoJSON(os.DirFS(dir), "s.json", "states", 2); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "s.json") {

@@ -2,6 +2,7 @@ package coverage
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 
 	"locrisk/risk/data"
@@ -21,8 +22,8 @@ type gazRow struct {
 
 // readGazetteer reads the tab-separated Census county Gazetteer, in file
 // order. Its last column is padded with spaces, which Table trims.
-func readGazetteer(dir, rel string) ([]gazRow, error) {
-	t, err := data.OpenTableSep(dir, rel, '\t', "USPS", "GEOID", "NAME", "ALAND_SQMI", "INTPTLAT", "INTPTLONG")
+func readGazetteer(fsys fs.FS, rel string) ([]gazRow, error) {
+	t, err := data.OpenTableSep(fsys, rel, '\t', "USPS", "GEOID", "NAME", "ALAND_SQMI", "INTPTLAT", "INTPTLONG")
 	if err != nil {
 		return nil, err
 	}

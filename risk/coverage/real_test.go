@@ -8,8 +8,8 @@ import (
 	"locrisk/risk/geo"
 )
 
-// realData loads the layer from LOCRISK_DATA_DIR once, or skips the test.
-var realData = datatest.Once(datatest.RealDir, Load)
+// realData loads the layer from the real data once.
+var realData = datatest.Once(datatest.Real, Load)
 
 func TestRealPlaces(t *testing.T) {
 	l := realData(t)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 
@@ -63,8 +64,8 @@ type topoGeometry struct {
 // topologies (with a transform; arcs delta-encoded integers) and plain ones
 // (absolute coordinates) are read. idDigits is the length ids are zero-padded
 // to when a file stores them as numbers. Every error names the file.
-func readTopoJSON(dir, rel, object string, idDigits int) ([]feature, error) {
-	raw, err := data.ReadAll(dir, rel)
+func readTopoJSON(fsys fs.FS, rel, object string, idDigits int) ([]feature, error) {
+	raw, err := data.ReadAll(fsys, rel)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package coverage
 
 import (
 	"fmt"
+	"io/fs"
 	"strconv"
 
 	"locrisk/risk/data"
@@ -19,12 +20,12 @@ type Tract struct {
 	Point      geo.Point
 }
 
-// ReadTracts reads the tract centres of population from dir. Tracts without
+// ReadTracts reads the tract centres of population from fsys. Tracts without
 // residents are dropped: they carry no weight in a population-weighted
 // ranking.
-func ReadTracts(dir string) ([]Tract, error) {
+func ReadTracts(fsys fs.FS) ([]Tract, error) {
 	rel := data.Path(SourceTracts)
-	t, err := data.OpenTable(dir, rel, "STATEFP", "COUNTYFP", "POPULATION", "LATITUDE", "LONGITUDE")
+	t, err := data.OpenTable(fsys, rel, "STATEFP", "COUNTYFP", "POPULATION", "LATITUDE", "LONGITUDE")
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
-// Package data opens the public hazard data files that the risk engine reads
-// at start-up, and reads their CSV tables with errors that name the file and
-// the line.
+// Package data names and opens the public hazard data the risk engine reads
+// at start-up: the catalog of sources, the data pack that carries their
+// files with a manifest of provenance and checksums, and CSV tables read
+// with errors that name the file and the line.
 //
-// Files are addressed by their path relative to the data directory (the
-// folder named by --data-dir / LOCRISK_DATA_DIR). Gzip files are decompressed
-// on the fly; nothing is unpacked to disk.
+// Files are addressed by their path inside a data pack: the pack embedded in
+// the binary, or a folder named by --data-dir / LOCRISK_DATA_DIR, both read
+// through io/fs (docs/data.md). Gzip files are decompressed on the fly;
+// nothing is unpacked to disk.
 package data
 
 import (
@@ -14,34 +16,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
 
-// ErrMissing reports a data file that is not in the data directory.
+// ErrMissing reports a data file that is not in the data pack.
 var ErrMissing = errors.New("data file missing")
 
-// Open opens the file rel inside dir, decompressing it when its name ends in
-// .gz. When only the uncompressed file is there (an operator who unpacked the
-// data, or the hand-written text fixtures in testdata/), that is read
+// Open opens the file rel inside the pack fsys (the data embedded in the
+// binary, or a folder through os.DirFS), decompressing it when its name ends
+// in .gz. When only the uncompressed file is there (an operator who unpacked
+// the data, or the hand-written text fixtures in testdata/), that is read
 // instead. The caller closes the returned reader.
-func Open(dir, rel string) (io.ReadCloser, error) {
-	path := filepath.Join(dir, filepath.FromSlash(rel))
-	f, err := os.Open(path)
-	if err != nil && strings.HasSuffix(rel, ".gz") && errors.Is(err, os.ErrNotExist) {
-		if plain, perr := os.Open(strings.TrimSuffix(path, ".gz")); perr == nil {
-			return plain, nil
+func Open(fsys fs.FS, rel string) (io.ReadCloser, error) {
+	f, err := fsys.Open(rel)
+	if err != nil && strings.HasSuffix(rel, ".gz") && errors.Is(err, fs.ErrNotExist) {
+		if plain, perr := fsys.Open(strings.TrimSuffix(rel, ".gz")); perr == nil {
+			f, err = plain, nil
 		}
 	}
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (looked in %s)", rel, ErrMissing, dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", rel, ErrMissing)
 		}
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
-	if !strings.HasSuffix(rel, ".gz") {
+	// The name of the file actually opened decides, not rel: a manifest
+	// may list a catalog source under another name (Manifest.FS).
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	if !strings.HasSuffix(st.Name(), ".gz") {
 		return f, nil
 	}
 	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
@@ -54,7 +63,7 @@ func Open(dir, rel string) (io.ReadCloser, error) {
 
 type gzipFile struct {
 	*gzip.Reader
-	file *os.File
+	file fs.File
 }
 
 func (g gzipFile) Close() error {
@@ -63,8 +72,8 @@ func (g gzipFile) Close() error {
 }
 
 // ReadAll returns the whole (decompressed) content of rel.
-func ReadAll(dir, rel string) ([]byte, error) {
-	r, err := Open(dir, rel)
+func ReadAll(fsys fs.FS, rel string) ([]byte, error) {
+	r, err := Open(fsys, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -89,16 +98,16 @@ type Table struct {
 	err    error
 }
 
-// OpenTable opens rel in dir as a comma-separated table and checks that every
+// OpenTable opens rel in fsys as a comma-separated table and checks that every
 // column in required is present in its header.
-func OpenTable(dir, rel string, required ...string) (*Table, error) {
-	return OpenTableSep(dir, rel, ',', required...)
+func OpenTable(fsys fs.FS, rel string, required ...string) (*Table, error) {
+	return OpenTableSep(fsys, rel, ',', required...)
 }
 
 // OpenTableSep is OpenTable with another field separator (tab for the Census
 // Gazetteer files).
-func OpenTableSep(dir, rel string, sep rune, required ...string) (*Table, error) {
-	rc, err := Open(dir, rel)
+func OpenTableSep(fsys fs.FS, rel string, sep rune, required ...string) (*Table, error) {
+	rc, err := Open(fsys, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -257,4 +266,20 @@ func FIPSNumber(fips string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// DirFS is the data pack in folder dir (--data-dir), checked to be a folder
+// so that the operator sees the real cause before anything else is read.
+func DirFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return nil, errors.New("no data folder given")
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data folder %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("data folder %s is not a directory", dir)
+	}
+	return os.DirFS(dir), nil
 }

@@ -64,7 +64,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.rel, func(t *testing.T) {
-			b, err := ReadAll(dir, tc.rel)
+			b, err := ReadAll(os.DirFS(dir), tc.rel)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("ReadAll(%s): error %v, want one containing %q", tc.rel, err, tc.wantErr)
@@ -91,7 +91,7 @@ func TestOpenClosesAndReadsTwice(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "f.csv.gz"), gzipBytes(t, []byte("hello")))
 	for i := 0; i < 2; i++ {
-		rc, err := Open(dir, "f.csv.gz")
+		rc, err := Open(os.DirFS(dir), "f.csv.gz")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,14 +108,14 @@ func TestOpenClosesAndReadsTwice(t *testing.T) {
 func TestOpenMissing(t *testing.T) {
 	dir := t.TempDir()
 	for _, rel := range []string{"nope.csv", "nope.csv.gz", "sub/dir/nope.geojson.gz"} {
-		_, err := Open(dir, rel)
+		_, err := Open(os.DirFS(dir), rel)
 		if !errors.Is(err, ErrMissing) {
 			t.Fatalf("Open(%s): error %v, want one wrapping ErrMissing", rel, err)
 		}
-		if !strings.Contains(err.Error(), rel) || !strings.Contains(err.Error(), dir) {
-			t.Errorf("Open(%s): error %q should name the file and the directory", rel, err)
+		if !strings.Contains(err.Error(), rel) {
+			t.Errorf("Open(%s): error %q should name the file", rel, err)
 		}
-		if _, err := ReadAll(dir, rel); !errors.Is(err, ErrMissing) {
+		if _, err := ReadAll(os.DirFS(dir), rel); !errors.Is(err, ErrMissing) {
 			t.Errorf("ReadAll(%s): error %v, want one wrapping ErrMissing", rel, err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestOpenMissing(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadAll(dir, "adir"); err == nil || errors.Is(err, ErrMissing) {
+	if _, err := ReadAll(os.DirFS(dir), "adir"); err == nil || errors.Is(err, ErrMissing) {
 		t.Errorf("ReadAll of a directory: error %v, want a read error that is not ErrMissing", err)
 	}
 }
@@ -188,7 +188,7 @@ func TestOpenTable(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "g", "gaz.txt"), []byte("GEOID\tINTPTLAT\tINTPTLONG\n06075\t37.75\t-122.44\n"))
 	writeFile(t, filepath.Join(dir, "g", "t.csv"), []byte("a,b\n1,2\n3,4\n"))
-	tb, err := OpenTableSep(dir, "g/gaz.txt", '\t', "GEOID", "INTPTLAT")
+	tb, err := OpenTableSep(os.DirFS(dir), "g/gaz.txt", '\t', "GEOID", "INTPTLAT")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestOpenTable(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 
-	tb, err = OpenTable(dir, "g/t.csv.gz", "a")
+	tb, err = OpenTable(os.DirFS(dir), "g/t.csv.gz", "a")
 	if err != nil {
 		t.Fatalf("OpenTable through the uncompressed fallback: %v", err)
 	}
@@ -222,10 +222,10 @@ func TestOpenTable(t *testing.T) {
 	}
 	tb.Close()
 
-	if _, err := OpenTable(dir, "g/t.csv", "zzz"); err == nil || !strings.Contains(err.Error(), `"zzz"`) {
+	if _, err := OpenTable(os.DirFS(dir), "g/t.csv", "zzz"); err == nil || !strings.Contains(err.Error(), `"zzz"`) {
 		t.Errorf("OpenTable with a missing column: %v", err)
 	}
-	if _, err := OpenTable(dir, "g/none.csv"); !errors.Is(err, ErrMissing) {
+	if _, err := OpenTable(os.DirFS(dir), "g/none.csv"); !errors.Is(err, ErrMissing) {
 		t.Errorf("OpenTable of a missing file: %v, want ErrMissing", err)
 	}
 	// NewTable tables have nothing to close.
@@ -413,7 +413,7 @@ func TestCatalog(t *testing.T) {
 	ids := map[string]bool{}
 	paths := map[string]bool{}
 	for _, s := range cat {
-		if s.ID == "" || s.Path == "" || s.Name == "" || s.Publisher == "" || s.Version == "" || s.Module == "" || s.HomeURL == "" {
+		if s.ID == "" || s.Path == "" || s.Name == "" || s.Publisher == "" || s.Module == "" || s.HomeURL == "" {
 			t.Errorf("incomplete catalog entry %+v", s)
 		}
 		if ids[s.ID] || paths[s.Path] {
@@ -457,105 +457,82 @@ func TestPathPanicsOnUnknownID(t *testing.T) {
 	Path("no-such-source")
 }
 
-// populate creates an empty placeholder for every catalog file in dir; for
-// gzip entries whose index is odd it writes the uncompressed name instead,
-// which Open and Missing also accept.
-func populate(t *testing.T, dir string) {
+// populate writes a small placeholder for every catalog file in dir and a
+// manifest listing them, some under other names than the catalog's, as a
+// data update may (Manifest.FS).
+func populate(t *testing.T, dir string) *Manifest {
 	t.Helper()
+	m := &Manifest{}
 	for i, s := range Catalog() {
-		p := filepath.Join(dir, filepath.FromSlash(s.Path))
-		if strings.HasSuffix(p, ".gz") && i%2 == 1 {
-			p = strings.TrimSuffix(p, ".gz")
+		path := s.Path
+		if i%3 == 1 {
+			path = "renamed/" + strings.ReplaceAll(s.Path, "/", "_")
 		}
-		writeFile(t, p, nil)
+		body := []byte("placeholder " + s.ID + "\n")
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(path)), body)
+		size, sum, err := fileSum(os.DirFS(dir), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Files = append(m.Files, ManifestFile{Path: path, SourceID: s.ID, Publisher: "p", Dataset: "d", Vintage: "v-" + s.ID,
+			Licence: "l", Origin: "o", Bytes: size, SHA256: sum})
+	}
+	return m
+}
+
+func TestManifestMissingAndCatalogFS(t *testing.T) {
+	dir := t.TempDir()
+	m := populate(t, dir)
+	fsys := os.DirFS(dir)
+	if miss := m.Missing(fsys); len(miss) != 0 {
+		t.Fatalf("Missing = %v; want none", miss)
+	}
+	// Every catalog path opens through the manifest, renamed or not; a
+	// placeholder renamed without .gz is read as it is.
+	cat := m.FS(fsys)
+	for _, s := range Catalog() {
+		b, err := ReadAll(cat, s.Path)
+		if err != nil && !strings.Contains(err.Error(), "not a valid gzip") {
+			t.Errorf("ReadAll(%s): %v", s.Path, err)
+		}
+		if err == nil && string(b) != "placeholder "+s.ID+"\n" {
+			t.Errorf("ReadAll(%s) = %q", s.Path, b)
+		}
+		if m.Vintage(s.ID) != "v-"+s.ID {
+			t.Errorf("Vintage(%s) = %q", s.ID, m.Vintage(s.ID))
+		}
+	}
+	gone := m.Files[3]
+	os.Remove(filepath.Join(dir, filepath.FromSlash(gone.Path)))
+	if miss := m.Missing(fsys); len(miss) != 1 || miss[0].Path != gone.Path || miss[0].Problem != "missing" {
+		t.Fatalf("Missing = %v, want only %s", miss, gone.Path)
+	}
+	err := MismatchError(m.Missing(fsys))
+	if !strings.Contains(err.Error(), gone.Path) || !strings.Contains(err.Error(), ManifestName) {
+		t.Errorf("MismatchError = %q", err)
 	}
 }
 
-func TestMissing(t *testing.T) {
-	t.Run("empty directory", func(t *testing.T) {
-		dir := t.TempDir()
-		missing, err := Missing(dir)
-		if err != nil {
-			t.Fatal(err)
+func TestDirFS(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	writeFile(t, file, []byte("x"))
+	nowhere := filepath.Join(t.TempDir(), "nowhere")
+	for _, tc := range []struct {
+		dir, want string
+		notExist  bool
+	}{
+		{dir: "", want: "no data folder given"},
+		{dir: file, want: file + " is not a directory"},
+		{dir: nowhere, want: nowhere, notExist: true},
+	} {
+		_, err := DirFS(tc.dir)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, os.ErrNotExist) != tc.notExist {
+			t.Errorf("DirFS(%q) error %v, want one containing %q (not-exist %v)", tc.dir, err, tc.want, tc.notExist)
 		}
-		if len(missing) != len(Catalog()) {
-			t.Fatalf("%d missing, want all %d", len(missing), len(Catalog()))
-		}
-		for i, s := range Catalog() {
-			if missing[i] != s {
-				t.Errorf("missing[%d] = %s, want %s (catalog order)", i, missing[i].ID, s.ID)
-			}
-		}
-		err = MissingError(dir, missing)
-		msg := err.Error()
-		if !strings.HasPrefix(msg, strconv.Itoa(len(missing))+" data file(s) missing from "+dir) {
-			t.Errorf("MissingError starts %q", strings.SplitN(msg, "\n", 2)[0])
-		}
-		for _, s := range missing {
-			for _, want := range []string{s.Path, s.Name, s.HomeURL} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("MissingError does not mention %q", want)
-				}
-			}
-		}
-		if n := strings.Count(msg, "\n"); n != len(missing) {
-			t.Errorf("MissingError has %d lines after the first, want one per file (%d)", n, len(missing))
-		}
-	})
-	t.Run("complete directory", func(t *testing.T) {
-		dir := t.TempDir()
-		populate(t, dir)
-		missing, err := Missing(dir)
-		if err != nil || len(missing) != 0 {
-			t.Fatalf("Missing = %d entries (%v), %v; want none", len(missing), missing, err)
-		}
-		// Every catalog file opens (the placeholders are empty).
-		for _, s := range Catalog() {
-			b, err := ReadAll(dir, s.Path)
-			if err != nil && !strings.Contains(err.Error(), "not a valid gzip") {
-				t.Errorf("ReadAll(%s): %v", s.Path, err)
-			}
-			if err == nil && len(b) != 0 {
-				t.Errorf("ReadAll(%s) = %d bytes from an empty placeholder", s.Path, len(b))
-			}
-		}
-	})
-	t.Run("one file removed", func(t *testing.T) {
-		dir := t.TempDir()
-		populate(t, dir)
-		gone := Catalog()[3]
-		p := filepath.Join(dir, filepath.FromSlash(gone.Path))
-		os.Remove(p)
-		os.Remove(strings.TrimSuffix(p, ".gz"))
-		missing, err := Missing(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(missing) != 1 || missing[0] != gone {
-			t.Fatalf("Missing = %v, want only %s", missing, gone.ID)
-		}
-	})
-	t.Run("empty string", func(t *testing.T) {
-		_, err := Missing("")
-		if err == nil || !strings.Contains(err.Error(), "LOCRISK_DATA_DIR") || !strings.Contains(err.Error(), "--data-dir") {
-			t.Errorf("Missing(\"\") error %v, want one naming LOCRISK_DATA_DIR and --data-dir", err)
-		}
-	})
-	t.Run("not a directory", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "file")
-		writeFile(t, f, []byte("x"))
-		_, err := Missing(f)
-		if err == nil || !strings.Contains(err.Error(), "not a directory") || !strings.Contains(err.Error(), f) {
-			t.Errorf("Missing(file) error %v, want one saying %s is not a directory", err, f)
-		}
-	})
-	t.Run("does not exist", func(t *testing.T) {
-		d := filepath.Join(t.TempDir(), "nowhere")
-		_, err := Missing(d)
-		if err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), d) {
-			t.Errorf("Missing(nonexistent) error %v, want a not-exist error naming the directory", err)
-		}
-	})
+	}
+	if _, err := DirFS(t.TempDir()); err != nil {
+		t.Errorf("DirFS(empty folder): %v", err)
+	}
 }
 
 // scan is one Scan with its error, for tests that check both at each row.

@@ -73,14 +73,14 @@ func Fetch(ctx context.Context, client *http.Client, url, wantSHA256, dir string
 	if err := unpack(archive, tmp); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", url, err)
 	}
-	m, err = ReadManifest(tmp)
+	m, err = ReadManifest(os.DirFS(tmp))
 	if errors.Is(err, ErrNoManifest) {
 		return nil, "", fmt.Errorf("%s: the archive holds no %s", url, ManifestName)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", url, err)
 	}
-	bad, err := m.Verify(tmp)
+	bad, err := m.Verify(os.DirFS(tmp))
 	if err != nil {
 		return nil, "", err
 	}

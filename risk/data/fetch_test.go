@@ -22,7 +22,7 @@ import (
 func packArchive(t *testing.T, prefix string, change func(rel string, b []byte) []byte, extra ...string) []byte {
 	t.Helper()
 	src := fixtureDir(t)
-	m, err := ReadManifest(src)
+	m, err := ReadManifest(os.DirFS(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func serve(t *testing.T, body []byte, partial bool, status int) string {
 func TestFetch(t *testing.T) {
 	ctx := context.Background()
 	good := packArchive(t, "", nil)
-	want, err := ReadManifest(fixtureDir(t))
+	want, err := ReadManifest(os.DirFS(fixtureDir(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestFetch(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "keep.txt")); err == nil {
 			t.Error("the old folder's file is still there")
 		}
-		if bad, err := m.Verify(dir); err != nil || len(bad) != 0 {
+		if bad, err := m.Verify(os.DirFS(dir)); err != nil || len(bad) != 0 {
 			t.Errorf("installed pack: %v %v", bad, err)
 		}
 		siblings, _ := os.ReadDir(filepath.Dir(dir))

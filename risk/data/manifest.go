@@ -1,14 +1,14 @@
 package data
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"slices"
 	"strings"
 )
@@ -40,19 +40,19 @@ type ManifestFile struct {
 	SHA256      string `json:"sha256"`
 }
 
-// ErrNoManifest reports a data directory without a manifest.
-var ErrNoManifest = errors.New("no " + ManifestName)
+// ErrNoManifest reports a data folder without a manifest.
+var ErrNoManifest = errors.New("no " + ManifestName + " (a data folder must carry its manifest; `locrisk data export DIR` writes the embedded pack with its manifest as a starting point)")
 
-// ReadManifest reads and checks dir's manifest: one entry for every
-// catalog source, each with a catalog path, its provenance and licence
-// stated, and a well-formed size and SHA-256.
-func ReadManifest(dir string) (*Manifest, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", dir, ErrNoManifest)
+// ReadManifest reads and checks the manifest at the top of the pack fsys:
+// one entry for every catalog source, each with its provenance and licence
+// stated, and a well-formed path, size and SHA-256.
+func ReadManifest(fsys fs.FS) (*Manifest, error) {
+	b, err := fs.ReadFile(fsys, ManifestName)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := fs.Stat(fsys, "."); serr != nil {
+			return nil, serr
+		}
+		return nil, ErrNoManifest
 	}
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 // ParseManifest decodes and checks a manifest (ReadManifest).
 func ParseManifest(b []byte) (*Manifest, error) {
 	var m Manifest
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s: %w", ManifestName, err)
@@ -74,22 +74,33 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// check tells what is wrong with the manifest, all at once.
+// check tells what is wrong with the manifest, all at once. A file's path
+// is free (a newer vintage may carry its date in its name); the engine finds
+// each source through the manifest (FS), so a data update edits the manifest
+// and the files, never the code.
 func (m *Manifest) check() error {
 	var errs []error
 	seen := map[string]bool{}
+	paths := map[string]bool{}
 	for i, f := range m.Files {
 		name := fmt.Sprintf("entry %d (%s)", i+1, f.Path)
-		s, ok := SourceByID(f.SourceID)
+		_, ok := SourceByID(f.SourceID)
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("%s: unknown source_id %q", name, f.SourceID))
-		case f.Path != s.Path && f.Path != strings.TrimSuffix(s.Path, ".gz"):
-			errs = append(errs, fmt.Errorf("%s: source %s is read from %s", name, f.SourceID, s.Path))
 		case seen[f.SourceID]:
 			errs = append(errs, fmt.Errorf("%s: source %s is listed twice", name, f.SourceID))
 		}
 		seen[f.SourceID] = true
+		switch {
+		case !fs.ValidPath(f.Path) || f.Path == "." || strings.Contains(f.Path, "\\"):
+			errs = append(errs, fmt.Errorf("%s: path must be relative, with forward slashes and no . or .. parts", name))
+		case f.Path == ManifestName:
+			errs = append(errs, fmt.Errorf("%s: a data file cannot be the manifest", name))
+		case paths[f.Path]:
+			errs = append(errs, fmt.Errorf("%s: path is listed twice", name))
+		}
+		paths[f.Path] = true
 		for _, field := range [][2]string{{"publisher", f.Publisher}, {"dataset", f.Dataset}, {"vintage", f.Vintage}, {"licence", f.Licence}, {"origin", f.Origin}} {
 			if strings.TrimSpace(field[1]) == "" {
 				errs = append(errs, fmt.Errorf("%s: %s is empty", name, field[0]))
@@ -104,7 +115,7 @@ func (m *Manifest) check() error {
 	}
 	for _, s := range catalog {
 		if !seen[s.ID] {
-			errs = append(errs, fmt.Errorf("source %s (%s) is not listed", s.ID, s.Path))
+			errs = append(errs, fmt.Errorf("source %s is not listed", s.ID))
 		}
 	}
 	return errors.Join(errs...)
@@ -133,42 +144,71 @@ func (m *Manifest) Entry(sourceID string) (ManifestFile, bool) {
 	return ManifestFile{}, false
 }
 
+// Vintage is the vintage the manifest states for a catalog source, which
+// reports cite; "" for a source it does not list.
+func (m *Manifest) Vintage(sourceID string) string {
+	f, _ := m.Entry(sourceID)
+	return f.Vintage
+}
+
+// FS presents the pack fsys as the engine reads it: a source's catalog path
+// (Source.Path, which the loaders open) leads to the file the manifest lists
+// for it, whatever its name; other names are opened as they are.
+func (m *Manifest) FS(fsys fs.FS) fs.FS {
+	paths := make(map[string]string, len(m.Files))
+	for _, f := range m.Files {
+		if s, ok := SourceByID(f.SourceID); ok {
+			paths[s.Path] = f.Path
+		}
+	}
+	return catalogFS{fsys, paths}
+}
+
+type catalogFS struct {
+	fsys  fs.FS
+	paths map[string]string // catalog path -> manifest path
+}
+
+func (c catalogFS) Open(name string) (fs.File, error) {
+	if p, ok := c.paths[name]; ok {
+		name = p
+	}
+	return c.fsys.Open(name)
+}
+
 // Mismatch is a file of a pack that does not match its manifest entry.
 type Mismatch struct {
 	Path    string
 	Problem string // "missing", "size 123, manifest 456", "sha256 ab12..., manifest cd34..."
 }
 
-// Verify reads every file the manifest lists in dir and returns those that
-// are missing or differ from the manifest in size or SHA-256, in manifest
-// order; none means the folder holds exactly the pack. It reads every
-// byte (about 25 MB for the full pack).
-func (m *Manifest) Verify(dir string) ([]Mismatch, error) {
-	if st, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("data directory %s is not a directory", dir)
-	}
+// Missing returns the manifest entries whose files are not in fsys, only
+// looking for them (Verify reads them).
+func (m *Manifest) Missing(fsys fs.FS) []Mismatch {
 	var out []Mismatch
 	for _, f := range m.Files {
-		// The engine opens a file's .gz copy when both are there (Open),
-		// so a second copy beside the listed one would be read unchecked.
-		twin := f.Path + ".gz"
-		if strings.HasSuffix(f.Path, ".gz") {
-			twin = strings.TrimSuffix(f.Path, ".gz")
+		if _, err := fs.Stat(fsys, f.Path); err != nil {
+			out = append(out, Mismatch{f.Path, "missing"})
 		}
-		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(twin))); err == nil {
-			out = append(out, Mismatch{f.Path, "a second copy, " + twin + ", is beside it; a pack holds each file once"})
-			continue
-		}
-		size, sum, err := fileSum(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	}
+	return out
+}
+
+// Verify reads every file the manifest lists in fsys and returns those that
+// are missing or differ from the manifest in size or SHA-256, in manifest
+// order; none means the pack holds exactly the files listed. It reads every
+// byte (about 23 MB for the full pack).
+func (m *Manifest) Verify(fsys fs.FS) ([]Mismatch, error) {
+	var out []Mismatch
+	for _, f := range m.Files {
+		size, sum, err := fileSum(fsys, f.Path)
 		switch {
-		case errors.Is(err, os.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist):
 			out = append(out, Mismatch{f.Path, "missing"})
 		case err != nil:
 			return nil, err
 		case size != f.Bytes:
-			out = append(out, Mismatch{f.Path, fmt.Sprintf("size %d bytes, manifest %d", size, f.Bytes)})
+			out = append(out, Mismatch{f.Path, fmt.Sprintf("size %d bytes, manifest %d (sha256 %s)", size, f.Bytes, sum)})
 		case sum != f.SHA256:
 			out = append(out, Mismatch{f.Path, fmt.Sprintf("sha256 %s, manifest %s", sum, f.SHA256)})
 		}
@@ -176,9 +216,20 @@ func (m *Manifest) Verify(dir string) ([]Mismatch, error) {
 	return out, nil
 }
 
+// MismatchError describes a pack that does not match its manifest, one
+// line per file, so the operator can fix the files or the manifest.
+func MismatchError(bad []Mismatch) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the data do not match their %s (%d file(s)):", ManifestName, len(bad))
+	for _, x := range bad {
+		fmt.Fprintf(&b, "\n  %s: %s", x.Path, x.Problem)
+	}
+	return errors.New(b.String())
+}
+
 // fileSum is a file's size and SHA-256 (hex).
-func fileSum(path string) (int64, string, error) {
-	f, err := os.Open(path)
+func fileSum(fsys fs.FS, path string) (int64, string, error) {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return 0, "", err
 	}

@@ -3,6 +3,7 @@ package earthquake
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"strings"
 
@@ -58,9 +59,9 @@ type akCollection struct {
 	} `json:"features"`
 }
 
-func loadAKFaults(dir string) (*akLayer, error) {
+func loadAKFaults(fsys fs.FS) (*akLayer, error) {
 	rel := data.Path(akSource)
-	b, err := data.ReadAll(dir, rel)
+	b, err := data.ReadAll(fsys, rel)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package earthquake
 
 import (
+	"io/fs"
 	"math"
 	"sort"
 	"time"
@@ -120,9 +121,9 @@ type event struct {
 
 // readNSHM reads one NSHM catalog CSV (converted from the fixed-width
 // catalog: mw, longitude, latitude, depth_km, year, month, day, ..., nstar).
-func readNSHM(dir, id string, src uint8, model rateModel) ([]event, int, error) {
+func readNSHM(fsys fs.FS, id string, src uint8, model rateModel) ([]event, int, error) {
 	rel := data.Path(id)
-	t, err := data.OpenTable(dir, rel, "mw", "longitude", "latitude", "year", "month", "day", "nstar")
+	t, err := data.OpenTable(fsys, rel, "mw", "longitude", "latitude", "year", "month", "day", "nstar")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -158,9 +159,9 @@ func readNSHM(dir, id string, src uint8, model rateModel) ([]event, int, error) 
 // readComCat reads the ComCat M4+ extract and returns the Alaska and Hawaii
 // events; the lower-48 rows are read (and counted) but not used, because the
 // NSHM catalogs cover the conterminous states over a far longer period.
-func readComCat(dir string) ([]event, int, error) {
+func readComCat(fsys fs.FS) ([]event, int, error) {
 	rel := data.Path("usgs-comcat-m4-1996-2018")
-	t, err := data.OpenTable(dir, rel, "region", "time", "latitude", "longitude", "magnitude")
+	t, err := data.OpenTable(fsys, rel, "region", "time", "latitude", "longitude", "magnitude")
 	if err != nil {
 		return nil, 0, err
 	}

@@ -26,6 +26,7 @@ package earthquake
 
 import (
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"strings"
@@ -96,28 +97,28 @@ type Module struct {
 }
 
 // Load reads the PGA grid and the three catalogs from the data directory.
-func Load(dir string) (*Module, error) {
+func Load(fsys fs.FS) (*Module, error) {
 	type pgaResult struct {
 		g   *pgaGrid
 		err error
 	}
 	pgaCh := make(chan pgaResult, 1)
 	go func() {
-		g, err := loadPGA(dir, data.Path(pgaSource))
+		g, err := loadPGA(fsys, data.Path(pgaSource))
 		pgaCh <- pgaResult{g, err}
 	}()
-	m, err := loadCatalogs(dir)
+	m, err := loadCatalogs(fsys)
 	var faults *faultLayer
 	if err == nil {
-		faults, err = loadFaults(dir)
+		faults, err = loadFaults(fsys)
 	}
 	var places *placeTable
 	if err == nil {
-		places, err = loadPlaces(dir)
+		places, err = loadPlaces(fsys)
 	}
 	var ak *akLayer
 	if err == nil {
-		ak, err = loadAKFaults(dir)
+		ak, err = loadAKFaults(fsys)
 	}
 	res := <-pgaCh
 	if err != nil {
@@ -138,14 +139,14 @@ func Load(dir string) (*Module, error) {
 	return m, nil
 }
 
-func loadCatalogs(dir string) (*Module, error) {
+func loadCatalogs(fsys fs.FS) (*Module, error) {
 	m := &Module{rows: make(map[string]int, 4)}
-	wus, n, err := readNSHM(dir, sourceIDs[srcWUS], srcWUS, wusModel)
+	wus, n, err := readNSHM(fsys, sourceIDs[srcWUS], srcWUS, wusModel)
 	if err != nil {
 		return nil, err
 	}
 	m.rows[sourceIDs[srcWUS]] = n
-	ceus, n, err := readNSHM(dir, sourceIDs[srcCEUS], srcCEUS, ceusModel)
+	ceus, n, err := readNSHM(fsys, sourceIDs[srcCEUS], srcCEUS, ceusModel)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func loadCatalogs(dir string) (*Module, error) {
 	})
 	m.nshmBig = newBigSet(all, largestMinMag)
 
-	cc, n, err := readComCat(dir)
+	cc, n, err := readComCat(fsys)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"locrisk/risk/hazard"
 )
 
-var fixture = datatest.Once(datatest.FixtureDir, Load)
+var fixture = datatest.Once(datatest.Fixture, Load)
 
 // Hand-computed from the completeness tables:
 // WUS (b=0.8): 50*(10^0.8-1) + 83*(1-10^-0.8) + 163*10^-0.8 = 361.157818
@@ -559,13 +559,13 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(copyFixtures(t, tc.id, tc.content))
+			_, err := Load(os.DirFS(copyFixtures(t, tc.id, tc.content)))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Load error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := Load(os.DirFS(t.TempDir())); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("Load(empty dir) error %v, want a missing-file error", err)
 	}
 	// Every other file present, the fault sections missing.
@@ -573,7 +573,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, strings.TrimSuffix(data.Path(faultSource), ".gz"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "usgs_nshm2023_fault_sections_v3.geojson.gz") || !strings.Contains(err.Error(), "missing") {
+	if _, err := Load(os.DirFS(dir)); err == nil || !strings.Contains(err.Error(), "usgs_nshm2023_fault_sections_v3.geojson.gz") || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("Load(no fault file) error %v, want the fault file missing", err)
 	}
 }

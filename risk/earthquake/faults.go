@@ -3,6 +3,7 @@ package earthquake
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"locrisk/risk/data"
@@ -47,9 +48,9 @@ type faultCollection struct {
 }
 
 // loadFaults reads the fault sections into a segment index.
-func loadFaults(dir string) (*faultLayer, error) {
+func loadFaults(fsys fs.FS) (*faultLayer, error) {
 	rel := data.Path(faultSource)
-	b, err := data.ReadAll(dir, rel)
+	b, err := data.ReadAll(fsys, rel)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strconv"
 
@@ -34,8 +35,8 @@ type pgaGrid struct {
 // loadPGA reads the long table lon,lat,pga_g. The file has 616k lines, so it
 // is parsed by hand from the raw bytes: encoding/csv and strconv.ParseFloat
 // would take several times longer than the decompression itself.
-func loadPGA(dir, rel string) (*pgaGrid, error) {
-	rc, err := data.Open(dir, rel)
+func loadPGA(fsys fs.FS, rel string) (*pgaGrid, error) {
+	rc, err := data.Open(fsys, rel)
 	if err != nil {
 		return nil, err
 	}

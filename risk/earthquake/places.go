@@ -2,6 +2,7 @@ package earthquake
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"sort"
 	"strings"
@@ -97,9 +98,9 @@ type placeTable struct {
 }
 
 // loadPlaces reads the design-value table.
-func loadPlaces(dir string) (*placeTable, error) {
+func loadPlaces(fsys fs.FS) (*placeTable, error) {
 	rel := data.Path(placeSource)
-	t, err := data.OpenTable(dir, rel, "reference_document", "title", "latitude", "longitude", "region", "site_class", "pgam")
+	t, err := data.OpenTable(fsys, rel, "reference_document", "title", "latitude", "longitude", "region", "site_class", "pgam")
 	if err != nil {
 		return nil, err
 	}

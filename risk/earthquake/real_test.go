@@ -9,9 +9,9 @@ import (
 	"locrisk/risk/hazard"
 )
 
-// realModule loads the module from LOCRISK_DATA_DIR once for all real-data
+// realModule loads the module from the real data once for all real-data
 // tests, or skips.
-var realModule = datatest.Once(datatest.RealDir, Load)
+var realModule = datatest.Once(datatest.Real, Load)
 
 var (
 	sanFrancisco = hazard.Site{Lat: 37.7749, Lon: -122.4194, StateCode: "CA", Conus: true}
@@ -210,7 +210,7 @@ func TestRealTerritory(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)

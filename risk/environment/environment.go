@@ -15,6 +15,7 @@ package environment
 import (
 	"fmt"
 	"html"
+	"io/fs"
 	"math"
 	"regexp"
 	"strings"
@@ -132,9 +133,9 @@ func clean(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// Load reads the NPL site list from the data directory dir.
-func Load(dir string) (*Module, error) {
-	t, err := data.OpenTable(dir, data.Path(SrcNPL), "Site Name", "State", "City", "Status", "Latitude", "Longitude")
+// Load reads the NPL site list from the data pack fsys.
+func Load(fsys fs.FS) (*Module, error) {
+	t, err := data.OpenTable(fsys, data.Path(SrcNPL), "Site Name", "State", "City", "Status", "Latitude", "Longitude")
 	if err != nil {
 		return nil, err
 	}

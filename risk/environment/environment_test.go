@@ -17,7 +17,7 @@ import (
 	"locrisk/risk/hazard"
 )
 
-var fixture = datatest.Once(datatest.FixtureDir, Load)
+var fixture = datatest.Once(datatest.Fixture, Load)
 
 var (
 	chicago  = hazard.Site{Lat: 41.8781, Lon: -87.6298, CountyFIPS: "17031", StateFIPS: "17", StateCode: "IL", Conus: true}
@@ -333,7 +333,7 @@ func TestMalformedFile(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Load(dir)
+			_, err := Load(os.DirFS(dir))
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
@@ -345,7 +345,7 @@ func TestMalformedFile(t *testing.T) {
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
-		if _, err := Load(t.TempDir()); !errors.Is(err, data.ErrMissing) {
+		if _, err := Load(os.DirFS(t.TempDir())); !errors.Is(err, data.ErrMissing) {
 			t.Errorf("error %v, want data.ErrMissing", err)
 		}
 	})
@@ -420,7 +420,7 @@ func world(t *testing.T, rows ...string) *Module {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Load(dir)
+	m, err := Load(os.DirFS(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"locrisk/risk/hazard"
 )
 
-// The tests in this file run against the real data sets named by
-// LOCRISK_DATA_DIR and are skipped without it.
+// The tests in this file run against the real data sets,
+// datatest.Real: the data built into the binary.
 
-var realModule = datatest.Once(datatest.RealDir, Load)
+var realModule = datatest.Once(datatest.Real, Load)
 
 func TestRealLoad(t *testing.T) {
 	m := realModule(t)
@@ -71,7 +71,7 @@ func TestRealKnownSite(t *testing.T) {
 func TestRealReferenceDistribution(t *testing.T) {
 	m := realModule(t)
 	var vals []float64
-	for _, s := range datatest.GazetteerSites(t, datatest.RealDir(t)) {
+	for _, s := range datatest.GazetteerSites(t, datatest.Real(t)) {
 		vals = append(vals, value(t, m.Measure(s), IndProximity))
 	}
 	sort.Float64s(vals)
@@ -136,7 +136,7 @@ func TestRealHanford(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)

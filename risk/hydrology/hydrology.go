@@ -21,6 +21,7 @@ package hydrology
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -190,10 +191,10 @@ var _ hazard.Module = (*Module)(nil)
 // storm surge indicator is absent.
 func (m *Module) UseStormClimate(c StormClimate) { m.climate = c }
 
-// Load reads the six data sets from the data directory dir. The line
+// Load reads the six data sets from the data pack fsys. The line
 // layers and the tables load side by side; errors are reported in a fixed
 // order so the message does not depend on scheduling.
-func Load(dir string) (*Module, error) {
+func Load(fsys fs.FS) (*Module, error) {
 	m := &Module{rows: map[string]int{}}
 	var (
 		wg                           sync.WaitGroup
@@ -205,7 +206,7 @@ func Load(dir string) (*Module, error) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		shores, err := readLines(dir, data.Path(SrcShorelines))
+		shores, err := readLines(fsys, data.Path(SrcShorelines))
 		if err != nil {
 			shoreErr = err
 			return
@@ -219,7 +220,7 @@ func Load(dir string) (*Module, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		rivers, err := readLines(dir, data.Path(SrcRivers))
+		rivers, err := readLines(fsys, data.Path(SrcRivers))
 		if err != nil {
 			riverErr = err
 			return
@@ -229,7 +230,7 @@ func Load(dir string) (*Module, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		rivers, err := readLines(dir, data.Path(SrcMinorRivers))
+		rivers, err := readLines(fsys, data.Path(SrcMinorRivers))
 		if err != nil {
 			minorErr = err
 			return
@@ -237,12 +238,12 @@ func Load(dir string) (*Module, error) {
 		nMinor = len(rivers)
 		minorIx = newTieredLines(rivers, isMinorRiver, minorRiverTiers)
 	}()
-	tableErr := m.loadGauges(dir)
+	tableErr := m.loadGauges(fsys)
 	if tableErr == nil {
-		tableErr = m.loadNFIP(dir)
+		tableErr = m.loadNFIP(fsys)
 	}
 	if tableErr == nil {
-		tableErr = m.loadDeclarations(dir)
+		tableErr = m.loadDeclarations(fsys)
 	}
 	wg.Wait()
 	for _, err := range []error{shoreErr, riverErr, minorErr, tableErr} {

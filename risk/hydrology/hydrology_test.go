@@ -3,6 +3,7 @@ package hydrology
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 )
 
 // fixture is the module loaded once on the hand-written fixture world.
-var fixture = datatest.Once(datatest.FixtureDir, Load)
+var fixture = datatest.Once(datatest.Fixture, Load)
 
 // Fixture sites, at the real places.
 var (
@@ -599,7 +600,7 @@ func (c badClimate) HurricaneWindChance(lat, lon float64) (float64, bool) { retu
 
 // climateFixture is the fixture module with the fake storm climate, loaded
 // separately because UseStormClimate changes the module.
-var climateFixture = datatest.Once(datatest.FixtureDir, func(dir string) (*Module, error) {
+var climateFixture = datatest.Once(datatest.Fixture, func(dir fs.FS) (*Module, error) {
 	m, err := Load(dir)
 	if err != nil {
 		return nil, err
@@ -666,7 +667,7 @@ func TestStormSurge(t *testing.T) {
 	}
 	// A climate answering something other than a probability is ignored.
 	for _, p := range []float64{math.NaN(), -0.1, 1.5, math.Inf(1)} {
-		bad, err := Load(datatest.FixtureDir(t))
+		bad, err := Load(datatest.Fixture(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -880,7 +881,7 @@ func TestMalformedFiles(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyFixtures(t)
 			writeFile(t, dir, c.rel, c.content)
-			_, err := Load(dir)
+			_, err := Load(os.DirFS(dir))
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
@@ -897,7 +898,7 @@ func TestMalformedFiles(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, nfip)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(dir)
+		_, err := Load(os.DirFS(dir))
 		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), nfip) {
 			t.Errorf("error %v, want data.ErrMissing naming %s", err, nfip)
 		}

@@ -1,6 +1,7 @@
 package hydrology
 
 import (
+	"io/fs"
 	"math"
 
 	"locrisk/risk/data"
@@ -15,8 +16,8 @@ type lineFeature struct {
 
 // readLines reads a GeoJSON FeatureCollection of LineStrings. Errors name the
 // file, the line and (for content errors) the feature number.
-func readLines(dir, rel string) ([]lineFeature, error) {
-	raw, err := data.ReadAll(dir, rel)
+func readLines(fsys fs.FS, rel string) ([]lineFeature, error) {
+	raw, err := data.ReadAll(fsys, rel)
 	if err != nil {
 		return nil, err
 	}

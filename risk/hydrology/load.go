@@ -3,6 +3,7 @@ package hydrology
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ type gaugeInfo struct {
 
 // loadGauges keeps the in-service NWPS river gauges with a defined flood
 // stage.
-func (m *Module) loadGauges(dir string) error {
-	t, err := data.OpenTable(dir, data.Path(SrcGauges), "location name", "nws shef id", "latitude", "longitude", "flood stage", "in service", "pedts")
+func (m *Module) loadGauges(fsys fs.FS) error {
+	t, err := data.OpenTable(fsys, data.Path(SrcGauges), "location name", "nws shef id", "latitude", "longitude", "flood stage", "in service", "pedts")
 	if err != nil {
 		return err
 	}
@@ -121,8 +122,8 @@ type nfipCounty struct {
 // structure count but no contracts or rate has no policies in force (rate
 // 0); rows without a FIPS code (the per-state "Unknown Counties" rows) and
 // rows without structures are skipped.
-func (m *Module) loadNFIP(dir string) error {
-	t, err := data.OpenTable(dir, data.Path(SrcNFIP), "county", "resPenetrationRate", "resContractsInForce", "totalResStructures", "fipsCode")
+func (m *Module) loadNFIP(fsys fs.FS) error {
+	t, err := data.OpenTable(fsys, data.Path(SrcNFIP), "county", "resPenetrationRate", "resContractsInForce", "totalResStructures", "fipsCode")
 	if err != nil {
 		return err
 	}
@@ -250,8 +251,8 @@ type declKey struct {
 // county. Every county named in any declaration of any kind gets a count,
 // zero included; a county absent from the whole file (Connecticut's planning
 // regions, some Alaska boroughs) stays unknown.
-func (m *Module) loadDeclarations(dir string) error {
-	t, err := data.OpenTable(dir, data.Path(SrcDeclarations), "Disaster Number", "State", "Declaration Date",
+func (m *Module) loadDeclarations(fsys fs.FS) error {
+	t, err := data.OpenTable(fsys, data.Path(SrcDeclarations), "Disaster Number", "State", "Declaration Date",
 		"Disaster Type", "Incident Type", "Title", "Place Code", "Declared County/Area", "county_fips")
 	if err != nil {
 		return err

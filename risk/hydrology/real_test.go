@@ -13,10 +13,10 @@ import (
 	"locrisk/risk/hazard"
 )
 
-// The tests in this file run against the real data sets named by
-// LOCRISK_DATA_DIR and are skipped without it.
+// The tests in this file run against the real data sets,
+// datatest.Real: the data built into the binary.
 
-var realModule = datatest.Once(datatest.RealDir, Load)
+var realModule = datatest.Once(datatest.Real, Load)
 
 func TestRealRows(t *testing.T) {
 	m := realModule(t)
@@ -147,7 +147,7 @@ func TestRealFloodSites(t *testing.T) {
 // reference points instead of piling them on one value.
 func TestRealReferenceSpread(t *testing.T) {
 	m := realModule(t)
-	sites := datatest.GazetteerSites(t, datatest.RealDir(t))
+	sites := datatest.GazetteerSites(t, datatest.Real(t))
 	vals := map[string][]float64{}
 	for _, s := range sites {
 		for _, in := range m.Measure(s).Indicators {
@@ -172,7 +172,7 @@ func TestRealReferenceSpread(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
@@ -185,7 +185,7 @@ func BenchmarkMeasure(b *testing.B) {
 }
 
 func TestRealParserMatchesEncodingJSON(t *testing.T) {
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	for _, id := range []string{SrcShorelines, SrcRivers, SrcMinorRivers} {
 		raw, err := data.ReadAll(dir, data.Path(id))
 		if err != nil {
@@ -210,7 +210,7 @@ func TestRealParserMatchesEncodingJSON(t *testing.T) {
 func TestRealReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	m := realModule(t)
 	var pts []geo.Point
-	for _, s := range datatest.GazetteerSites(t, datatest.RealDir(t)) {
+	for _, s := range datatest.GazetteerSites(t, datatest.Real(t)) {
 		pts = append(pts, geo.Point{Lat: s.Lat, Lon: s.Lon})
 		for _, d := range []float64{-0.37, 0.21, 0.6} {
 			pts = append(pts, geo.Point{Lat: s.Lat + d, Lon: geo.NormalizeLon(s.Lon - d*1.3)})
@@ -224,7 +224,7 @@ func TestRealReachMapSkipsOnlyEmptyRings(t *testing.T) {
 
 // TestRealMemory reports the heap the loaded module keeps.
 func TestRealMemory(t *testing.T) {
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

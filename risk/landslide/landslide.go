@@ -33,6 +33,7 @@ package landslide
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"sort"
 	"strconv"
@@ -137,11 +138,11 @@ type Module struct {
 // Load reads the Global Landslide Catalog export from the data directory
 // and computes the national rate of reports per resident and the
 // rating-class priors from ex.
-func Load(dir string, ex Exposure) (*Module, error) {
+func Load(fsys fs.FS, ex Exposure) (*Module, error) {
 	if ex.Residents == nil || ex.CountyOf == nil || ex.NRI == nil {
 		return nil, errors.New("landslide: residents, county locator and NRI table are all needed")
 	}
-	t, err := data.OpenTable(dir, data.Path(sourceID), "latitude", "longitude", "location_accuracy", "landslide_category")
+	t, err := data.OpenTable(fsys, data.Path(sourceID), "latitude", "longitude", "location_accuracy", "landslide_category")
 	if err != nil {
 		return nil, err
 	}

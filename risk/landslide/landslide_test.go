@@ -1,6 +1,7 @@
 package landslide
 
 import (
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,12 +21,12 @@ import (
 // loadExposure reads what the ratio needs beside the catalog from dir: the
 // county boundaries (to place events), the block-group residents and the
 // NRI table.
-func loadExposure(dir string) (Exposure, error) {
-	cov, err := coverage.Load(dir)
+func loadExposure(fsys fs.FS) (Exposure, error) {
+	cov, err := coverage.Load(fsys)
 	if err != nil {
 		return Exposure{}, err
 	}
-	x, err := population.Load(dir)
+	x, err := population.Load(fsys)
 	if err != nil {
 		return Exposure{}, err
 	}
@@ -36,18 +37,18 @@ func loadExposure(dir string) (Exposure, error) {
 		}
 		return c.FIPS, true
 	}
-	tab, err := nri.Load(dir)
+	tab, err := nri.Load(fsys)
 	if err != nil {
 		return Exposure{}, err
 	}
 	return Exposure{Residents: population.BuildProfiles(x, countyOf), CountyOf: countyOf, NRI: tab}, nil
 }
 
-var fixtureExposure = datatest.Once(datatest.FixtureDir, loadExposure)
+var fixtureExposure = datatest.Once(datatest.Fixture, loadExposure)
 
 func fixture(t *testing.T) *Module {
 	t.Helper()
-	m, err := Load(datatest.FixtureDir(t), fixtureExposure(t))
+	m, err := Load(datatest.Fixture(t), fixtureExposure(t))
 	if err != nil {
 		t.Fatalf("Load(fixtures): %v", err)
 	}
@@ -362,25 +363,25 @@ func TestLoadErrors(t *testing.T) {
 		return dir
 	}
 	ex := fixtureExposure(t)
-	if _, err := Load(t.TempDir(), Exposure{}); err == nil {
+	if _, err := Load(os.DirFS(t.TempDir()), Exposure{}); err == nil {
 		t.Error("no exposure: no error")
 	}
-	if _, err := Load(write(t, "event_id,lon,lat\n1,-122,47\n"), ex); err == nil || !strings.Contains(err.Error(), "line 1: header lacks") {
+	if _, err := Load(os.DirFS(write(t, "event_id,lon,lat\n1,-122,47\n")), ex); err == nil || !strings.Contains(err.Error(), "line 1: header lacks") {
 		t.Errorf("broken header: error %v", err)
 	}
-	if _, err := Load(write(t, ""), ex); err == nil {
+	if _, err := Load(os.DirFS(write(t, "")), ex); err == nil {
 		t.Error("empty file: no error")
 	}
-	if _, err := Load(t.TempDir(), ex); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := Load(os.DirFS(t.TempDir()), ex); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing file: error %v", err)
 	}
-	m, err := Load(write(t, "location_accuracy,landslide_category,longitude,latitude\nexact,landslide,abc,47\n1km,landslide,-122,NaN\n1km,landslide,-122,95\n1km,landslide,-122,47\n"), ex)
+	m, err := Load(os.DirFS(write(t, "location_accuracy,landslide_category,longitude,latitude\nexact,landslide,abc,47\n1km,landslide,-122,NaN\n1km,landslide,-122,95\n1km,landslide,-122,47\n")), ex)
 	if err != nil || m.Skipped() != 3 || m.Events() != 1 {
 		t.Errorf("bad coordinates: err %v, skipped %d, events %d; want 3 skipped, 1 event", err, m.Skipped(), m.Events())
 	}
 }
 
-var realModule = datatest.Once(datatest.RealDir, func(dir string) (*Module, error) {
+var realModule = datatest.Once(datatest.Real, func(dir fs.FS) (*Module, error) {
 	ex, err := loadExposure(dir)
 	if err != nil {
 		return nil, err
@@ -489,7 +490,7 @@ func TestRealRatio(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	ex, err := loadExposure(dir)
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ package nri
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 
 	"locrisk/risk/data"
@@ -138,14 +139,14 @@ type Table struct {
 	rows  []county
 }
 
-// Load reads the NRI county table from the data directory dir.
-func Load(dir string) (*Table, error) {
+// Load reads the NRI county table from the data pack fsys.
+func Load(fsys fs.FS) (*Table, error) {
 	rel := data.Path(SourceID)
 	cols := []string{"STCOFIPS", "RISK_SCORE", "RISK_RATNG"}
 	for _, h := range hazards {
 		cols = append(cols, h.code+"_RISKS", h.code+"_RISKR")
 	}
-	t, err := data.OpenTable(dir, rel, cols...)
+	t, err := data.OpenTable(fsys, rel, cols...)
 	if err != nil {
 		return nil, fmt.Errorf("nri: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 func loadFixture(t testing.TB) *Table {
 	t.Helper()
-	tab, err := Load(datatest.FixtureDir(t))
+	tab, err := Load(datatest.Fixture(t))
 	if err != nil {
 		t.Fatalf("Load(fixture): %v", err)
 	}
@@ -155,7 +155,7 @@ func TestMalformedFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeVariant(t, tc.edit))
+			_, err := Load(os.DirFS(writeVariant(t, tc.edit)))
 			if err == nil {
 				t.Fatal("Load succeeded on a malformed file")
 			}
@@ -169,14 +169,14 @@ func TestMalformedFiles(t *testing.T) {
 }
 
 func TestMissingFile(t *testing.T) {
-	_, err := Load(t.TempDir())
+	_, err := Load(os.DirFS(t.TempDir()))
 	if !errors.Is(err, data.ErrMissing) {
 		t.Fatalf("Load(empty dir) error = %v, want data.ErrMissing", err)
 	}
 }
 
 func TestRealData(t *testing.T) {
-	tab, err := Load(datatest.RealDir(t))
+	tab, err := Load(datatest.Real(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestRealData(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
@@ -224,7 +224,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func BenchmarkHazard(b *testing.B) {
-	tab, err := Load(datatest.RealDir(b))
+	tab, err := Load(datatest.Real(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ package population
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 
@@ -42,10 +43,10 @@ type Index struct {
 	rows  int // data rows read, with or without residents
 }
 
-// Load reads the block-group centres of population from dir.
-func Load(dir string) (*Index, error) {
+// Load reads the block-group centres of population from fsys.
+func Load(fsys fs.FS) (*Index, error) {
 	rel := data.Path(Source)
-	t, err := data.OpenTable(dir, rel, "ST", "lat", "lon", "pop2020")
+	t, err := data.OpenTable(fsys, rel, "ST", "lat", "lon", "pop2020")
 	if err != nil {
 		return nil, err
 	}

@@ -84,14 +84,14 @@ func TestDenserShare(t *testing.T) {
 }
 
 func TestLoadFixtureAndReal(t *testing.T) {
-	x, err := Load(datatest.FixtureDir(t))
+	x, err := Load(datatest.Fixture(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if x.Rows() != x.Len()+1 { // one fixture block group has no residents
 		t.Errorf("rows %d, with residents %d", x.Rows(), x.Len())
 	}
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	x, err = Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestLoadFixtureAndReal(t *testing.T) {
 // does, and builds the counties' density profiles (with a county lookup
 // that costs nothing, to time this package alone).
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	for b.Loop() {
 		x, err := Load(dir)
 		if err != nil {

@@ -2,6 +2,7 @@ package severeweather
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 
@@ -42,9 +43,9 @@ var renamedFIPS = map[string]string{
 
 // loadCountyCounts reads an SPC per-county report tally into counts by
 // today's 5-digit county FIPS.
-func loadCountyCounts(dir, id string) (map[string]int, int, error) {
+func loadCountyCounts(fsys fs.FS, id string) (map[string]int, int, error) {
 	rel := data.Path(id)
-	t, err := data.OpenTable(dir, rel, "state_fips", "county_fips", "n_storms")
+	t, err := data.OpenTable(fsys, rel, "state_fips", "county_fips", "n_storms")
 	if err != nil {
 		return nil, 0, err
 	}

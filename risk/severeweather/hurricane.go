@@ -2,6 +2,7 @@ package severeweather
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"time"
@@ -110,9 +111,9 @@ type hurdatStats struct {
 
 // loadHurdat reads one HURDAT2 basin file and appends the hurricane-strength
 // track segments of storms in the rated period.
-func loadHurdat(dir, id string, b basin, storms []storm, segs []hseg, tracks []stormTrack, st *hurdatStats) ([]storm, []hseg, []stormTrack, error) {
+func loadHurdat(fsys fs.FS, id string, b basin, storms []storm, segs []hseg, tracks []stormTrack, st *hurdatStats) ([]storm, []hseg, []stormTrack, error) {
 	rel := data.Path(id)
-	t, err := data.OpenTable(dir, rel, "Key", "DateTime", "Status", "Lat", "Lon", "Wind")
+	t, err := data.OpenTable(fsys, rel, "Key", "DateTime", "Status", "Lat", "Lon", "Wind")
 	if err != nil {
 		return nil, nil, nil, err
 	}

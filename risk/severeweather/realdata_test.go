@@ -1,6 +1,7 @@
 package severeweather
 
 import (
+	"io/fs"
 	"math"
 	"slices"
 	"strings"
@@ -20,9 +21,9 @@ type gazCounty struct {
 	lat, lon   float64
 }
 
-func readGazetteer(tb testing.TB, dir string) (map[string]float64, []gazCounty) {
+func readGazetteer(tb testing.TB, fsys fs.FS) (map[string]float64, []gazCounty) {
 	tb.Helper()
-	t, err := data.OpenTableSep(dir, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "ALAND", "INTPTLAT", "INTPTLONG")
+	t, err := data.OpenTableSep(fsys, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "ALAND", "INTPTLAT", "INTPTLONG")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,7 +63,7 @@ var (
 
 func loadReal(tb testing.TB) *Module {
 	tb.Helper()
-	dir := datatest.RealDir(tb)
+	dir := datatest.Real(tb)
 	realOnce.Do(func() {
 		realAreas, realPts = readGazetteer(tb, dir)
 		realMod, realErr = Load(dir, realAreas)
@@ -212,7 +213,7 @@ func BenchmarkMeasureRealOklahoma(b *testing.B) {
 }
 
 func BenchmarkLoadReal(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	areas, _ := readGazetteer(b, dir)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -309,7 +310,7 @@ func TestRealDataStrikeAndWind(t *testing.T) {
 // analysed radius of the quadrants that have 64 kt winds, where that radius
 // lies beyond 1.05 Rmax. The median must be the constant's 0.67 within 0.05.
 func TestRealDataOuterDecay(t *testing.T) {
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	var xs []float64
 	for _, id := range []string{srcHurdatAtlantic, srcHurdatPacific} {
 		tb, err := data.OpenTable(dir, data.Path(id), "Lat", "Lon", "Wind", "NE64", "SE64", "SW64", "NW64")

@@ -27,6 +27,7 @@ package severeweather
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 
 	"locrisk/risk/geo"
@@ -90,10 +91,10 @@ type Module struct {
 	hstats [2]hurdatStats
 }
 
-// Load reads the severe-weather data sets from dir. countyAreaKm2 gives each
+// Load reads the severe-weather data sets from fsys. countyAreaKm2 gives each
 // county's land area in km² by 5-digit FIPS (from the Census Gazetteer); the
 // hail and wind densities are only reported for counties listed there.
-func Load(dir string, countyAreaKm2 map[string]float64) (*Module, error) {
+func Load(fsys fs.FS, countyAreaKm2 map[string]float64) (*Module, error) {
 	if len(countyAreaKm2) == 0 {
 		return nil, errors.New("severeweather: no county land areas given")
 	}
@@ -109,9 +110,9 @@ func Load(dir string, countyAreaKm2 map[string]float64) (*Module, error) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		tracks, err := loadTracks(dir, &m.tstats)
+		tracks, err := loadTracks(fsys, &m.tstats)
 		if err == nil {
-			tracks, err = loadStartPoints(dir, tracks, &m.tstats)
+			tracks, err = loadStartPoints(fsys, tracks, &m.tstats)
 		}
 		if err != nil {
 			tornErr = err
@@ -123,9 +124,9 @@ func Load(dir string, countyAreaKm2 map[string]float64) (*Module, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		storms, segs, tracks, err := loadHurdat(dir, srcHurdatAtlantic, atlantic, nil, nil, nil, &m.hstats[atlantic])
+		storms, segs, tracks, err := loadHurdat(fsys, srcHurdatAtlantic, atlantic, nil, nil, nil, &m.hstats[atlantic])
 		if err == nil {
-			storms, segs, tracks, err = loadHurdat(dir, srcHurdatPacific, pacific, storms, segs, tracks, &m.hstats[pacific])
+			storms, segs, tracks, err = loadHurdat(fsys, srcHurdatPacific, pacific, storms, segs, tracks, &m.hstats[pacific])
 		}
 		if err != nil {
 			hurrErr = err
@@ -138,11 +139,11 @@ func Load(dir string, countyAreaKm2 map[string]float64) (*Module, error) {
 	go func() {
 		defer wg.Done()
 		var err error
-		if hail, hailRows, err = loadCountyCounts(dir, srcHail); err != nil {
+		if hail, hailRows, err = loadCountyCounts(fsys, srcHail); err != nil {
 			countErr = err
 			return
 		}
-		wind, windRows, countErr = loadCountyCounts(dir, srcWind)
+		wind, windRows, countErr = loadCountyCounts(fsys, srcWind)
 	}()
 	wg.Wait()
 	for _, err := range []error{tornErr, hurrErr, countErr} {

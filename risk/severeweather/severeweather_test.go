@@ -29,7 +29,7 @@ var fixtureAreas = map[string]float64{
 
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(datatest.FixtureDir(t), fixtureAreas)
+	m, err := Load(datatest.Fixture(t), fixtureAreas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +664,7 @@ func TestMalformedFiles(t *testing.T) {
 		{"wind duplicate county", wind, 3, `"06","075",3,150`, "twice"},
 	} {
 		dir := copyFixtures(t, c.file, c.line, c.text)
-		_, err := Load(dir, fixtureAreas)
+		_, err := Load(os.DirFS(dir), fixtureAreas)
 		if err == nil {
 			t.Errorf("%s: Load accepted a malformed file", c.name)
 			continue
@@ -678,11 +678,11 @@ func TestMalformedFiles(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	if _, err := Load(datatest.FixtureDir(t), nil); err == nil {
+	if _, err := Load(datatest.Fixture(t), nil); err == nil {
 		t.Error("Load without county areas should fail")
 	}
 	dir := t.TempDir()
-	if _, err := Load(dir, fixtureAreas); !errors.Is(err, data.ErrMissing) {
+	if _, err := Load(os.DirFS(dir), fixtureAreas); !errors.Is(err, data.ErrMissing) {
 		t.Errorf("Load from an empty directory: %v, want data.ErrMissing", err)
 	}
 }
@@ -741,7 +741,7 @@ func BenchmarkMeasureFixture(b *testing.B) {
 func BenchmarkLoadFixture(b *testing.B) {
 	dir := datatest.FixtureDir(b)
 	for b.Loop() {
-		if _, err := Load(dir, fixtureAreas); err != nil {
+		if _, err := Load(os.DirFS(dir), fixtureAreas); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package severeweather
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -122,9 +123,9 @@ func parseYear(t *data.Table, col string) (int, error) {
 }
 
 // loadTracks reads the 1950-2018 SPC tornado paths.
-func loadTracks(dir string, st *tornadoStats) ([]track, error) {
+func loadTracks(fsys fs.FS, st *tornadoStats) ([]track, error) {
 	rel := data.Path(srcTornadoTracks)
-	t, err := data.OpenTable(dir, rel, "om", "yr", "mo", "dy", "time", "mag", "slat", "slon", "elat", "elon", "len", "wid")
+	t, err := data.OpenTable(fsys, rel, "om", "yr", "mo", "dy", "time", "mag", "slat", "slon", "elat", "elon", "len", "wid")
 	if err != nil {
 		return nil, err
 	}
@@ -247,9 +248,9 @@ func btoi(b bool) int {
 
 // loadStartPoints appends the 2019-2022 tornadoes of the SPC start-points
 // file (earlier years are already in the tracks file, with end points).
-func loadStartPoints(dir string, tracks []track, st *tornadoStats) ([]track, error) {
+func loadStartPoints(fsys fs.FS, tracks []track, st *tornadoStats) ([]track, error) {
 	rel := data.Path(srcTornado2019)
-	t, err := data.OpenTable(dir, rel, "om", "yr", "date", "rating", "slat", "slon")
+	t, err := data.OpenTable(fsys, rel, "om", "yr", "date", "rating", "slat", "slon")
 	if err != nil {
 		return nil, err
 	}

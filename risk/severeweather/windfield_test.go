@@ -2,6 +2,7 @@ package severeweather
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -481,7 +482,7 @@ func TestLoadHurdatTimesAndRadii(t *testing.T) {
 	}, "\n")
 	dir := copyFixtures(t, al, 27, "AL031986,GEORGE,1986-08-01T06:00Z,,TD,18.5,-66.5,,,,,,,,,,,,,,\n"+extra)
 	var st hurdatStats
-	_, _, tracks, err := loadHurdat(dir, srcHurdatAtlantic, atlantic, nil, nil, nil, &st)
+	_, _, tracks, err := loadHurdat(os.DirFS(dir), srcHurdatAtlantic, atlantic, nil, nil, nil, &st)
 	if err != nil {
 		t.Fatal(err)
 	}

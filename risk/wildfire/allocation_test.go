@@ -2,6 +2,7 @@ package wildfire
 
 import (
 	"math"
+	"os"
 	"testing"
 
 	"locrisk/risk/coverage"
@@ -116,7 +117,7 @@ func TestAllocatedIndicators(t *testing.T) {
 		{-1, "", 0.0016, hazard.ResCounty, false},
 	}
 	for _, tt := range tests {
-		m, err := Load(dir, tt.denser)
+		m, err := Load(os.DirFS(dir), tt.denser)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func find(m hazard.Measurement, id string) (hazard.Indicator, bool) {
 // the county's published figure: to within the largest block group, the
 // granularity of the allocation.
 func TestRealAllocationPreservesCountyTotals(t *testing.T) {
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	cov, err := coverage.Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ package wildfire
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"sort"
 	"strconv"
@@ -222,23 +223,23 @@ type Module struct {
 	alloc  Allocator // nil: every site gets its county's means
 }
 
-// Load reads the four wildfire tables from the data directory dir. alloc,
+// Load reads the four wildfire tables from the data pack fsys. alloc,
 // when not nil, allocates each site to one of its county's exposure
 // classes; without it every site gets the county's means.
-func Load(dir string, alloc Allocator) (*Module, error) {
-	wrc, nWRC, err := loadWRC(dir)
+func Load(fsys fs.FS, alloc Allocator) (*Module, error) {
+	wrc, nWRC, err := loadWRC(fsys)
 	if err != nil {
 		return nil, err
 	}
-	whp20, nWHP20, err := loadWHP2020(dir)
+	whp20, nWHP20, err := loadWHP2020(fsys)
 	if err != nil {
 		return nil, err
 	}
-	whp14, nWHP14, err := loadWHP2014(dir)
+	whp14, nWHP14, err := loadWHP2014(fsys)
 	if err != nil {
 		return nil, err
 	}
-	fut, nFut, err := loadFuture(dir)
+	fut, nFut, err := loadFuture(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -389,8 +390,8 @@ const (
 // the means over all its homes, unexposed ones counting zero. The module
 // computes them from the unrounded product and checks the published totals
 // against it, which also catches shifted columns.
-func loadWRC(dir string) (map[int]wrcRow, int, error) {
-	t, err := data.OpenTable(dir, data.Path(SourceWRC), wrcGEOID, wrcHomes, wrcExposed, wrcBP, wrcRPS, wrcEAExposed, wrcEARisk,
+func loadWRC(fsys fs.FS) (map[int]wrcRow, int, error) {
+	t, err := data.OpenTable(fsys, data.Path(SourceWRC), wrcGEOID, wrcHomes, wrcExposed, wrcBP, wrcRPS, wrcEAExposed, wrcEARisk,
 		wrcFracDirect, wrcFracIndirect, wrcFracNot, wrcBPDirect, wrcBPIndirect, wrcRPSDirect, wrcRPSIndirect)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
@@ -567,9 +568,9 @@ const (
 // loadWHP2020 reads the share of each county's 270 m cells in WHP classes 4
 // (high) and 5 (very high), in percent of all its cells, from the pixel
 // counts; the file's rounded frac_hi_vhi must agree.
-func loadWHP2020(dir string) (map[int]float64, int, error) {
+func loadWHP2020(fsys fs.FS) (map[int]float64, int, error) {
 	cols := append([]string{whp2020NA, whp2020Total, whp2020HiVhi}, whp2020Classes[:]...)
-	return readCountyShares(dir, SourceWHP2020, cols, func(t *data.Table) (float64, error) {
+	return readCountyShares(fsys, SourceWHP2020, cols, func(t *data.Table) (float64, error) {
 		var px [5]float64
 		sum := 0.0
 		for k, col := range append(whp2020Classes[:], whp2020NA) {
@@ -604,8 +605,8 @@ func loadWHP2020(dir string) (map[int]float64, int, error) {
 // readCountyShares reads one value per county (keyed by GEOID) from a
 // county table with the columns cols, computed by value from each row; a
 // county listed twice, or a table without rows, is an error.
-func readCountyShares(dir, source string, cols []string, value func(t *data.Table) (float64, error)) (map[int]float64, int, error) {
-	t, err := data.OpenTable(dir, data.Path(source), append([]string{"GEOID"}, cols...)...)
+func readCountyShares(fsys fs.FS, source string, cols []string, value func(t *data.Table) (float64, error)) (map[int]float64, int, error) {
+	t, err := data.OpenTable(fsys, data.Path(source), append([]string{"GEOID"}, cols...)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}
@@ -646,12 +647,12 @@ func count(t *data.Table, col string) (float64, error) {
 
 // loadWHP2014 reads the share of each county's land in WHP 2014 classes 4
 // and 5, in percent.
-func loadWHP2014(dir string) (map[int]float64, int, error) {
+func loadWHP2014(fsys fs.FS) (map[int]float64, int, error) {
 	var cls [7]string
 	for k := range cls {
 		cls[k] = "risk_" + strconv.Itoa(k+1)
 	}
-	return readCountyShares(dir, SourceWHP2014, cls[:], func(t *data.Table) (float64, error) {
+	return readCountyShares(fsys, SourceWHP2014, cls[:], func(t *data.Table) (float64, error) {
 		var f [7]float64
 		sum := 0.0
 		for k, col := range cls {
@@ -684,8 +685,8 @@ type futureRow struct {
 	has   uint16
 }
 
-func loadFuture(dir string) (map[int]futureRow, int, error) {
-	t, err := data.OpenTable(dir, data.Path(SourceFuture), append([]string{"STCOFIPS"}, futureCols[:]...)...)
+func loadFuture(fsys fs.FS) (map[int]futureRow, int, error) {
+	t, err := data.OpenTable(fsys, data.Path(SourceFuture), append([]string{"STCOFIPS"}, futureCols[:]...)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wildfire: %w", err)
 	}

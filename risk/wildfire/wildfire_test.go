@@ -2,6 +2,7 @@ package wildfire
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ var (
 
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(datatest.FixtureDir(t), nil)
+	m, err := Load(datatest.Fixture(t), nil)
 	if err != nil {
 		t.Fatalf("Load(fixture): %v", err)
 	}
@@ -334,7 +335,7 @@ func TestMissingWRC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Load(variant(t, wrcFile, tc.edit), nil)
+			m, err := Load(os.DirFS(variant(t, wrcFile, tc.edit)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,7 +357,7 @@ func TestMissingWRC(t *testing.T) {
 		})
 	}
 	// A missing mean drops only the measures made from it.
-	m, err := Load(variant(t, wrcFile, func(l []string) []string { return setCol(l, 8, "Mean BP", "") }), nil)
+	m, err := Load(os.DirFS(variant(t, wrcFile, func(l []string) []string { return setCol(l, 8, "Mean BP", "") })), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +508,7 @@ func TestMalformedFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(variant(t, tc.file, tc.edit), nil)
+			_, err := Load(os.DirFS(variant(t, tc.file, tc.edit)), nil)
 			if err == nil {
 				t.Fatal("Load succeeded on a malformed file")
 			}
@@ -526,7 +527,7 @@ func TestMissingFiles(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(dir, nil)
+		_, err := Load(os.DirFS(dir), nil)
 		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), filepath.Base(f)) {
 			t.Errorf("without %s: error %v, want data.ErrMissing naming the file", f, err)
 		}
@@ -534,7 +535,7 @@ func TestMissingFiles(t *testing.T) {
 }
 
 // loadReal loads the real tables once per test binary.
-var loadReal = datatest.Once(datatest.RealDir, func(dir string) (*Module, error) { return Load(dir, nil) })
+var loadReal = datatest.Once(datatest.Real, func(dir fs.FS) (*Module, error) { return Load(dir, nil) })
 
 func TestRealData(t *testing.T) {
 	m := loadReal(t)
@@ -632,7 +633,7 @@ func TestRealHomesNotLand(t *testing.T) {
 // NRI v1.20) is scored from WRC, except the District of Columbia, which
 // WRC v1 omits and which keeps only context; every territory falls back.
 func TestRealCoverage(t *testing.T) {
-	dir := datatest.RealDir(t)
+	dir := datatest.Real(t)
 	m := loadReal(t)
 	tests := []struct {
 		fips       string
@@ -703,7 +704,7 @@ func threeDigits(n int) string {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	dir := datatest.RealDir(b)
+	dir := datatest.Real(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Load(dir, nil); err != nil {
@@ -713,7 +714,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func BenchmarkMeasure(b *testing.B) {
-	m, err := Load(datatest.RealDir(b), nil)
+	m, err := Load(datatest.Real(b), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,35 +1,70 @@
-// Package datatest holds helpers for the risk packages' tests: finding the
-// real data directory (or skipping), finding the hand-written fixture world,
+// Package datatest holds helpers for the risk packages' tests: the real
+// data (the embedded pack, checked once), the hand-written fixture world,
 // loading a data set once per test binary, and reading the Census Gazetteer's
 // county interior points as sites. It is for tests only; production code must
 // not import it.
 package datatest
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"locrisk/datapack"
 	"locrisk/risk/data"
 	"locrisk/risk/hazard"
 )
 
-// RealDir returns the real data directory named by LOCRISK_DATA_DIR, or skips
-// the test or benchmark when it is unset, so that a plain `go test` needs no
-// data and no machine path is written into the repository. A relative path
-// is taken from the repository root, where the README's test command runs,
-// since `go test` runs each package in its own directory.
-func RealDir(tb testing.TB) string {
+// Real returns the real data: the pack embedded in the binary (package
+// datapack), or the pack folder named by LOCRISK_DATA_DIR when that is set
+// (a relative path is taken from the repository root, where the README's
+// test command runs, since `go test` runs each package in its own
+// directory). The pack is checked against its manifest once per test
+// binary and presented as the loaders read it (data.Manifest.FS).
+func Real(tb testing.TB) fs.FS {
 	tb.Helper()
-	dir := os.Getenv("LOCRISK_DATA_DIR")
-	if dir == "" {
-		tb.Skip("LOCRISK_DATA_DIR not set: skipping test against the real data sets")
+	fsys := datapack.FS()
+	if dir := os.Getenv("LOCRISK_DATA_DIR"); dir != "" {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(ModuleRoot(tb), dir)
+		}
+		fsys = os.DirFS(dir)
 	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(ModuleRoot(tb), dir)
+	m, err := verifiedOnce(fsys)
+	if err != nil {
+		tb.Fatalf("real data: %v", err)
 	}
-	return dir
+	return m.FS(fsys)
+}
+
+// verifiedOnce checks the real pack against its manifest the first time
+// it is asked for.
+var verifiedOnce = func() func(fs.FS) (*data.Manifest, error) {
+	var (
+		once sync.Once
+		m    *data.Manifest
+		err  error
+	)
+	return func(fsys fs.FS) (*data.Manifest, error) {
+		once.Do(func() {
+			if m, err = data.ReadManifest(fsys); err != nil {
+				return
+			}
+			var bad []data.Mismatch
+			if bad, err = m.Verify(fsys); err == nil && len(bad) > 0 {
+				err = data.MismatchError(bad)
+			}
+		})
+		return m, err
+	}
+}()
+
+// Fixture returns the repository's hand-written fixture world as a pack.
+func Fixture(tb testing.TB) fs.FS {
+	tb.Helper()
+	return os.DirFS(FixtureDir(tb))
 }
 
 // FixtureDir returns the repository's testdata/data, the hand-written fixture
@@ -60,12 +95,11 @@ func ModuleRoot(tb testing.TB) string {
 	}
 }
 
-// Once returns a loader that calls load on the directory chosen by dir
-// (RealDir or FixtureDir) the first time it is asked and hands every later
-// caller the same value, so a test binary loads a large data set only once.
-// dir runs on every call, so a real-data loader still skips each test when
-// LOCRISK_DATA_DIR is unset. A failed load fails every caller.
-func Once[T any](dir func(testing.TB) string, load func(dir string) (T, error)) func(testing.TB) T {
+// Once returns a loader that calls load on the pack chosen by pack (Real or
+// Fixture) the first time it is asked and hands every later caller the
+// same value, so a test binary loads a large data set only once. A failed
+// load fails every caller.
+func Once[T any](pack func(testing.TB) fs.FS, load func(fs.FS) (T, error)) func(testing.TB) T {
 	var (
 		once sync.Once
 		v    T
@@ -73,10 +107,10 @@ func Once[T any](dir func(testing.TB) string, load func(dir string) (T, error)) 
 	)
 	return func(tb testing.TB) T {
 		tb.Helper()
-		d := dir(tb)
-		once.Do(func() { v, err = load(d) })
+		fsys := pack(tb)
+		once.Do(func() { v, err = load(fsys) })
 		if err != nil {
-			tb.Fatalf("load %s: %v", d, err)
+			tb.Fatalf("load: %v", err)
 		}
 		return v
 	}
@@ -93,11 +127,11 @@ func Site(lat, lon float64, fips, usps string) hazard.Site {
 	return hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips, StateFIPS: fips[:2], StateCode: usps, Conus: conus}
 }
 
-// GazetteerSites returns the Census Gazetteer county interior points in dir,
-// the engine's national reference set, in file order.
-func GazetteerSites(tb testing.TB, dir string) []hazard.Site {
+// GazetteerSites returns the Census Gazetteer county interior points in
+// fsys, the engine's national reference set, in file order.
+func GazetteerSites(tb testing.TB, fsys fs.FS) []hazard.Site {
 	tb.Helper()
-	t, err := data.OpenTableSep(dir, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "INTPTLAT", "INTPTLONG")
+	t, err := data.OpenTableSep(fsys, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "INTPTLAT", "INTPTLONG")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -127,7 +161,7 @@ func GazetteerSites(tb testing.TB, dir string) []hazard.Site {
 // BenchmarkReferenceMeasure runs m.Measure over the Gazetteer reference
 // points in turn, the work the engine does at start-up, on the real data.
 func BenchmarkReferenceMeasure(b *testing.B, m hazard.Module) {
-	sites := GazetteerSites(b, RealDir(b))
+	sites := GazetteerSites(b, Real(b))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
