@@ -11,7 +11,6 @@ package data
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -20,6 +19,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // ErrMissing reports a data file that is not in the data pack.

@@ -206,9 +206,6 @@ type county struct {
 	has              uint16
 	quality          float64
 	notes            []string // precomputed so Measure does not format text
-	// classNotes are the notes of a site allocated to each class, [1]
-	// for one whose rank window also reaches another class.
-	classNotes [3][2][]string
 }
 
 func (c *county) hasFuture(i int) bool { return c.has&(hasFuture0<<i) != 0 }
@@ -316,12 +313,6 @@ func Load(fsys fs.FS, alloc Allocator) (*Module, error) {
 		c := recs[n]
 		c.quality = qualityFor(c, crosswalked[n] != "")
 		c.notes = notesFor(c, crosswalked[n])
-		if c.wrc.has&hasClasses != 0 {
-			for k := range c.classNotes {
-				c.classNotes[k][0] = classNotesFor(c, k, false)
-				c.classNotes[k][1] = classNotesFor(c, k, true)
-			}
-		}
 		m.rows = append(m.rows, *c)
 		m.index[n] = uint16(len(m.rows))
 	}
@@ -785,11 +776,9 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 	notes := c.notes
 	if class, weights, density, ok := m.allocate(site, c); ok {
 		ins = appendClassIndicators(ins, c, class, weights, density)
-		mixed := 0
-		if weights[class] < 1 {
-			mixed = 1
-		}
-		notes = c.classNotes[class][mixed]
+		// Written per site rather than kept for every county and class:
+		// six sentences for each of 3,141 counties held 11 MB.
+		notes = classNotesFor(c, class, weights[class] < 1)
 	} else {
 		ins = appendCountyIndicators(ins, c)
 	}
