@@ -80,16 +80,20 @@ func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceC
 		return nil, err
 	}
 	e := &Engine{rows: map[string]int{}, specs: Registry(), manifest: m, dataVersion: m.Version()}
+	if trace != nil {
+		cache = nil
+	}
+	// The cached reference (26 MB) is read and decoded while the layers
+	// load: it needs only the registry, and a warm start is otherwise
+	// the two one after the other (docs/data.md, "Size and start-up").
+	cachedRef := e.readCachedReference(ctx, cache)
 	tracts, errs := e.loadLayers(ctx, m.FS(fsys))
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
 	useStormClimate(e.modules)
 	loaded := time.Since(start)
-	if trace != nil {
-		cache = nil
-	}
-	cached, err := e.loadReference(ctx, tracts, logger, cache, trace)
+	cached, err := e.loadReference(ctx, tracts, logger, cache, <-cachedRef, trace)
 	if err != nil {
 		return nil, err
 	}
@@ -103,25 +107,50 @@ func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceC
 	return e, nil
 }
 
-// loadReference reads the reference from cache or builds and saves it; it
-// reports whether the cache held it. A cache that cannot be read or written
-// costs time, not correctness: the reference is built and the cause logged.
-func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, logger *slog.Logger, cache ReferenceCache, trace *referenceTrace) (bool, error) {
-	var key string
-	if cache != nil {
-		key = referenceKey(e.dataVersion, buildFingerprint())
-		body, err := cache.LoadReference(ctx, key)
+// cachedReference is what the reference cache held for this data version
+// and build: a decoded reference, nothing (ref and err nil), or why it
+// could not be read or used.
+type cachedReference struct {
+	ref     *reference
+	readErr error // the cache could not be read
+	err     error // it held something unusable
+}
+
+// readCachedReference reads and decodes the cached reference in the
+// background and delivers it on the channel (nothing without a cache).
+func (e *Engine) readCachedReference(ctx context.Context, cache ReferenceCache) <-chan cachedReference {
+	out := make(chan cachedReference, 1)
+	if cache == nil {
+		out <- cachedReference{}
+		return out
+	}
+	go func() {
+		body, err := cache.LoadReference(ctx, referenceKey(e.dataVersion, buildFingerprint()))
 		switch {
 		case err != nil:
-			logger.Warn("reference cache unreadable; rebuilding", "err", err)
-		case body != nil:
+			out <- cachedReference{readErr: err}
+		case body == nil:
+			out <- cachedReference{}
+		default:
 			ref, err := e.decodeReference(body)
-			if err == nil {
-				e.ref = ref
-				return true, nil
-			}
-			logger.Warn("cached reference unusable; rebuilding", "err", err)
+			out <- cachedReference{ref: ref, err: err}
 		}
+	}()
+	return out
+}
+
+// loadReference uses the cached reference or builds and saves one; it
+// reports whether the cache held it. A cache that cannot be read or written
+// costs time, not correctness: the reference is built and the cause logged.
+func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, logger *slog.Logger, cache ReferenceCache, got cachedReference, trace *referenceTrace) (bool, error) {
+	switch {
+	case got.readErr != nil:
+		logger.Warn("reference cache unreadable; rebuilding", "err", got.readErr)
+	case got.err != nil:
+		logger.Warn("cached reference unusable; rebuilding", "err", got.err)
+	case got.ref != nil:
+		e.ref = got.ref
+		return true, nil
 	}
 	logger.Info("building the population-weighted reference (first start with this data version)", "tracts", len(tracts), "data_version", e.dataVersion)
 	ref, err := e.buildReference(ctx, tracts, logger, trace)
@@ -132,7 +161,7 @@ func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, log
 	if cache != nil {
 		body, err := e.encodeReference(ref)
 		if err == nil {
-			err = cache.SaveReference(ctx, key, body)
+			err = cache.SaveReference(ctx, referenceKey(e.dataVersion, buildFingerprint()), body)
 		}
 		if err != nil {
 			logger.Warn("reference not cached; the next start rebuilds it", "err", err)
