@@ -6,18 +6,24 @@ import (
 	"strings"
 	"testing"
 
+	"locrisk/datapack"
+	"locrisk/risk/data"
 	"locrisk/version"
 )
 
 func TestVersionCommand(t *testing.T) {
 	want := version.String()
+	m, err := data.ReadManifest(datapack.FS())
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := cmd(t, nil, "version")
-	if r.code != 0 || r.stdout != "locrisk "+want+"\n" {
-		t.Errorf("version: %+v, want %q", r, "locrisk "+want)
+	if r.code != 0 || r.stdout != "locrisk "+want+"\nbuilt-in data "+m.Version()+"\n" {
+		t.Errorf("version: %+v, want %q and the data version %s", r, "locrisk "+want, m.Version())
 	}
 	r = cmd(t, nil, "version", "--json")
-	var got struct{ Version, Go string }
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got.Version != want || got.Go != runtime.Version() {
+	var got struct{ Version, Go, Data string }
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got.Version != want || got.Go != runtime.Version() || got.Data != m.Version() {
 		t.Errorf("version --json printed %q (%v)", r.stdout, err)
 	}
 	if r := cmd(t, nil, "version", "extra"); r.code != 2 {
