@@ -509,7 +509,7 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 		s.Perils = append(s.Perils, ModuleEntry[[]Peril]{r.spec.Key, r.perilOut})
 		if r.score == nil {
 			full.Modules = append(full.Modules, ModuleEntry[ModuleReport]{r.spec.Key, mr})
-			flags = append(flags, ReviewFlag{"module_no_data", fmt.Sprintf("%s: no data covers this location, so the module has no score and the overall score is computed from the other modules.", title)})
+			flags = append(flags, ReviewFlag{"module_no_data", fmt.Sprintf("%s: no data covers this location, so the module has no score and the overall score is computed from the other modules.", title), r.spec.Key})
 			continue
 		}
 		lvl := RiskLevel(*r.score)
@@ -531,31 +531,31 @@ func (e *Engine) summarise(a *Assessment, results []moduleResult, county *covera
 			}
 			if len(missing) > 0 {
 				flags = append(flags, ReviewFlag{"peril_no_data", fmt.Sprintf("%s: no data covers %s at this location; those perils have no score (not a finding of low hazard) and the module is scored from the others.",
-					title, joinWords(missing))})
+					title, joinWords(missing)), r.spec.Key})
 			}
 		}
 		if r.divergent {
 			flags = append(flags, ReviewFlag{"benchmark_divergence", fmt.Sprintf("%s: the site score %d and the FEMA NRI benchmark for %s (%d on the same resident scale) differ more than they do for %d%% of US residents; NRI measures the county's expected loss, which grows with its property and population.",
-				title, *r.score, county.Name, scoreOf(r.bench), 100-int(divergenceShare*100))})
+				title, *r.score, county.Name, scoreOf(r.bench), 100-int(divergenceShare*100)), r.spec.Key})
 		}
 		for _, f := range r.meas.Flags {
-			flags = append(flags, ReviewFlag{f.Code, f.Message})
+			flags = append(flags, ReviewFlag{f.Code, f.Message, r.spec.Key})
 		}
 	}
 
 	// Location-level flags first, then module flags in module order.
 	var lead []ReviewFlag
 	if borderKm < countyLineKm {
-		lead = append(lead, ReviewFlag{"near_county_line", fmt.Sprintf("The point is %s km from another county's boundary; county-level indicators may belong to the neighbouring county.", formatNumber(round1(borderKm)))})
+		lead = append(lead, ReviewFlag{Code: "near_county_line", Message: fmt.Sprintf("The point is %s km from another county's boundary; county-level indicators may belong to the neighbouring county.", formatNumber(round1(borderKm)))})
 	}
 	if county.Territory {
-		lead = append(lead, ReviewFlag{"territory_partial_data", fmt.Sprintf("%s is a US territory; several national hazard data sets do not cover it, so some modules rest on fewer indicators.", county.StateName)})
+		lead = append(lead, ReviewFlag{Code: "territory_partial_data", Message: fmt.Sprintf("%s is a US territory; several national hazard data sets do not cover it, so some modules rest on fewer indicators.", county.StateName)})
 	}
 	if len(countyLevel) > 0 {
-		lead = append(lead, ReviewFlag{"county_level_data_only", "Scored moderate or above from county figures only (county averages, or county figures allocated to the site by local density; no site-level layer), so the site itself may differ: " + strings.Join(countyLevel, ", ") + "."})
+		lead = append(lead, ReviewFlag{Code: "county_level_data_only", Message: "Scored moderate or above from county figures only (county averages, or county figures allocated to the site by local density; no site-level layer), so the site itself may differ: " + strings.Join(countyLevel, ", ") + "."})
 	}
 	if len(fallback) > 0 {
-		lead = append(lead, ReviewFlag{"nri_benchmark_fallback", "Scored from the FEMA NRI county benchmark because no hazard layer covers the location: " + strings.Join(fallback, ", ") + "."})
+		lead = append(lead, ReviewFlag{Code: "nri_benchmark_fallback", Message: "Scored from the FEMA NRI county benchmark because no hazard layer covers the location: " + strings.Join(fallback, ", ") + "."})
 	}
 	s.ReviewFlags = append(lead, flags...)
 

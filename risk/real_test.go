@@ -109,6 +109,18 @@ func flagRates(t *testing.T, e *Engine, tr *referenceTrace) map[string]float64 {
 				fired[f.Code] += w
 				seen[f.Code] = true
 			}
+			// A flag about one module names it; one about the location
+			// or several modules names none.
+			switch f.Code {
+			case "near_county_line", "territory_partial_data", "county_level_data_only", "nri_benchmark_fallback":
+				if f.Module != "" {
+					t.Errorf("location flag %s names module %q", f.Code, f.Module)
+				}
+			default:
+				if _, ok := ModuleByKey(f.Module); !ok {
+					t.Errorf("flag %s (%q) names module %q, not a module key", f.Code, f.Message, f.Module)
+				}
+			}
 			if f.Code == "benchmark_divergence" {
 				divergent[strings.SplitN(f.Message, ":", 2)[0]] += w
 			}

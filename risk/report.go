@@ -94,10 +94,14 @@ type Recommendation struct {
 	Text     string `json:"text"`
 }
 
-// ReviewFlag asks a human to look at something.
+// ReviewFlag asks a human to look at something. Module is the key of the
+// module it concerns (as in moduleScores), so a program need not read the
+// message to learn it; it is absent from flags about the location or
+// about several modules.
 type ReviewFlag struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Module  string `json:"module,omitempty"`
 }
 
 // Links are API paths; package view fills them in, the engine leaves them

@@ -117,7 +117,7 @@ func TestNoDataGivesNullNotZero(t *testing.T) {
 	}
 	found := false
 	for _, f := range a.Summary.ReviewFlags {
-		if f.Code == "module_no_data" && strings.HasPrefix(f.Message, "Earthquake:") {
+		if f.Code == "module_no_data" && strings.HasPrefix(f.Message, "Earthquake:") && f.Module == hazard.Earthquake {
 			found = true
 		}
 	}

@@ -178,8 +178,7 @@ func (s *Server) locateItems(items []store.NewBatchItem) error {
 				return fmt.Errorf("locate item %d (%v,%v): %w", i+1, *it.Latitude, *it.Longitude, err)
 			}
 			it.ErrorCode = codeUnsupportedLocation
-			it.ErrorMessage = fmt.Sprintf("the coordinate %s, %s is outside the supported United States coverage",
-				formatCoord(*it.Latitude), formatCoord(*it.Longitude))
+			it.ErrorMessage = s.outsideCoverage(*it.Latitude, *it.Longitude)
 		}
 	}
 	return nil

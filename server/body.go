@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
+	"mime"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -57,7 +60,29 @@ func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	return readObjectFrom(body)
+	obj, err := readObjectFrom(body)
+	if err != nil {
+		return nil, withContentTypeHint(err, r)
+	}
+	return obj, nil
+}
+
+// withContentTypeHint adds to a refused body the likely cause when the
+// client said it sent something other than JSON (a form, plain text): the
+// API reads every body as JSON whatever its Content-Type.
+func withContentTypeHint(err error, r *http.Request) error {
+	var apiErr *Error
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || !errors.As(err, &apiErr) || apiErr.Code != codeInvalidRequest {
+		return err
+	}
+	mt, _, perr := mime.ParseMediaType(ct)
+	if perr == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		return err
+	}
+	hinted := *apiErr
+	hinted.Message += fmt.Sprintf(" (it was sent with Content-Type: %s; send a JSON object with Content-Type: application/json)", ct)
+	return &hinted
 }
 
 // readObjectFrom is readObject over a body already read.

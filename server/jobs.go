@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,8 +42,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request, p *principal)
 	}
 	if _, err := s.loc.Locate(lat, lon); err != nil {
 		if errors.Is(err, risk.ErrUnsupportedLocation) {
-			return errorf(codeUnsupportedLocation, "the coordinate %s, %s is outside the supported United States coverage",
-				formatCoord(lat), formatCoord(lon))
+			return &Error{Code: codeUnsupportedLocation, Message: s.outsideCoverage(lat, lon)}
 		}
 		return fmt.Errorf("locate %v,%v: %w", lat, lon, err)
 	}
@@ -224,13 +224,29 @@ func parseBoundedInt(s string, lo, hi int) (int, bool) {
 
 // pathID is the path wildcard named wildcard when it is one of our ids with
 // prefix; anything else is the 404 notFound at once, since no lookup is
-// needed to know it is unknown.
+// needed to know it is unknown. These ids are opaque strings to clients
+// (docs/api.md, "Identifiers"), so a malformed one is unknown, not a bad
+// request; the message says what ours look like.
 func pathID(r *http.Request, wildcard, prefix, notFound string) (string, error) {
 	id := r.PathValue(wildcard)
 	if !ids.HasPrefix(id, prefix) {
-		return "", &Error{Code: notFound, Message: notFoundMessage(notFound)}
+		return "", &Error{Code: notFound, Message: notFoundMessage(notFound) +
+			" (" + wildcard + " values are " + prefix + " followed by at least 20 letters and digits, as the API returned them)"}
 	}
 	return id, nil
+}
+
+// outsideCoverage says that lat, lon is outside coverage, and that the two
+// look swapped when lon, lat would be covered.
+func (s *Server) outsideCoverage(lat, lon float64) string {
+	msg := fmt.Sprintf("the coordinate %s, %s is outside the supported United States coverage", formatCoord(lat), formatCoord(lon))
+	if math.Abs(lon) <= 90 {
+		if _, err := s.loc.Locate(lon, lat); err == nil {
+			msg += fmt.Sprintf("; latitude and longitude look swapped: latitude %s, longitude %s is covered",
+				formatCoord(lon), formatCoord(lat))
+		}
+	}
+	return msg
 }
 
 // jobIDParam is the {jobId} of the path, or a 404 report_job_not_found.

@@ -251,7 +251,7 @@ func TestCreateWebhookValidation(t *testing.T) {
 		"localhost":            {"127.0.0.1"},
 	}
 	// The one message of every refusal of a non-public host.
-	const notPublic = "url host must be a public name or a public IP address"
+	const notPublic = "url " + webhook.ReasonNotPublic
 	strict := newWebhookEnv(t, whOptions{resolver: res})
 	lax := newWebhookEnv(t, whOptions{allowPrivate: true, resolver: res})
 	body := func(name, url string, events string) string {

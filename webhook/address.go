@@ -175,7 +175,7 @@ var ErrInvalidURL = errors.New("invalid webhook url")
 // of them, so that an API caller cannot tell from the answer whether, or to
 // what kind of address, the server's resolver maps a name (docs/api.md,
 // Webhooks). The cause, for logs, is in URLError.Err.
-const ReasonNotPublic = "host must be a public name or a public IP address"
+const ReasonNotPublic = "host must be a public name or a public IP address (private and loopback hosts are accepted only when the server runs with --webhook-allow-private, for testing)"
 
 // notPublic is the refusal of a non-public host; cause is the refused
 // address, or nil for a name refused by its form.
@@ -248,7 +248,7 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver Resol
 	case "https":
 	case "http":
 		if !allowPrivate {
-			return &URLError{Reason: "must use https"}
+			return &URLError{Reason: "must use https (plain http, like private and loopback hosts, is accepted only when the server runs with --webhook-allow-private, for testing)"}
 		}
 	default:
 		return &URLError{Reason: "must use https"}
