@@ -39,7 +39,10 @@ if anything is missing, changed or malformed.`, `
 		return err
 	}
 	fmt.Fprintf(c.stdout, "data: %s\n", name)
-	return risk.Check(c.ctx, fsys, c.stdout)
+	if err := risk.Check(c.ctx, fsys, c.stdout); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 func (c *cli) dataValidate(args []string) error {
@@ -64,6 +67,7 @@ itself, which takes a few seconds.`, `
 	if err != nil {
 		return fmt.Errorf("loading data from %s: %w", name, err)
 	}
+	fmt.Fprintf(c.stdout, "data: %s (version %s), methodology %s\n\n", name, eng.DataVersion(), risk.MethodologyVersion)
 	res, err := eng.Validate(c.ctx, c.stdout)
 	if err != nil {
 		return err
@@ -144,6 +148,15 @@ whenever it loads data.`, `
 	}
 	for _, x := range bad {
 		fmt.Fprintf(c.stdout, "MISMATCH  %s: %s\n", x.Path, x.Problem)
+	}
+	// Files the manifest does not list are not read; say so, since a
+	// replaced file put under a new name without its entry is one.
+	unlisted, err := m.Unlisted(fsys)
+	if err != nil {
+		return err
+	}
+	for _, p := range unlisted {
+		fmt.Fprintf(c.stdout, "NOT LISTED  %s: not in the manifest, so never read\n", p)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%d of %d files do not match the manifest of %s", len(bad), len(m.Files), name)

@@ -45,8 +45,12 @@ func TestDataInfoAndVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	if err := os.WriteFile(filepath.Join(dir, "old.csv"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r = cmd(t, nil, "data", "verify", "--data-dir", dir)
 	if r.code != 1 || !strings.Contains(r.stdout, "MISMATCH  environmental/epa_superfund_npl_sites_2022-09.csv: size") ||
+		!strings.Contains(r.stdout, "NOT LISTED  old.csv: not in the manifest, so never read") ||
 		!strings.Contains(r.stderr, "1 of 31 files do not match") {
 		t.Errorf("data verify on a changed copy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 
 	"locrisk/datapack"
-	"locrisk/risk"
 	"locrisk/risk/data"
 )
 
@@ -27,15 +26,17 @@ func dataPack(dir string) (fs.FS, string, error) {
 	return fsys, dir, err
 }
 
-// checkedDataPack is dataPack with every file the manifest lists present,
-// checked before a command creates anything (a database, a key).
+// checkedDataPack is dataPack with every file checked against the
+// manifest, before a command creates anything (a database, a key); the
+// engine does not read the pack a second time for it.
 func checkedDataPack(dir string) (fs.FS, string, error) {
 	fsys, name, err := dataPack(dir)
-	if err == nil {
-		err = risk.CheckFiles(fsys)
-	}
 	if err != nil {
 		return nil, "", fmt.Errorf("loading data from %s: %w", name, err)
 	}
-	return fsys, name, nil
+	checked, err := data.CheckPack(fsys)
+	if err != nil {
+		return nil, "", fmt.Errorf("loading data from %s: %w", name, err)
+	}
+	return checked, name, nil
 }

@@ -32,7 +32,12 @@ func (c *cli) newFlags(path, synopsis, about, examples string) *flags {
 }
 
 func (f *flags) usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage:\n  locrisk %s %s\n\n%s\n\nFlags (each also read from the environment variable shown):\n", f.path, f.synopsis, strings.TrimSpace(f.about))
+	fmt.Fprintf(w, "Usage:\n  locrisk %s %s\n\n%s\n", f.path, f.synopsis, strings.TrimSpace(f.about))
+	n := 0
+	f.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprint(w, "\nFlags (each also read from the environment variable shown):\n")
+	}
 	f.VisitAll(func(fl *flag.Flag) {
 		name, usage := flag.UnquoteUsage(fl)
 		line := "  --" + fl.Name

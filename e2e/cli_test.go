@@ -42,6 +42,22 @@ func TestStartupWithoutData(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(partial, "manifest.json"), manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A pack with one byte of one file changed, its size kept: the
+	// checksum, not the size, gives it away, still before a database is
+	// made.
+	flipped := filepath.Join(tmp, "flipped")
+	if err := os.CopyFS(flipped, os.DirFS(fixtureData)); err != nil {
+		t.Fatal(err)
+	}
+	npl := filepath.Join(flipped, "environmental", "epa_superfund_npl_sites_2022-09.csv")
+	b, err := os.ReadFile(npl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(npl, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(tmp, "never.db")
 
 	for _, tc := range []struct {
@@ -52,6 +68,7 @@ func TestStartupWithoutData(t *testing.T) {
 		{partial, []string{"31 file(s)", "boundaries/us-atlas-2023-4.0.0_counties-10m.json: missing",
 			"earthquake/usgs_nshm2018_pga_2pct50yr_BC_conus_0p05deg.csv"}},
 		{filepath.Join(tmp, "nowhere"), []string{"nowhere: no such file or directory"}},
+		{flipped, []string{"environmental/epa_superfund_npl_sites_2022-09.csv: sha256 "}},
 	} {
 		start := time.Now()
 		r := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--data-dir", tc.dir)
@@ -67,8 +84,10 @@ func TestStartupWithoutData(t *testing.T) {
 				t.Errorf("serve on %s: stderr lacks %q:\n%s", tc.dir, want, r.stderr)
 			}
 		}
-		if _, err := os.Stat(db); !os.IsNotExist(err) {
-			t.Errorf("serve without data created the database file (stat: %v)", err)
+		for _, made := range []string{db, db + ".key"} {
+			if _, err := os.Stat(made); !os.IsNotExist(err) {
+				t.Errorf("serve on %s created %s (stat: %v)", tc.dir, made, err)
+			}
 		}
 	}
 

@@ -170,20 +170,6 @@ func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, log
 	return false, nil
 }
 
-// CheckFiles reports, before anything else is set up, whether fsys is a
-// data pack with a well-formed manifest and every file it lists, naming
-// each missing one. It only looks; Load also reads every byte.
-func CheckFiles(fsys fs.FS) error {
-	m, err := data.ReadManifest(fsys)
-	if err != nil {
-		return err
-	}
-	if missing := m.Missing(fsys); len(missing) > 0 {
-		return data.MismatchError(missing)
-	}
-	return nil
-}
-
 // useStormClimate gives the hydrology module the severe weather module's
 // hurricane wind climate for its storm surge indicator, when the severe
 // weather module provides one. It runs once, after every module is loaded
@@ -333,18 +319,11 @@ func runAll(ctx context.Context, fns []func() error) []error {
 // version derives from the manifest's checksums (data.Manifest.Version),
 // so two binaries or folders with the same data say the same version.
 func verifiedManifest(fsys fs.FS) (*data.Manifest, error) {
-	m, err := data.ReadManifest(fsys)
+	checked, err := data.CheckPack(fsys)
 	if err != nil {
 		return nil, err
 	}
-	bad, err := m.Verify(fsys)
-	if err != nil {
-		return nil, err
-	}
-	if len(bad) > 0 {
-		return nil, data.MismatchError(bad)
-	}
-	return m, nil
+	return checked.Manifest, nil
 }
 
 // vintage is the vintage of a source in the loaded pack, as its manifest

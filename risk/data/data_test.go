@@ -502,6 +502,12 @@ func TestManifestMissingAndCatalogFS(t *testing.T) {
 			t.Errorf("Vintage(%s) = %q", s.ID, m.Vintage(s.ID))
 		}
 	}
+	// Files the manifest does not list are named (hidden ones are not).
+	writeFile(t, filepath.Join(dir, "notes", "README.txt"), []byte("x"))
+	writeFile(t, filepath.Join(dir, ".locrisk-new-1", "x.csv"), []byte("x"))
+	if got, err := m.Unlisted(fsys); err != nil || len(got) != 1 || got[0] != "notes/README.txt" {
+		t.Errorf("Unlisted = %v, %v; want [notes/README.txt]", got, err)
+	}
 	gone := m.Files[3]
 	os.Remove(filepath.Join(dir, filepath.FromSlash(gone.Path)))
 	if miss := m.Missing(fsys); len(miss) != 1 || miss[0].Path != gone.Path || miss[0].Problem != "missing" {

@@ -11,9 +11,10 @@ import (
 
 // Export writes the pack src (its manifest and every file the manifest
 // lists) to the folder dir, which must be new or empty, and returns the
-// manifest. The files are written to a folder beside dir and checked
-// against the manifest before it takes dir's place, so a failure leaves
-// dir as it was (docs/data.md, "Replacing a data set").
+// manifest. The files are written to a hidden folder inside dir and
+// checked against the manifest before they are moved into place
+// (install), so a failure leaves dir as it was (docs/data.md, "Replacing
+// a data set").
 func Export(src fs.FS, dir string) (*Manifest, error) {
 	m, err := ReadManifest(src)
 	if err != nil {
@@ -25,23 +26,8 @@ func Export(src fs.FS, dir string) (*Manifest, error) {
 	if err := emptyOrAbsent(dir); err != nil {
 		return nil, err
 	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".export-")
+	in, err := beginInstall(dir)
 	if err != nil {
-		return nil, err
-	}
-	placed := false
-	defer func() {
-		if !placed {
-			os.RemoveAll(tmp)
-		}
-	}()
-	// MkdirTemp makes the folder for its owner only; a pack is read by
-	// whoever runs the service.
-	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, err
 	}
 	names := []string{ManifestName}
@@ -49,24 +35,22 @@ func Export(src fs.FS, dir string) (*Manifest, error) {
 		names = append(names, f.Path)
 	}
 	for _, name := range names {
-		if err := copyOut(src, name, filepath.Join(tmp, filepath.FromSlash(name))); err != nil {
+		if err := copyOut(src, name, filepath.Join(in.staging, filepath.FromSlash(name))); err != nil {
+			in.abort()
 			return nil, err
 		}
 	}
-	bad, err := m.Verify(os.DirFS(tmp))
+	bad, err := m.Verify(os.DirFS(in.staging))
+	if err == nil && len(bad) > 0 {
+		err = MismatchError(bad)
+	}
+	if err == nil {
+		_, err = in.commit() // nothing old to leave over
+	}
 	if err != nil {
+		in.abort()
 		return nil, err
 	}
-	if len(bad) > 0 {
-		return nil, MismatchError(bad)
-	}
-	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, err
-	}
-	placed = true
 	return m, nil
 }
 
@@ -78,6 +62,9 @@ func emptyOrAbsent(dir string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: give the folder it points to", dir)
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("%s exists and is not a folder; give a new or empty folder", dir)

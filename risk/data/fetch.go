@@ -23,12 +23,13 @@ const MaxPackBytes = 1 << 30
 
 // Fetch downloads the data pack archive at url (a .tar.gz of manifest.json
 // and the files under their catalog paths, docs/data.md), checks that it
-// arrived whole and that its SHA-256 is wantSHA256, unpacks it beside dir,
-// verifies every file against the pack's own manifest, and only then puts
-// it in dir's place, replacing what was there. dir must be absent, an empty
+// arrived whole and that its SHA-256 is wantSHA256, unpacks it in a hidden
+// folder inside dir, verifies every file against the pack's own manifest,
+// and only then moves it into place, replacing what was there (install). dir must be absent, an empty
 // folder or a data pack (a folder with a manifest): anything else is
 // refused before the download, so a mistyped path cannot delete a folder
-// or file. Any failure leaves dir as it was. The old pack is removed last;
+// or file. Any failure leaves dir as it was (a dir the fetch created is
+// removed again). The old pack is removed last;
 // if that fails, the new pack is installed all the same and leftover names
 // what remains to delete. client nil means http.DefaultClient.
 func Fetch(ctx context.Context, client *http.Client, url, wantSHA256, dir string) (m *Manifest, leftover string, err error) {
@@ -45,59 +46,42 @@ func Fetch(ctx context.Context, client *http.Client, url, wantSHA256, dir string
 	if err := replaceable(dir); err != nil {
 		return nil, "", err
 	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	in, err := beginInstall(dir)
+	if err != nil {
 		return nil, "", err
 	}
-	archive, err := download(ctx, client, url, want, parent)
+	defer func() {
+		if err != nil {
+			in.abort()
+		}
+	}()
+	archive, err := download(ctx, client, url, want, dir)
 	if err != nil {
 		return nil, "", err
 	}
 	defer os.Remove(archive)
-
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
-	if err != nil {
-		return nil, "", err
+	if err := unpack(archive, in.staging); err != nil {
+		return nil, "", fmt.Errorf("%s: the archive cannot be unpacked (%w); nothing was replaced", url, err)
 	}
-	placed := false
-	defer func() {
-		if !placed {
-			os.RemoveAll(tmp)
-		}
-	}()
-	// MkdirTemp makes the folder for its owner only; a pack is read by
-	// whoever runs the server.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, "", err
-	}
-	if err := unpack(archive, tmp); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", url, err)
-	}
-	m, err = ReadManifest(os.DirFS(tmp))
+	m, err = ReadManifest(os.DirFS(in.staging))
 	if errors.Is(err, ErrNoManifest) {
-		return nil, "", fmt.Errorf("%s: the archive holds no %s", url, ManifestName)
+		return nil, "", fmt.Errorf("%s: the archive holds no %s at its top or in its one top folder; nothing was replaced", url, ManifestName)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", url, err)
+		return nil, "", fmt.Errorf("%s: %w; nothing was replaced", url, err)
 	}
-	bad, err := m.Verify(os.DirFS(tmp))
+	bad, err := m.Verify(os.DirFS(in.staging))
 	if err != nil {
 		return nil, "", err
 	}
 	if len(bad) > 0 {
-		return nil, "", fmt.Errorf("%s: %d file(s) do not match the pack's manifest, the first %s: %s", url, len(bad), bad[0].Path, bad[0].Problem)
+		return nil, "", fmt.Errorf("%s: %d file(s) do not match the pack's manifest, the first %s: %s; nothing was replaced", url, len(bad), bad[0].Path, bad[0].Problem)
 	}
-	old, err := swapIn(tmp, dir)
+	leftover, err = in.commit()
 	if err != nil {
 		return nil, "", err
 	}
-	placed = true
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return m, old, nil
-		}
-	}
-	return m, "", nil
+	return m, leftover, nil
 }
 
 // replaceable refuses a target that is not absent, an empty folder or a
@@ -129,10 +113,10 @@ func replaceable(dir string) error {
 	return nil
 }
 
-// download writes the body at url to a temporary file in parent and
+// download writes the body at url to a hidden temporary file in dir and
 // returns its name, once it has all arrived (as many bytes as the server
 // announced) and its SHA-256 is want.
-func download(ctx context.Context, client *http.Client, url, want, parent string) (string, error) {
+func download(ctx context.Context, client *http.Client, url, want, dir string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
@@ -148,7 +132,7 @@ func download(ctx context.Context, client *http.Client, url, want, parent string
 	if resp.ContentLength > MaxPackBytes {
 		return "", fmt.Errorf("%s: %d bytes, more than a data pack's %d", url, resp.ContentLength, int64(MaxPackBytes))
 	}
-	f, err := os.CreateTemp(parent, ".pack-*.tar.gz")
+	f, err := os.CreateTemp(dir, downloadPrefix+"*.tar.gz")
 	if err != nil {
 		return "", err
 	}
@@ -266,24 +250,4 @@ func unwrapSingleFolder(dir string) error {
 		}
 	}
 	return os.Remove(inner)
-}
-
-// swapIn puts the folder tmp at dir, renaming an existing dir aside first
-// so dir is never half replaced; it returns the old folder's new name, or
-// "" when there was none.
-func swapIn(tmp, dir string) (string, error) {
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return "", err
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir)
-		}
-		return "", err
-	}
-	return old, nil
 }

@@ -119,6 +119,10 @@ func TestFetch(t *testing.T) {
 
 	t.Run("installs and replaces", func(t *testing.T) {
 		dir := existing(t)
+		before, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		m, leftover, err := Fetch(ctx, nil, serve(t, good, false, 200), strings.ToUpper(sum(good)), dir)
 		if err != nil || leftover != "" {
 			t.Fatal(err, leftover)
@@ -138,6 +142,26 @@ func TestFetch(t *testing.T) {
 		siblings, _ := os.ReadDir(filepath.Dir(dir))
 		if len(siblings) != 1 {
 			t.Errorf("left behind beside the pack: %v", siblings)
+		}
+		// The folder itself stays (a mount point, a shell inside it), and
+		// nothing hidden is left in it.
+		if after, err := os.Stat(dir); err != nil || !os.SameFile(before, after) {
+			t.Errorf("the folder was replaced, not filled: %v", err)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("left inside the pack: %s", e.Name())
+			}
+		}
+	})
+	t.Run("a failure in a new folder removes it", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "new")
+		if _, _, err := Fetch(ctx, nil, serve(t, good, false, 200), strings.Repeat("ab", 32), dir); err == nil {
+			t.Fatal("a wrong checksum was accepted")
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the new folder is left: %v", err)
 		}
 	})
 	t.Run("one top folder", func(t *testing.T) {

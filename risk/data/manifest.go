@@ -66,6 +66,11 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			line := 1 + bytes.Count(b[:min(int(syn.Offset), len(b))], []byte("\n"))
+			return nil, fmt.Errorf("%s line %d: %w", ManifestName, line, err)
+		}
 		return nil, fmt.Errorf("%s: %w", ManifestName, err)
 	}
 	if err := m.check(); err != nil {
@@ -109,8 +114,11 @@ func (m *Manifest) check() error {
 		if b, err := hex.DecodeString(f.SHA256); err != nil || len(b) != sha256.Size {
 			errs = append(errs, fmt.Errorf("%s: sha256 %q is not 64 hex digits", name, f.SHA256))
 		}
-		if f.Bytes <= 0 || f.Rows < 0 {
-			errs = append(errs, fmt.Errorf("%s: bytes %d, rows %d", name, f.Bytes, f.Rows))
+		if f.Bytes <= 0 {
+			errs = append(errs, fmt.Errorf("%s: bytes %d; a file's size must be positive", name, f.Bytes))
+		}
+		if f.Rows < 0 {
+			errs = append(errs, fmt.Errorf("%s: rows %d; a count cannot be negative", name, f.Rows))
 		}
 	}
 	for _, s := range catalog {
@@ -182,6 +190,33 @@ type Mismatch struct {
 	Problem string // "missing", "size 123, manifest 456", "sha256 ab12..., manifest cd34..."
 }
 
+// Unlisted returns the files in fsys that the manifest does not list
+// (other than the manifest itself and hidden files), which the engine
+// never reads, in path order.
+func (m *Manifest) Unlisted(fsys fs.FS) ([]string, error) {
+	listed := map[string]bool{ManifestName: true}
+	for _, f := range m.Files {
+		listed[f.Path] = true
+	}
+	var out []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && !listed[p] {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Missing returns the manifest entries whose files are not in fsys, only
 // looking for them (Verify reads them).
 func (m *Manifest) Missing(fsys fs.FS) []Mismatch {
@@ -208,12 +243,41 @@ func (m *Manifest) Verify(fsys fs.FS) ([]Mismatch, error) {
 		case err != nil:
 			return nil, err
 		case size != f.Bytes:
-			out = append(out, Mismatch{f.Path, fmt.Sprintf("size %d bytes, manifest %d (sha256 %s)", size, f.Bytes, sum)})
+			out = append(out, Mismatch{f.Path, fmt.Sprintf("size %d bytes and sha256 %s; the manifest says %d bytes", size, sum, f.Bytes)})
 		case sum != f.SHA256:
 			out = append(out, Mismatch{f.Path, fmt.Sprintf("sha256 %s, manifest %s", sum, f.SHA256)})
 		}
 	}
 	return out, nil
+}
+
+// Checked is a pack whose every file has been read and found to match its
+// manifest (CheckPack). The engine takes it as it is rather than read the
+// whole pack a second time, so a command can check its data before it
+// creates anything (docs/data.md, "Checking a pack") and then load them.
+type Checked struct {
+	fs.FS
+	Manifest *Manifest
+}
+
+// CheckPack reads the manifest of the pack fsys and checks every file
+// against it; a pack already checked is returned as it is.
+func CheckPack(fsys fs.FS) (*Checked, error) {
+	if c, ok := fsys.(*Checked); ok {
+		return c, nil
+	}
+	m, err := ReadManifest(fsys)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := m.Verify(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, MismatchError(bad)
+	}
+	return &Checked{FS: fsys, Manifest: m}, nil
 }
 
 // MismatchError describes a pack that does not match its manifest, one

@@ -122,6 +122,9 @@ func TestParseManifestRejects(t *testing.T) {
 		b          []byte
 	}{
 		{"not JSON", "invalid character", []byte("{x")},
+		{"a syntax error names its line", "manifest.json line 3: invalid character", []byte("{\n\"files\": [\n  x\n]}")},
+		{"negative size", "a file's size must be positive", edit(func(m map[string]any) { first(m)["bytes"] = -5 })},
+		{"negative rows", "a count cannot be negative", edit(func(m map[string]any) { first(m)["rows"] = -1 })},
 		{"unknown field", "unknown field", edit(func(m map[string]any) { first(m)["colour"] = "red" })},
 		{"a source left out", "is not listed", edit(func(m map[string]any) { m["files"] = files(m)[1:] })},
 		{"a source twice", "listed twice", edit(func(m map[string]any) { m["files"] = append(files(m), files(m)[0]) })},
