@@ -21,6 +21,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/responses"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/pb33f/libopenapi/orderedmap"
 
 	"locrisk/apidoc"
 )
@@ -144,30 +145,44 @@ func (w *teeWriter) finish() {
 }
 
 // validateResponse fails the test when a response does not match the
-// document. A request for an operation the document has is validated by
-// the library as that operation's response. Any other request can only be
-// answered by the middleware (404 not_found, 405 method_not_allowed,
-// server_busy, headers_too_large): those are validated against the
-// document's shared responses.
+// document. A request for an operation the document has (HEAD included,
+// which the document lists beside every GET) is validated by the library
+// as that operation's response. Any other request can only be answered by
+// the middleware: 431, 500 and 503 are validated against the document's
+// shared responses; 404 not_found and 405 method_not_allowed, which
+// OpenAPI cannot attach to an operation the path lacks, against the Error
+// schema and what info.description says of them, the 405's Allow header
+// naming exactly the methods the document gives the path.
 func (e *env) validateResponse(req *http.Request, status int, header http.Header, body []byte) {
 	e.t.Helper()
-	if req.Method == http.MethodHead {
-		return // the document describes GET; HEAD is GET without the body
-	}
 	c := openAPI(e.t)
 	resp := &http.Response{StatusCode: status, Header: header, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
 	if status == http.StatusNotModified || status == http.StatusNoContent {
 		resp.Body = http.NoBody
 	}
-	pathItem, _, tmpl := findOperation(c, req)
+	pathItem, op, tmpl := findOperation(c, req)
 	if pathItem != nil {
 		if ok, errs := c.validator.GetResponseBodyValidator().ValidateResponseBodyWithPathItem(req, resp, pathItem, tmpl); !ok {
 			e.t.Errorf("OpenAPI: %s %s answered %d, which the document does not allow:%s\nbody: %.600s",
 				req.Method, req.URL.Path, status, describe(errs), body)
 		}
+		// The document makes RateLimit-* optional on the 404s of operations
+		// with a path parameter, for not_found; the resource's own code
+		// comes after authentication and carries them.
+		if status == http.StatusNotFound && len(op.Security) > 0 && bodyErrorCode(body) != codeNotFound && req.Method != http.MethodHead {
+			for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+				if header.Get(h) == "" {
+					e.t.Errorf("OpenAPI: %s %s answered 404 %s without %s", req.Method, req.URL.Path, bodyErrorCode(body), h)
+				}
+			}
+		}
 		return
 	}
-	name := map[int]string{404: "NotFound", 405: "MethodNotAllowed", 431: "HeadersTooLarge", 503: "Unavailable", 500: "InternalError"}[status]
+	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+		e.validateUnmatched(c, req, resp, body)
+		return
+	}
+	name := map[int]string{431: "HeadersTooLarge", 503: "Unavailable", 500: "InternalError"}[status]
 	shared := c.model.Components.Responses.GetOrZero(name)
 	if shared == nil {
 		e.t.Errorf("OpenAPI: %s %s has no operation in the document, yet answered %d", req.Method, req.URL.Path, status)
@@ -188,6 +203,89 @@ func (e *env) validateResponse(req *http.Request, status int, header http.Header
 		e.t.Errorf("OpenAPI: %s %s answered %d, unlike the document's %s response:%s\nbody: %.600s",
 			req.Method, req.URL.Path, status, name, describe(errs), body)
 	}
+}
+
+// validateUnmatched checks a 404 or 405 answered to a request that no
+// operation of the document takes: the Error shape with not_found or
+// method_not_allowed, X-Request-Id and Cache-Control as the document's
+// header components say, no RateLimit-* headers. A 405's Allow lists the
+// methods the document gives the path; a 404 comes for a path the document
+// does not have, or for an unclean one.
+func (e *env) validateUnmatched(c *openAPIDoc, req *http.Request, resp *http.Response, body []byte) {
+	e.t.Helper()
+	status, header := resp.StatusCode, resp.Header
+	fail := func(format string, args ...any) {
+		e.t.Helper()
+		e.t.Errorf("OpenAPI: %s %s answered %d: %s", req.Method, req.URL.Path, status, fmt.Sprintf(format, args...))
+	}
+	headers := orderedmap.New[string, *v3.Header]()
+	for _, name := range []string{"X-Request-Id", "Cache-Control"} {
+		headers.Set(name, c.model.Components.Headers.GetOrZero(name))
+	}
+	if _, errs := responses.ValidateResponseHeaders(req, resp, headers, "", fmt.Sprint(status)); len(errs) > 0 {
+		fail("headers unlike the document:%s", describe(errs))
+	}
+	if rl := header.Get("RateLimit-Limit"); rl != "" {
+		fail("RateLimit-Limit %q before authentication", rl)
+	}
+	if ct := header.Get("Content-Type"); ct != "application/json" {
+		fail("Content-Type %q", ct)
+	}
+	if req.Method != http.MethodHead || len(body) > 0 {
+		if _, errs := c.schemas.ValidateSchemaBytes(c.model.Components.Schemas.GetOrZero("Error").Schema(), body); len(errs) > 0 {
+			fail("body unlike the Error schema:%s\nbody: %.600s", describe(errs), body)
+		}
+	}
+	methods := documentedMethods(c, req.URL.Path)
+	switch status {
+	case http.StatusNotFound:
+		if code := bodyErrorCode(body); code != codeNotFound && len(body) > 0 {
+			fail("code %q, want %s", code, codeNotFound)
+		}
+		if len(methods) > 0 && !uncleanPath(req.URL.Path) {
+			fail("the document gives this path %s", strings.Join(methods, ", "))
+		}
+	case http.StatusMethodNotAllowed:
+		if code := bodyErrorCode(body); code != codeMethodNotAllowed && len(body) > 0 {
+			fail("code %q, want %s", code, codeMethodNotAllowed)
+		}
+		if len(methods) == 0 {
+			fail("the document does not have this path")
+		}
+		if allow, want := header.Get("Allow"), strings.Join(methods, ", "); allow != want {
+			fail("Allow %q, but the document gives the path %q", allow, want)
+		}
+	}
+}
+
+// documentedMethods lists, sorted and upper case, the methods of every
+// operation whose path template matches path: what ServeMux puts in the
+// Allow header of a 405, if the document and the routes agree.
+func documentedMethods(c *openAPIDoc, path string) []string {
+	var methods []string
+	for tmpl, item := range c.model.Paths.PathItems.FromOldest() {
+		if !templateRegexp(tmpl).MatchString(path) {
+			continue
+		}
+		for method := range item.GetOperations().KeysFromOldest() {
+			if m := strings.ToUpper(method); !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
+		}
+	}
+	slices.Sort(methods)
+	return methods
+}
+
+// bodyErrorCode is the error.code of an error body, "" for any other body.
+func bodyErrorCode(body []byte) string {
+	var b struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &b)
+	return b.Error.Code
 }
 
 // findOperation is the document's operation for the request's method and
@@ -258,9 +356,9 @@ func TestOpenAPIDocumentValid(t *testing.T) {
 
 // TestOpenAPICoversRoutes checks that every route of routes.go has its
 // operation in the document with the same number and scope, and that every
-// operation of the document that the server serves is routed. Operations the
-// document announces but this build does not serve are listed in
-// notRoutedYet.
+// operation of the document is routed. A GET route also answers HEAD
+// (ServeMux does so, and says so in Allow), so the document has a HEAD
+// operation beside every GET, with the same number and scope.
 func TestOpenAPICoversRoutes(t *testing.T) {
 	c := openAPI(t)
 	e := newEnv(t)
@@ -271,40 +369,52 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 			documented[opKey{strings.ToUpper(method), tmpl}] = op
 		}
 	}
+	// answered is the methods a route pattern answers.
+	answered := func(pattern string) (methods []string, path string) {
+		method, path, _ := strings.Cut(pattern, " ")
+		if method == http.MethodGet {
+			return []string{http.MethodGet, http.MethodHead}, path
+		}
+		return []string{method}, path
+	}
 	routed := map[opKey]bool{}
 	for i, rt := range e.srv.routeTable() {
-		method, path, _ := strings.Cut(rt.pattern, " ")
-		k := opKey{method, path}
-		routed[k] = true
-		op := documented[k]
-		if op == nil {
-			t.Errorf("route %d (%s) has no operation in the OpenAPI document", i+1, rt.pattern)
-			continue
-		}
-		if n := extensionInt(t, op, "x-locrisk-operation"); n != i+1 {
-			t.Errorf("%s: x-locrisk-operation = %d, want %d (its row in routes.go)", rt.pattern, n, i+1)
-		}
-		if scope := extensionString(t, op, "x-locrisk-scope"); scope != rt.access.scope {
-			t.Errorf("%s: x-locrisk-scope = %q, want %q", rt.pattern, scope, rt.access.scope)
-		}
-		if !strings.Contains(op.Description, "`"+rt.access.scope+"`") {
-			t.Errorf("%s: description does not name the scope %s", rt.pattern, rt.access.scope)
-		}
-		if len(op.Security) == 0 {
-			t.Errorf("%s: no security requirement", rt.pattern)
+		methods, path := answered(rt.pattern)
+		for _, method := range methods {
+			k := opKey{method, path}
+			routed[k] = true
+			op := documented[k]
+			if op == nil {
+				t.Errorf("route %d (%s) answers %s, which has no operation in the OpenAPI document", i+1, rt.pattern, method)
+				continue
+			}
+			if n := extensionInt(t, op, "x-locrisk-operation"); n != i+1 {
+				t.Errorf("%s %s: x-locrisk-operation = %d, want %d (its row in routes.go)", method, path, n, i+1)
+			}
+			if scope := extensionString(t, op, "x-locrisk-scope"); scope != rt.access.scope {
+				t.Errorf("%s %s: x-locrisk-scope = %q, want %q", method, path, scope, rt.access.scope)
+			}
+			if !strings.Contains(op.Description, "`"+rt.access.scope+"`") {
+				t.Errorf("%s %s: description does not name the scope %s", method, path, rt.access.scope)
+			}
+			if len(op.Security) == 0 {
+				t.Errorf("%s %s: no security requirement", method, path)
+			}
 		}
 	}
 	for _, rt := range e.srv.openRoutes() {
-		method, path, _ := strings.Cut(rt.pattern, " ")
-		k := opKey{method, path}
-		routed[k] = true
-		op := documented[k]
-		if op == nil {
-			t.Errorf("open route %s has no operation in the OpenAPI document", rt.pattern)
-			continue
-		}
-		if op.Security == nil || len(op.Security) != 0 {
-			t.Errorf("open route %s: the document must say security: [] (no key)", rt.pattern)
+		methods, path := answered(rt.pattern)
+		for _, method := range methods {
+			k := opKey{method, path}
+			routed[k] = true
+			op := documented[k]
+			if op == nil {
+				t.Errorf("open route %s answers %s, which has no operation in the OpenAPI document", rt.pattern, method)
+				continue
+			}
+			if op.Security == nil || len(op.Security) != 0 {
+				t.Errorf("open route %s %s: the document must say security: [] (no key)", method, path)
+			}
 		}
 	}
 	for k := range documented {
@@ -502,7 +612,7 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 	// Shared responses sit under components.responses by name; their
 	// status is where operations refer to them, so map them by name.
 	shared := map[string]string{"Unauthorized": "401", "Forbidden": "403", "TooManyRequests": "429", "TooManyRequestsOrQuota": "429",
-		"HeadersTooLarge": "431", "InternalError": "500", "Unavailable": "503", "NotFound": "404", "MethodNotAllowed": "405"}
+		"HeadersTooLarge": "431", "InternalError": "500", "Unavailable": "503"}
 	responses := doc.(map[string]any)["components"].(map[string]any)["responses"].(map[string]any)
 	for name, status := range shared {
 		r, ok := responses[name]
@@ -521,8 +631,20 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 			t.Errorf("item error code %s is not named in the BatchItemError schema", code)
 		}
 	}
+	// A 405 answers a method the path has no operation for, which OpenAPI
+	// gives no place: info.description states it.
+	unattached := []string{codeMethodNotAllowed}
+	info := fmt.Sprint(doc.(map[string]any)["info"].(map[string]any)["description"])
+	for _, code := range unattached {
+		if !strings.Contains(info, fmt.Sprintf("%d %s", codeStatus[code], code)) {
+			t.Errorf("info.description does not state %d %s", codeStatus[code], code)
+		}
+		if listed[code] != nil {
+			t.Errorf("the document lists %s under a response, yet it is in unattached", code)
+		}
+	}
 	for code, status := range codeStatus {
-		if slices.Contains(itemOnly, code) {
+		if slices.Contains(itemOnly, code) || slices.Contains(unattached, code) {
 			continue
 		}
 		if !listed[code][fmt.Sprint(status)] {
@@ -532,6 +654,52 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 	for code := range listed {
 		if _, ok := codeStatus[code]; !ok {
 			t.Errorf("the document lists error code %s, which codeStatus does not have", code)
+		}
+	}
+}
+
+// TestOpenAPIRoutingAnswers asks the server, for every path of the
+// document, what the document says of the requests no operation takes
+// there: each method the path lacks is 405 with an Allow header naming the
+// path's methods in the document (HEAD included, as ServeMux adds it to
+// every GET), and each path parameter left empty, "." or ".." (in clear or
+// percent-encoded) is 404 not_found, which the operations with that
+// parameter must list. Every answer is validated against the document by
+// the env, so a path whose Allow disagrees with the document fails here.
+func TestOpenAPIRoutingAnswers(t *testing.T) {
+	c := openAPI(t)
+	e := newEnv(t)
+	key := e.allScopesKey(e.account(100, 1000))
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	for tmpl, item := range c.model.Paths.PathItems.FromOldest() {
+		path := param.ReplaceAllString(tmpl, "p1")
+		var have []string
+		for method := range item.GetOperations().KeysFromOldest() {
+			have = append(have, strings.ToUpper(method))
+		}
+		// A method another template of the same path has is routed there
+		// (DELETE /webhooks/deliveries is operation 16).
+		taken := documentedMethods(c, path)
+		for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+			if slices.Contains(taken, method) {
+				continue
+			}
+			rec := e.do(method, path, key, "")
+			if rec.Code != http.StatusMethodNotAllowed {
+				t.Errorf("%s %s: status %d, want 405", method, path, rec.Code)
+			}
+		}
+		if !param.MatchString(tmpl) {
+			continue
+		}
+		for _, value := range []string{"", ".", "..", "%2E", "%2E%2E"} {
+			path := param.ReplaceAllString(tmpl, value)
+			for _, method := range have {
+				rec := e.do(method, path, key, "")
+				if rec.Code != http.StatusNotFound || (method != "HEAD" && bodyErrorCode(rec.Body.Bytes()) != codeNotFound) {
+					t.Errorf("%s %s: status %d %s, want 404 not_found", method, path, rec.Code, rec.Body)
+				}
+			}
 		}
 	}
 }
