@@ -68,15 +68,24 @@ func (r *renderer) runningHeader() {
 	r.setInk(colMuted)
 	loc := r.a.Location
 	place := joinNonEmpty(", ", clean(loc.CountyName, false), clean(loc.StateCode, false))
-	right := r.fitEllipsis(joinNonEmpty("  ·  ", "Location Risk Report", place), contentW-45)
-	r.cell(marginL+45, 11.5, contentW-45, 4, right, "R")
+	// A long place name drops the report's name first, then gets smaller
+	// and, past that, a second line; it is never cut.
+	right := joinNonEmpty("  ·  ", "Location Risk Report", place)
+	if r.f.GetStringWidth(right) > contentW-45 && place != "" {
+		right = place
+	}
+	y := 11.5
+	if _, ok := r.shrinkToFit(right, contentW-45, fSmall, 6); !ok {
+		y = 9.6
+	}
+	r.fitText(marginL+45, y, contentW-45, 4, right, "R", fSmall, 6)
 	r.f.SetLineWidth(0.35)
 	r.stroke(colTeal)
 	r.f.Line(marginL, 19.5, pageW-marginR, 19.5)
 }
 
 // coverPage is page 1: identity, place, map, overall score, module chart
-// and top risks.
+// and the top risks, all of them, whole.
 func (r *renderer) coverPage() {
 	r.newPage()
 	a := r.a
@@ -96,21 +105,29 @@ func (r *renderer) coverPage() {
 		{"Data version", orDash(clean(a.DataVersion, false))},
 		{"County FIPS", orDash(clean(loc.CountyFIPS, false))},
 	}
-	for i, m := range meta {
-		yy := 13.6 + float64(i)*4.2
-		r.setFont(fSmall)
+	// Each value right-aligned in up to 80 mm, smaller or wrapped when
+	// longer (never cut); the rule under the band moves down if need be.
+	yy := 13.6
+	for _, m := range meta {
 		r.setInk(colInk)
-		vw := math.Min(r.f.GetStringWidth(m[1]), 70)
-		r.cell(pageW-marginR-vw, yy, vw, 4, r.fitEllipsis(m[1], 70), "R")
+		fs, ok := r.shrinkToFit(m[1], 80, fSmall, 6)
+		vw := math.Min(r.f.GetStringWidth(m[1]), 80)
+		if !ok {
+			vw = 80
+		}
+		h := r.fitText(pageW-marginR-vw, yy, vw, 4, m[1], "R", fs, fs.size)
+		r.setFont(fSmall)
 		r.setInk(colMuted)
 		r.cell(pageW-marginR-vw-32, yy, 30, 4, m[0], "R")
+		yy += math.Max(h, 4) + 0.2
 	}
+	rule := math.Max(30, yy+1)
 	f.SetLineWidth(0.5)
 	r.stroke(colTeal)
-	f.Line(marginL, 30, pageW-marginR, 30)
+	f.Line(marginL, rule, pageW-marginR, rule)
 
 	// Title and address.
-	r.y = 34
+	r.y = rule + 3.5
 	r.f.Bookmark("Summary", 0, 0)
 	r.setFont(fTitle)
 	r.setInk(colNavy)
@@ -129,33 +146,63 @@ func (r *renderer) coverPage() {
 	if place == "" {
 		place = "County not identified"
 	}
-	r.setFont(fontSpec{"go", "B", 12.5})
+	// The place in full: a name too long for two lines is set smaller.
+	pf := fontSpec{"go", "B", 12.5}
+	r.setFont(pf)
+	for pf.size > 8 && len(r.wrap(place, contentW)) > 2 {
+		pf.size -= 1.5
+		r.setFont(pf)
+	}
 	r.setInk(colInk)
-	for _, line := range r.clampLines(r.wrap(place, contentW), 3, contentW) {
-		r.cell(marginL, r.y, contentW, 5.6, line, "L")
-		r.y += 5.6
+	for _, line := range r.wrap(place, contentW) {
+		r.cell(marginL, r.y, contentW, pf.size*0.45, line, "L")
+		r.y += pf.size * 0.45
 	}
 	r.y += 0.6
 	r.setFont(fBody)
 	r.setInk(colMuted)
 	r.cell(marginL, r.y, contentW, 4.5, formatCoord(loc.Latitude, loc.Longitude)+"   ·   WGS84 latitude/longitude", "L")
-	r.y += 8
+	r.y += 7
+
+	// The summary keeps the top risks on this page: the map panel and the
+	// chart's rows give up height, in steps, until the top risks fit.
+	// The review flags join them when a layout has room for both.
+	lay := coverLayouts[len(coverLayouts)-1]
+	risksH := r.topRisksHeight()
+	fits := func(h float64) bool {
+		for _, l := range coverLayouts {
+			if r.y+l.panelH+6+r.moduleChartHeight(l.rowH)+4+h <= bodyBottom {
+				lay = l
+				return true
+			}
+		}
+		return false
+	}
+	if !fits(risksH + r.coverFlagsHeight()) {
+		fits(risksH)
+	}
 
 	// Map and gauge side by side.
-	const panelH = 72.0
 	mapW := 106.0
 	gx := marginL + mapW + 4
 	gw := pageW - marginR - gx
-	r.panel(marginL, r.y, mapW, panelH, "LOCATOR MAP")
-	r.locatorMap(marginL+4, r.y+8, mapW-8, panelH-16)
-	r.mapLegend(marginL+4, r.y+panelH-6.5, mapW-8)
-	r.panel(gx, r.y, gw, panelH, "OVERALL RISK SCORE")
-	r.gauge(gx, r.y, gw)
-	r.y += panelH + 7
+	r.panel(marginL, r.y, mapW, lay.panelH, "LOCATOR MAP")
+	r.locatorMap(marginL+4, r.y+8, mapW-8, lay.panelH-16)
+	r.mapLegend(marginL+4, r.y+lay.panelH-6.5, mapW-8)
+	r.panel(gx, r.y, gw, lay.panelH, "OVERALL RISK SCORE")
+	r.gauge(gx, r.y, gw, lay.panelH)
+	r.y += lay.panelH + 6
 
-	r.moduleChart()
-	r.y += 5
+	r.moduleChart(lay.rowH)
+	r.y += 4
 	r.topRisks()
+}
+
+// coverLayouts are the heights of the cover's map panel and chart rows,
+// roomiest first; the cover takes the first with which its top risks and
+// review flags fit, else the first with which its top risks do.
+var coverLayouts = []struct{ panelH, rowH float64 }{
+	{66, 6.6}, {62, 6.2}, {58, 5.6}, {58, 5},
 }
 
 func orDash(s string) string {
@@ -176,11 +223,13 @@ func (r *renderer) panel(x, y, w, h float64, title string) {
 
 // gauge draws the overall score as a semicircle of level bands with a
 // marker at the score, the number inside, then level and confidence.
-func (r *renderer) gauge(x, y, w float64) {
+func (r *renderer) gauge(x, y, w, h float64) {
 	f := r.f
 	s := r.a.Summary
-	cx, cy := x+w/2, y+43
-	const outer, inner = 27.0, 18.5
+	// The dial sits 26 mm above the panel's foot, on the lines of text
+	// under it, whatever the panel's height.
+	const outer, inner = 24.0, 16.5
+	cx, cy := x+w/2, y+h-26
 
 	for i, l := range levels {
 		a0 := 180 - 36*float64(i) - 0.6
@@ -221,9 +270,8 @@ func (r *renderer) gauge(x, y, w float64) {
 	r.cell(cx+mid-5, cy+0.8, 10, 3, "100", "C")
 
 	label, fill, on := levelStyle(s.RiskLevel)
-	r.pill(cx, cy+5, label, fontSpec{"go", "B", 10}, fill, on, 6.5, "C")
+	r.pill(cx, cy+4, label, fontSpec{"go", "B", 10}, fill, on, 6.2, "C")
 
-	r.setFont(fSmall)
 	r.setInk(colInk)
 	// The module that drives the overall index, with its own score, so a
 	// site with one severe peril is not read as low risk overall.
@@ -232,10 +280,11 @@ func (r *renderer) gauge(x, y, w float64) {
 		if sc, ok := s.ModuleScores.Get(d); ok && sc != nil {
 			text += " (" + strconv.Itoa(*sc) + ")"
 		}
-		r.cell(x+3, cy+14, w-6, 4, r.fitEllipsis(text, w-6), "C")
-		cy += 4.5
+		r.fitText(x+2, cy+11.6, w-4, 4, text, "C", fSmall, 6)
+		cy += 4.3
 	}
-	r.cell(x+3, cy+14, w-6, 4, r.fitEllipsis("Confidence: "+confidenceText(s.Confidence), w-6), "C")
+	r.fitText(x+2, cy+11.6, w-4, 4, "Confidence: "+confidenceText(s.Confidence), "C", fSmall, 6)
+	r.setFont(fSmall)
 	r.setInk(colMuted)
 	flags := "No review flags"
 	switch n := len(s.ReviewFlags); n {
@@ -245,7 +294,7 @@ func (r *renderer) gauge(x, y, w float64) {
 	default:
 		flags = strconv.Itoa(n) + " review flags – see Review flags"
 	}
-	r.cell(x+3, cy+18.5, w-6, 4, flags, "C")
+	r.cell(x+3, cy+15.9, w-6, 4, flags, "C")
 }
 
 // gaugeMarker is a dark wedge outside the band at the score, with a
@@ -302,13 +351,20 @@ func (r *renderer) pill(x, y float64, text string, fs fontSpec, fill, on rgb, h 
 	return w
 }
 
-// moduleChart is the horizontal bar chart of the module scores. A
-// module without data gets a hatched track and "No data", never a bar at 0.
-func (r *renderer) moduleChart() {
+// moduleChartHeight is the height moduleChart takes with rows rowH high.
+func (r *renderer) moduleChartHeight(rowH float64) float64 {
+	return 8 + float64(len(moduleScoreList(&r.a.Summary.ModuleScores)))*rowH + 10
+}
+
+// moduleChart is the horizontal bar chart of the module scores, one row
+// rowH high per module. A module without data gets a hatched track and
+// "No data", never a bar at 0.
+func (r *renderer) moduleChart(rowH float64) {
 	f := r.f
-	const rowH, barH, labelW, valueW = 7.6, 4.6, 46.0, 24.0
+	const labelW, valueW = 46.0, 24.0
+	barH := rowH * 0.62
 	mods := moduleScoreList(&r.a.Summary.ModuleScores)
-	r.ensure(8 + float64(len(mods))*rowH + 14)
+	r.ensure(r.moduleChartHeight(rowH))
 	r.sectionTitle("Module scores", "Percentile among US residents: a score of 80 is more hazardous than 80% of them")
 	trackX := marginL + labelW
 	trackW := contentW - labelW - valueW
@@ -319,7 +375,7 @@ func (r *renderer) moduleChart() {
 		by := yy + (rowH-barH)/2
 		r.setFont(fBody)
 		r.setInk(colInk)
-		r.cell(marginL, yy, labelW-3, rowH, moduleTitle(m.key), "L")
+		r.fitText(marginL, yy, labelW-3, rowH, moduleTitle(m.key), "L", fBody, 6)
 		if m.score == nil {
 			r.noDataTrack(trackX, by, trackW, barH, fLabel, 1.5, 0.7)
 			r.setFont(fBody)
@@ -357,9 +413,9 @@ func (r *renderer) moduleChart() {
 		xx := trackX + trackW*float64(v)/100
 		r.cell(xx-5, bottom+0.4, 10, 3, strconv.Itoa(v), "C")
 	}
-	r.y = bottom + 5
+	r.y = bottom + 4.4
 	r.levelLegend(trackX, r.y)
-	r.y += 5
+	r.y += 5.6
 }
 
 func clampScore(s int) int {
@@ -403,16 +459,43 @@ func (r *renderer) sectionTitle(title, note string) {
 	r.setFont(fH2)
 	r.setInk(colNavy)
 	r.cell(marginL, r.y, contentW, 6, title, "L")
+	h := 6.0
 	if note != "" {
 		tw := r.f.GetStringWidth(title)
-		r.setFont(fSmall)
 		r.setInk(colMuted)
-		r.cell(marginL+tw+4, r.y+0.6, contentW-tw-4, 6, r.fitEllipsis(note, contentW-tw-4), "L")
+		h = max(h, 0.6+r.fitText(marginL+tw+4, r.y+0.6, contentW-tw-4, 6, note, "L", fSmall, 6.5))
 	}
-	r.y += 8
+	r.y += h + 2
 }
 
-// topRisks lists the up to three highest-scoring modules with their reasons.
+// Top-risk geometry (mm): the reasons' indent and line height.
+const riskIndent, riskLineH = 9.0, 3.7
+
+// topRiskReason wraps a top risk's reason, whole, beside its number.
+func (r *renderer) topRiskReason(t risk.TopRisk) []string {
+	r.setFont(fSmall)
+	return r.wrap(clean(t.Reason, false), contentW-riskIndent)
+}
+
+// topRiskHeight is the height one top risk takes.
+func (r *renderer) topRiskHeight(t risk.TopRisk) float64 {
+	return 6 + riskLineH*float64(len(r.topRiskReason(t))) + 2.3
+}
+
+// topRisksHeight is the height of the whole top-risks block.
+func (r *renderer) topRisksHeight() float64 {
+	h := 8.0
+	if len(r.a.Summary.TopRisks) == 0 {
+		return h + 9
+	}
+	for _, t := range r.a.Summary.TopRisks {
+		h += r.topRiskHeight(t)
+	}
+	return h
+}
+
+// topRisks lists the up to three highest-scoring modules with their
+// reasons in full.
 func (r *renderer) topRisks() {
 	risks := r.a.Summary.TopRisks
 	r.ensure(8 + 14)
@@ -425,11 +508,9 @@ func (r *renderer) topRisks() {
 	}
 	f := r.f
 	for i, t := range risks {
-		const indent = 9.0
-		r.setFont(fSmall)
-		reason := r.clampLines(r.wrap(clean(t.Reason, false), contentW-indent), 3, contentW-indent)
-		h := 6 + 3.9*float64(len(reason))
-		r.ensure(h)
+		const indent = riskIndent
+		reason := r.topRiskReason(t)
+		r.ensure(r.topRiskHeight(t))
 		y0 := r.y
 		r.fill(colNavy)
 		f.Circle(marginL+2.8, y0+2.9, 2.6, "F")
@@ -438,23 +519,22 @@ func (r *renderer) topRisks() {
 		r.cell(marginL+0.2, y0+0.3, 5.2, 5.2, strconv.Itoa(i+1), "C")
 
 		label, fill, on := levelStyle(t.RiskLevel)
-		r.pill(pageW-marginR, y0+0.4, strconv.Itoa(t.Score)+"  ·  "+label, fontSpec{"go", "B", 8}, fill, on, 5, "R")
-		r.setFont(fontSpec{"go", "B", 10.5})
+		pw := r.pill(pageW-marginR, y0+0.4, strconv.Itoa(t.Score)+"  ·  "+label, fontSpec{"go", "B", 8}, fill, on, 5, "R")
 		r.setInk(colInk)
-		r.cell(marginL+indent, y0, contentW-indent-30, 5.8, moduleTitle(t.Module), "L")
+		r.fitText(marginL+indent, y0, contentW-indent-pw-3, 5.8, moduleTitle(t.Module), "L", fontSpec{"go", "B", 10.5}, 6)
 
 		r.setFont(fSmall)
 		r.setInk(colMuted)
 		yy := y0 + 6
 		for _, line := range reason {
-			r.cell(marginL+indent, yy, contentW-indent, 3.9, line, "L")
-			yy += 3.9
+			r.cell(marginL+indent, yy, contentW-indent, riskLineH, line, "L")
+			yy += riskLineH
 		}
-		r.y = yy + 2.5
+		r.y = yy + 2.3
 		if i < len(risks)-1 {
 			f.SetLineWidth(0.2)
 			r.stroke(colRule)
-			f.Line(marginL+indent, r.y-1.3, pageW-marginR, r.y-1.3)
+			f.Line(marginL+indent, r.y-1.2, pageW-marginR, r.y-1.2)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -22,80 +23,101 @@ type tableCell struct {
 	bar  *float64
 }
 
+// Table geometry (mm).
 const (
-	barInset = 10.5 // room for "100th" before a percentile bar
-	cellPadX = 2.0
-	cellPadY = 1.5
-	maxLines = 8 // a pathological field is cut, not allowed to eat pages
+	barInset   = 8.0 // room for "100th" before a percentile bar
+	cellPadX   = 1.4
+	cellPadY   = 0.65
+	tableLineH = 2.95
+	tableHeadH = 5.0
 )
 
 // table draws a header row and wrapped rows, repeating the header after a
-// page break. Rows never split across pages.
+// page break. Every cell is drawn in full. A row is kept on one page; only
+// a row taller than a whole page flows on, line by line, onto the next.
 func (r *renderer) table(cols []column, rows [][]tableCell) {
-	const lh = 3.9
+	const lh = tableLineH
 	header := func() {
 		r.fill(colNavy)
-		r.f.Rect(marginL, r.y, contentW, 6.2, "F")
-		r.setFont(fLabel)
+		r.f.Rect(marginL, r.y, contentW, tableHeadH, "F")
 		r.setInk(colWhite)
 		x := marginL
 		for _, c := range cols {
-			r.cell(x+cellPadX, r.y, c.w-2*cellPadX, 6.2, c.head, c.align)
+			r.fitText(x+cellPadX, r.y, c.w-2*cellPadX, tableHeadH, c.head, c.align, fLabel, 5.5)
 			x += c.w
 		}
-		r.y += 6.2
+		r.y += tableHeadH
 	}
-	// Each row's wrapped lines and height, so the header is never left
-	// alone at the foot of a page.
-	type laidRow struct {
-		lines [][]string
-		h     float64
-	}
-	laid := make([]laidRow, len(rows))
+	// Each row's wrapped lines, so the header is never left alone at the
+	// foot of a page.
+	laid := make([][][]string, len(rows))
 	for i, row := range rows {
 		lines := make([][]string, len(cols))
-		n := 1
 		for j, c := range cols {
 			r.setFont(c.font)
-			w := c.w - 2*cellPadX
-			lines[j] = r.clampLines(r.wrap(row[j].text, w), maxLines, w)
-			n = max(n, len(lines[j]))
+			lines[j] = r.wrap(row[j].text, c.w-2*cellPadX)
 		}
-		laid[i] = laidRow{lines, float64(n)*lh + 2*cellPadY}
+		laid[i] = lines
 	}
+	height := func(lines [][]string, from, to int) float64 {
+		n := 1
+		for _, l := range lines {
+			n = max(n, min(len(l), to)-from)
+		}
+		return float64(n)*lh + 2*cellPadY
+	}
+	// A row taller than this flows over pages rather than overflow one.
+	tallest := bodyBottom - contentTop - 12 - tableHeadH
 	first := 2*cellPadY + 2*lh
 	if len(laid) > 0 {
-		first = max(first, laid[0].h)
+		first = max(first, min(height(laid[0], 0, 1<<30), 2*cellPadY+4*lh))
 	}
-	r.ensure(6.2 + first)
+	r.ensure(tableHeadH + first)
 	header()
 	for i, row := range rows {
-		lines, h := laid[i].lines, laid[i].h
-		if r.ensure(h) {
+		lines := laid[i]
+		n := 0
+		for _, l := range lines {
+			n = max(n, len(l))
+		}
+		n = max(n, 1)
+		if h := height(lines, 0, n); h <= tallest && r.ensure(h) {
 			header()
 		}
-		if i%2 == 1 {
-			r.fill(colPanel)
-			r.f.Rect(marginL, r.y, contentW, h, "F")
-		}
-		x := marginL
-		for j, c := range cols {
-			r.setFont(c.font)
-			r.setInk(colInk)
-			yy := r.y + cellPadY
-			for _, line := range lines[j] {
-				r.cell(x+cellPadX, yy, c.w-2*cellPadX, lh, line, c.align)
-				yy += lh
+		for from := 0; from < n; {
+			// The lines that fit on this page; at least two per page.
+			fit := int((bodyBottom - r.y - 2*cellPadY) / lh)
+			if fit < min(2, n-from) {
+				r.newPage()
+				header()
+				continue
 			}
-			if p := row[j].bar; p != nil {
-				r.percentileBar(x+cellPadX+barInset, r.y+cellPadY+lh/2-0.7, c.w-2*cellPadX-barInset, *p)
+			to := min(n, from+fit)
+			h := height(lines, from, to)
+			if i%2 == 1 {
+				r.fill(colPanel)
+				r.f.Rect(marginL, r.y, contentW, h, "F")
 			}
-			x += c.w
+			x := marginL
+			for j, c := range cols {
+				r.setFont(c.font)
+				r.setInk(colInk)
+				yy := r.y + cellPadY
+				for k := from; k < to && k < len(lines[j]); k++ {
+					r.cell(x+cellPadX, yy, c.w-2*cellPadX, lh, lines[j][k], c.align)
+					yy += lh
+				}
+				if p := row[j].bar; p != nil && from == 0 {
+					r.percentileBar(x+cellPadX+barInset, r.y+cellPadY+lh/2-0.6, c.w-2*cellPadX-barInset, *p)
+				}
+				x += c.w
+			}
+			r.y += h
+			r.f.SetLineWidth(0.15)
+			r.stroke(colRule)
+			r.f.Line(marginL, r.y, pageW-marginR, r.y)
+			from = to
 		}
-		r.y += h
-		r.f.SetLineWidth(0.15)
-		r.stroke(colRule)
-		r.f.Line(marginL, r.y, pageW-marginR, r.y)
 	}
 }
 
@@ -104,10 +126,10 @@ func (r *renderer) table(cols []column, rows [][]tableCell) {
 func (r *renderer) percentileBar(x, y, w, p float64) {
 	p = max(0, min(100, p))
 	r.fill(colRule)
-	r.f.Rect(x, y, w, 1.4, "F")
+	r.f.Rect(x, y, w, 1.2, "F")
 	_, fill, _ := levelStyle(risk.RiskLevel(int(p)))
 	r.fill(fill)
-	r.f.Rect(x, y, w*p/100, 1.4, "F")
+	r.f.Rect(x, y, w*p/100, 1.2, "F")
 }
 
 // modulePages draws one section per module, in report order.
@@ -127,7 +149,7 @@ func (r *renderer) modulePages() {
 	// data, so a module is never silently left out.
 	for i, key := range moduleOrder(r.a.Report.Modules) {
 		if i > 0 {
-			r.y += 6
+			r.y += 4
 		}
 		m, _ := r.a.Report.Modules.Get(key)
 		perils := m.Perils
@@ -146,7 +168,7 @@ func (r *renderer) modulePages() {
 		}
 	}
 	if len(other) > 0 {
-		r.y += 6
+		r.y += 5
 		r.cont = ""
 		r.ensure(5.2 + r.recommendationHeight(other[0]))
 		r.subheading("Other recommendations")
@@ -161,82 +183,112 @@ func (r *renderer) modulePages() {
 // continuation pages.
 func (r *renderer) h1(title string) {
 	r.cont = ""
-	r.ensure(16)
+	r.ensure(14)
 	r.setFont(fH1)
 	r.setInk(colNavy)
 	r.cell(marginL, r.y, contentW, 7, title, "L")
-	r.y += 8
+	r.y += 7.5
 	r.f.SetLineWidth(0.6)
 	r.stroke(colTeal)
 	r.f.Line(marginL, r.y, marginL+18, r.y)
-	r.y += 5
+	r.y += 3.5
 	r.cont = title
 }
+
+// Prose geometry: narrative, recommendations and the closing sections.
+var (
+	fProse  = fontSpec{"go", "", 8}
+	fModule = fontSpec{"go", "B", 11.5} // a module section's title
+)
+
+const proseLineH = 3.4
 
 func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk.Peril, recs []risk.Recommendation) {
 	f := r.f
 	title := moduleTitle(key)
 	r.cont = ""
-	// Keep the header with its peril bars, or else with the start of its
-	// table.
-	if len(perils) > 0 {
-		r.ensure(13 + 6 + perilBarsHeight(len(perils)))
-	} else {
-		r.ensure(12 + 7 + 6.2 + 2*3.9 + 3)
-	}
-	f.Bookmark(title, 1, r.y)
 
 	lvl := moduleLevel(m.Score, m.RiskLevel)
 	label, fill, on := levelStyle(lvl)
 	if m.Score == nil {
 		label, fill, on = "No data", colNoData, colWhite
 	}
-	r.fill(colPanel)
-	f.Rect(marginL, r.y, contentW, 11, "F")
-	r.fill(fill)
-	f.Rect(marginL, r.y, 1.8, 11, "F")
-	pw := r.pill(pageW-marginR-3, r.y+2.75, label, fontSpec{"go", "B", 8.5}, fill, on, 5.5, "R")
-
 	scoreText := "–"
 	if m.Score != nil {
 		scoreText = strconv.Itoa(*m.Score)
 	}
+	// The band: title over the module's confidence, basis and indicator
+	// count on the left; score and level on the right.
+	r.setFont(fontSpec{"go", "B", 8.5})
+	pw := r.f.GetStringWidth(label) + 5.5*1.1
 	r.setFont(fontSpec{"go", "B", 15})
-	r.setInk(colInk)
 	sw := f.GetStringWidth(scoreText)
 	r.setFont(fTiny)
 	ow := f.GetStringWidth("/ 100")
 	right := pageW - marginR - 3 - pw - 4
-	r.setInk(colMuted)
 	if m.Score != nil {
-		r.cell(right-ow, r.y+4.2, ow, 4, "/ 100", "L")
 		right -= ow + 1.2
+	}
+	textW := right - sw - marginL - 9
+	meta := "Confidence: " + confidenceText(m.Confidence) + "   ·   Basis: " + basisLabel(m.Basis) +
+		"   ·   Indicators: " + strconv.Itoa(len(m.Indicators))
+	r.setFont(fTiny)
+	metaLines := r.wrap(meta, textW)
+	r.setFont(fModule)
+	titleLines := r.wrap(title, textW)
+	bandH := 1.6 + 5*float64(len(titleLines)) + 3*float64(len(metaLines)) + 1.2
+
+	// Keep the band with its peril bars, or else with the start of its
+	// table.
+	if len(perils) > 0 {
+		r.ensure(bandH + 2 + r.perilBarsHeight(perils))
+	} else {
+		r.ensure(bandH + 2 + tableHeadH + 2*tableLineH + 3)
+	}
+	f.Bookmark(title, 1, r.y)
+
+	r.fill(colPanel)
+	f.Rect(marginL, r.y, contentW, bandH, "F")
+	r.fill(fill)
+	f.Rect(marginL, r.y, 1.8, bandH, "F")
+	mid := r.y + bandH/2
+	r.pill(pageW-marginR-3, mid-2.75, label, fontSpec{"go", "B", 8.5}, fill, on, 5.5, "R")
+	rx := pageW - marginR - 3 - pw - 4
+	if m.Score != nil {
+		r.setFont(fTiny)
+		r.setInk(colMuted)
+		r.cell(rx-ow, mid-1.6, ow, 4, "/ 100", "L")
+		rx -= ow + 1.2
 	}
 	r.setFont(fontSpec{"go", "B", 15})
 	r.setInk(colInk)
-	r.cell(right-sw, r.y+1.8, sw, 7.5, scoreText, "L")
+	r.cell(rx-sw, mid-4, sw, 7.5, scoreText, "L")
 
-	r.setFont(fH2)
+	yy := r.y + 1.6
+	r.setFont(fModule)
 	r.setInk(colNavy)
-	r.cell(marginL+5, r.y+2.2, right-sw-marginL-8, 6.5, title, "L")
-	r.y += 13
-	r.cont = title
-
-	r.setFont(fSmall)
+	for _, l := range titleLines {
+		r.cell(marginL+5, yy, textW, 5, l, "L")
+		yy += 5
+	}
+	r.setFont(fTiny)
 	r.setInk(colMuted)
-	meta := "Confidence: " + confidenceText(m.Confidence) + "     Basis: " + basisLabel(m.Basis) +
-		"     Indicators: " + strconv.Itoa(len(m.Indicators))
-	r.paragraph(marginL, contentW, 4, meta)
-	r.y += 2
+	for _, l := range metaLines {
+		r.cell(marginL+5, yy, textW, 3, l, "L")
+		yy += 3
+	}
+	r.y += bandH + 2
+	r.cont = title
 
 	r.perilBars(perils)
 
 	if len(m.Indicators) > 0 {
+		ind := fontSpec{"go", "", 7}
 		cols := []column{
-			{w: 66, head: "Indicator", align: "L", font: fontSpec{"go", "", 8.5}},
-			{w: 38, head: "Value", align: "L", font: fontSpec{"go", "B", 8.5}},
-			{w: 27, head: "US percentile", align: "L", font: fontSpec{"go", "", 8.5}},
-			{w: contentW - 131, head: "Source", align: "L", font: fCode},
+			{w: 121, head: "Indicator", align: "L", font: ind},
+			{w: 33, head: "Value", align: "L", font: fontSpec{"go", "B", 7}},
+			{w: 20, head: "US percentile", align: "L", font: ind},
+			{w: contentW - 174, head: "Source", align: "L", font: ind},
 		}
 		rows := make([][]tableCell, 0, len(m.Indicators))
 		for _, in := range m.Indicators {
@@ -253,23 +305,32 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk
 				{text: lbl},
 				{text: clean(indicatorValue(in), false)},
 				pct,
-				{text: orDash(clean(in.Source, false))},
+				{text: r.sourceRef(in.Source)},
 			})
 		}
 		r.table(cols, rows)
 	} else {
-		r.setFont(fNote)
+		r.setFont(fProse)
 		r.setInk(colMuted)
-		r.paragraph(marginL, contentW, 4.2, "No indicators were measured for this module at this location.")
+		r.paragraph(marginL, contentW, proseLineH, "No indicators were measured for this module at this location.")
 	}
-	r.y += 3
+	r.y += 2.5
 
 	if n := clean(m.Narrative, true); n != "" {
-		r.ensure(5 + 4.4)
-		r.subheading("Assessment")
-		r.setFont(fBody)
-		r.setInk(colInk)
-		r.paragraph(marginL, contentW, 4.4, n)
+		// "Assessment" runs into the narrative's first line.
+		for i, para := range strings.Split(n, "\n") {
+			spans := []span{{para, fProse, colInk}}
+			if i == 0 {
+				spans = append([]span{{"Assessment", fontSpec{"go", "B", 8.5}, colTealDark}}, spans...)
+			}
+			lines := r.richWrap(spans, contentW)
+			r.ensure(proseLineH * float64(min(len(lines), 2)))
+			for _, l := range lines {
+				r.ensure(proseLineH)
+				r.richLine(marginL, r.y, proseLineH, l)
+				r.y += proseLineH
+			}
+		}
 		r.y += 2
 	}
 
@@ -281,7 +342,7 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk
 	}
 	if len(mine) > 0 {
 		// Keep the heading with its first recommendation.
-		r.ensure(5.2 + r.recommendationHeight(mine[0]))
+		r.ensure(5 + r.recommendationHeight(mine[0]))
 		r.subheading("Recommendations")
 		for _, rec := range mine {
 			r.recommendation(rec)
@@ -289,68 +350,107 @@ func (r *renderer) moduleSection(key string, m *risk.ModuleReport, perils []risk
 	}
 }
 
-// Peril bar geometry (mm): one row per peril.
+// Peril bar geometry (mm): one row per peril, taller where its title or
+// detail wraps.
+// The word "Perils" heads the block in a column of its own.
 const (
-	perilRowH   = 5.4
-	perilBarH   = 3.0
-	perilTitleW = 44.0
-	perilTrackW = 62.0
-	perilScoreW = 9.0
+	perilRowH    = 4.4
+	perilLineH   = 3.2
+	perilBarH    = 2.6
+	perilLabelW  = 13.0
+	perilTitleW  = 36.0
+	perilTrackW  = 46.0
+	perilScoreW  = 7.5
+	perilDetailX = marginL + perilLabelW + perilTitleW + perilTrackW + 2.5 + perilScoreW
 )
-
-// perilBarsHeight is the height of perilBars' block for n perils that is
-// kept on one page: the whole block for up to perilKeepRows perils, else
-// its heading and first rows (a longer list flows on).
-func perilBarsHeight(n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	if n > perilKeepRows {
-		return 5.2 + perilKeepRows*perilRowH
-	}
-	return 5.2 + float64(n)*perilRowH + 3
-}
 
 // perilKeepRows is the most peril rows kept together on one page.
 const perilKeepRows = 8
 
+// perilRow is one peril laid out: its title and detail lines.
+type perilRow struct {
+	title, detail []string
+	h             float64
+}
+
+func (r *renderer) perilRows(perils []risk.Peril) []perilRow {
+	detailW := pageW - marginR - perilDetailX
+	rows := make([]perilRow, len(perils))
+	for i, p := range perils {
+		title := clean(p.Title, false)
+		if title == "" {
+			title = humanize(clean(p.Peril, false))
+		}
+		r.setFont(fSmall)
+		rows[i].title = r.wrap(orDash(title), perilTitleW-3)
+		if p.Score != nil {
+			r.setFont(fTiny)
+			rows[i].detail = r.wrap(joinNonEmpty("  ·  ", risk.ResolutionText(clean(p.Resolution, false)), chanceText(p)), detailW)
+		}
+		n := max(len(rows[i].title), len(rows[i].detail), 1)
+		rows[i].h = max(perilRowH, float64(n)*perilLineH+1.2)
+	}
+	return rows
+}
+
+// perilBarsHeight is the height of perilBars' block that is kept on one
+// page: the whole block for up to perilKeepRows perils, else its heading
+// and first rows (a longer list flows on).
+func (r *renderer) perilBarsHeight(perils []risk.Peril) float64 {
+	if len(perils) == 0 {
+		return 0
+	}
+	h := 0.0
+	for i, row := range r.perilRows(perils) {
+		if i == perilKeepRows {
+			return h
+		}
+		h += row.h
+	}
+	return h + 2.5
+}
+
 // perilBars draws one small bar per peril of a module: its title, the score
 // on a 0–100 track in the level colour, the score, and in words where the
 // score was measured and, where the data give one, how often the damaging
-// event comes ("about 1 in 240 years"). A peril without data gets the
-// hatched track and "No data" like a module without data, never a bar at 0.
-// A block of up to perilKeepRows perils is kept on one page.
+// event comes ("about 1 in 240 years"), wrapped in full. A peril without
+// data gets the hatched track and "No data" like a module without data,
+// never a bar at 0. A block of up to perilKeepRows perils is kept on one
+// page.
 func (r *renderer) perilBars(perils []risk.Peril) {
 	if len(perils) == 0 {
 		return
 	}
 	f := r.f
-	r.ensure(perilBarsHeight(len(perils)))
-	// The perils' scores rank other quantities than the module's score
-	// above them (docs/methodology.md, "The scoring chain"), so the note
-	// says so rather than let a peril above its module read as an error.
-	r.subheadingNote("Perils", "Each ranked on its own (a module ranks every resident's worst peril, so it can read lower), where measured, how often the event comes")
-	trackX := marginL + perilTitleW
+	r.ensure(r.perilBarsHeight(perils))
+	rows := r.perilRows(perils)
+	titleX := marginL + perilLabelW
+	trackX := titleX + perilTitleW
 	scoreX := trackX + perilTrackW + 2.5
-	detailX := scoreX + perilScoreW
+	detailX := perilDetailX
 	detailW := pageW - marginR - detailX
-	for _, p := range perils {
+	for i, p := range perils {
+		row := rows[i]
 		// Only a list longer than a page breaks inside the block.
-		r.ensure(perilRowH)
-		yy := r.y
-		by := yy + (perilRowH-perilBarH)/2
-		title := clean(p.Title, false)
-		if title == "" {
-			title = humanize(clean(p.Peril, false))
+		if r.ensure(row.h) || i == 0 {
+			r.setFont(fontSpec{"go", "B", 9})
+			r.setInk(colTealDark)
+			r.cell(marginL, r.y+(perilRowH-4.4)/2, perilLabelW, 4.4, "Perils", "L")
 		}
-		r.setFont(fNote)
+		yy := r.y
+		// The bar sits on the first line, beside the title's first line.
+		by := yy + (perilRowH-perilBarH)/2
+		ly := yy + (perilRowH-perilLineH)/2
+		r.setFont(fSmall)
 		r.setInk(colInk)
-		r.cell(marginL+2, yy, perilTitleW-5, perilRowH, r.fitEllipsis(orDash(title), perilTitleW-5), "L")
+		for k, l := range row.title {
+			r.cell(titleX, ly+float64(k)*perilLineH, perilTitleW-3, perilLineH, l, "L")
+		}
 		if p.Score == nil {
-			r.noDataTrack(trackX, by, perilTrackW, perilBarH, fontSpec{"go", "B", 6.5}, 1.2, 0.45)
-			r.setFont(fNote)
-			r.cell(scoreX, yy, perilScoreW, perilRowH, "–", "L")
-			r.y += perilRowH
+			r.noDataTrack(trackX, by, perilTrackW, perilBarH, fontSpec{"go", "B", 6}, 1.2, 0.35)
+			r.setFont(fSmall)
+			r.cell(scoreX, ly, perilScoreW, perilLineH, "–", "L")
+			r.y += row.h
 			continue
 		}
 		r.fill(colNoDataBg)
@@ -367,47 +467,35 @@ func (r *renderer) perilBars(perils []risk.Peril) {
 			xx := trackX + perilTrackW*float64(v)/100
 			f.Line(xx, by, xx, by+perilBarH)
 		}
-		r.setFont(fontSpec{"go", "B", 8.5})
+		r.setFont(fontSpec{"go", "B", 8})
 		r.setInk(colInk)
-		r.cell(scoreX, yy, perilScoreW, perilRowH, strconv.Itoa(*p.Score), "L")
-		detail := joinNonEmpty("  ·  ", risk.ResolutionText(clean(p.Resolution, false)), chanceText(p))
-		r.setFont(fSmall)
-		r.setInk(colMuted)
-		r.cell(detailX, yy, detailW, perilRowH, r.fitEllipsis(detail, detailW), "L")
-		r.y += perilRowH
-	}
-	r.y += 3
-}
-
-// subheadingNote is a subheading with a muted note after it on the same
-// line, cut to fit.
-func (r *renderer) subheadingNote(s, note string) {
-	r.setFont(fontSpec{"go", "B", 9})
-	r.setInk(colTealDark)
-	w := r.f.GetStringWidth(s)
-	r.cell(marginL, r.y, w, 4.6, s, "L")
-	if note != "" {
+		r.cell(scoreX, ly, perilScoreW, perilLineH, strconv.Itoa(*p.Score), "L")
 		r.setFont(fTiny)
 		r.setInk(colMuted)
-		nw := contentW - w - 3
-		r.cell(marginL+w+3, r.y+0.3, nw, 4.6, r.fitEllipsis(note, nw), "L")
+		for k, l := range row.detail {
+			r.cell(detailX, ly+float64(k)*perilLineH, detailW, perilLineH, l, "L")
+		}
+		r.y += row.h
 	}
-	r.y += 5.2
+	r.y += 2.5
 }
 
 func (r *renderer) subheading(s string) {
 	r.setFont(fontSpec{"go", "B", 9})
 	r.setInk(colTealDark)
-	r.cell(marginL, r.y, contentW, 4.6, s, "L")
-	r.y += 5.2
+	for _, l := range r.wrap(s, contentW) {
+		r.cell(marginL, r.y, contentW, 4.4, l, "L")
+		r.y += 4.4
+	}
+	r.y += 0.6
 }
 
 // Recommendation geometry (mm): the chip's width and the line height.
-const recChipW, recLineH = 17.0, 4.2
+const recChipW, recLineH = 16.0, proseLineH
 
 // recommendationLines wraps a recommendation's text beside its chip.
 func (r *renderer) recommendationLines(rec risk.Recommendation) []string {
-	r.setFont(fBody)
+	r.setFont(fProse)
 	lines := r.wrap(clean(rec.Text, false), contentW-recChipW-3)
 	if len(lines) == 0 {
 		lines = []string{"–"}
@@ -435,105 +523,391 @@ func (r *renderer) recommendation(rec risk.Recommendation) {
 			label, fill, on := priorityStyle(rec.Priority)
 			r.fill(fill)
 			r.f.RoundedRect(marginL, r.y+0.2, chipW-2, lh-0.4, 1.2, "1234", "F")
-			r.setFont(fontSpec{"go", "B", 7})
 			r.setInk(on)
-			r.cell(marginL, r.y+0.2, chipW-2, lh-0.4, label, "C")
-			r.setFont(fBody)
+			r.fitText(marginL, r.y+0.2, chipW-2, lh-0.4, label, "C", fontSpec{"go", "B", 7}, 5)
+			r.setFont(fProse)
 		}
 		r.setInk(colInk)
 		r.cell(marginL+chipW+1, r.y, contentW-chipW-1, lh, line, "L")
 		r.y += lh
 	}
-	r.y += 1.4
+	r.y += 1.2
 }
 
-// flagsSection lists every review flag in a boxed entry with an amber rule.
+// boxLine is one line of a boxed entry: its text, font, colour and height.
+type boxLine struct {
+	text string
+	font fontSpec
+	ink  rgb
+	h    float64
+}
+
+// box draws lines in a tinted box with a coloured rule on its left, kept
+// on one page when it fits on one; a longer box flows on over pages, each
+// part in its own box.
+func (r *renderer) box(lines []boxLine, bg, rule rgb) {
+	const pad = 2.0
+	total := 2 * pad
+	for _, l := range lines {
+		total += l.h
+	}
+	if total <= bodyBottom-contentTop-12 {
+		r.ensure(total)
+	}
+	for len(lines) > 0 {
+		// The lines that fit on this page, at least one.
+		h, n := 2*pad, 0
+		for n < len(lines) && r.y+h+lines[n].h <= bodyBottom {
+			h += lines[n].h
+			n++
+		}
+		if n == 0 {
+			r.newPage()
+			continue
+		}
+		r.fill(bg)
+		r.f.Rect(marginL, r.y, contentW, h, "F")
+		r.fill(rule)
+		r.f.Rect(marginL, r.y, 1.5, h, "F")
+		yy := r.y + pad
+		for _, l := range lines[:n] {
+			r.setFont(l.font)
+			r.setInk(l.ink)
+			r.cell(marginL+5, yy, contentW-9, l.h, l.text, "L")
+			yy += l.h
+		}
+		r.y += h
+		lines = lines[n:]
+	}
+}
+
+// coverFlagsHeight is the height the review flags take on the cover.
+func (r *renderer) coverFlagsHeight() float64 {
+	flags := r.a.Summary.ReviewFlags
+	h := 4 + 8 + 1.5
+	for _, fl := range flags {
+		for _, l := range r.flagLines(fl) {
+			h += l.h
+		}
+		h += 4 + 1.6
+	}
+	if len(flags) == 0 {
+		h += proseLineH
+	}
+	return h
+}
+
+const flagsIntro = "Items a reviewer should look at before relying on the scores above."
+
+// flagLines lays out one review flag: its code, then its message.
+func (r *renderer) flagLines(fl risk.ReviewFlag) []boxLine {
+	var lines []boxLine
+	r.setFont(fLabel)
+	for _, l := range r.wrap(orDash(clean(fl.Code, false)), contentW-9) {
+		lines = append(lines, boxLine{l, fLabel, rgb{150, 90, 0}, 3.4})
+	}
+	lines[len(lines)-1].h += 0.6
+	r.setFont(fProse)
+	for _, l := range r.wrap(clean(fl.Message, false), contentW-9) {
+		lines = append(lines, boxLine{l, fProse, colInk, proseLineH})
+	}
+	return lines
+}
+
+// flagBoxes draws every review flag in a boxed entry with an amber rule.
+func (r *renderer) flagBoxes() {
+	for _, fl := range r.a.Summary.ReviewFlags {
+		r.box(r.flagLines(fl), colFlagBg, colFlag)
+		r.y += 1.6
+	}
+}
+
+// coverFlags puts the review flags on the cover, under the top risks,
+// when they all fit there; it reports whether they did.
+func (r *renderer) coverFlags() bool {
+	flags := r.a.Summary.ReviewFlags
+	if r.f.PageNo() != 1 || r.y+r.coverFlagsHeight() > bodyBottom {
+		return false
+	}
+	r.y += 4
+	r.f.Bookmark("Review flags", 0, r.y)
+	if len(flags) == 0 {
+		r.sectionTitle("Review flags", "")
+		r.setFont(fProse)
+		r.setInk(colMuted)
+		r.paragraph(marginL, contentW, proseLineH, "No review flags were raised for this location.")
+		return true
+	}
+	r.sectionTitle("Review flags", flagsIntro)
+	r.y -= 0.5
+	r.flagBoxes()
+	return true
+}
+
+// flagsSection lists every review flag after the module detail, where
+// they did not fit on the cover.
 func (r *renderer) flagsSection() {
 	flags := r.a.Summary.ReviewFlags
-	r.y += 4
+	r.y += 3
 	r.cont = ""
-	r.ensure(16 + 12)
+	r.ensure(14 + 10)
 	r.f.Bookmark("Review flags", 0, r.y)
 	r.h1("Review flags")
-	r.setFont(fBody)
+	r.setFont(fProse)
 	r.setInk(colMuted)
 	if len(flags) == 0 {
-		r.paragraph(marginL, contentW, 4.4, "No review flags were raised for this location.")
+		r.paragraph(marginL, contentW, proseLineH, "No review flags were raised for this location.")
 		return
 	}
-	r.paragraph(marginL, contentW, 4.4, "Items a reviewer should look at before relying on the scores above.")
-	r.y += 2
-	const lh = 4.2
-	for _, fl := range flags {
-		code := clean(fl.Code, false)
-		r.setFont(fBody)
-		msg := r.clampLines(r.wrap(clean(fl.Message, false), contentW-9), 20, contentW-9)
-		r.setFont(fLabel)
-		codeLines := r.clampLines(r.wrap(orDash(code), contentW-9), 2, contentW-9)
-		h := 2.2 + 3.6*float64(len(codeLines)) + 0.8 + lh*float64(len(msg)) + 2.2
-		r.ensure(h)
-		r.fill(colFlagBg)
-		r.f.Rect(marginL, r.y, contentW, h, "F")
-		r.fill(colFlag)
-		r.f.Rect(marginL, r.y, 1.5, h, "F")
-		yy := r.y + 2.2
-		r.setFont(fLabel)
-		r.setInk(rgb{150, 90, 0})
-		for _, l := range codeLines {
-			r.cell(marginL+5, yy, contentW-9, 3.6, l, "L")
-			yy += 3.6
-		}
-		yy += 0.8
-		r.setFont(fBody)
-		r.setInk(colInk)
-		for _, l := range msg {
-			r.cell(marginL+5, yy, contentW-9, lh, l, "L")
-			yy += lh
-		}
-		r.y += h + 2
-	}
+	r.paragraph(marginL, contentW, proseLineH, flagsIntro)
+	r.y += 1.5
+	r.flagBoxes()
 }
 
-// sourcesSection is the table of data sets behind the report.
+// minLastPage is the least body a page the report spills onto carries.
+const minLastPage = (bodyBottom - contentTop) / 4
+
+// sourceEntry is one numbered data set: the report's sources in order,
+// then any source an indicator names that the report does not describe.
+type sourceEntry struct {
+	id  string
+	ref *risk.SourceRef // nil: named by an indicator only
+}
+
+// sourceList numbers the data sets the indicator tables refer to.
+func (r *renderer) sourceList() []sourceEntry {
+	if r.sources != nil {
+		return r.sources
+	}
+	r.sources = []sourceEntry{}
+	seen := map[string]bool{}
+	for i := range r.a.Report.Sources {
+		s := &r.a.Report.Sources[i]
+		r.sources = append(r.sources, sourceEntry{id: clean(s.ID, false), ref: s})
+		seen[s.ID] = true
+	}
+	for _, key := range moduleOrder(r.a.Report.Modules) {
+		m, _ := r.a.Report.Modules.Get(key)
+		for _, in := range m.Indicators {
+			if in.Source != "" && !seen[in.Source] {
+				r.sources = append(r.sources, sourceEntry{id: clean(in.Source, false)})
+				seen[in.Source] = true
+			}
+		}
+	}
+	return r.sources
+}
+
+// sourceRef is how an indicator table names a source: its number in the
+// list of data sources, in brackets.
+func (r *renderer) sourceRef(id string) string {
+	if id == "" {
+		return "–"
+	}
+	for i, s := range r.sourceList() {
+		if s.id == clean(id, false) {
+			return "[" + strconv.Itoa(i+1) + "]"
+		}
+	}
+	return clean(id, false)
+}
+
+// Data-source list geometry (mm): two columns of entries.
+const (
+	srcGap    = 6.0
+	srcColW   = (contentW - srcGap) / 2
+	srcNumW   = 6.0
+	srcLineH  = 3.1
+	srcSpaceH = 1.3
+)
+
+// sourceLines lays out one numbered data set as a paragraph: its name in
+// bold, then its id, publisher, version and resolution.
+func (r *renderer) sourceLines(s sourceEntry) [][]span {
+	bold := fontSpec{"go", "B", 7}
+	var spans []span
+	if s.ref != nil {
+		if name := clean(s.ref.Name, false); name != "" {
+			spans = append(spans, span{name, bold, colInk})
+		}
+		spans = append(spans, span{"[" + orDash(s.id) + "] · " + orDash(clean(s.ref.Publisher, false)) +
+			" · " + orDash(clean(s.ref.Version, false)) + " · " + orDash(clean(s.ref.Resolution, false)), fTiny, colMuted})
+	} else {
+		spans = append(spans, span{"[" + orDash(s.id) + "] · named by an indicator, not described in this report", fTiny, colMuted})
+	}
+	return r.richWrap(spans, srcColW-srcNumW)
+}
+
+// sourcesSection is the numbered list of data sets behind the report, in
+// two columns, filled left then right on each page and balanced on the
+// last, then the credits the data sets ask for. It ends the report: a
+// page it spills onto gets at least a quarter page of it.
 func (r *renderer) sourcesSection() {
-	r.y += 4
+	r.y += 3
 	r.cont = ""
-	r.ensure(16 + 18)
+	r.ensure(14 + 16)
 	r.f.Bookmark("Data sources", 0, r.y)
 	r.h1("Data sources")
-	srcs := r.a.Report.Sources
+	srcs := r.sourceList()
+	creditsH := r.creditsHeight()
 	if len(srcs) == 0 {
-		r.setFont(fBody)
+		r.setFont(fProse)
 		r.setInk(colMuted)
-		r.paragraph(marginL, contentW, 4.4, "No data sources are listed for this report.")
-		return
+		r.paragraph(marginL, contentW, proseLineH, noSources)
+	} else {
+		r.setFont(fSmall)
+		r.setInk(colMuted)
+		r.paragraph(marginL, contentW, 3.5, sourcesIntro)
+		r.y += 1.5
+		r.sourceColumns(srcs, creditsH)
 	}
-	cols := []column{
-		{w: 62, head: "Data set", align: "L", font: fontSpec{"go", "", 8.5}},
-		{w: 46, head: "Publisher", align: "L", font: fontSpec{"go", "", 8.5}},
-		{w: 36, head: "Version", align: "L", font: fontSpec{"go", "", 8.5}},
-		{w: contentW - 144, head: "Resolution", align: "L", font: fontSpec{"go", "", 8.5}},
-	}
-	rows := make([][]tableCell, 0, len(srcs))
-	for _, s := range srcs {
-		name := clean(s.Name, false)
-		if id := clean(s.ID, false); id != "" {
-			name = joinNonEmpty("\n", name, "["+id+"]")
-		}
-		rows = append(rows, []tableCell{
-			{text: orDash(name)},
-			{text: orDash(clean(s.Publisher, false))},
-			{text: orDash(clean(s.Version, false))},
-			{text: orDash(clean(s.Resolution, false))},
-		})
-	}
-	r.table(cols, rows)
-	// Three lines at most; kept on one page.
-	r.y += 2
-	r.ensure(3 * 4.4)
-	r.setFont(fBody)
+	r.y += 1
+	r.ensure(creditsH)
+	r.setFont(fSmall)
 	r.setInk(colMuted)
-	r.paragraph(marginL, contentW, 4.4, dataCredits)
+	r.paragraph(marginL, contentW, 3.5, dataCredits)
+}
+
+const (
+	noSources    = "No data sources are listed for this report."
+	sourcesIntro = "Each entry: data set, [identifier] · publisher · version · resolution. " +
+		"The indicator tables cite them by number."
+)
+
+// creditsHeight is the height of the data credits that end the report.
+func (r *renderer) creditsHeight() float64 {
+	r.setFont(fSmall)
+	return 1 + 3.5*float64(len(r.wrap(dataCredits, contentW)))
+}
+
+// sourcesHeight is the height of the whole Data sources section when it
+// fits on one page.
+func (r *renderer) sourcesHeight() float64 {
+	h := 3 + 11 + r.creditsHeight()
+	srcs := r.sourceList()
+	if len(srcs) == 0 {
+		return h + proseLineH
+	}
+	r.setFont(fSmall)
+	h += 3.5*float64(len(r.wrap(sourcesIntro, contentW))) + 1.5
+	_, heights := r.sourceEntries(srcs)
+	cols, _ := balancedColumns(heights, 0, len(heights))
+	return h + cols
+}
+
+// sourceEntries lays out the numbered entries and gives their heights.
+func (r *renderer) sourceEntries(srcs []sourceEntry) ([][][]span, []float64) {
+	entries := make([][][]span, len(srcs))
+	heights := make([]float64, len(srcs))
+	for i, s := range srcs {
+		entries[i] = r.sourceLines(s)
+		heights[i] = srcLineH*float64(max(len(entries[i]), 1)) + srcSpaceH
+	}
+	return entries, heights
+}
+
+// balancedColumns is the height of entries from..to-1 set in two columns
+// as even as can be, and the number of them in the left one.
+func balancedColumns(heights []float64, from, to int) (float64, int) {
+	total := 0.0
+	for j := from; j < to; j++ {
+		total += heights[j]
+	}
+	best, left, run := math.Inf(1), 0, 0.0
+	for k := 0; k <= to-from; k++ {
+		if k > 0 {
+			run += heights[from+k-1]
+		}
+		if tall := max(run, total-run); tall < best {
+			best, left = tall, k
+		}
+	}
+	return best, left
+}
+
+// sourceColumns draws the numbered entries in two columns from the cursor,
+// over as many pages as they need. tail is the height that follows them
+// (the credits).
+func (r *renderer) sourceColumns(srcs []sourceEntry, tail float64) {
+	entries, heights := r.sourceEntries(srcs)
+	balanced := func(from, to int) (float64, int) { return balancedColumns(heights, from, to) }
+	for i := 0; i < len(srcs); {
+		avail := bodyBottom - r.y
+		// How many entries fit in the two columns of this page.
+		n, col, sum := 0, 0, 0.0
+		for j := i; j < len(srcs); j++ {
+			if sum+heights[j] > avail {
+				if col == 1 || heights[j] > avail {
+					break
+				}
+				col, sum = 1, 0
+			}
+			sum += heights[j]
+			n++
+		}
+		spills := i+n < len(srcs)
+		if h, _ := balanced(i, len(srcs)); !spills && h+1+tail > avail {
+			// The entries fit but what follows them does not.
+			spills = true
+		}
+		if spills {
+			// The rest spills onto another page: leave it at least a
+			// quarter page, or nothing at all.
+			n = min(n, len(srcs)-i-1)
+			for n > 0 {
+				if h, _ := balanced(i+n, len(srcs)); h+tail >= minLastPage {
+					break
+				}
+				n--
+			}
+		}
+		if n == 0 {
+			if r.y > contentTop+8 {
+				r.newPage()
+				continue
+			}
+			n = 1 // an entry longer than a page: drawn whole, however far
+		}
+		// Fill the left column first, then the right; the last entries
+		// are split where the columns come out most even.
+		left := n
+		if !spills {
+			_, left = balanced(i, i+n)
+		} else {
+			run := 0.0
+			for k := 0; k < n; k++ {
+				if run+heights[i+k] > avail {
+					left = k
+					break
+				}
+				run += heights[i+k]
+			}
+		}
+		y, bottom := r.y, r.y
+		for j := i; j < i+n; j++ {
+			x := marginL
+			if j-i == left {
+				y = r.y
+			}
+			if j-i >= left {
+				x += srcColW + srcGap
+			}
+			r.setFont(fontSpec{"go", "B", 7})
+			r.setInk(colTealDark)
+			r.cell(x, y, srcNumW, srcLineH, "["+strconv.Itoa(j+1)+"]", "L")
+			for _, line := range entries[j] {
+				r.richLine(x+srcNumW, y, srcLineH, line)
+				y += srcLineH
+			}
+			y += srcSpaceH
+			bottom = max(bottom, y)
+		}
+		r.y = bottom
+		i += n
+		if i < len(srcs) {
+			r.newPage()
+		}
+	}
 }
 
 // dataCredits is what the data sets' terms ask a product using them to
@@ -565,57 +939,48 @@ const methodsNote = "Scores run from 0 to 100 and read: very low 0-19, low 20-39
 	"average, in falling order of confidence; its source and vintage are given beside it. " +
 	"Confidence (high, medium, low) weighs these resolutions and the completeness of each data set. " +
 	"Where a chance is shown as \"about 1 in N years\", it is the annual chance of the event named " +
-	"beside it. A module or peril shown as \"No data\" was not scored."
+	"beside it. Perils are each ranked on their own: a module ranks every resident's worst peril, so it " +
+	"can read lower than one of its perils. A module or peril shown as \"No data\" was not scored."
 
-// methodologySection names the scoring method and its limits. The
-// section is kept together when it fits on a page: started at the foot of
-// a nearly full page, its last lines would otherwise sit alone on a last
-// page.
+// methodologySection names the scoring method and its limits. It flows
+// on from the sections before it; each heading is kept with the first
+// lines under it.
 func (r *renderer) methodologySection() {
-	r.y += 4
+	r.y += 3
 	r.cont = ""
 	meth := r.a.Report.Methodology
 	desc := withoutRepositoryPaths(clean(meth.Description, true))
-	r.setFont(fBody)
-	var descLines int
-	for _, p := range strings.Split(desc, "\n") {
-		descLines += len(r.wrap(p, contentW))
-	}
-	noteLines := len(r.wrap(methodsNote, contentW))
-	limLines := len(r.wrap(limitations, contentW))
-	h := 13 + 2*4.6 + 1.5 + 4.4*float64(descLines) + 3 + 2*5.2 + 4.4*float64(noteLines+limLines) + 3
-	if h <= bodyBottom-contentTop {
-		r.ensure(h)
-	} else {
-		r.ensure(16 + 20)
-	}
+	const lh = proseLineH
+	r.ensure(14 + 2*4.2 + 3*lh)
 	r.f.Bookmark("Methodology and limitations", 0, r.y)
 	r.h1("Methodology and limitations")
-	r.setFont(fBody)
-	r.setInk(colInk)
 	r.kv("Methodology version", orDash(clean(meth.Version, false)))
 	r.kv("Data version", orDash(clean(r.a.DataVersion, false)))
 	r.y += 1.5
 	if desc != "" {
-		r.setFont(fBody)
+		r.setFont(fProse)
 		r.setInk(colInk)
-		r.paragraph(marginL, contentW, 4.4, desc)
-		r.y += 3
+		r.paragraph(marginL, contentW, lh, desc)
+		r.y += 2.5
 	}
-	r.ensure(5.2 + 4.4*2)
+	r.ensure(5 + lh*3)
 	r.subheading("How to read the scores")
-	r.setFont(fBody)
+	r.setFont(fProse)
 	r.setInk(colInk)
-	r.paragraph(marginL, contentW, 4.4, methodsNote)
-	r.y += 3
-	r.setFont(fBody)
-	if h := 5.2 + 4.4*float64(limLines); h < 80 {
-		r.ensure(h)
+	r.paragraph(marginL, contentW, lh, methodsNote)
+	r.y += 2.5
+	// A short Data sources section after it is kept with the Limitations,
+	// so the last page is never a few lines alone.
+	r.setFont(fProse)
+	limH := 5 + lh*float64(len(r.wrap(limitations, contentW)))
+	if after := r.sourcesHeight(); after < minLastPage && limH+2.5+after <= bodyBottom-contentTop {
+		r.ensure(limH + 2.5 + after)
 	}
+	r.ensure(5 + lh*3)
 	r.subheading("Limitations")
-	r.setFont(fBody)
+	r.setFont(fProse)
 	r.setInk(colInk)
-	r.paragraph(marginL, contentW, 4.4, limitations)
+	r.paragraph(marginL, contentW, lh, limitations)
 }
 
 // withoutRepositoryPaths drops the sentences of s that send the reader to
@@ -637,15 +1002,14 @@ func withoutRepositoryPaths(s string) string {
 
 // kv draws a bold label and its value on one line, wrapping the value.
 func (r *renderer) kv(label, value string) {
-	const lw, lh = 40.0, 4.6
-	r.setFont(fBold)
+	const lw, lh = 36.0, 4.2
+	r.setFont(fontSpec{"go", "B", 8.5})
 	r.setInk(colMuted)
 	r.ensure(lh)
 	r.cell(marginL, r.y, lw, lh, label, "L")
-	r.setFont(fBody)
+	r.setFont(fProse)
 	r.setInk(colInk)
-	lines := r.clampLines(r.wrap(value, contentW-lw), 4, contentW-lw)
-	for i, l := range lines {
+	for i, l := range r.wrap(value, contentW-lw) {
 		if i > 0 {
 			r.ensure(lh)
 		}

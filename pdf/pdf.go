@@ -1,8 +1,15 @@
 // Package pdf renders a location-risk report (a risk.Assessment) as a
 // branded, printable US Letter PDF: a summary page with the locator map,
-// overall score gauge, top risks and module score chart, then one section
-// per hazard module, the review flags, the data sources, and the
-// methodology with its limitations.
+// overall score gauge, module score chart and top risks (and the review
+// flags when they fit there), then one section per hazard module, the
+// review flags, the methodology with its limitations, and the numbered
+// data sources that the indicator tables cite.
+//
+// It is a screening report: real reports take at most six pages
+// (TestScreeningReportFits checks places across the US); one with
+// unusually many review flags or long texts takes more. No text is ever
+// cut short: every field is wrapped whole, or where it has one line (ids,
+// headers) set smaller first.
 //
 // The output is a pure function of Input: catalog order is fixed and the
 // document dates are the report's generation time, so the same report gives
@@ -18,6 +25,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,8 +57,8 @@ const (
 	marginL    = 16.0
 	marginR    = 16.0
 	contentW   = pageW - marginL - marginR
-	contentTop = 26.0  // first content line on continuation pages
-	bodyBottom = 260.0 // nothing but the footer below this
+	contentTop = 24.5  // first content line on continuation pages
+	bodyBottom = 261.0 // nothing but the footer below this
 	footerRule = 264.5
 )
 
@@ -70,10 +78,13 @@ func Render(in Input) ([]byte, error) {
 	}
 	r := newRenderer(in)
 	r.coverPage()
+	flagsDone := r.coverFlags()
 	r.modulePages()
-	r.flagsSection()
-	r.sourcesSection()
+	if !flagsDone {
+		r.flagsSection()
+	}
 	r.methodologySection()
+	r.sourcesSection()
 	r.footers()
 	var buf bytes.Buffer
 	buf.Grow(96 << 10)
@@ -132,6 +143,8 @@ type renderer struct {
 	// cont names the section in progress; a page break inside it repeats
 	// the name so a continued table or list is never anonymous.
 	cont string
+	// sources numbers the data sets (sourceList), made on first use.
+	sources []sourceEntry
 }
 
 func newRenderer(in Input) *renderer {
@@ -200,8 +213,11 @@ func (r *renderer) newPage() {
 		if r.cont != "" {
 			r.setFont(fNote)
 			r.setInk(colMuted)
-			r.cell(marginL, r.y, contentW, 4, r.fitEllipsis(r.cont+" (continued)", contentW), "L")
-			r.y += 6
+			for _, l := range r.wrap(r.cont+" (continued)", contentW) {
+				r.cell(marginL, r.y, contentW, 4, l, "L")
+				r.y += 4
+			}
+			r.y += 1.5
 		}
 	}
 	if font.family != "" {
@@ -235,27 +251,40 @@ func (r *renderer) wrap(s string, w float64) []string {
 	return r.f.SplitText(s, w)
 }
 
-// clampLines keeps at most n lines, ending the last kept one with an
-// ellipsis when text was dropped.
-func (r *renderer) clampLines(lines []string, n int, w float64) []string {
-	if len(lines) <= n {
-		return lines
+// shrinkToFit is fs made smaller, in half points down to min points,
+// until s fits w on one line; it reports false when s is still too wide
+// at min (the caller then wraps it). Nothing is ever cut off.
+func (r *renderer) shrinkToFit(s string, w float64, fs fontSpec, min float64) (fontSpec, bool) {
+	for {
+		r.f.SetFont(fs.family, fs.style, fs.size)
+		if r.f.GetStringWidth(s) <= w {
+			r.setFont(fs)
+			return fs, true
+		}
+		if fs.size-0.5 < min {
+			r.setFont(fs)
+			return fs, false
+		}
+		fs.size -= 0.5
 	}
-	lines = lines[:n]
-	lines[n-1] = r.fitEllipsis(lines[n-1]+" …", w)
-	return lines
 }
 
-// fitEllipsis shortens s from the end until it fits w, marking the cut.
-func (r *renderer) fitEllipsis(s string, w float64) string {
-	if r.f.GetStringWidth(s) <= w {
-		return s
+// fitText draws s in a box of width w at (x, y) whole: on one line in fs
+// when it fits, else in a smaller size down to min points, else wrapped
+// over several lines at min points. h is the line height at fs; it
+// returns the height used.
+func (r *renderer) fitText(x, y, w, h float64, s, align string, fs fontSpec, min float64) float64 {
+	got, ok := r.shrinkToFit(s, w, fs, min)
+	if ok {
+		r.cell(x, y, w, h, s, align)
+		return h
 	}
-	rs := []rune(s)
-	for len(rs) > 0 && r.f.GetStringWidth(string(rs)+"…") > w {
-		rs = rs[:len(rs)-1]
+	lh := h * got.size / fs.size
+	lines := r.wrap(s, w)
+	for i, l := range lines {
+		r.cell(x, y+float64(i)*lh, w, lh, l, align)
 	}
-	return string(rs) + "…"
+	return lh * float64(len(lines))
 }
 
 // paragraph draws wrapped text line by line from the cursor, breaking pages
@@ -288,8 +317,9 @@ func (r *renderer) footers() {
 		if r.f.GetStringWidth(left)+rw+8 <= contentW {
 			r.cell(marginL, y, contentW-rw-8, 4, left, "L")
 		} else {
-			// Long ids: give the ids the whole first line.
-			r.cell(marginL, y, contentW, 4, r.fitEllipsis(left, contentW), "L")
+			// Long ids: give the ids the whole first line, in a smaller
+			// size if need be, and never cut.
+			y += r.fitText(marginL, y, contentW, 3.6, left, "L", fTiny, 4.5) - 3.6
 			y += 3.6
 		}
 		r.cell(pageW-marginR-rw, y, rw, 4, right, "R")
@@ -311,4 +341,79 @@ func joinNonEmpty(sep string, parts ...string) string {
 		out += p
 	}
 	return out
+}
+
+// span is a run of text in one font and colour.
+type span struct {
+	text string
+	font fontSpec
+	ink  rgb
+}
+
+// richWrap wraps spans of mixed fonts into lines no wider than w, breaking
+// at spaces (a word longer than a line is broken between letters). Each
+// line is the spans to draw left to right.
+func (r *renderer) richWrap(spans []span, w float64) [][]span {
+	type word struct {
+		text string
+		sp   int
+		wd   float64
+	}
+	var words []word
+	for i, s := range spans {
+		r.setFont(s.font)
+		for _, t := range strings.Fields(s.text) {
+			// A word wider than the line is cut into pieces that fit.
+			for r.f.GetStringWidth(t) > w {
+				rs := []rune(t)
+				k := len(rs) - 1
+				for k > 1 && r.f.GetStringWidth(string(rs[:k])) > w {
+					k--
+				}
+				words = append(words, word{string(rs[:k]), i, r.f.GetStringWidth(string(rs[:k]))})
+				t = string(rs[k:])
+			}
+			words = append(words, word{t, i, r.f.GetStringWidth(t)})
+		}
+	}
+	var lines [][]span
+	var line []span
+	x := 0.0
+	for _, wd := range words {
+		s := spans[wd.sp]
+		gap := 0.0
+		if n := len(line); n > 0 {
+			// The space is drawn at the end of the line's last span.
+			r.setFont(line[n-1].font)
+			gap = r.f.GetStringWidth(" ")
+		}
+		if len(line) > 0 && x+gap+wd.wd > w {
+			lines = append(lines, line)
+			line, x, gap = nil, 0, 0
+		}
+		if n := len(line); n > 0 && line[n-1].font == s.font && line[n-1].ink == s.ink {
+			line[n-1].text += " " + wd.text
+		} else {
+			if n > 0 {
+				line[n-1].text += " "
+			}
+			line = append(line, span{wd.text, s.font, s.ink})
+		}
+		x += gap + wd.wd
+	}
+	if len(line) > 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// richLine draws one line of spans from (x, y), each h high.
+func (r *renderer) richLine(x, y, h float64, line []span) {
+	for _, s := range line {
+		r.setFont(s.font)
+		r.setInk(s.ink)
+		w := r.f.GetStringWidth(s.text)
+		r.cell(x, y, w, h, s.text, "L")
+		x += w
+	}
 }

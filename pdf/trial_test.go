@@ -86,9 +86,10 @@ func TestRenderMethodsNote(t *testing.T) {
 	}
 }
 
-// TestRenderNoNearlyEmptyLastPage moves the methodology section down the
-// page a few lines at a time (more review flags before it): the last page
-// always carries at least a quarter of a page of body text.
+// TestRenderNoNearlyEmptyLastPage moves the closing sections (methodology,
+// then data sources) down the page a few lines at a time (more review
+// flags before them): the last page always carries at least a quarter of
+// a page of body text.
 func TestRenderNoNearlyEmptyLastPage(t *testing.T) {
 	needTools(t)
 	const minBody = (bodyBottom - contentTop) / 4
