@@ -114,7 +114,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		return nil, err
 	}
 
-	// One server per database file (README.md, Limits and defaults): the
+	// One server per database file (docs/operations.md, Limits and defaults): the
 	// rate limits live in each server's memory, so a second server would
 	// double them. db vacuum takes the same lock; the other commands do not.
 	lock, err := lockServe(cfg.db)
@@ -126,7 +126,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// the signal between them comes first.
 	wake := webhookworker.NewSignal()
 	// With metrics off no part is given an observer, so nothing is
-	// measured (README.md, Metrics). The observers are interfaces: each is
+	// measured (docs/operations.md, Metrics). The observers are interfaces: each is
 	// set only when there are metrics, never to a nil *metrics.Metrics.
 	var (
 		met        *metrics.Metrics
@@ -169,7 +169,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 
 	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
 	// A file created before incremental vacuum was the default keeps the
-	// pages a purge frees for reuse instead of returning them (README.md,
+	// pages a purge frees for reuse instead of returning them (docs/operations.md,
 	// "Limits and defaults").
 	if f, err := st.FileStats(ctx); err == nil && !f.IncrementalOK {
 		log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
@@ -210,7 +210,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	a.ln, a.http, a.jobs, a.deliveries, a.purge, a.stats, a.store, a.serveLock = limited, httpSrv, sched, deliveries, purge, api, st, lock
 	if met != nil {
 		// The metrics have a listener of their own, so they are never
-		// served on the API's address (README.md, Metrics).
+		// served on the API's address (docs/operations.md, Metrics).
 		met.WatchQueue(st)
 		mln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {

@@ -1,7 +1,7 @@
 package main
 
 // `locrisk score`: a portfolio CSV scored with the engine directly, with no
-// database, quota or HTTP (README.md, "Scoring a portfolio"). The rows
+// database, quota or HTTP (docs/portfolio.md). The rows
 // stream through package portfolio; this file opens the files, loads the
 // engine, draws the progress bar and prints the summary.
 

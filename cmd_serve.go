@@ -86,7 +86,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	// per endpoint <= per account <= workers: an account's limit below one
 	// endpoint's would silently lower that one, and above the pool it
-	// would not limit anything (README.md, Limits and defaults).
+	// would not limit anything (docs/operations.md, Limits and defaults).
 	if cfg.webhookPerAccount < cfg.webhookPerEndpoint {
 		return usagef("--webhook-per-account must be at least --webhook-per-endpoint (%d), got %d", cfg.webhookPerEndpoint, cfg.webhookPerAccount)
 	}
@@ -128,7 +128,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 
 	// The soft limit makes the collector work harder as the heap nears it,
 	// rather than letting a burst of large requests grow the process
-	// (README.md, Limits and defaults).
+	// (docs/operations.md, Limits and defaults).
 	limit, apply, from := chooseMemoryLimit(memoryLimitGiven, memLimit, c.env)
 	if apply {
 		debug.SetMemoryLimit(limit)
@@ -155,7 +155,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 
 // checkMetricsAddr checks --metrics-addr: empty (no metrics), or a
 // host:port with a port, not the API's own address, since metrics are
-// never served on the API listener (README.md, Metrics).
+// never served on the API listener (docs/operations.md, Metrics).
 func checkMetricsAddr(metricsAddr, apiAddr string) error {
 	if metricsAddr == "" {
 		return nil

@@ -1,6 +1,6 @@
 package main
 
-// The cap on open connections (README.md, Limits and defaults).
+// The cap on open connections (docs/operations.md, Limits and defaults).
 
 // defaultMaxConnections is --max-connections' default.
 const defaultMaxConnections = 1024

@@ -66,7 +66,7 @@ func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("refusing to use the damaged database file %s: %w; "+
 			"stop every process using it, keep a copy, and restore the file from a backup "+
-			"(sqlite3's .recover command may salvage rows into a new file; see README.md, Limits and defaults)", path, err)
+			"(sqlite3's .recover command may salvage rows into a new file; see docs/operations.md, The database file)", path, err)
 	}
 	return st, err
 }
@@ -130,7 +130,7 @@ func keyFileOrDefault(db, keyFile string) string {
 }
 
 // serveSecrets is the box that seals the webhook signing secrets at rest
-// (README.md, Limits and defaults). The key comes from keyFile
+// (docs/operations.md, Limits and defaults). The key comes from keyFile
 // (--secret-key-file); without one, from db + ".key", which is created
 // with a new random key (mode 0600) the first time. A key file given but
 // absent, or not a key, is an error: a new key would not open the secrets

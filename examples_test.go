@@ -12,10 +12,10 @@ import (
 )
 
 // TestHelpExamplesRun runs every example of every command's -h, of the
-// top-level help and the README's `locrisk report` and `locrisk data ...`
-// lines as written, with the fixture data standing in for ../shared/data
-// and real ids for acct_... and key_..., in a fresh directory (so
-// ./locrisk.db is new). serve and data validate cannot run here (a
+// top-level help and the `locrisk report ...` and `locrisk data ...` lines
+// of the documentation (README.md and docs/*.md) as written, with the
+// fixture data standing in for ../shared/data and real ids for acct_...
+// and key_..., in a fresh directory (so ./locrisk.db is new). serve and data validate cannot run here (a
 // listener; the validation table needs the real data): their examples are
 // parsed only, which checks every flag and environment variable they name.
 func TestHelpExamplesRun(t *testing.T) {
@@ -23,9 +23,13 @@ func TestHelpExamplesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	docs := map[string]string{}
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = string(b)
 	}
 	t.Chdir(t.TempDir())
 	// The file the score examples read.
@@ -56,12 +60,19 @@ func TestHelpExamplesRun(t *testing.T) {
 	if len(required["report"]) == 0 || len(required["score"]) < 2 {
 		t.Fatalf("required flags not found in the help texts: %v", required)
 	}
-	for _, m := range regexp.MustCompile("`(locrisk (?:report|data) [^`]*)`").FindAllStringSubmatch(string(readme), -1) {
-		// An invocation with flags or arguments, not a synopsis ([--flag])
-		// nor the bare name of a command in a sentence.
-		if len(strings.Fields(m[1])) > 3 && !strings.ContainsAny(m[1], "[]|") {
-			lines = append(lines, m[1])
+	fromDocs := map[string]int{} // per command, the invocations found in the documentation
+	for _, text := range docs {
+		for _, m := range regexp.MustCompile("`(locrisk (?:report|data) [^`]*)`").FindAllStringSubmatch(text, -1) {
+			// An invocation with flags or arguments, not a synopsis ([--flag])
+			// nor the bare name of a command in a sentence.
+			if len(strings.Fields(m[1])) > 3 && !strings.ContainsAny(m[1], "[]|") {
+				lines = append(lines, m[1])
+				fromDocs[strings.Fields(m[1])[1]]++
+			}
 		}
+	}
+	if fromDocs["report"] == 0 || fromDocs["data"] == 0 {
+		t.Fatalf("found %v locrisk report and data invocations in the documentation, want some of each", fromDocs)
 	}
 
 	acct := strings.TrimSpace(cmd(t, nil, "accounts", "create", "--name", "Examples").stdout)

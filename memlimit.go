@@ -1,6 +1,6 @@
 package main
 
-// The Go runtime's soft memory limit (README.md, Limits and defaults).
+// The Go runtime's soft memory limit (docs/operations.md, Limits and defaults).
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 )
 
 // defaultMemoryLimit is --memory-limit's default. A warm server holds
-// about 120 MB (README.md, Performance) and a cold start peaks near 330 MB
+// about 120 MB (docs/performance.md) and a cold start peaks near 330 MB
 // of live heap while it builds the reference distributions, so 512 MiB
 // leaves room for requests without making the collector run constantly.
 const defaultMemoryLimit = "512MiB"
 
 // minMemoryLimit is the smallest limit --memory-limit takes: a warm
-// server holds about 120 MB (README.md, Performance), so below 64 MiB the
+// server holds about 120 MB (docs/performance.md), so below 64 MiB the
 // collector would run almost without pause and the limit is a typo (10
 // for 10GiB, 1KiB for 1GiB) rather than a choice.
 const minMemoryLimit = 64 << 20

@@ -1,5 +1,5 @@
 // Package connlimit caps the connections an http.Server holds open
-// (README.md, Limits and defaults). Each accepted connection takes one
+// (docs/operations.md, Limits and defaults). Each accepted connection takes one
 // file descriptor until it is closed; without a cap, idle keep-alive
 // connections alone can use up the process's descriptors, after which
 // accept fails and every client waits.

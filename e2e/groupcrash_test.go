@@ -16,7 +16,7 @@ import (
 // TestCrashDuringGroupCommits kills the server with SIGKILL while 16
 // clients create jobs as fast as it answers, each request with its own
 // Idempotency-Key, so that the kill lands in the middle of commits shared
-// by many requests while the workers complete jobs (README.md, The
+// by many requests while the workers complete jobs (docs/operations.md, The
 // database file: writes commit in groups). After a restart on the same
 // file:
 //   - every job answered 202 is there, with the id the client was given

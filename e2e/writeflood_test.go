@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestWriteFlood is the load check of README.md (Limits and defaults, The
+// TestWriteFlood is the load check of docs/operations.md (Limits and defaults, The
 // database file): one server alone, 1,500 job creations sent 120 at a time
 // (LOCRISK_LOAD_CREATES changes the total). No other process touches the
 // database, so none may be answered database_busy; it logs the statuses

@@ -1,6 +1,6 @@
 // Package filelock takes an exclusive, advisory lock on a file for the life
 // of a process. locrisk serve (and db vacuum) hold one on the database file
-// itself so that a second server on the same file is refused (README.md,
+// itself so that a second server on the same file is refused (docs/operations.md,
 // Limits and defaults): two servers would each apply the per-account rate
 // limit, which lives in memory, and so double it, and a vacuum under a
 // running server would lock out its writers for the whole rewrite.

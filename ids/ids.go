@@ -8,7 +8,7 @@
 // end of its B-tree, beside the rows created just before it, rather than
 // on a random page of an index far larger than the page cache: at
 // millions of jobs the random keys made every creation read and rewrite
-// pages all over the file (README.md, Performance). The random part alone
+// pages all over the file (docs/performance.md, Job creation). The random part alone
 // keeps them unguessable.
 package ids
 

@@ -73,7 +73,7 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 // DefaultWorkers is the default number of workers: the number of CPUs,
 // and at least 8. A worker spends much of a job waiting for the commits
 // of its claim and its outcome, which the store shares between the
-// writes that arrive together (README.md, The database file), so more
+// writes that arrive together (docs/operations.md, The database file), so more
 // workers than CPUs keep the CPUs busy and make each commit serve more
 // jobs: a 100-item batch completed in about two thirds of the time with
 // 8 workers as with 2 on a 2-core machine (BenchmarkBatch100).
@@ -104,7 +104,7 @@ const (
 )
 
 // Observer watches the scheduler's attempts (serve's metrics listener,
-// README.md, Metrics). Its methods are called by the workers, so they must
+// docs/operations.md, Metrics). Its methods are called by the workers, so they must
 // be quick and safe for concurrent use.
 type Observer interface {
 	// JobStarted is called when a worker starts an attempt; reclaimed

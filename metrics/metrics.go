@@ -1,4 +1,4 @@
-// Package metrics is serve's Prometheus metrics (README.md, Metrics): the
+// Package metrics is serve's Prometheus metrics (docs/operations.md, Metrics): the
 // series, the observers that feed them, and the handler of the metrics
 // listener, which serve runs on an address of its own (--metrics-addr),
 // never on the API's.
@@ -87,10 +87,10 @@ var (
 	deliveryBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 	// writeWaitBuckets: a hand-over between writers of one process takes
 	// microseconds; a wait behind another process's lock, up to the busy
-	// wait (README.md, Limits and defaults), seconds.
+	// wait (docs/operations.md, Limits and defaults), seconds.
 	writeWaitBuckets = []float64{0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5}
 	// commitGroupBuckets: write transactions per commit, from one (an
-	// idle writer) to the store's cap of 256 (README.md, Limits and
+	// idle writer) to the store's cap of 256 (docs/operations.md, Limits and
 	// defaults).
 	commitGroupBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}
 )

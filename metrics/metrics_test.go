@@ -64,7 +64,7 @@ func scrape(t *testing.T, m *metrics.Metrics, method, path string) (int, string)
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // TestScrape: what the observers are told shows in the scrape as the
-// documented series (README.md, Metrics), under bounded labels.
+// documented series (docs/operations.md, Metrics), under bounded labels.
 func TestScrape(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	m := metrics.New(metrics.Config{Now: func() time.Time { return now }, Logger: quiet()})

@@ -26,8 +26,8 @@ const benchRows = 10000
 // scoring one row at a time on one goroutine, in the same run. Every
 // coordinate is covered (random points of the contiguous United States
 // that the engine locates), the slowest case: a point outside coverage
-// costs a lookup only. Each sub-benchmark reports rows/s; README.md
-// ("Scoring a portfolio") quotes a run.
+// costs a lookup only. Each sub-benchmark reports rows/s; docs/performance.md
+// (locrisk score) quotes a run.
 //
 //	go test -run '^$' -bench ScoreReal -benchtime 3x ./portfolio
 func BenchmarkScoreReal(b *testing.B) {

@@ -1,6 +1,6 @@
 // Package portfolio scores a CSV file of coordinates with the engine
 // directly, row by row, into the batch CSV's columns plus location and
-// peril columns (README.md, "Scoring a portfolio"). It streams: rows are
+// peril columns (docs/portfolio.md). It streams: rows are
 // read, scored by a pool of workers and written in input order with a
 // bounded number of rows in flight, so memory stays constant whatever the
 // file's length. No database, quota or HTTP is involved.

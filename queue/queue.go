@@ -259,7 +259,7 @@ func (r *Runner[T]) Run(ctx context.Context) {
 				// The worker claims its next item itself, as soon as it
 				// has recorded this one, rather than waiting for the
 				// dispatcher: the workers' claims and outcomes then reach
-				// the store together and share its commits (README.md,
+				// the store together and share its commits (docs/operations.md,
 				// The database file).
 				// An item claimed is always worked (or, cut short by the
 				// drain, released), even when shutdown began while its

@@ -1,8 +1,7 @@
 // Package refcache keeps the engine's reference distributions in a file,
 // for a command that runs without the database the server keeps them in
-// (`locrisk score --reference-cache FILE`, README.md "Scoring a
-// portfolio"). Building the reference measures every census tract, several
-// seconds on each run; reading it back takes well under one.
+// (`locrisk score --reference-cache FILE`, docs/portfolio.md). Building
+// the reference measures every census tract, several seconds on each run; reading it back takes well under one.
 package refcache
 
 import (

@@ -1,5 +1,5 @@
 // Package retention runs the retention purge: how long records are kept
-// (README.md, "Limits and defaults"), and the periodic run of the store's
+// (docs/operations.md, "Limits and defaults"), and the periodic run of the store's
 // purge with the incremental vacuum that gives the freed space back.
 // Which rows may go, and how they are deleted without stalling writers, is
 // the store's (store.Purge).

@@ -1,6 +1,6 @@
 // Package secretbox seals short secrets for storage at rest: the webhook
 // signing secrets the store keeps, which the server needs in clear to sign
-// deliveries and so cannot hash (README.md, Limits and defaults).
+// deliveries and so cannot hash (docs/operations.md, Limits and defaults).
 //
 // A sealed value is text: the version prefix "sb1:" and the base64 of a
 // random 12-byte nonce followed by the AES-256-GCM ciphertext and tag. The

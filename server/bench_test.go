@@ -23,13 +23,13 @@ import (
 
 // The benchmarks below drive a real loopback listener with benchClients
 // concurrent clients, each on its own kept-alive connection writing raw
-// HTTP/1.1 (loadConn), and are meant to be read side by side (README.md,
-// Performance; issue 16's targets):
+// HTTP/1.1 (loadConn), and are meant to be read side by side (docs/performance.md,
+// Job creation):
 //
 //   - BenchmarkBaselineInsert/NORMAL and /FULL: the floor, a bare handler
 //     doing one SQLite INSERT per request on a WAL file with
 //     synchronous=NORMAL (a commit may be lost in a power cut) and
-//     synchronous=FULL (locrisk's setting, README.md, Performance);
+//     synchronous=FULL (locrisk's setting, docs/performance.md);
 //   - BenchmarkCreateJob: POST /location-risk/report-jobs through the real
 //     handler and store, with key authentication, the rate limiter, the
 //     quota, an Idempotency-Key and the durable job insert;

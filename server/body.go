@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 )
 
-// Request bodies (README.md, Limits and defaults). A body is read once,
+// Request bodies (docs/operations.md, Limits and defaults). A body is read once,
 // up to maxBodyBytes, checked with json.Valid, and then walked in place:
 // the handlers pick the members they know by name and never build a map of
 // the others, so a 1 MiB body of 90,000 unknown keys costs its own bytes
@@ -26,7 +26,7 @@ import (
 const maxBodyBytes = 1 << 20
 
 // A body must arrive within DefaultBodyTime plus its length at
-// minBodyRate, counted from its request's authentication (README.md,
+// minBodyRate, counted from its request's authentication (docs/operations.md,
 // Limits and defaults): 5 s for a small body, 21 s for 1 MiB or a body of
 // undeclared length. A slow body holds a slot of the requests in flight
 // and its account's share of them; without this only the server's 30 s

@@ -29,8 +29,8 @@ func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Error codes, every one the API answers with, as the README's error table
-// lists them. Add a code here and in codeStatus below; nowhere else.
+// Error codes, every one the API answers with, as the error tables of
+// docs/api.md (Errors) and docs/api-examples.md list them. Add a code here and in codeStatus below; nowhere else.
 const (
 	codeInvalidAPIKey          = "invalid_api_key"
 	codeInsufficientScope      = "insufficient_scope"
@@ -170,7 +170,7 @@ func storeError(err error, notFound string, now time.Time) error {
 			RetryAfter: databaseBusyRetryAfter}
 	case errors.Is(err, store.ErrWriteQueue):
 		// This server's own writes queued past the store's queue wait:
-		// load, not a lock held elsewhere (README.md, Limits and defaults).
+		// load, not a lock held elsewhere (docs/operations.md, Limits and defaults).
 		return &Error{Code: codeServerBusy, Message: "the server is busy with writes; nothing was changed, try again shortly",
 			RetryAfter: writeQueueRetryAfter}
 	case errors.Is(err, store.ErrClosed):

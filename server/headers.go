@@ -2,7 +2,7 @@ package server
 
 import "net/http"
 
-// Request header limits (docs/api.md, Errors; README.md, Limits and
+// Request header limits (docs/api.md, Errors; docs/operations.md, Limits and
 // defaults).
 const (
 	// MaxHeaderBytes is the documented limit on a request's line and

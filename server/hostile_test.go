@@ -146,7 +146,7 @@ func heapObjectBytes() uint64 {
 // old map decoder needed 8-47 MB per body) and that every read is served.
 // The normal suite sends 64; LOCRISK_LOAD=1 sends 400, past the default
 // bound on requests in flight, so some are answered 503 server_busy
-// (README.md, Limits and defaults).
+// (docs/operations.md, Limits and defaults).
 func TestHostileBodiesConcurrently(t *testing.T) {
 	const hostileHeapPerRequest = 2 << 20
 	n := 64

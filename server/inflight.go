@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultMaxInFlight is the number of requests served at once when
-// Config.MaxInFlight is 0 (README.md, Limits and defaults).
+// Config.MaxInFlight is 0 (docs/operations.md, Limits and defaults).
 const DefaultMaxInFlight = 256
 
 // busyRetryAfter is the Retry-After of a server_busy answer: requests in

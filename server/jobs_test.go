@@ -326,7 +326,7 @@ func TestQuota(t *testing.T) {
 
 // TestConcurrentCreatesKeepQuotaAndIdempotency: issue 16's guarantees
 // through the handler, with the requests committed in shared groups
-// (README.md, The database file). 50 concurrent creations against a
+// (docs/operations.md, The database file). 50 concurrent creations against a
 // remaining quota of 20 give exactly 20 jobs and 30 quota_exceeded
 // answers; 20 concurrent creations with one Idempotency-Key give one job,
 // created once and replayed 19 times.

@@ -1,6 +1,6 @@
 package server
 
-// Keys' last use, as `locrisk keys list` shows it (README.md, Commands).
+// Keys' last use, as `locrisk keys list` shows it (docs/operations.md, Accounts and keys).
 // Writing it on every request would add a write to every read; instead a
 // key's use is noted in memory at most once per keyUseGranularity, and
 // the notes go to the database with the request statistics (FlushStats,

@@ -20,7 +20,7 @@ import (
 	"locrisk/view"
 )
 
-// TestScale is issue 16's scale measurement (README.md, Performance): it
+// TestScale is issue 16's scale measurement (docs/performance.md, A large database): it
 // fills a database with jobs and what comes with them (reports, batches
 // and their items, webhook events and deliveries) for several accounts by
 // direct SQL, measures job creation on it in turns with an empty database
@@ -142,7 +142,7 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	// Creation runs as another account of the fill: its tens of thousands
 	// of queued jobs, created within the hour, would otherwise be the
 	// measured account's backlog, which its operations summary counts
-	// row by row (README.md, "Durable job creation and scale").
+	// row by row (docs/performance.md, "A large database").
 	send := createJobSender(e.allScopesKey(accts[1]))
 	for round := range scaleCreateRounds {
 		// Each round its own idempotency keys.

@@ -68,7 +68,7 @@ type Config struct {
 	// DefaultMaxInFlight, negative means no bound.
 	MaxInFlight int
 	// Requests, if set, is told of every request once it is answered
-	// (serve's metrics listener, README.md, Metrics); nil costs nothing.
+	// (serve's metrics listener, docs/operations.md, Metrics); nil costs nothing.
 	Requests RequestObserver
 	// Health tells GET /readyz whether the engine's data and the workers
 	// are there (health.go); nil reports both as not ready.
@@ -91,7 +91,7 @@ type RequestObserver interface {
 }
 
 // DefaultDBBusyWait is the request paths' wait for another process's
-// write lock (README.md, Limits and defaults). It is shorter than the
+// write lock (docs/operations.md, Limits and defaults). It is shorter than the
 // store's own store.DefaultBusyWait, which the background workers keep, so
 // a client hears 503 with Retry-After well within its own timeout. Writes
 // queued behind this server's own (a few milliseconds each) are not bound

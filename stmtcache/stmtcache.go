@@ -5,8 +5,8 @@
 // database/sql hands a query with arguments straight to the driver, and
 // the SQLite driver prepares it, runs it and finalises it each time.
 // Parsing and planning a statement costs more than running one of this
-// service's short indexed statements (the profile behind README.md,
-// Performance). A Connector from this package wraps the driver's
+// service's short indexed statements (the profile behind docs/performance.md,
+// Job creation). A Connector from this package wraps the driver's
 // connector: each connection keeps the statements it has prepared, keyed
 // by their exact text, up to a bound, the least recently used going first.
 // Nothing changes for the caller; the cache is invisible but for speed.

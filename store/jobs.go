@@ -525,7 +525,7 @@ func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.
 // runnable. One UPDATE takes the job inside the write transaction that
 // picked it, so two workers never claim the same one.
 //
-// Which job (README.md, "Limits and defaults"): first a job whose lease
+// Which job (docs/operations.md, "Limits and defaults"): first a job whose lease
 // has expired, the longest expired first; otherwise the accounts take
 // turns. The account with runnable work whose last claim is the oldest
 // (one never served before comes first) gets its oldest runnable job, by

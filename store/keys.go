@@ -401,7 +401,7 @@ type KeyUse struct {
 // RecordKeyUse stores the last-use times of keys, in one transaction. A
 // time earlier than the one stored (another process's, say) does not move
 // it back; unknown (purged) keys are skipped. The server calls it with the
-// request statistics, at most once a minute per key (README.md, Commands),
+// request statistics, at most once a minute per key (docs/operations.md, Accounts and keys),
 // so authentication costs no write.
 func (s *Store) RecordKeyUse(ctx context.Context, uses []KeyUse) error {
 	if len(uses) == 0 {

@@ -16,7 +16,7 @@ import (
 	"locrisk/ids"
 )
 
-// TestLoadQueue is the queue's load measurement (README.md, "Limits and
+// TestLoadQueue is the queue's load measurement (docs/operations.md, "Limits and
 // defaults"): one account queues a large backlog, then the test reports the
 // claim's cost at 1,000 and at the full backlog, the drain rate of workers
 // that claim and complete with the store's real completion path, another

@@ -2,8 +2,8 @@ package store
 
 // The retention purge: deleting records older than the retention period,
 // and giving the space back to the file system. The policy (how long is
-// kept, and why at least 90 days) is the retention package's and README.md's
-// "Limits and defaults"; this file knows only which rows may go and how to
+// kept, and why at least 90 days) is the retention package's and
+// docs/operations.md's (Retention); this file knows only which rows may go and how to
 // delete them without stalling the service.
 //
 // Every kind of record is walked oldest first along an index (migration

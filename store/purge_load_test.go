@@ -76,7 +76,7 @@ func createLatencies(t testing.TB, s *Store, acct string, callers int, stop <-ch
 // would do). The normal suite runs it small, checking only that
 // everything old goes and the creations succeed; LOCRISK_LOAD=1 runs it
 // with 20,000 jobs (LOCRISK_LOAD_JOBS to change) and logs the numbers
-// (README.md, "Limits and defaults").
+// (docs/operations.md, "Limits and defaults").
 func TestPurgeUnderLoad(t *testing.T) {
 	n := 300
 	if os.Getenv("LOCRISK_LOAD") == "1" {

@@ -8,7 +8,7 @@ import (
 )
 
 // QueueDepth is the backlog of the two queues at one moment, as serve's
-// metrics listener shows it (README.md, Metrics).
+// metrics listener shows it (docs/operations.md, Metrics).
 type QueueDepth struct {
 	JobsQueued     int // report jobs waiting for a worker, backoffs included
 	JobsProcessing int // report jobs a worker holds

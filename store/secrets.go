@@ -2,7 +2,7 @@ package store
 
 // The webhook signing secrets at rest: sealed with Options.Secrets
 // (package secretbox) under the endpoint's id, so that the database file
-// alone (a backup, a copy, a dump) does not give them away (README.md,
+// alone (a backup, a copy, a dump) does not give them away (docs/operations.md,
 // Limits and defaults).
 
 import (

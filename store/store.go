@@ -113,7 +113,7 @@ const DefaultBusyWait = 5 * time.Second
 // (WithBusyWait) queues behind this process's own writers before it fails
 // with ErrWriteQueue. Each writer ahead holds the slot for milliseconds, so
 // this is reached only under a flood of writes far beyond the load check
-// of README.md (Limits and defaults), whose slowest job creation waits
+// of docs/operations.md (Limits and defaults), whose slowest job creation waits
 // about a second. A writer held up by another process's lock is told
 // apart and answered after the busy wait instead (see writeSlot).
 const DefaultQueueWait = 15 * time.Second
@@ -169,7 +169,7 @@ type Options struct {
 	OnJobFinal []JobFinalHook
 	// IntegrityCheck runs SQLite's PRAGMA quick_check before anything
 	// else and refuses a damaged file with ErrCorrupt. It reads the whole
-	// file (0.4 s for 225 MB from the page cache; README.md, Limits and
+	// file (0.4 s for 225 MB from the page cache; docs/operations.md, Limits and
 	// defaults), so serve asks for it at
 	// start-up and the short commands do not.
 	IntegrityCheck bool
@@ -182,7 +182,7 @@ type Options struct {
 	Secrets *secretbox.Box
 	// Observer, if set, is told how long writers waited for the
 	// in-process write slot and which writes failed with ErrBusy (serve's
-	// metrics listener, README.md, Metrics). Nil costs nothing.
+	// metrics listener, docs/operations.md, Metrics). Nil costs nothing.
 	Observer Observer
 }
 

@@ -6,8 +6,7 @@ package store
 // that migration 010's triggers keep in the transaction of every change to
 // a job, so its cost does not grow with the jobs; the operations summary
 // counts ranges of indexes that lead with the account and the status, so
-// it reads only the window's entries (README.md, "Durable job creation and
-// scale").
+// it reads only the window's entries (docs/performance.md, "A large database").
 
 import (
 	"context"
@@ -230,7 +229,7 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 	// they run at once on connections of the pool: the summary takes as
 	// long as its longest part (the completion times) rather than the
 	// sum, which at millions of jobs is what keeps it within budget
-	// (README.md, "Durable job creation and scale"). Like the parts run
+	// (docs/performance.md, "A large database"). Like the parts run
 	// one after another, they do not share one snapshot.
 	parts := []func() error{
 		func() error { return eventCounts(ctx, s.db, accountID, from, to, &o) },
@@ -338,7 +337,7 @@ func jobCounts(ctx context.Context, q queryer, accountID, fromS, toS string, j *
 // covering index range: no table row, no time parsing), sorted here. They
 // come back as one comma-separated text rather than one row each: at tens
 // of thousands of jobs in a window, a row per value cost most of the
-// summary's time (README.md, "Durable job creation and scale").
+// summary's time (docs/performance.md, "A large database").
 func completionTimes(ctx context.Context, q queryer, accountID, fromS, toS string, j *JobOps) error {
 	var list string
 	if err := q.GetContext(ctx, &list, jobOpsCompletionTimes, accountID, fromS, toS); err != nil {

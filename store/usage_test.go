@@ -408,7 +408,7 @@ func TestOpsSummaryPercentilesMatchNearestRank(t *testing.T) {
 // Every count of the operations summary is a search of an index that
 // leads with the account (and the status, where it names one), bounded
 // by the window or the state: nothing scans the account's whole history
-// (README.md, "Durable job creation and scale"). The completion times are
+// (docs/performance.md, "A large database"). The completion times are
 // read from report_jobs_ended alone (covering: its expression is the
 // query's, so no table row is read).
 func TestOpsSummaryQueryPlans(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package version is the one source of the version locrisk reports: the
 // `locrisk version` command, GET /readyz and the Server header of every
-// response (README.md, Version).
+// response (docs/operations.md, Health and version).
 //
 // A release build sets it at link time:
 //

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,29 +14,40 @@ import (
 	"locrisk/webhook"
 )
 
-// TestOpenSSLRecipe runs the shell recipes of README.md and
-// docs/webhooks.md exactly as written on a delivery signed by this package:
-// a good one must print "verified", a tampered body or an old timestamp
-// must not.
+// TestOpenSSLRecipe runs every shell recipe of the documentation (the sh
+// blocks with openssl dgst in README.md and docs/*.md; docs/webhooks.md
+// and docs/api-examples.md have one each) exactly as written on a
+// delivery signed by this package: a good one must print "verified", a
+// tampered body or an old timestamp must not.
 func TestOpenSSLRecipe(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Skip("openssl not installed")
 	}
+	docs, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	block := regexp.MustCompile("(?s)```sh\n(.*?)```")
-	for _, doc := range []string{"../README.md", "../docs/webhooks.md"} {
+	type recipe struct{ doc, script string }
+	var recipes []recipe
+	for _, doc := range append([]string{"../README.md"}, docs...) {
 		b, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var recipe string
 		for _, m := range block.FindAllStringSubmatch(string(b), -1) {
 			if strings.Contains(m[1], "openssl dgst") {
-				recipe = m[1]
+				recipes = append(recipes, recipe{doc, m[1]})
 			}
 		}
-		if recipe == "" {
-			t.Fatalf("%s: no sh block with openssl dgst", doc)
+	}
+	for _, want := range []string{"../docs/webhooks.md", "../docs/api-examples.md"} {
+		if !slices.ContainsFunc(recipes, func(r recipe) bool { return r.doc == want }) {
+			t.Errorf("%s: no sh block with openssl dgst", want)
 		}
+	}
+	for _, r := range recipes {
+		doc, recipe := r.doc, r.script
 		const secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ"
 		body := `{"id":"evt_1","type":"report.job.completed","apiVersion":"v1","data":{"job":{"jobId":"job_1"}}}`
 		now := time.Now().Unix()

@@ -111,7 +111,7 @@ const (
 	OutcomeFailedFinal   = "failed_final"   // failed, and the delivery is failed for good
 )
 
-// Observer watches delivery attempts (serve's metrics listener, README.md,
+// Observer watches delivery attempts (serve's metrics listener, docs/operations.md,
 // Metrics). It is called by the workers, so it must be quick and safe for
 // concurrent use.
 type Observer interface {
