@@ -1,4 +1,4 @@
-module locrisk
+module github.com/locrisk/locrisk
 
 go 1.26.8
 

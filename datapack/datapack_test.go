@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"locrisk/risk/data"
+	"github.com/locrisk/locrisk/internal/risk/data"
 )
 
 // TestEmbeddedPackMatchesManifest: every file the manifest lists is built

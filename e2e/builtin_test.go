@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"locrisk/datapack"
-	"locrisk/risk/data"
+	"github.com/locrisk/locrisk/datapack"
+	"github.com/locrisk/locrisk/internal/risk/data"
 )
 
 // TestBuiltInData: with no --data-dir and no LOCRISK_DATA_DIR, the binary

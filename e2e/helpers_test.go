@@ -77,7 +77,7 @@ func buildAndRun(m *testing.M) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	build := exec.CommandContext(ctx, gotool, "build", "-o", binary, ".")
+	build := exec.CommandContext(ctx, gotool, "build", "-o", binary, "./cmd/locrisk")
 	build.Dir = root
 	// GOFLAGS might carry -race from the caller; the binary is built plain.
 	build.Env = append(os.Environ(), "GOFLAGS=")
@@ -408,7 +408,7 @@ type point struct {
 	fips     string
 }
 
-// fixturePoints are covered by the fixture world (risk/engine_test.go).
+// fixturePoints are covered by the fixture world (internal/risk/engine_test.go).
 var fixturePoints = []point{
 	{"San Francisco", 37.77, -122.42, "06075"},
 	{"Chicago", 41.88, -87.63, "17031"},

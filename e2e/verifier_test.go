@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"locrisk/webhook"
+	"github.com/locrisk/locrisk/internal/webhook"
 )
 
 // verifierModule is the module path of webhookverify/ (its go.mod).

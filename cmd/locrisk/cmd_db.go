@@ -1,0 +1,126 @@
+package main
+
+// `locrisk db purge` and `db vacuum`: the retention purge run by hand, and
+// the one-time switch of an older database file to incremental vacuum.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"text/tabwriter"
+
+	"github.com/locrisk/locrisk/internal/filelock"
+	"github.com/locrisk/locrisk/internal/retention"
+)
+
+func (c *cli) dbPurge(args []string) error {
+	var retain, db string
+	var dry, asJSON bool
+	f := c.newFlags("db purge", "[flags]", `
+Deletes what the retention period no longer keeps, as a running server
+does every hour: finished jobs with their reports, webhook events and
+deliveries; completed batches; webhook endpoints disabled before the
+period; keys revoked or expired before it; request statistics and quota
+counters of older hours and months; expired idempotency keys. Jobs not
+finished, batches with unfinished items and pending deliveries stay. Then
+it gives the freed space back to the file system. Safe while the server
+runs: it deletes a few hundred rows per transaction.
+
+--dry-run counts what would go and deletes nothing (it may count fewer
+webhook endpoints: one whose last deliveries go with old jobs is counted
+only once they are gone).`, `
+  locrisk db purge --dry-run
+  locrisk db purge --retention 365d --json`)
+	f.StringVar(&retain, "retention", "180d", "how long finished records are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")
+	f.BoolVar(&dry, "dry-run", false, "count what would be deleted, delete nothing")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	keep, err := parseRetention(retain)
+	if err != nil {
+		return usagef("--retention: %v", err)
+	}
+	st, err := c.openExistingStore(db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log := slog.New(slog.NewTextHandler(c.stderr, nil))
+	r, err := retention.New(st, retention.Config{Keep: keep, Logger: log}).Once(c.ctx, dry)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(c.stdout, struct {
+			DryRun     bool   `json:"dryRun"`
+			Deleted    any    `json:"deleted"`
+			FreedPages int64  `json:"freedPages"`
+			Before     string `json:"before,omitempty"`
+		}{dry, r.Counts, r.FreedPages, beforeText(r)})
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	attrs := r.Counts.LogAttrs()
+	for i := 0; i+1 < len(attrs); i += 2 {
+		fmt.Fprintf(tw, "%s\t%d\n", attrs[i], attrs[i+1])
+	}
+	fmt.Fprintf(tw, "freed pages\t%d\n", r.FreedPages)
+	return tw.Flush()
+}
+
+func beforeText(r retention.Result) string {
+	if r.Before.IsZero() {
+		return ""
+	}
+	return apiTime(r.Before)
+}
+
+func (c *cli) dbVacuum(args []string) error {
+	var db string
+	f := c.newFlags("db vacuum", "[flags]", `
+Rewrites the database file once so that it can give space back after a
+purge (auto_vacuum INCREMENTAL). Files created by this version already
+are; a file created by an earlier one needs this once. It locks out
+writers for the whole rewrite and needs free disk space about the size of
+the file: stop the server first.`, `
+  locrisk db vacuum --db ./locrisk.db`)
+	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	if err := checkDatabaseExists(db); err != nil {
+		return err
+	}
+	// The serve lock (lockServe's) keeps a server off the file during the
+	// rewrite and refuses the vacuum while one runs. It is released after
+	// the store is closed (deferred first, so it runs last): releasing it
+	// closes a descriptor of the file, which drops SQLite's locks.
+	lock, err := filelock.Acquire(db)
+	if errors.Is(err, filelock.ErrLocked) {
+		return fmt.Errorf("a locrisk serve is using the database %s (%w); stop the server first: "+
+			"the vacuum locks out its writers for the whole rewrite", db, err)
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db, err)
+	}
+	defer lock.Unlock()
+	st, err := c.openStore(db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	before, err := st.FileStats(c.ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.Vacuum(c.ctx); err != nil {
+		return err
+	}
+	after, err := st.FileStats(c.ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%d bytes before, %d after; incremental vacuum on\n", before.Bytes(), after.Bytes())
+	return nil
+}

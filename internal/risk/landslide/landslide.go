@@ -1,0 +1,457 @@
+// Package landslide measures reported landslides near a site from NASA's
+// Global Landslide Catalog (GLC, 1988-2017): point events compiled from news
+// reports, disaster databases and scientific reports.
+//
+// The catalog records where landslides were reported, not where they can
+// happen: coverage follows media attention (almost all U.S. events are from
+// 2007 on, and Oregon and Washington dominate), locations can be off by up
+// to 50 km, and quiet hillsides with no road or house nearby are absent.
+// Because reports cluster where people live, the module's weighted measure
+// is not the raw density of reports but the reports relative to the people
+// around the site who could have reported them (docs/methodology.md,
+// "Landslide module"):
+//
+//	ratio = (O + a) / (E + a / mu)
+//
+// where O is the distance-weighted count of reported events, E the count
+// expected from the residents around the site at the national rate of
+// reports per resident, and mu the county's prior: its own reports over
+// its residents, shrunk in the same way toward the pooled ratio of the
+// counties that share its FEMA NRI landslide rating. Small counts are
+// shrunk with a weight of a pseudo-reports (Poisson-gamma posterior means,
+// two levels). The module always reports low confidence, and the engine shows the
+// FEMA NRI landslide score beside it as the benchmark.
+//
+// Events are kept whatever country the catalog names: 1,562 rows of the
+// 2016-2017 additions have no country code at all (most are in the U.S.),
+// and a landslide 10 km across the Canadian border is as near as one 10 km
+// inside it. The ratio counts only the events that lie in a county with
+// residents (the 50 states, DC and Puerto Rico), because only there are the
+// residents counted too. Snow avalanches and events placed only to within
+// 100 km or more are left out.
+package landslide
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/locrisk/locrisk/internal/risk/data"
+	"github.com/locrisk/locrisk/internal/risk/geo"
+	"github.com/locrisk/locrisk/internal/risk/hazard"
+	"github.com/locrisk/locrisk/internal/risk/nri"
+	"github.com/locrisk/locrisk/internal/risk/population"
+)
+
+// Indicator ids.
+const (
+	IndicatorRatio   = "landslide_report_ratio"
+	IndicatorDensity = "reported_landslide_density"
+	IndicatorCount   = "reported_landslides_25km"
+	IndicatorNearest = "nearest_reported_landslide_km"
+)
+
+const (
+	sourceID = "nasa-glc"
+
+	countRadiusKm   = 25
+	nearestRadiusKm = 100
+	// The weighted counts (docs/methodology.md, "Landslide module") weigh
+	// each reported event, and each resident, by exp(-distance /
+	// densityScaleKm) out to densityRadiusKm, where the weight is 0.25%:
+	// no count switches on at a radius, and a report 2 km away weighs four
+	// times one 15 km away.
+	densityScaleKm  = 10.0
+	densityRadiusKm = 60.0
+	catalogYears    = 30 // 1988-2017
+	// PriorStrength is a, the weight of the county's rating-class prior in
+	// pseudo-reports (distance-weighted, like O): a site's own reports
+	// outweigh the prior once they exceed 3, and one or two reports where
+	// few people live move the ratio at most to (O + 3) / 3 times the
+	// prior. Three reports is also where a Poisson count's relative
+	// error, 1/sqrt(O), falls below 60%.
+	PriorStrength = 3.0
+	// residentCellDeg is the cell in which block-group residents are
+	// pooled, at their population-weighted centre, for the expected
+	// count: a 60 km sum then visits a few hundred cells instead of up to
+	// 10,000 block groups, and differs from the exact sum by about 1%.
+	residentCellDeg = 0.05
+	// quality scales the confidence of reported events: the catalog is
+	// compiled from news and disaster reports, so it is neither complete
+	// nor evenly sampled.
+	quality = 0.5
+	// maxAccuracyKm drops events whose position is only known to within
+	// more than this: they cannot be placed in a 25 km circle.
+	maxAccuracyKm = 50
+	// nriCode is the FEMA NRI hazard whose county rating sets the prior.
+	nriCode = "LNDS"
+)
+
+// Ratings are the NRI rating classes that get a pooled prior of their own;
+// every other rating ("Insufficient Data", "No Rating", "Not Applicable")
+// and a county missing from the NRI table get the national ratio, 1.
+var Ratings = []string{"Very High", "Relatively High", "Relatively Moderate", "Relatively Low", "Very Low"}
+
+// Exposure is what the report ratio needs beside the catalog: the residents
+// around a site, the county each event lies in, and the county's NRI
+// landslide rating.
+type Exposure struct {
+	Residents *population.Profiles // block-group residents, by county
+	CountyOf  population.CountyOf  // the county an event lies in
+	NRI       *nri.Table           // county LNDS ratings for the prior
+}
+
+// Class is one NRI rating class's pool: the counted events in its counties,
+// their residents, and the prior ratio mu that the pool gives.
+type Class struct {
+	Rating    string
+	Counties  int
+	Events    int
+	Residents float64
+	Mu        float64
+}
+
+// Module is the loaded landslide module. It is immutable and safe for
+// concurrent use.
+type Module struct {
+	ix      *geo.PointIndex
+	counted []bool // event i lies in a county with residents: it counts in O
+	rows    int
+	skipped int // rows without usable coordinates
+
+	res    *geo.CellIndex // pooled resident cells
+	resPts []geo.Point
+	resPop []float64
+
+	events    int     // events counted in O anywhere
+	residents float64 // residents of the counties with residents
+	rate      float64 // r0: events per resident
+	classes   []Class
+	ratings   *nri.Table
+	county    map[string]float64 // county FIPS -> mu_c, shrunk toward its class
+	inCounty  map[string]int     // county FIPS -> counted events in it
+}
+
+// Load reads the Global Landslide Catalog export from the data directory
+// and computes the national rate of reports per resident and the
+// rating-class priors from ex.
+func Load(fsys fs.FS, ex Exposure) (*Module, error) {
+	if ex.Residents == nil || ex.CountyOf == nil || ex.NRI == nil {
+		return nil, errors.New("landslide: residents, county locator and NRI table are all needed")
+	}
+	t, err := data.OpenTable(fsys, data.Path(sourceID), "latitude", "longitude", "location_accuracy", "landslide_category")
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	m := &Module{}
+	var pts []geo.Point
+	for t.Scan() {
+		// Free-text exports carry the odd row with a blank or mangled
+		// coordinate; one such row is no reason to refuse the whole layer.
+		lat, err1 := strconv.ParseFloat(t.String("latitude"), 64)
+		lon, err2 := strconv.ParseFloat(t.String("longitude"), 64)
+		if err1 != nil || err2 != nil || !(lat >= -90 && lat <= 90) || !(lon >= -180 && lon <= 180) {
+			m.skipped++
+			continue
+		}
+		if !kept(t.String("landslide_category"), t.String("location_accuracy")) {
+			continue
+		}
+		pts = append(pts, geo.Point{Lat: lat, Lon: lon})
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	m.rows = t.Rows()
+	m.ix = geo.NewPointIndex(pts, 0.25)
+
+	// Events per county, where the county has residents.
+	perCounty := map[string]int{}
+	m.counted = make([]bool, len(pts))
+	for i, p := range pts {
+		if f, ok := ex.CountyOf(p); ok && ex.Residents.Residents(f) > 0 {
+			m.counted[i] = true
+			perCounty[f]++
+			m.events++
+		}
+	}
+	counties := ex.Residents.Counties()
+	for _, f := range counties {
+		m.residents += ex.Residents.Residents(f)
+	}
+	if m.residents <= 0 {
+		return nil, errors.New("landslide: no county has residents")
+	}
+	m.rate = float64(m.events) / m.residents
+
+	// Rating-class pools, each shrunk toward the national ratio 1 with the
+	// same prior strength, so a thin class cannot give a prior of 0.
+	byRating := map[string]*Class{}
+	for _, r := range Ratings {
+		byRating[r] = &Class{Rating: r}
+	}
+	for _, f := range counties {
+		if c := byRating[ex.NRI.Hazard(f, nriCode).Rating]; c != nil {
+			c.Counties++
+			c.Events += perCounty[f]
+			c.Residents += ex.Residents.Residents(f)
+		}
+	}
+	for _, r := range Ratings {
+		c := byRating[r]
+		c.Mu = (float64(c.Events) + PriorStrength) / (m.rate*c.Residents + PriorStrength)
+		m.classes = append(m.classes, *c)
+	}
+	m.ratings = ex.NRI
+	// County priors: each county's own reports over its residents, shrunk
+	// toward its rating class's prior with the same strength, so a county
+	// of many residents and no reports (Harris, Texas) is not lifted by a
+	// loss-based rating, and one with a handful of reports among few
+	// residents does not soar.
+	m.county = make(map[string]float64, len(counties))
+	m.inCounty = perCounty
+	for _, f := range counties {
+		m.county[f] = Posterior(float64(perCounty[f]), m.rate*ex.Residents.Residents(f), m.classPrior(f), PriorStrength)
+	}
+	m.resPts, m.resPop = poolResidents(ex.Residents.Index())
+	b := geo.NewCellIndexBuilder(0.1)
+	for i, p := range m.resPts {
+		b.Add(int32(i), geo.PointBox(p))
+	}
+	m.res = b.Build()
+	return m, nil
+}
+
+// poolResidents sums block-group residents into residentCellDeg cells, each
+// placed at its residents' mean position, in a fixed order.
+func poolResidents(x *population.Index) ([]geo.Point, []float64) {
+	type cell struct{ pop, lat, lon float64 }
+	type key struct{ i, j int32 }
+	cells := map[key]*cell{}
+	for i := 0; i < x.Len(); i++ {
+		p, n := x.Centre(i)
+		k := key{int32(math.Floor(p.Lat / residentCellDeg)), int32(math.Floor(p.Lon / residentCellDeg))}
+		c := cells[k]
+		if c == nil {
+			c = &cell{}
+			cells[k] = c
+		}
+		c.pop += n
+		c.lat += n * p.Lat
+		c.lon += n * p.Lon
+	}
+	keys := make([]key, 0, len(cells))
+	for k := range cells {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		return keys[a].i < keys[b].i || (keys[a].i == keys[b].i && keys[a].j < keys[b].j)
+	})
+	pts := make([]geo.Point, 0, len(keys))
+	pop := make([]float64, 0, len(keys))
+	for _, k := range keys {
+		c := cells[k]
+		pts = append(pts, geo.Point{Lat: c.lat / c.pop, Lon: c.lon / c.pop})
+		pop = append(pop, c.pop)
+	}
+	return pts, pop
+}
+
+// Posterior is the shrunk ratio of observed to expected reports: the mean
+// of a gamma(a, a/mu) prior on the ratio updated with a Poisson count O of
+// expectation ratio * E. With no reports and no residents it is mu; with
+// O and E large it tends to O / E.
+func Posterior(o, e, mu, a float64) float64 { return (o + a) / (e + a/mu) }
+
+// kept reports whether an event counts: a landslide (not a snow avalanche)
+// placed to within maxAccuracyKm. "exact", "unknown" and blank accuracies
+// are kept: most such rows are geocoded street addresses.
+func kept(category, accuracy string) bool {
+	if category == "snow_avalanche" {
+		return false
+	}
+	if km, ok := strings.CutSuffix(accuracy, "km"); ok {
+		v, err := strconv.ParseFloat(km, 64)
+		return err != nil || v <= maxAccuracyKm
+	}
+	return true
+}
+
+// Name implements hazard.Module.
+func (m *Module) Name() string { return hazard.Landslide }
+
+// Sources implements hazard.Module.
+func (m *Module) Sources() []string { return []string{sourceID} }
+
+// Rows implements hazard.Module: catalog rows read (all countries).
+func (m *Module) Rows() map[string]int { return map[string]int{sourceID: m.rows} }
+
+// Events is the number of events indexed for the counts.
+func (m *Module) Events() int { return m.ix.Len() }
+
+// Skipped is the number of rows dropped for lack of a usable coordinate.
+func (m *Module) Skipped() int { return m.skipped }
+
+// Rate is r0, the national rate: events counted in O (those in a county
+// with residents) per resident of those counties, with both totals.
+func (m *Module) Rate() (perResident float64, events int, residents float64) {
+	return m.rate, m.events, m.residents
+}
+
+// Classes returns the NRI rating-class pools and their priors, in the
+// order of Ratings.
+func (m *Module) Classes() []Class { return append([]Class(nil), m.classes...) }
+
+// Prior is mu for county fips: the county's own ratio of reports to
+// residents shrunk toward its NRI rating class's pooled ratio, or that
+// class prior where the county has no residents counted.
+func (m *Module) Prior(fips string) float64 {
+	if mu, ok := m.county[fips]; ok {
+		return mu
+	}
+	return m.classPrior(fips)
+}
+
+// classPrior is county fips's NRI rating class's pooled ratio, or 1.
+func (m *Module) classPrior(fips string) float64 {
+	rating := m.ratings.Hazard(fips, nriCode).Rating
+	for _, c := range m.classes {
+		if c.Rating == rating {
+			return c.Mu
+		}
+	}
+	return 1
+}
+
+// weightedResidents sums the pooled residents within 60 km of p weighted by
+// exp(-d / 10 km). Distances are taken in the plane tangent at p: out to
+// 60 km they differ from great-circle distances by well under 0.1%, and
+// the sum visits a few hundred cells per site.
+func (m *Module) weightedResidents(p geo.Point) float64 {
+	const r2 = densityRadiusKm * densityRadiusKm
+	plane := geo.TangentAt(p)
+	var w float64
+	m.res.Near(p, densityRadiusKm, func(i int32) {
+		if d2 := plane.Km2(m.resPts[i]); d2 <= r2 {
+			w += m.resPop[i] * math.Exp(-math.Sqrt(d2)/densityScaleKm)
+		}
+	})
+	return w
+}
+
+// Measure implements hazard.Module.
+func (m *Module) Measure(site hazard.Site) hazard.Measurement {
+	p := geo.Point{Lat: site.Lat, Lon: site.Lon}
+	n := 0
+	nearest := -1.0
+	density, o := 0.0, 0.0
+	m.ix.Within(p, densityRadiusKm, func(i int, d float64) {
+		w := math.Exp(-d / densityScaleKm)
+		density += w
+		if m.counted[i] {
+			o += w
+		}
+		if d <= countRadiusKm {
+			n++
+		}
+		if nearest < 0 || d < nearest {
+			nearest = d
+		}
+	})
+	density /= catalogYears
+	e := m.rate * m.weightedResidents(p)
+	mu := m.Prior(site.CountyFIPS)
+	ratio := Posterior(o, e, mu, PriorStrength)
+	if nearest < 0 {
+		// Only the wider search when nothing is close: a 100 km query
+		// around Portland would measure the distance to ~1,000 events.
+		if i, d := m.ix.Nearest(p, nearestRadiusKm); i >= 0 {
+			nearest = d
+		}
+	}
+	near := hazard.Indicator{
+		ID:         IndicatorNearest,
+		Label:      "Distance to the nearest reported landslide (NASA catalog, 1988-2017)",
+		Unit:       "km",
+		Source:     sourceID,
+		Peril:      hazard.PerilLandslide,
+		Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events"},
+	}
+	if nearest >= 0 {
+		near.Value = roundTenth(nearest)
+	} else {
+		near.Value = nearestRadiusKm
+		near.Text = "none within 100 km"
+	}
+	ins := []hazard.Indicator{
+		{
+			ID:         IndicatorRatio,
+			Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's rate (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
+			Value:      ratio,
+			Unit:       "times the national rate",
+			Source:     sourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 60 km against the residents around them, both weighted by distance"},
+			Ranked:     true,
+			Weight:     1,
+		},
+		{
+			ID:         IndicatorDensity,
+			Label:      "Distance-weighted density of reported landslides: sum over events within 60 km of exp(-distance / 10 km), per year of the 1988-2017 catalog (news and disaster reports; not a susceptibility measure)",
+			Value:      density,
+			Unit:       "weighted reports per year",
+			Source:     sourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events, weighted by distance out to 60 km"},
+			Ranked:     true,
+		},
+		{
+			ID:         IndicatorCount,
+			Label:      "Reported landslide events within 25 km, 1988-2017 (NASA catalog of news and disaster reports; not a susceptibility measure)",
+			Value:      float64(n),
+			Unit:       "count",
+			Source:     sourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 25 km"},
+			Ranked:     true,
+		},
+		near,
+	}
+	if _, counted := m.county[site.CountyFIPS]; !counted {
+		// No residents are counted in this county (the Virgin Islands,
+		// Guam, the Northern Mariana Islands and American Samoa have no
+		// block-group centres): a ratio would be the prior alone. The
+		// density of reports scores instead, and says what it is.
+		ins = ins[1:]
+		ins[0].Weight = 1
+		return hazard.Measurement{Indicators: ins, Quality: quality, Notes: []string{note(n), noResidentsNote}}
+	}
+	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: []string{note(n), ratioNote(o, e, mu)}}
+}
+
+// noResidentsNote explains a score from the raw density of reports.
+const noResidentsNote = "The Census centres of population used to count the residents around a site do not cover this area, so reports cannot be set against the people who could report them; the score ranks the distance-weighted density of reports, which follows where people are."
+
+func roundTenth(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+func note(n int) string {
+	events := "reported landslides"
+	if n == 1 {
+		events = "reported landslide"
+	}
+	return "NASA's catalog lists " + strconv.Itoa(n) + " " + events +
+		" within 25 km (1988-2017); these are media-reported events, not a susceptibility map."
+}
+
+// ratioNote states the ratio's parts, so a reader can see whether reports
+// or residents drive it.
+func ratioNote(o, e, mu float64) string {
+	return "Distance-weighted reports within 60 km: " + strconv.FormatFloat(o, 'f', 1, 64) +
+		", against " + strconv.FormatFloat(e, 'f', 1, 64) +
+		" expected from the residents around at the national rate; small counts are shrunk toward " +
+		strconv.FormatFloat(mu, 'f', 2, 64) + " times the national rate, the county's own reports per resident shrunk toward the pooled rate of counties with its NRI landslide rating."
+}

@@ -1,0 +1,119 @@
+package population
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/locrisk/locrisk/internal/risk/geo"
+)
+
+// Profiles ranks local population density inside each county: for every
+// county, the densities at its block groups' centres with their residents.
+// A site's place in that ranking says whether it sits in the county's dense
+// core or at its thinly settled edge (docs/methodology.md, "Local
+// population density"). Read-only after BuildProfiles.
+type Profiles struct {
+	x        *Index
+	counties map[string]*profile
+}
+
+// profile is one county's block groups, in ascending order of density.
+type profile struct {
+	dens   []float64 // ascending
+	prefix []float64 // prefix[k] = residents of dens[0..k-1]
+	total  float64
+}
+
+// CountyOf resolves a point to its county's 5-digit FIPS code.
+type CountyOf func(p geo.Point) (fips string, ok bool)
+
+// BuildProfiles assigns every block group to the county countyOf puts its
+// centre in and measures the local density there. A centre that locates in
+// no county (on water just off a generalised shore) is left out of every
+// profile; it is still counted in the densities around it.
+func BuildProfiles(x *Index, countyOf CountyOf) *Profiles {
+	n := x.Len()
+	fips := make([]string, n)
+	dens := make([]float64, n)
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				p := x.pts[i]
+				if f, ok := countyOf(p); ok {
+					fips[i] = f
+					dens[i] = x.Density(p)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+
+	type bg struct{ d, pop float64 }
+	groups := map[string][]bg{}
+	for i, f := range fips {
+		if f != "" {
+			groups[f] = append(groups[f], bg{dens[i], x.pop[i]})
+		}
+	}
+	ps := &Profiles{x: x, counties: make(map[string]*profile, len(groups))}
+	for f, g := range groups {
+		sort.Slice(g, func(a, b int) bool { return g[a].d < g[b].d || (g[a].d == g[b].d && g[a].pop < g[b].pop) })
+		p := &profile{dens: make([]float64, len(g)), prefix: make([]float64, len(g)+1)}
+		for k, b := range g {
+			p.dens[k] = b.d
+			p.prefix[k+1] = p.prefix[k] + b.pop
+		}
+		p.total = p.prefix[len(g)]
+		ps.counties[f] = p
+	}
+	return ps
+}
+
+// Density is the local population density at p (Index.Density).
+func (ps *Profiles) Density(p geo.Point) float64 { return ps.x.Density(p) }
+
+// DenserShare is the share of county fips's residents (0..1) who live at a
+// higher local density than d, counting those at exactly d as half above
+// and half below, so a block group's own centre gets the midpoint of its
+// residents' span and the county's residents split at any share to within
+// one block group. ok is false for a county without profiled residents.
+func (ps *Profiles) DenserShare(fips string, d float64) (share float64, ok bool) {
+	p := ps.counties[fips]
+	if p == nil || p.total <= 0 {
+		return 0, false
+	}
+	lo := sort.SearchFloat64s(p.dens, d) // first >= d
+	hi := lo
+	for hi < len(p.dens) && p.dens[hi] == d {
+		hi++
+	}
+	above := p.total - p.prefix[hi]
+	equal := p.prefix[hi] - p.prefix[lo]
+	return (above + equal/2) / p.total, true
+}
+
+// Counties lists the profiled counties' FIPS codes, sorted.
+func (ps *Profiles) Counties() []string {
+	out := make([]string, 0, len(ps.counties))
+	for f := range ps.counties {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Residents is the number of residents profiled in county fips.
+func (ps *Profiles) Residents(fips string) float64 {
+	if p := ps.counties[fips]; p != nil {
+		return p.total
+	}
+	return 0
+}
+
+// Index is the block-group index the profiles were built on.
+func (ps *Profiles) Index() *Index { return ps.x }

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/locrisk/locrisk/internal/view"
+)
+
+// reportIDParam is the {reportId} of the path as a lowercase UUID. Report
+// ids are issued in lowercase; an uppercase spelling of the same UUID is
+// accepted and normalised, as RFC 9562 says UUIDs compare case-insensitively.
+// Other forms (braces, urn:uuid:, no hyphens) are 400 invalid_report_id.
+func reportIDParam(r *http.Request) (string, error) {
+	id, ok := canonicalUUID(r.PathValue("reportId"))
+	if !ok {
+		return "", errorf(codeInvalidReportID, "reportId must be a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+	}
+	return id, nil
+}
+
+func canonicalUUID(s string) (string, bool) {
+	if len(s) != 36 {
+		return "", false
+	}
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return "", false
+			}
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
+		case c >= 'A' && c <= 'F':
+			b[i] = c + ('a' - 'A')
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// getReport is GET /location-risk/reports/{reportId} (docs/api.md, Reports).
+// The 400s (report id, then detail) come before the 404, as the check order
+// of docs/api.md (Authentication, scopes and check order) says.
+// The body is view.NewReport of the stored report.
+func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := reportIDParam(r)
+	if err != nil {
+		return err
+	}
+	q, err := parseQuery(r)
+	if err != nil {
+		return err
+	}
+	detail := view.DetailSummary
+	if vs, ok := q["detail"]; ok {
+		detail = vs[0]
+		if detail != view.DetailSummary && detail != view.DetailFull {
+			return errorf(codeInvalidDetail, "detail must be summary or full")
+		}
+	}
+	rep, err := s.store.GetReport(r.Context(), p.account.ID, id)
+	if err != nil {
+		return storeError(err, codeReportNotFound, s.now())
+	}
+	v, err := view.NewReport(rep, detail)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

@@ -1,0 +1,194 @@
+// Package server is the HTTP API of locrisk: the operations of docs/api.md
+// under /api/v1, with authentication by API key, scopes, a per-account rate
+// limit, the JSON error shape and one log line per request, and the health
+// endpoints /healthz and /readyz beside them.
+//
+// What it does not do: it does not generate reports (the scheduler in
+// package jobs does, from the queue in package store) and it does not trust
+// proxy headers: the client address used for IP allowlists is the host part
+// of the connection's remote address, so a deployment behind a reverse proxy
+// must not use allowlists unless the proxy connects from the allowed range.
+// The rate limiter keeps its counters in memory, so they are per process and
+// start from zero after a restart.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/locrisk/locrisk/internal/apidoc"
+	"github.com/locrisk/locrisk/internal/risk"
+	"github.com/locrisk/locrisk/internal/risk/geo"
+	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/version"
+)
+
+// Locator decides whether a coordinate is inside the supported coverage; it
+// returns risk.ErrUnsupportedLocation when it is not. Outlines gives the
+// state and county boundary rings the PDF locator map draws (nil when the
+// county is unknown). *risk.Engine implements it.
+type Locator interface {
+	Locate(lat, lon float64) (risk.Location, error)
+	Outlines(countyFIPS string) (state, county [][]geo.Point)
+}
+
+// Config holds the server's dependencies that are not the store or the
+// engine.
+type Config struct {
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for key expiry, the key cache, rate-limit windows,
+	// quota periods and job timestamps; nil means time.Now.
+	Now func() time.Time
+	// KeyCacheTTL is how long a key lookup (found or not) is reused.
+	// docs/api.md (Authentication) promises that a new or revoked key takes
+	// effect within one second, so 0 means one second, larger values are
+	// clamped to one second, and a negative value disables the cache.
+	KeyCacheTTL time.Duration
+	// RateLimiter counts requests per account; nil means an in-memory
+	// fixed-window limiter (NewMemoryRateLimiter).
+	RateLimiter RateLimiter
+	// StatsFlushInterval is how often the request statistics of the
+	// operations summary go from memory to the database (observability.go);
+	// 0 means one second, negative means only on FlushStats and Close.
+	StatsFlushInterval time.Duration
+	// Webhooks holds the endpoint URL rules of POST /webhooks (webhooks.go).
+	Webhooks WebhookConfig
+	// DBBusyWait bounds how long a request's write waits for the database
+	// while another process holds its write lock; past it the request is
+	// answered 503 database_busy. Behind this server's own writes a
+	// request waits longer, up to the store's queue wait
+	// (store.DefaultQueueWait), then is answered 503 server_busy. 0 means
+	// DefaultDBBusyWait.
+	DBBusyWait time.Duration
+	// MaxInFlight bounds the requests served at once; beyond it a request
+	// is answered 503 server_busy (inflight.go). 0 means
+	// DefaultMaxInFlight, negative means no bound.
+	MaxInFlight int
+	// Requests, if set, is told of every request once it is answered
+	// (serve's metrics listener, docs/operations.md, Metrics); nil costs nothing.
+	Requests RequestObserver
+	// Health tells GET /readyz whether the engine's data and the workers
+	// are there (health.go); nil reports both as not ready.
+	Health Health
+	// Version is what the Server header (locrisk/<version>) and GET
+	// /readyz show; "" means version.String().
+	Version string
+}
+
+// RequestObserver watches the requests the server answers. It is called
+// on every request, so it must be quick and safe for concurrent use.
+type RequestObserver interface {
+	// ObserveRequest reports one answered request: route is the path
+	// pattern of the operation that took it, as registered in routes.go
+	// ("/api/v1/location-risk/jobs/{jobId}"), or "" when none did (an
+	// unknown path or method, or a request refused before routing);
+	// method is the request's, as the client sent it; d runs from the
+	// request's arrival to the end of its response.
+	ObserveRequest(route, method string, status int, d time.Duration)
+}
+
+// DefaultDBBusyWait is the request paths' wait for another process's
+// write lock (docs/operations.md, Limits and defaults). It is shorter than the
+// store's own store.DefaultBusyWait, which the background workers keep, so
+// a client hears 503 with Retry-After well within its own timeout. Writes
+// queued behind this server's own (a few milliseconds each) are not bound
+// by it: the store tells the two apart.
+const DefaultDBBusyWait = 2 * time.Second
+
+// maxKeyCacheTTL is the bound of docs/api.md (Authentication) on how long a
+// changed key may be served from a stale cache entry.
+const maxKeyCacheTTL = time.Second
+
+// Server serves the API. It is safe for concurrent use.
+type Server struct {
+	log     *slog.Logger
+	now     func() time.Time
+	store   *store.Store
+	loc     Locator
+	notify  func()
+	keys    *keyCache
+	limiter RateLimiter
+	stats   *requestRecorder
+	busy    *inFlight
+	// bodyTime is the base of the time a body may take (body.go);
+	// DefaultBodyTime, shorter in tests.
+	bodyTime time.Duration
+	handler  http.Handler
+	reqObs   RequestObserver // nil: no metrics
+	version  string
+	health   Health
+	probe    *store.Store // the readiness probe's view: waits at most readyDBWait
+	apiDoc   apidoc.Document
+
+	webhooks WebhookConfig
+}
+
+// New builds a server over the store st. loc decides coverage for new jobs;
+// notify (may be nil) is called after jobs are queued so an idle worker
+// picks them up at once.
+func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
+	s := &Server{
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		loc:      loc,
+		notify:   notify,
+		limiter:  cfg.RateLimiter,
+		busy:     newInFlight(cfg.MaxInFlight),
+		bodyTime: DefaultBodyTime,
+		reqObs:   cfg.Requests,
+		version:  cfg.Version,
+		health:   cfg.Health,
+		apiDoc:   apidoc.Load(),
+
+		webhooks: cfg.Webhooks,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	wait := cfg.DBBusyWait
+	if wait <= 0 {
+		wait = DefaultDBBusyWait
+	}
+	if st != nil {
+		s.store = st.WithBusyWait(wait)
+		s.probe = st.WithBusyWait(readyDBWait)
+	}
+	if s.version == "" {
+		s.version = version.String()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.notify == nil {
+		s.notify = func() {}
+	}
+	if s.limiter == nil {
+		s.limiter = NewMemoryRateLimiter()
+	}
+	flush := cfg.StatsFlushInterval
+	if flush == 0 {
+		flush = time.Second
+	}
+	s.stats = newRequestRecorder(flush)
+	ttl := cfg.KeyCacheTTL
+	switch {
+	case ttl == 0 || ttl > maxKeyCacheTTL:
+		ttl = maxKeyCacheTTL
+	case ttl < 0:
+		ttl = 0
+	}
+	s.keys = newKeyCache(ttl, s.lookupKey)
+	s.handler = s.routes()
+	return s
+}
+
+// Handler returns the http.Handler serving every route.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// lookupKey is the key cache's source: the store, by secret.
+func (s *Server) lookupKey(ctx context.Context, secret string) (store.APIKey, store.Account, error) {
+	return s.store.KeyBySecret(ctx, secret)
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk/internal/ids"
+)
+
+// Account owns keys, jobs and reports; quota and rate limit are per account.
+type Account struct {
+	ID                 string
+	Name               string
+	MonthlyQuota       int // report jobs per calendar month (UTC)
+	RateLimitPerMinute int
+	CreatedUTC         time.Time
+	// DisabledUTC is when the account was disabled; nil while it is
+	// enabled. A disabled account's keys do not authenticate.
+	DisabledUTC *time.Time
+}
+
+// Disabled reports whether the account is disabled.
+func (a Account) Disabled() bool { return a.DisabledUTC != nil }
+
+// Defaults from docs/api.md (Command line).
+const (
+	DefaultMonthlyQuota = 1000
+	DefaultRateLimit    = 600
+)
+
+type accountRow struct {
+	ID                 string         `db:"id"`
+	Name               string         `db:"name"`
+	MonthlyQuota       int            `db:"monthly_quota"`
+	RateLimitPerMinute int            `db:"rate_limit_per_minute"`
+	CreatedUTC         string         `db:"created_utc"`
+	DisabledUTC        sql.NullString `db:"disabled_utc"`
+}
+
+const accountColumns = `id, name, monthly_quota, rate_limit_per_minute, created_utc, disabled_utc`
+
+func (r accountRow) account() (Account, error) {
+	t, err := ParseTime(r.CreatedUTC)
+	if err != nil {
+		return Account{}, fmt.Errorf("account %s: %w", r.ID, err)
+	}
+	disabled, err := parseNullTime(r.DisabledUTC)
+	if err != nil {
+		return Account{}, fmt.Errorf("account %s: %w", r.ID, err)
+	}
+	return Account{ID: r.ID, Name: r.Name, MonthlyQuota: r.MonthlyQuota, RateLimitPerMinute: r.RateLimitPerMinute,
+		CreatedUTC: t, DisabledUTC: disabled}, nil
+}
+
+// CreateAccount makes an account. monthlyQuota may be 0 (an account that
+// cannot create jobs); rateLimit must be positive.
+func (s *Store) CreateAccount(ctx context.Context, name string, monthlyQuota, rateLimit int) (Account, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return Account{}, fmt.Errorf("%w: account name is empty", ErrInvalid)
+	case monthlyQuota < 0:
+		return Account{}, fmt.Errorf("%w: monthly quota %d is negative", ErrInvalid, monthlyQuota)
+	case rateLimit <= 0:
+		return Account{}, fmt.Errorf("%w: rate limit %d must be positive", ErrInvalid, rateLimit)
+	}
+	a := Account{ID: ids.New(ids.Account), Name: name, MonthlyQuota: monthlyQuota, RateLimitPerMinute: rateLimit, CreatedUTC: truncMs(s.now())}
+	err := s.withWriteLock(ctx, func() error {
+		_, err := s.db.ExecContext(ctx,
+			`INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc) VALUES (?, ?, ?, ?, ?)`,
+			a.ID, a.Name, a.MonthlyQuota, a.RateLimitPerMinute, FormatTime(a.CreatedUTC))
+		return err
+	})
+	if err != nil {
+		return Account{}, fmt.Errorf("create account: %w", err)
+	}
+	return a, nil
+}
+
+// GetAccount returns the account, or ErrNotFound.
+func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
+	return getAccount(ctx, s.db, id)
+}
+
+func getAccount(ctx context.Context, q queryer, id string) (Account, error) {
+	var r accountRow
+	err := q.GetContext(ctx, &r, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Account{}, fmt.Errorf("account %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("get account %s: %w", id, err)
+	}
+	return r.account()
+}
+
+// queryer is what both *sqlx.DB and *sqlx.Tx offer, so read helpers work
+// inside and outside a transaction.
+type queryer interface {
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// ListAccounts returns every account, oldest first.
+func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
+	var rows []accountRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+accountColumns+` FROM accounts ORDER BY created_utc, id`); err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	out := make([]Account, 0, len(rows))
+	for _, r := range rows {
+		a, err := r.account()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// AccountUpdate is a change to an account; nil fields stay as they are.
+type AccountUpdate struct {
+	Name         *string
+	MonthlyQuota *int // 0 or more
+	RateLimit    *int // requests per minute, 1 or more
+}
+
+// UpdateAccount applies u and returns the account as it now is. The quota
+// is read from the database by every job creation, so a change applies to
+// the next one; a running server sees a new name or rate limit within its
+// key cache lifetime (one second). An unknown id is ErrNotFound; values out
+// of range are ErrInvalid.
+func (s *Store) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (Account, error) {
+	var sets []string
+	var args []any
+	if u.Name != nil {
+		name := strings.TrimSpace(*u.Name)
+		if name == "" {
+			return Account{}, fmt.Errorf("%w: account name is empty", ErrInvalid)
+		}
+		sets, args = append(sets, "name = ?"), append(args, name)
+	}
+	if u.MonthlyQuota != nil {
+		if *u.MonthlyQuota < 0 {
+			return Account{}, fmt.Errorf("%w: monthly quota %d is negative", ErrInvalid, *u.MonthlyQuota)
+		}
+		sets, args = append(sets, "monthly_quota = ?"), append(args, *u.MonthlyQuota)
+	}
+	if u.RateLimit != nil {
+		if *u.RateLimit <= 0 {
+			return Account{}, fmt.Errorf("%w: rate limit %d must be positive", ErrInvalid, *u.RateLimit)
+		}
+		sets, args = append(sets, "rate_limit_per_minute = ?"), append(args, *u.RateLimit)
+	}
+	if len(sets) == 0 {
+		return s.GetAccount(ctx, id)
+	}
+	return s.changeAccount(ctx, id, strings.Join(sets, ", "), args...)
+}
+
+// SetAccountDisabled disables (disabled true) or enables an account and
+// returns it. Disabling a disabled account keeps the first time. A running
+// server refuses the account's keys within its key cache lifetime (one
+// second), with the same 401 as a revoked key. An unknown id is ErrNotFound.
+func (s *Store) SetAccountDisabled(ctx context.Context, id string, disabled bool) (Account, error) {
+	if !disabled {
+		return s.changeAccount(ctx, id, "disabled_utc = NULL")
+	}
+	return s.changeAccount(ctx, id, "disabled_utc = COALESCE(disabled_utc, ?)", FormatTime(truncMs(s.now())))
+}
+
+// changeAccount runs UPDATE accounts SET <set> for id and reads the row back
+// in the same transaction.
+func (s *Store) changeAccount(ctx context.Context, id, set string, args ...any) (Account, error) {
+	var a Account
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET `+set+` WHERE id = ?`, append(args, id)...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("account %s: %w", id, ErrNotFound)
+		}
+		a, err = getAccount(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Account{}, fmt.Errorf("update account %s: %w", id, err)
+	}
+	return a, nil
+}

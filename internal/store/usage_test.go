@@ -1,0 +1,472 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk/internal/ids"
+)
+
+// endJob creates a job of bucket at created and takes it to its final
+// state (completed, or failed when fail) at ended. No other job may be
+// runnable at ended, or the claim would take that one.
+func usageEndJob(t *testing.T, s *Store, acct, bucket string, created, ended time.Time, fail bool) Job {
+	t.Helper()
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := s.ClaimJob(ctx, "w", time.Hour, created)
+	if err != nil || !ok || c.ID != j.ID {
+		t.Fatalf("claim %s: got %q ok=%v err=%v", j.ID, c.ID, ok, err)
+	}
+	if fail {
+		c, err = s.FailJob(ctx, j.ID, "w", "generation_error", "failed at "+ended.Format(time.RFC3339), false, ended)
+	} else {
+		c, err = s.CompleteJob(ctx, j.ID, "w", Report{DataVersion: "v", Body: []byte(`{}`)}, ended)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// createJobAt queues a job of bucket at created.
+func usageQueueJob(t *testing.T, s *Store, acct, bucket string, created time.Time) Job {
+	t.Helper()
+	j, _, err := s.CreateJob(context.Background(), NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestPeriodUsage(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a, other := newAccount(t, s, 7), newAccount(t, s, 100)
+	oct := time.Date(2026, 10, 31, 23, 59, 59, 999e6, time.UTC)
+	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	usageEndJob(t, s, a.ID, BucketAPI, oct, oct, false)                   // last month
+	usageEndJob(t, s, a.ID, BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
+	usageEndJob(t, s, a.ID, BucketBulk, nov, nov.Add(time.Hour), false)   // completed
+	usageEndJob(t, s, a.ID, BucketManual, nov.Add(time.Hour), t0, true)   // failed
+	usageEndJob(t, s, other.ID, BucketAPI, nov.Add(time.Hour), t0, false) // another account
+	usageQueueJob(t, s, a.ID, BucketAPI, t0)                              // processing, below
+	usageQueueJob(t, s, a.ID, BucketAPI, t0)                              // queued
+	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, t0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	usageQueueJob(t, s, a.ID, BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
+
+	u, err := s.PeriodUsage(ctx, a.ID, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := PeriodUsage{Limit: 7, Start: nov, End: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		Created: 4, Queued: 1, Processing: 1, Completed: 1, Failed: 1}
+	if fmt.Sprint(u) != fmt.Sprint(want) {
+		t.Errorf("PeriodUsage = %+v\nwant          %+v", u, want)
+	}
+	if u.Remaining() != 3 {
+		t.Errorf("Remaining = %d, want 3", u.Remaining())
+	}
+	// The quota check counts the same jobs.
+	if _, used, err := quotaUsage(ctx, s.db, a.ID, t0); err != nil || used != u.Created {
+		t.Errorf("QuotaUsage used %d (%v), PeriodUsage created %d", used, err, u.Created)
+	}
+	if _, err := s.PeriodUsage(ctx, "acct_nope", t0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown account: %v, want ErrNotFound", err)
+	}
+	if (PeriodUsage{Limit: 2, Created: 5}).Remaining() != 0 {
+		t.Error("Remaining went negative")
+	}
+}
+
+func TestUsageHistory(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
+	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
+	usageEndJob(t, s, a.ID, BucketAPI, day(18, 12), day(18, 13), false)     // before the range
+	usageEndJob(t, s, a.ID, BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
+	usageEndJob(t, s, a.ID, BucketAPI, day(20, 1), day(20, 2), false)       // day 1
+	usageEndJob(t, s, a.ID, BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
+	usageEndJob(t, s, a.ID, BucketManual, day(22, 0), day(22, 0), false)    // day 3
+	usageEndJob(t, s, other.ID, BucketManual, day(21, 3), day(21, 4), true) // another account
+	usageQueueJob(t, s, a.ID, BucketAPI, day(22, 9))                        // queued, day 3
+	usageQueueJob(t, s, a.ID, BucketAPI, day(23, 0))                        // after the range
+
+	got, err := s.UsageHistory(ctx, a.ID, day(20, 17), 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []DailyUsage{
+		{day(20, 0), "api", 1, 2, 0}, {day(20, 0), "bulk", 1, 0, 0}, {day(20, 0), "manual", 0, 0, 0},
+		{day(21, 0), "api", 0, 0, 0}, {day(21, 0), "bulk", 0, 0, 0}, {day(21, 0), "manual", 0, 0, 0},
+		{day(22, 0), "api", 1, 0, 0}, {day(22, 0), "bulk", 0, 0, 1}, {day(22, 0), "manual", 1, 1, 0},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("UsageHistory =\n%v\nwant\n%v", got, want)
+	}
+
+	got, err = s.UsageHistory(ctx, a.ID, day(20, 0), 3, []string{BucketBulk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []DailyUsage{{day(20, 0), "bulk", 1, 0, 0}, {day(21, 0), "bulk", 0, 0, 0}, {day(22, 0), "bulk", 0, 0, 1}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("bulk only =\n%v\nwant\n%v", got, want)
+	}
+
+	// An account with nothing gets zeros for every day and bucket.
+	empty := newAccount(t, s, 1)
+	got, err = s.UsageHistory(ctx, empty.ID, day(1, 0), 90, nil)
+	if err != nil || len(got) != 270 {
+		t.Fatalf("90 empty days: %d items, %v", len(got), err)
+	}
+	for i, u := range got {
+		if u.ReportJobs+u.Completed+u.Failed != 0 || !u.Day.Equal(day(1, 0).AddDate(0, 0, i/3)) || u.Bucket != Buckets()[i%3] {
+			t.Fatalf("item %d = %+v", i, u)
+		}
+	}
+
+	if _, err := s.UsageHistory(ctx, a.ID, day(20, 0), 0, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("0 days: %v, want ErrInvalid", err)
+	}
+	if _, err := s.UsageHistory(ctx, a.ID, day(20, 0), 1, []string{"vip"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad bucket: %v, want ErrInvalid", err)
+	}
+}
+
+func TestNearestRank(t *testing.T) {
+	ms := func(vs ...int) []time.Duration {
+		out := make([]time.Duration, len(vs))
+		for i, v := range vs {
+			out[i] = time.Duration(v) * time.Millisecond
+		}
+		return out
+	}
+	tests := []struct {
+		in       []time.Duration
+		p        float64
+		want     time.Duration
+		wantNone bool
+	}{
+		{nil, 0.5, 0, true},
+		{ms(7), 0.5, 7 * time.Millisecond, false},
+		{ms(7), 0.95, 7 * time.Millisecond, false},
+		{ms(4, 1, 3, 2), 0.5, 2 * time.Millisecond, false},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.5, 5 * time.Millisecond, false},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.95, 10 * time.Millisecond, false},
+		{ms(20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1), 0.95, 19 * time.Millisecond, false},
+	}
+	for i, tc := range tests {
+		got := nearestRank(tc.in, tc.p)
+		switch {
+		case tc.wantNone && got != nil:
+			t.Errorf("%d: got %v, want none", i, *got)
+		case !tc.wantNone && (got == nil || *got != tc.want):
+			t.Errorf("%d: got %v, want %v", i, got, tc.want)
+		}
+	}
+}
+
+// insertDelivery writes a webhook delivery row directly (with its endpoint
+// and event), so these tests depend only on the schema.
+func usageInsertDelivery(t *testing.T, s *Store, acct, jobID, status string, created time.Time, lastAttempt, delivered *time.Time, errText string) string {
+	t.Helper()
+	ctx := context.Background()
+	n := countRows(t, s, `SELECT COUNT(*) FROM webhook_deliveries`)
+	ep, ev, id := fmt.Sprintf("we_test%020d", n), fmt.Sprintf("evt_test%020d", n), fmt.Sprintf("wd_test%020d", n)
+	nt := func(p *time.Time) any {
+		if p == nil {
+			return nil
+		}
+		return FormatTime(*p)
+	}
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, account_id, name, url, events, signing_secret, created_utc)
+			VALUES (?, ?, 'n', 'https://example.com/h', 'report.job.failed', 'whsec_x', ?)`, ep, acct, FormatTime(created)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
+			VALUES (?, ?, 'report.job.failed', ?, '{}', ?)`, ev, acct, jobID, FormatTime(created)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, status, attempts,
+			response_status, error, created_utc, last_attempt_utc, delivered_utc)
+			VALUES (?, ?, ?, ?, ?, 1, 500, ?, ?, ?, ?)`, id, ev, ep, acct, status, errText, FormatTime(created), nt(lastAttempt), nt(delivered))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func usageInsertBatch(t *testing.T, s *Store, acct, status string, created time.Time, completed *time.Time) {
+	t.Helper()
+	n := countRows(t, s, `SELECT COUNT(*) FROM batches`)
+	var c any
+	if completed != nil {
+		c = FormatTime(*completed)
+	}
+	_, err := s.db.Exec(`INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
+		VALUES (?, ?, '', 1, ?, ?, ?)`, fmt.Sprintf("bat_test%020d", n), acct, status, FormatTime(created), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpsSummary(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	a, other := newAccount(t, s, 1000), newAccount(t, s, 1000)
+	// The window is [from, to): 24 hours ending at t0.
+	from, to := t0.Add(-24*time.Hour), t0
+	at := func(h float64) time.Time { return from.Add(time.Duration(h * float64(time.Hour))) }
+	sec := time.Second
+
+	// Completed in the window with completion times 1..10 s; one created
+	// before the window (counts as completed, not created).
+	for i := 1; i <= 9; i++ {
+		usageEndJob(t, s, a.ID, BucketAPI, at(float64(i)), at(float64(i)).Add(time.Duration(i)*sec), false)
+	}
+	usageEndJob(t, s, a.ID, BucketAPI, at(-1), at(-1).Add(3601*sec), false) // completion 3601 s, ends at 1.0003 h
+	// Completed before the window, created before: not counted anywhere.
+	usageEndJob(t, s, a.ID, BucketAPI, at(-3), at(-2), false)
+	// Ends exactly at `to`: outside [from, to).
+	usageEndJob(t, s, a.ID, BucketAPI, at(23), to, false)
+	// 25 failures in the window, one second apart, and one before it.
+	usageEndJob(t, s, a.ID, BucketAPI, at(-5), at(-4), true)
+	var failed []Job
+	for i := range 25 {
+		failed = append(failed, usageEndJob(t, s, a.ID, BucketBulk, at(12), at(12).Add(time.Duration(i)*sec), true))
+	}
+	// Another account's failure, in the window.
+	usageEndJob(t, s, other.ID, BucketAPI, at(10), at(11), true)
+	// Backlog: queued now and processing now, one created before the window.
+	usageQueueJob(t, s, a.ID, BucketAPI, at(-10))
+	usageQueueJob(t, s, a.ID, BucketAPI, at(20))
+	usageQueueJob(t, s, a.ID, BucketAPI, at(21))
+	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, to); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+
+	// Batches: two created in the window (one still processing, one
+	// completed in it), one older and completed in the window, one older
+	// and still processing, one completed before the window.
+	usageInsertBatch(t, s, a.ID, "processing", at(2), nil)
+	usageInsertBatch(t, s, a.ID, "completed", at(3), usagePtr(at(4)))
+	usageInsertBatch(t, s, a.ID, "completed", at(-30), usagePtr(at(5)))
+	usageInsertBatch(t, s, a.ID, "processing", at(-30), nil)
+	usageInsertBatch(t, s, a.ID, "completed", at(-30), usagePtr(at(-20)))
+	usageInsertBatch(t, s, other.ID, "processing", at(2), nil)
+
+	// Deliveries: in the window one succeeded, one pending, two failed (one
+	// after an attempt, one never attempted); before it a failed one and a
+	// pending one (pending counts: it is a snapshot).
+	job := failed[0].ID
+	usageInsertDelivery(t, s, a.ID, job, "succeeded", at(1), usagePtr(at(1)), usagePtr(at(1)), "")
+	usageInsertDelivery(t, s, a.ID, job, "pending", at(2), usagePtr(at(2)), nil, "HTTP 500")
+	newestWebhookFailure := usageInsertDelivery(t, s, a.ID, job, "failed", at(-30), usagePtr(at(12).Add(100*sec)), nil, "HTTP 500 after 8 attempts")
+	usageInsertDelivery(t, s, a.ID, job, "failed", at(3), nil, nil, "")
+	usageInsertDelivery(t, s, a.ID, job, "failed", at(-30), usagePtr(at(-29)), nil, "old")
+	usageInsertDelivery(t, s, a.ID, job, "pending", at(-30), nil, nil, "")
+	usageInsertDelivery(t, s, other.ID, job, "failed", at(3), usagePtr(at(3)), nil, "other account")
+
+	o, err := s.OpsSummary(ctx, a.ID, from, to, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p50, p95 := 5*sec, 3601*sec
+	if o.Jobs.CompletionP50 == nil || *o.Jobs.CompletionP50 != p50 || o.Jobs.CompletionP95 == nil || *o.Jobs.CompletionP95 != p95 {
+		t.Errorf("completion p50 %v p95 %v, want %v %v", o.Jobs.CompletionP50, o.Jobs.CompletionP95, p50, p95)
+	}
+	counts := o.Jobs
+	counts.CompletionP50, counts.CompletionP95 = nil, nil
+	if want := (JobOps{Created: 9 + 1 + 25 + 2, Completed: 10, Failed: 25, Queued: 2, Processing: 1}); counts != want {
+		t.Errorf("jobs = %+v\nwant   %+v", counts, want)
+	}
+	if want := (BatchOps{Created: 2, Processing: 2, Completed: 2}); o.Batches != want {
+		t.Errorf("batches = %+v, want %+v", o.Batches, want)
+	}
+	if want := (WebhookOps{Deliveries: 3, Succeeded: 1, Failed: 2, Pending: 2}); o.Webhooks != want {
+		t.Errorf("webhooks = %+v, want %+v", o.Webhooks, want)
+	}
+
+	// Recent failures: newest first, capped at 20: the webhook failure at
+	// 12 h + 100 s, then job failures 24..6 (seconds after 12 h).
+	if len(o.RecentFailures) != 20 {
+		t.Fatalf("%d recent failures, want 20", len(o.RecentFailures))
+	}
+	f0 := o.RecentFailures[0]
+	if f0.Kind != FailureWebhookDelivery || f0.ID != newestWebhookFailure || f0.Code != CodeWebhookDeliveryFailed ||
+		f0.Message != "HTTP 500 after 8 attempts" || !f0.OccurredUTC.Equal(at(12).Add(100*sec)) {
+		t.Errorf("first failure = %+v", f0)
+	}
+	for i, f := range o.RecentFailures[1:] {
+		j := failed[24-i]
+		if f.Kind != FailureReportJob || f.ID != j.ID || f.Code != "generation_error" || f.Message != *j.ErrorMessage || !f.OccurredUTC.Equal(*j.CompletedUTC) {
+			t.Errorf("failure %d = %+v, want job %s at %v", i+1, f, j.ID, j.CompletedUTC)
+		}
+	}
+
+	// A never-attempted failed delivery carries a made-up message, placed
+	// at its creation; it shows once the newer ones are out of the window.
+	o, err = s.OpsSummary(ctx, a.ID, from, at(4), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, f := range o.RecentFailures {
+		if f.Kind == FailureWebhookDelivery {
+			found = true
+			if f.Message != "the endpoint answered HTTP 500" || !f.OccurredUTC.Equal(at(3)) {
+				t.Errorf("never-attempted failure = %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("never-attempted failed delivery missing: %+v", o.RecentFailures)
+	}
+
+	// An empty account: zeros, no percentiles, an empty (not nil) list.
+	o, err = s.OpsSummary(ctx, newAccount(t, s, 1).ID, from, to, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Jobs != (JobOps{}) || o.Batches != (BatchOps{}) || o.Webhooks != (WebhookOps{}) || o.RecentFailures == nil || len(o.RecentFailures) != 0 {
+		t.Errorf("empty account summary = %+v", o)
+	}
+}
+
+func usagePtr[T any](v T) *T { return &v }
+
+// The summary's percentiles are nearestRank's over the completion times of
+// the jobs completed in the window as Go computes them from the stored
+// times, to the millisecond (SQLite computes them for the index): random
+// times (of whole milliseconds, as stored), ties, zero and negative ones
+// (a worker's clock behind the one that created the job: counted as 0)
+// included.
+func TestOpsSummaryPercentilesMatchNearestRank(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(16, 50))
+	from, to := t0.Add(-24*time.Hour), t0
+	for round := range 20 {
+		a := newAccount(t, s, 1)
+		var in []time.Duration
+		for range rng.IntN(60) {
+			completed := from.Add(time.Duration(rng.Int64N(int64(30*time.Hour))) - 3*time.Hour).Truncate(time.Millisecond)
+			d := time.Duration(rng.Int64N(int64(2*time.Hour))) - 10*time.Minute
+			if rng.IntN(4) == 0 {
+				d = time.Duration(rng.IntN(3)) * time.Second // ties
+			}
+			d = d.Truncate(time.Millisecond)
+			status := StatusCompleted
+			if rng.IntN(5) == 0 {
+				status = StatusFailed // not counted
+			}
+			c := FormatTime(completed.Add(-d))
+			if _, err := s.db.Exec(`INSERT INTO report_jobs (id, account_id, bucket, latitude, longitude, status, run_after_utc, created_utc, updated_utc, completed_utc)
+				VALUES (?, ?, 'api', 1, 2, ?, ?, ?, ?, ?)`, ids.New(ids.Job), a.ID, status, c, c, FormatTime(completed), FormatTime(completed)); err != nil {
+				t.Fatal(err)
+			}
+			if status == StatusCompleted && !completed.Before(from) && completed.Before(to) {
+				in = append(in, max(d, 0))
+			}
+		}
+		o, err := s.OpsSummary(ctx, a.ID, from, to, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		str := func(d *time.Duration) string {
+			if d == nil {
+				return "none"
+			}
+			return d.String()
+		}
+		p50, p95 := nearestRank(slices.Clone(in), 0.50), nearestRank(slices.Clone(in), 0.95)
+		if str(o.Jobs.CompletionP50) != str(p50) || str(o.Jobs.CompletionP95) != str(p95) || o.Jobs.Completed != len(in) {
+			t.Errorf("round %d, %d jobs: p50 %s p95 %s (of %d), want %s %s", round, len(in),
+				str(o.Jobs.CompletionP50), str(o.Jobs.CompletionP95), o.Jobs.Completed, str(p50), str(p95))
+		}
+	}
+}
+
+// Every count of the operations summary is a search of an index that
+// leads with the account (and the status, where it names one), bounded
+// by the window or the state: nothing scans the account's whole history
+// (docs/performance.md, "A large database"). The completion times are
+// read from report_jobs_ended alone (covering: its expression is the
+// query's, so no table row is read).
+func TestOpsSummaryQueryPlans(t *testing.T) {
+	s := newStore(t, Options{})
+	tests := []struct {
+		name, query string
+		args        []any
+		uses        []string // "INDEX name (constraints)" the plan must contain
+		sorts       []string // the sorts allowed
+	}{
+		{"hourly counts", opsHourlyCounts, []any{"a", "f", "t"}, []string{
+			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
+		}, nil},
+		{"period usage", periodUsageQuery, []any{"a", "f", "t", "f", "t"}, []string{
+			"PRIMARY KEY (account_id=? AND hour>? AND hour<?)",
+			"COVERING INDEX report_jobs_by_status (account_id=? AND status=? AND created_utc>? AND created_utc<?)",
+		}, nil},
+		{"event counts", opsEventCounts, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX report_jobs_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX webhook_deliveries_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=? AND delivered_utc>? AND delivered_utc<?)",
+		}, nil},
+		{"job counts", jobOpsCounts, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+			"COVERING INDEX report_jobs_by_status (account_id=? AND status=?)",
+		}, nil},
+		{"completion times", jobOpsCompletionTimes, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+		}, nil},
+		{"batch counts", batchOpsCounts, []any{"a", "f", "t"}, []string{
+			"COVERING INDEX batches_by_account (account_id=? AND created_utc>? AND created_utc<?)",
+			"COVERING INDEX batches_by_status (account_id=? AND status=?)",
+			"COVERING INDEX batches_by_status (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+		}, nil},
+		{"webhook counts", webhookOpsCounts, []any{"a", "f", "t"}, []string{
+			"INDEX webhook_deliveries_failed (account_id=? AND <expr>>? AND <expr><?)",
+			"COVERING INDEX webhook_deliveries_by_status (account_id=? AND status=?)",
+		}, nil},
+		{"recent failures", recentFailuresQuery, []any{"a", "f", "t", 20, "c"}, []string{
+			"INDEX report_jobs_ended (account_id=? AND status=? AND completed_utc>? AND completed_utc<?)",
+			"INDEX webhook_deliveries_failed (account_id=? AND <expr>>? AND <expr><?)",
+		}, []string{"USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}}, // ties of completed_utc, by id
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := queryPlan(t, s, tt.query, tt.args...)
+			all := strings.Join(plan, "\n")
+			for _, p := range plan {
+				scan := strings.HasPrefix(p, "SCAN ") && p != "SCAN CONSTANT ROW" && !strings.HasPrefix(p, "SCAN (subquery-")
+				if scan || (strings.Contains(p, "TEMP B-TREE") && !slices.Contains(tt.sorts, p)) {
+					t.Errorf("plan step %q:\n%s", p, all)
+				}
+			}
+			for _, u := range tt.uses {
+				if !slices.ContainsFunc(plan, func(p string) bool { return strings.HasSuffix(p, " USING "+u) }) {
+					t.Errorf("plan does not use %s:\n%s", u, all)
+				}
+			}
+		})
+	}
+}
