@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 func (c *cli) accountsCreate(args []string) error {
@@ -26,8 +26,8 @@ calendar month (UTC); the rate limit counts API requests per minute.`, `
   locrisk accounts create --name "Trial" --monthly-quota 50 --rate-limit 60 --json
   ACCOUNT=$(locrisk accounts create --name Demo)`)
 	f.StringVar(&name, "name", "", "account `name` (required)")
-	f.IntVar(&quota, "monthly-quota", store.DefaultMonthlyQuota, "report jobs per calendar month")
-	f.IntVar(&rate, "rate-limit", store.DefaultRateLimit, "API requests per minute")
+	f.IntVar(&quota, "monthly-quota", locrisk.DefaultMonthlyQuota, "report jobs per calendar month")
+	f.IntVar(&rate, "rate-limit", locrisk.DefaultRateLimit, "API requests per minute")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
 	if err := f.parseNoArgs(args); err != nil {
@@ -70,12 +70,12 @@ type accountJSON struct {
 	DisabledUTC        *string `json:"disabledUtc"`
 }
 
-func toAccountJSON(a store.Account) accountJSON {
+func toAccountJSON(a locrisk.Account) accountJSON {
 	return accountJSON{ID: a.ID, Name: a.Name, MonthlyQuota: a.MonthlyQuota, RateLimitPerMinute: a.RateLimitPerMinute,
 		Status: accountStatus(a), CreatedUTC: apiTime(a.CreatedUTC), DisabledUTC: apiTimePtr(a.DisabledUTC)}
 }
 
-func accountStatus(a store.Account) string {
+func accountStatus(a locrisk.Account) string {
 	if a.Disabled() {
 		return "disabled"
 	}
@@ -83,7 +83,7 @@ func accountStatus(a store.Account) string {
 }
 
 // writeAccounts prints accounts as a table, or as a JSON array.
-func (c *cli) writeAccounts(accounts []store.Account, asJSON bool) error {
+func (c *cli) writeAccounts(accounts []locrisk.Account, asJSON bool) error {
 	if asJSON {
 		out := make([]accountJSON, 0, len(accounts))
 		for _, a := range accounts {
@@ -153,7 +153,7 @@ report job at once and a new rate limit within a second.`, `
 	if len(pos) != 1 {
 		return usagef("want exactly one ACCOUNT_ID, got %s", plural(len(pos), "argument"))
 	}
-	var u store.AccountUpdate
+	var u locrisk.AccountUpdate
 	f.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "name":
@@ -180,7 +180,7 @@ report job at once and a new rate limit within a second.`, `
 	}
 	defer st.Close()
 	a, err := st.UpdateAccount(c.ctx, pos[0], u)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, locrisk.ErrNotFound) {
 		return fmt.Errorf("account %s not found", pos[0])
 	}
 	if err != nil {
@@ -189,7 +189,7 @@ report job at once and a new rate limit within a second.`, `
 	if asJSON {
 		return writeJSON(c.stdout, toAccountJSON(a))
 	}
-	return c.writeAccounts([]store.Account{a}, false)
+	return c.writeAccounts([]locrisk.Account{a}, false)
 }
 
 func (c *cli) accountsDisable(args []string) error { return c.setAccountDisabled("disable", args) }
@@ -223,7 +223,7 @@ account changes nothing.`
 		return err
 	}
 	defer st.Close()
-	if _, err := st.SetAccountDisabled(c.ctx, pos[0], verb == "disable"); errors.Is(err, store.ErrNotFound) {
+	if _, err := st.SetAccountDisabled(c.ctx, pos[0], verb == "disable"); errors.Is(err, locrisk.ErrNotFound) {
 		return fmt.Errorf("account %s not found", pos[0])
 	} else if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/store"
 )
 
@@ -109,7 +110,7 @@ func TestKeyNames(t *testing.T) {
 		t.Fatalf("keys create --name --json: %+v (%v)", r, err)
 	}
 	cmd(t, env, "keys", "create", "--account", acct, "--scopes", "reports:read")
-	for _, name := range []string{"two\nlines", strings.Repeat("x", store.MaxKeyNameLen+1)} {
+	for _, name := range []string{"two\nlines", strings.Repeat("x", locrisk.MaxKeyNameLen+1)} {
 		if r := cmd(t, env, "keys", "create", "--account", acct, "--scopes", "reports:read", "--name", name); r.code != 2 {
 			t.Errorf("keys create --name %q: exit %d, want 2", name, r.code)
 		}
@@ -122,7 +123,7 @@ func TestKeyNames(t *testing.T) {
 	}
 	defer st.Close()
 	used := time.Now().UTC().Add(90 * time.Second)
-	if err := st.RecordKeyUse(context.Background(), []store.KeyUse{{KeyID: created.ID, At: used}}); err != nil {
+	if err := st.RecordKeyUse(context.Background(), []locrisk.KeyUse{{KeyID: created.ID, At: used}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 func (c *cli) keysCreate(args []string) error {
@@ -22,9 +22,9 @@ Creates an API key and prints its secret (lrk_...) alone on stdout, or
 {"id", "key", "accountId", "name", "scopes"} with --json. The secret is
 stored only as a hash: this is the one time it is shown. A running server
 accepts the key within a second. --name labels the key for 'keys list' (at
-most `+strconv.Itoa(store.MaxKeyNameLen)+` characters, no control characters).
+most `+strconv.Itoa(locrisk.MaxKeyNameLen)+` characters, no control characters).
 
-Scopes: `+strings.Join(store.AllScopes(), ", ")+`.
+Scopes: `+strings.Join(locrisk.AllScopes(), ", ")+`.
 --scope-version 1 marks a key from before usage:read existed: its
 reports:read also opens the usage endpoints.`, `
   locrisk keys create --account acct_... --scopes reports:create,reports:read,reports:pdf --name "CI pipeline"
@@ -36,7 +36,7 @@ reports:read also opens the usage endpoints.`, `
 	f.StringVar(&name, "name", "", "a `label` for the key, shown by 'keys list'")
 	f.StringVar(&expires, "expires-in", "", "lifetime as a `duration` (720h, 90m; also 30d); default never expires")
 	f.StringVar(&allowIP, "allow-ip", "", "comma-separated `CIDRs` or addresses the key may be used from; default any")
-	f.IntVar(&version, "scope-version", store.ScopeVersionCurrent, "scope version: 2 (current) or 1 (legacy)")
+	f.IntVar(&version, "scope-version", locrisk.ScopeVersionCurrent, "scope version: 2 (current) or 1 (legacy)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
 	if err := f.parseNoArgs(args); err != nil {
@@ -45,7 +45,7 @@ reports:read also opens the usage endpoints.`, `
 	if account == "" {
 		return usagef("--account is required")
 	}
-	if err := store.CheckKeyName(name); err != nil {
+	if err := locrisk.CheckKeyName(name); err != nil {
 		return usagef("--name: %v", err)
 	}
 	var scopeList []string
@@ -55,14 +55,14 @@ reports:read also opens the usage endpoints.`, `
 		}
 	}
 	if len(scopeList) == 0 {
-		return usagef("--scopes is required (one or more of %s)", strings.Join(store.AllScopes(), ", "))
+		return usagef("--scopes is required (one or more of %s)", strings.Join(locrisk.AllScopes(), ", "))
 	}
 	for _, s := range scopeList {
-		if !store.ValidScope(s) {
-			return usagef("unknown scope %q (known: %s)", s, strings.Join(store.AllScopes(), ", "))
+		if !locrisk.ValidScope(s) {
+			return usagef("unknown scope %q (known: %s)", s, strings.Join(locrisk.AllScopes(), ", "))
 		}
 	}
-	if version != store.ScopeVersionLegacy && version != store.ScopeVersionCurrent {
+	if version != locrisk.ScopeVersionLegacy && version != locrisk.ScopeVersionCurrent {
 		return usagef("--scope-version must be 1 or 2, got %d", version)
 	}
 	var lifetime time.Duration
@@ -72,7 +72,7 @@ reports:read also opens the usage endpoints.`, `
 			return usagef("--expires-in: %v", err)
 		}
 	}
-	cidrs, err := store.ParseCIDRs(allowIP)
+	cidrs, err := locrisk.ParseCIDRs(allowIP)
 	if err != nil {
 		return usagef("--allow-ip: %v", err)
 	}
@@ -81,8 +81,8 @@ reports:read also opens the usage endpoints.`, `
 		return err
 	}
 	defer st.Close()
-	k, secret, err := st.CreateKey(c.ctx, store.NewKey{AccountID: account, Name: name, Scopes: scopeList, ScopeVersion: version, AllowedCIDRs: cidrs, ExpiresIn: lifetime})
-	if errors.Is(err, store.ErrNotFound) {
+	k, secret, err := st.CreateKey(c.ctx, locrisk.NewKey{AccountID: account, Name: name, Scopes: scopeList, ScopeVersion: version, AllowedCIDRs: cidrs, ExpiresIn: lifetime})
+	if errors.Is(err, locrisk.ErrNotFound) {
 		return fmt.Errorf("account %s not found (create one with 'locrisk accounts create --name NAME')", account)
 	}
 	if err != nil {
@@ -197,7 +197,7 @@ request. "-" (null in JSON) means not used since the server recorded uses.`, `
 			allow = strings.Join(parts, ",")
 		}
 		scopes := strings.Join(k.Scopes, ",")
-		if k.ScopeVersion == store.ScopeVersionLegacy {
+		if k.ScopeVersion == locrisk.ScopeVersionLegacy {
 			scopes += " (v1)"
 		}
 		name := "-"
@@ -229,7 +229,7 @@ refuses it within a second. Revoking a revoked key changes nothing.`, `
 		return err
 	}
 	defer st.Close()
-	if err := st.RevokeKey(c.ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
+	if err := st.RevokeKey(c.ctx, pos[0]); errors.Is(err, locrisk.ErrNotFound) {
 		return fmt.Errorf("key %s not found", pos[0])
 	} else if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
@@ -100,7 +101,7 @@ job fails or the wait times out.`, `
 	if err != nil {
 		return fmt.Errorf("loading data from %s: %w", dataName, err)
 	}
-	if _, err := st.GetAccount(c.ctx, account); errors.Is(err, store.ErrNotFound) {
+	if _, err := st.GetAccount(c.ctx, account); errors.Is(err, locrisk.ErrNotFound) {
 		return fmt.Errorf("account %s not found (create one with 'locrisk accounts create --name NAME')", account)
 	} else if err != nil {
 		return err
@@ -111,8 +112,8 @@ job fails or the wait times out.`, `
 		return fmt.Errorf("locate %v, %v: %w", lat, lon, err)
 	}
 
-	job, _, err := st.CreateJob(c.ctx, store.NewJob{AccountID: account, Bucket: store.BucketManual, Latitude: lat, Longitude: lon}, time.Now())
-	var qe *store.QuotaError
+	job, _, err := st.CreateJob(c.ctx, locrisk.NewJob{AccountID: account, Bucket: locrisk.BucketManual, Latitude: lat, Longitude: lon}, time.Now())
+	var qe *locrisk.QuotaError
 	if errors.As(err, &qe) {
 		return fmt.Errorf("quota_exceeded: account %s has used its %d report jobs of this month; the quota resets at %s",
 			account, qe.Limit, apiTime(qe.ResetsAt))
@@ -125,7 +126,7 @@ job fails or the wait times out.`, `
 	if err != nil {
 		return err
 	}
-	if job.Status == store.StatusFailed {
+	if job.Status == locrisk.StatusFailed {
 		code, msg := "", ""
 		if job.ErrorCode != nil {
 			code = *job.ErrorCode
@@ -180,7 +181,7 @@ func coordinateArgs(pos []string) ([2]string, error) {
 
 // waitForJob runs a one-worker scheduler until job is final, the timeout
 // passes or the command is interrupted.
-func (c *cli) waitForJob(st *store.Store, eng *risk.Engine, log *slog.Logger, job store.Job, timeout time.Duration) (store.Job, error) {
+func (c *cli) waitForJob(st *store.Store, eng *risk.Engine, log *slog.Logger, job locrisk.Job, timeout time.Duration) (locrisk.Job, error) {
 	ctx, stop := context.WithCancel(c.ctx)
 	sched := jobs.New(st, eng, jobs.Config{Workers: 1, Logger: log})
 	stopped := make(chan struct{})
@@ -195,16 +196,16 @@ func (c *cli) waitForJob(st *store.Store, eng *risk.Engine, log *slog.Logger, jo
 	for {
 		j, err := st.GetJob(ctx, job.AccountID, job.ID)
 		if err != nil && c.ctx.Err() == nil {
-			return store.Job{}, fmt.Errorf("reading job %s: %w", job.ID, err)
+			return locrisk.Job{}, fmt.Errorf("reading job %s: %w", job.ID, err)
 		}
 		if err == nil && j.Terminal() {
 			return j, nil
 		}
 		select {
 		case <-c.ctx.Done():
-			return store.Job{}, fmt.Errorf("interrupted: job %s stays in the queue; a running server will finish it", job.ID)
+			return locrisk.Job{}, fmt.Errorf("interrupted: job %s stays in the queue; a running server will finish it", job.ID)
 		case <-deadline.C:
-			return store.Job{}, fmt.Errorf("job %s not finished after %s; it stays in the queue", job.ID, timeout)
+			return locrisk.Job{}, fmt.Errorf("job %s not finished after %s; it stays in the queue", job.ID, timeout)
 		case <-tick.C:
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/store"
 )
 
@@ -56,7 +57,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	defer st.Close()
 	job, err := st.GetJob(context.Background(), acct, v.JobID)
-	if err != nil || job.Bucket != store.BucketManual || job.Status != store.StatusCompleted || job.ReportID == nil || *job.ReportID != v.ReportID {
+	if err != nil || job.Bucket != locrisk.BucketManual || job.Status != locrisk.StatusCompleted || job.ReportID == nil || *job.ReportID != v.ReportID {
 		t.Errorf("job = %+v, %v; want a completed manual job with report %s", job, err, v.ReportID)
 	}
 
@@ -102,7 +103,7 @@ func TestReportCommand(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.stderr, "quota_exceeded") || r.stdout != "" {
 		t.Errorf("over quota: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
 	}
-	hist, err := st.UsageHistory(context.Background(), acct, job.CreatedUTC, 1, []string{store.BucketManual})
+	hist, err := st.UsageHistory(context.Background(), acct, job.CreatedUTC, 1, []string{locrisk.BucketManual})
 	if err != nil || len(hist) != 1 || hist[0].ReportJobs != 3 || hist[0].Completed != 3 {
 		t.Errorf("manual usage = %+v, %v; want 3 created, 3 completed", hist, err)
 	}

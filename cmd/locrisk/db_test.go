@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/store"
 )
@@ -43,7 +44,7 @@ func TestServeSecretsRestoredWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{AccountID: acc.ID, Name: "hook",
+	if _, _, err := st.CreateWebhookEndpoint(ctx, locrisk.NewWebhookEndpoint{AccountID: acc.ID, Name: "hook",
 		URL: "https://example.com/hook", Events: []string{"report.job.completed"}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}

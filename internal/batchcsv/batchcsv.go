@@ -10,8 +10,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // moduleKeys are the module columns, in registry order; only ever read.
@@ -29,7 +29,7 @@ func Header() []string {
 // Record fills rec (reusing its storage) with the cells of one item, in
 // Header's order. Text cells pass through Text (the formula-injection
 // guard); numeric cells never do, so a negative longitude stays a number.
-func Record(it store.BatchItem, rec []string) []string {
+func Record(it locrisk.BatchItem, rec []string) []string {
 	rec = rec[:0]
 	rec = append(rec,
 		strconv.Itoa(it.RowNumber),

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 func TestText(t *testing.T) {
@@ -40,14 +40,14 @@ func TestRecord(t *testing.T) {
 	s := func(v string) *string { return &v }
 	tests := []struct {
 		name string
-		it   store.BatchItem
+		it   locrisk.BatchItem
 		want string
 	}{
-		{"completed", store.BatchItem{RowNumber: 2, ExternalID: "-p1", Latitude: f(41.8781), Longitude: f(-87.6298),
+		{"completed", locrisk.BatchItem{RowNumber: 2, ExternalID: "-p1", Latitude: f(41.8781), Longitude: f(-87.6298),
 			Status: "completed", JobID: s("job_1"), ReportID: s("rpt_1"), Score: i(64), RiskLevel: s("high"),
 			ModuleScores: map[string]*int{"hydrology": i(20), "wildfire": i(0), "landslide": nil}},
 			"2,'-p1,41.8781,-87.6298,completed,job_1,rpt_1,64,high,20,,0,,,,,"},
-		{"rejected", store.BatchItem{RowNumber: 1, Latitude: f(1e-7), Status: "rejected",
+		{"rejected", locrisk.BatchItem{RowNumber: 1, Latitude: f(1e-7), Status: "rejected",
 			ErrorCode: s("invalid_longitude"), ErrorMessage: s("=bad")},
 			"1,,0.0000001,,rejected,,,,,,,,,,,invalid_longitude,'=bad"},
 	}

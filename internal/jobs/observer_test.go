@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 // countingObserver is an Observer that counts what it is told.
@@ -104,7 +104,7 @@ func TestObserverSeesAttempts(t *testing.T) {
 func TestObserverSeesReclaim(t *testing.T) {
 	h := start(t, &fakeEngine{}, Config{Workers: 1})
 	h.stop() // the store only; the scheduler under test runs below
-	j, _, err := h.st.CreateJob(context.Background(), store.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
+	j, _, err := h.st.CreateJob(context.Background(), locrisk.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

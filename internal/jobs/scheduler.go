@@ -40,10 +40,10 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/queue"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // Assessor is the engine as the scheduler needs it (risk.Engine satisfies it).
@@ -121,9 +121,9 @@ type Observer interface {
 // Store is the job queue as the scheduler needs it (*store.Store
 // satisfies it).
 type Store interface {
-	ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (store.Job, bool, error)
-	CompleteJob(ctx context.Context, jobID, owner string, r store.Report, now time.Time) (store.Job, error)
-	FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (store.Job, error)
+	ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (locrisk.Job, bool, error)
+	CompleteJob(ctx context.Context, jobID, owner string, r locrisk.Report, now time.Time) (locrisk.Job, error)
+	FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (locrisk.Job, error)
 	RetryLater(ctx context.Context, jobID, owner string, runAfter time.Time, code, msg string, now time.Time) error
 	ReleaseJob(ctx context.Context, jobID, owner string, now time.Time) error
 }
@@ -212,7 +212,7 @@ type jobKind struct {
 
 // run is a claimed job in the hands of one worker.
 type run struct {
-	job   store.Job
+	job   locrisk.Job
 	owner string
 	start time.Time
 }
@@ -235,7 +235,7 @@ func (k *jobKind) transition(r *run, to, outcome string, attrs ...any) {
 	if k.cfg.Observer != nil {
 		k.cfg.Observer.JobFinished(outcome, time.Since(r.start))
 	}
-	k.log.Info("job transition", append([]any{"job_id", r.job.ID, "from", store.StatusProcessing, "to", to,
+	k.log.Info("job transition", append([]any{"job_id", r.job.ID, "from", locrisk.StatusProcessing, "to", to,
 		"attempt", r.job.Attempts, "duration_ms", float64(time.Since(r.start).Microseconds()) / 1000}, attrs...)...)
 }
 
@@ -245,7 +245,7 @@ func (k *jobKind) transition(r *run, to, outcome string, attrs ...any) {
 func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 	job, owner := r.job, r.owner
 	r.start = time.Now()
-	k.log.Info("job transition", "job_id", job.ID, "from", store.StatusQueued, "to", store.StatusProcessing, "attempt", job.Attempts, "worker", owner)
+	k.log.Info("job transition", "job_id", job.ID, "from", locrisk.StatusQueued, "to", locrisk.StatusProcessing, "attempt", job.Attempts, "worker", owner)
 	if k.cfg.Observer != nil {
 		k.cfg.Observer.JobStarted(job.Reclaimed)
 	}
@@ -260,7 +260,7 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 			k.storeFailed(r, err)
 			return queue.Done()
 		}
-		k.transition(r, store.StatusFailed, OutcomeFailed, "error_code", CodeTransient, "reason", "worker lost")
+		k.transition(r, locrisk.StatusFailed, OutcomeFailed, "error_code", CodeTransient, "reason", "worker lost")
 		return queue.Done()
 	}
 
@@ -270,11 +270,11 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 		if body, err = json.Marshal(a); err != nil {
 			err = fmt.Errorf("encode report: %w", err)
 		} else {
-			_, err = k.st.CompleteJob(ctx, job.ID, owner, store.Report{DataVersion: a.DataVersion, Body: body}, k.cfg.Now())
+			_, err = k.st.CompleteJob(ctx, job.ID, owner, locrisk.Report{DataVersion: a.DataVersion, Body: body}, k.cfg.Now())
 			switch {
 			case err == nil:
-				k.transition(r, store.StatusCompleted, OutcomeCompleted)
-			case errors.Is(err, store.ErrLeaseLost):
+				k.transition(r, locrisk.StatusCompleted, OutcomeCompleted)
+			case errors.Is(err, locrisk.ErrLeaseLost):
 				k.log.Warn("job lease lost before completion; another worker owns it", "job_id", job.ID, "worker", owner)
 			default:
 				k.storeFailed(r, err)
@@ -295,7 +295,7 @@ func (k *jobKind) Retry(ctx context.Context, r *run, rt queue.Retry) {
 		k.storeFailed(r, err)
 		return
 	}
-	k.transition(r, store.StatusQueued, OutcomeRetried, "error_code", code, "retry_in_ms", rt.Delay.Milliseconds())
+	k.transition(r, locrisk.StatusQueued, OutcomeRetried, "error_code", code, "retry_in_ms", rt.Delay.Milliseconds())
 }
 
 // Fail fails the job: a permanent error, or a transient one with no
@@ -306,7 +306,7 @@ func (k *jobKind) Fail(ctx context.Context, r *run, err error) {
 		k.storeFailed(r, err)
 		return
 	}
-	k.transition(r, store.StatusFailed, OutcomeFailed, "error_code", code, "transient", transient)
+	k.transition(r, locrisk.StatusFailed, OutcomeFailed, "error_code", code, "transient", transient)
 }
 
 // Release hands a job whose attempt shutdown cut short back to the queue,
@@ -316,7 +316,7 @@ func (k *jobKind) Release(ctx context.Context, r *run) {
 		k.log.Error("release job failed; it will be reclaimed when its lease expires", "job_id", r.job.ID, "err", err)
 		return
 	}
-	k.transition(r, store.StatusQueued, OutcomeReleased, "reason", "shutdown")
+	k.transition(r, locrisk.StatusQueued, OutcomeReleased, "reason", "shutdown")
 }
 
 // failure classifies a generation error for the job, logging one that is
@@ -331,7 +331,7 @@ func (k *jobKind) failure(r *run, err error) (code, msg string, transient bool) 
 // storeFailed logs a store error on the way out of a job. The lease stays,
 // so the job is retried when it expires; nothing is lost.
 func (k *jobKind) storeFailed(r *run, err error) {
-	if errors.Is(err, store.ErrLeaseLost) {
+	if errors.Is(err, locrisk.ErrLeaseLost) {
 		k.log.Warn("job lease lost; another worker owns it", "job_id", r.job.ID, "worker", r.owner)
 		return
 	}
@@ -340,7 +340,7 @@ func (k *jobKind) storeFailed(r *run, err error) {
 
 // generate runs the fault injector, then the engine, turning a panic into
 // a permanent error so one bad job cannot take the worker down.
-func (s *Scheduler) generate(ctx context.Context, job store.Job) (a *risk.Assessment, err error) {
+func (s *Scheduler) generate(ctx context.Context, job locrisk.Job) (a *risk.Assessment, err error) {
 	if d := s.cfg.Faults.Delay(OpGenerate); d > 0 {
 		select {
 		case <-ctx.Done():

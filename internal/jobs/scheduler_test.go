@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/store"
 )
@@ -87,7 +88,7 @@ type harness struct {
 	st     *store.Store
 	dbPath string
 	sched  *Scheduler
-	acct   store.Account
+	acct   locrisk.Account
 	cancel context.CancelFunc
 	done   chan struct{}
 	poll   time.Duration // how often waitTerminal looks
@@ -125,9 +126,9 @@ func (h *harness) stop() {
 	<-h.done
 }
 
-func (h *harness) create(t testing.TB) store.Job {
+func (h *harness) create(t testing.TB) locrisk.Job {
 	t.Helper()
-	j, _, err := h.st.CreateJob(context.Background(), store.NewJob{AccountID: h.acct.ID, Latitude: 41.88, Longitude: -87.63}, time.Now())
+	j, _, err := h.st.CreateJob(context.Background(), locrisk.NewJob{AccountID: h.acct.ID, Latitude: 41.88, Longitude: -87.63}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func (h *harness) create(t testing.TB) store.Job {
 }
 
 // waitTerminal polls until the job is completed or failed.
-func (h *harness) waitTerminal(t testing.TB, id string, within time.Duration) store.Job {
+func (h *harness) waitTerminal(t testing.TB, id string, within time.Duration) locrisk.Job {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -159,7 +160,7 @@ func TestJobCompletes(t *testing.T) {
 	h := start(t, eng, Config{})
 	j := h.create(t)
 	done := h.waitTerminal(t, j.ID, 5*time.Second)
-	if done.Status != store.StatusCompleted || done.Attempts != 1 || done.ReportID == nil || done.ErrorCode != nil {
+	if done.Status != locrisk.StatusCompleted || done.Attempts != 1 || done.ReportID == nil || done.ErrorCode != nil {
 		t.Fatalf("job %+v", done)
 	}
 	r, err := h.st.GetReport(context.Background(), h.acct.ID, *done.ReportID)
@@ -196,19 +197,19 @@ func TestJobOutcomes(t *testing.T) {
 		wantTransient bool
 		wantCalls     int64
 	}{
-		{"plain", "", nil, store.StatusCompleted, 1, "", false, 1},
-		{"transient fault on attempt 1", "report.generate=transient:first=1", nil, store.StatusCompleted, 2, "", false, 1},
-		{"always transient", "report.generate=transient", nil, store.StatusFailed, 3, CodeTransient, true, 0},
-		{"transient beyond max attempts", "report.generate=transient:first=3", nil, store.StatusFailed, 3, CodeTransient, true, 0},
-		{"permanent fault", "report.generate=permanent", nil, store.StatusFailed, 1, CodePermanent, false, 0},
-		{"permanent fault at rate 1", "report.generate=permanent:rate=1", nil, store.StatusFailed, 1, CodePermanent, false, 0},
-		{"engine transient error once", "", transientOnce, store.StatusCompleted, 2, "", false, 2},
+		{"plain", "", nil, locrisk.StatusCompleted, 1, "", false, 1},
+		{"transient fault on attempt 1", "report.generate=transient:first=1", nil, locrisk.StatusCompleted, 2, "", false, 1},
+		{"always transient", "report.generate=transient", nil, locrisk.StatusFailed, 3, CodeTransient, true, 0},
+		{"transient beyond max attempts", "report.generate=transient:first=3", nil, locrisk.StatusFailed, 3, CodeTransient, true, 0},
+		{"permanent fault", "report.generate=permanent", nil, locrisk.StatusFailed, 1, CodePermanent, false, 0},
+		{"permanent fault at rate 1", "report.generate=permanent:rate=1", nil, locrisk.StatusFailed, 1, CodePermanent, false, 0},
+		{"engine transient error once", "", transientOnce, locrisk.StatusCompleted, 2, "", false, 2},
 		{"unsupported location", "", func(context.Context, int64) error { return fmt.Errorf("locate: %w", risk.ErrUnsupportedLocation) },
-			store.StatusFailed, 1, CodeUnsupported, false, 1},
+			locrisk.StatusFailed, 1, CodeUnsupported, false, 1},
 		{"unexpected engine error", "", func(context.Context, int64) error { return errors.New("disk on fire") },
-			store.StatusFailed, 1, CodePermanent, false, 1},
+			locrisk.StatusFailed, 1, CodePermanent, false, 1},
 		{"engine panic", "", func(context.Context, int64) error { panic("nil map") },
-			store.StatusFailed, 1, CodePermanent, false, 1},
+			locrisk.StatusFailed, 1, CodePermanent, false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,7 +226,7 @@ func TestJobOutcomes(t *testing.T) {
 			if got := eng.calls.Load(); got != tt.wantCalls {
 				t.Errorf("engine called %d times, want %d", got, tt.wantCalls)
 			}
-			if tt.wantStatus == store.StatusCompleted {
+			if tt.wantStatus == locrisk.StatusCompleted {
 				if j.ReportID == nil || j.ErrorCode != nil || j.ErrorTransient != nil {
 					t.Errorf("completed job %+v", j)
 				}
@@ -262,7 +263,7 @@ func TestManualRetryContinuesAttempts(t *testing.T) {
 	faults, _ := ParseFaults("report.generate=transient:first=2")
 	h := start(t, &fakeEngine{}, Config{Faults: faults, MaxAttempts: 2})
 	j := h.waitTerminal(t, h.create(t).ID, 5*time.Second)
-	if j.Status != store.StatusFailed || j.Attempts != 2 || !*j.ErrorTransient {
+	if j.Status != locrisk.StatusFailed || j.Attempts != 2 || !*j.ErrorTransient {
 		t.Fatalf("first run: %+v", j)
 	}
 	if _, err := h.st.RetryJob(context.Background(), h.acct.ID, j.ID, time.Now()); err != nil {
@@ -270,7 +271,7 @@ func TestManualRetryContinuesAttempts(t *testing.T) {
 	}
 	h.sched.Notify()
 	j = h.waitTerminal(t, j.ID, 5*time.Second)
-	if j.Status != store.StatusCompleted || j.Attempts != 3 {
+	if j.Status != locrisk.StatusCompleted || j.Attempts != 3 {
 		t.Errorf("after retry: status %s attempts %d, want completed on attempt 3", j.Status, j.Attempts)
 	}
 }
@@ -279,7 +280,7 @@ func TestManualRetryContinuesAttempts(t *testing.T) {
 func TestExpiredLeaseIsReclaimed(t *testing.T) {
 	h := start(t, &fakeEngine{}, Config{Workers: 1})
 	h.stop() // start the store only; run the scheduler below
-	j, _, _ := h.st.CreateJob(context.Background(), store.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
+	j, _, _ := h.st.CreateJob(context.Background(), locrisk.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
 	if _, ok, err := h.st.ClaimJob(context.Background(), "dead-worker", 100*time.Millisecond, time.Now()); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -289,7 +290,7 @@ func TestExpiredLeaseIsReclaimed(t *testing.T) {
 	go func() { sched.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	got := h.waitTerminal(t, j.ID, 5*time.Second)
-	if got.Status != store.StatusCompleted || got.Attempts != 2 {
+	if got.Status != locrisk.StatusCompleted || got.Attempts != 2 {
 		t.Errorf("reclaimed job: status %s attempts %d, want completed on attempt 2", got.Status, got.Attempts)
 	}
 }
@@ -300,7 +301,7 @@ func TestJobWhoseWorkersDieIsFailed(t *testing.T) {
 	h := start(t, &fakeEngine{}, Config{Workers: 1})
 	h.stop()
 	ctx := context.Background()
-	j, _, _ := h.st.CreateJob(ctx, store.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
+	j, _, _ := h.st.CreateJob(ctx, locrisk.NewJob{AccountID: h.acct.ID, Latitude: 1, Longitude: 2}, time.Now())
 	// Two workers in a row die holding the job (attempts 1 and 2).
 	now := time.Now()
 	for i := range 2 {
@@ -316,7 +317,7 @@ func TestJobWhoseWorkersDieIsFailed(t *testing.T) {
 	go func() { sched.Run(runCtx); close(done) }()
 	defer func() { cancel(); <-done }()
 	got := h.waitTerminal(t, j.ID, 5*time.Second)
-	if got.Status != store.StatusFailed || got.ErrorTransient == nil || !*got.ErrorTransient || got.ErrorCode == nil || *got.ErrorCode != CodeTransient {
+	if got.Status != locrisk.StatusFailed || got.ErrorTransient == nil || !*got.ErrorTransient || got.ErrorCode == nil || *got.ErrorCode != CodeTransient {
 		t.Fatalf("job after its workers died twice with MaxAttempts 2: %+v", got)
 	}
 	// A manual retry runs it again, and this time it completes.
@@ -324,7 +325,7 @@ func TestJobWhoseWorkersDieIsFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	sched.Notify()
-	if got := h.waitTerminal(t, j.ID, 5*time.Second); got.Status != store.StatusCompleted {
+	if got := h.waitTerminal(t, j.ID, 5*time.Second); got.Status != locrisk.StatusCompleted {
 		t.Fatalf("after a manual retry: %+v", got)
 	}
 }
@@ -338,7 +339,7 @@ func TestBurstCompletesOnce(t *testing.T) {
 		ids = append(ids, h.create(t).ID)
 	}
 	for _, id := range ids {
-		if j := h.waitTerminal(t, id, 10*time.Second); j.Status != store.StatusCompleted || j.Attempts != 1 {
+		if j := h.waitTerminal(t, id, 10*time.Second); j.Status != locrisk.StatusCompleted || j.Attempts != 1 {
 			t.Errorf("job %s: %s after %d attempts", id, j.Status, j.Attempts)
 		}
 	}
@@ -358,7 +359,7 @@ func TestNotifyWakesIdleWorker(t *testing.T) {
 	for i := range 5 {
 		begin := time.Now()
 		j := h.waitTerminal(t, h.create(t).ID, 2*time.Second)
-		if j.Status != store.StatusCompleted {
+		if j.Status != locrisk.StatusCompleted {
 			t.Fatalf("job %d: %s", i, j.Status)
 		}
 		// Generous: the median is a few milliseconds (BenchmarkCreateToCompleted);
@@ -403,13 +404,13 @@ func TestRunDrainsJobInHand(t *testing.T) {
 		t.Fatal("Run did not return after the job finished")
 	}
 	got, _ := h.st.GetJob(context.Background(), h.acct.ID, j.ID)
-	if got.Status != store.StatusCompleted {
+	if got.Status != locrisk.StatusCompleted {
 		t.Errorf("drained job is %s, want completed", got.Status)
 	}
 	// A job created after shutdown stays queued for the next start.
 	late := h.create(t)
 	time.Sleep(30 * time.Millisecond)
-	if got, _ := h.st.GetJob(context.Background(), h.acct.ID, late.ID); got.Status != store.StatusQueued {
+	if got, _ := h.st.GetJob(context.Background(), h.acct.ID, late.ID); got.Status != locrisk.StatusQueued {
 		t.Errorf("job created after shutdown is %s", got.Status)
 	}
 }
@@ -430,7 +431,7 @@ func TestRunReleasesAfterDrainTimeout(t *testing.T) {
 		t.Errorf("Run returned %v after cancel, want just over the 100ms drain timeout", d)
 	}
 	got, _ := h.st.GetJob(context.Background(), h.acct.ID, j.ID)
-	if got.Status != store.StatusQueued || got.Attempts != 0 {
+	if got.Status != locrisk.StatusQueued || got.Attempts != 0 {
 		t.Errorf("cut-short job: %s with %d attempts, want queued with 0 (released, uncounted)", got.Status, got.Attempts)
 	}
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 // Path is where the metrics listener serves the metrics.
@@ -41,7 +41,7 @@ const DefaultQueueTimeout = 2 * time.Second
 // QueueSource reads the backlog of the queues at scrape time (*store.Store
 // satisfies it).
 type QueueSource interface {
-	QueueDepth(ctx context.Context) (store.QueueDepth, error)
+	QueueDepth(ctx context.Context) (locrisk.QueueDepth, error)
 }
 
 // Config tunes New; zero fields take the defaults in brackets.

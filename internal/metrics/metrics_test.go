@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/metrics"
 	"github.com/locrisk/locrisk/internal/server"
@@ -30,12 +31,12 @@ var (
 // fakeQueue answers QueueDepth with d or err, and remembers whether the
 // read had a deadline.
 type fakeQueue struct {
-	d           store.QueueDepth
+	d           locrisk.QueueDepth
 	err         error
 	hadDeadline bool
 }
 
-func (q *fakeQueue) QueueDepth(ctx context.Context) (store.QueueDepth, error) {
+func (q *fakeQueue) QueueDepth(ctx context.Context) (locrisk.QueueDepth, error) {
 	_, q.hadDeadline = ctx.Deadline()
 	return q.d, q.err
 }
@@ -68,7 +69,7 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestScrape(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	m := metrics.New(metrics.Config{Now: func() time.Time { return now }, Logger: quiet()})
-	q := &fakeQueue{d: store.QueueDepth{JobsQueued: 3, JobsProcessing: 1, OldestRunnable: now.Add(-90 * time.Second), DeliveriesQueued: 2}}
+	q := &fakeQueue{d: locrisk.QueueDepth{JobsQueued: 3, JobsProcessing: 1, OldestRunnable: now.Add(-90 * time.Second), DeliveriesQueued: 2}}
 	m.WatchQueue(q)
 
 	m.ObserveRequest("/api/v1/location-risk/report-jobs", "POST", 202, 3*time.Millisecond)
@@ -159,7 +160,7 @@ func TestQueueOldestAge(t *testing.T) {
 		{"in a backoff", now.Add(time.Second)},
 	} {
 		m := metrics.New(metrics.Config{Now: func() time.Time { return now }, Logger: quiet()})
-		m.WatchQueue(&fakeQueue{d: store.QueueDepth{OldestRunnable: tt.oldest}})
+		m.WatchQueue(&fakeQueue{d: locrisk.QueueDepth{OldestRunnable: tt.oldest}})
 		_, body := scrape(t, m, "GET", metrics.Path)
 		if !strings.Contains(body, "\nlocrisk_job_queue_oldest_age_seconds 0\n") {
 			t.Errorf("%s: oldest age is not 0", tt.name)

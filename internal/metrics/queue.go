@@ -9,7 +9,7 @@ import (
 )
 
 // queueCollector reads the queue gauges at scrape time: one read of a few
-// index ranges (store.QueueDepth), bounded by a timeout, so a scrape
+// index ranges (locrisk.QueueDepth), bounded by a timeout, so a scrape
 // neither keeps counters in step with every job transition nor waits long
 // on a busy database.
 type queueCollector struct {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
@@ -34,7 +35,7 @@ import (
 // worker's claim waits for the store's write slot, which the transaction
 // holds until it has committed (see store.ClaimWebhookDelivery).
 func Hook(wake func()) store.JobFinalHook {
-	return func(ctx context.Context, tx store.Tx, job store.Job) error {
+	return func(ctx context.Context, tx store.Tx, job locrisk.Job) error {
 		wrote, err := jobEvent(ctx, tx, job)
 		if err != nil {
 			return fmt.Errorf("webhook outbox: %w", err)
@@ -55,7 +56,7 @@ func Hook(wake func()) store.JobFinalHook {
 
 // jobEvent writes the job's event for its subscribers; wrote is false when
 // none subscribes.
-func jobEvent(ctx context.Context, tx store.Tx, job store.Job) (wrote bool, err error) {
+func jobEvent(ctx context.Context, tx store.Tx, job locrisk.Job) (wrote bool, err error) {
 	typ := view.JobEventType(job)
 	if typ == "" {
 		return false, nil
@@ -77,7 +78,7 @@ func jobEvent(ctx context.Context, tx store.Tx, job store.Job) (wrote bool, err 
 // batchEvent writes the batch.completed event of b, which job's transition
 // completed, for its subscribers. The event row keeps job's id, so it goes
 // with the batch's jobs when the retention purge removes them.
-func batchEvent(ctx context.Context, tx store.Tx, job store.Job, b store.Batch) (wrote bool, err error) {
+func batchEvent(ctx context.Context, tx store.Tx, job locrisk.Job, b locrisk.Batch) (wrote bool, err error) {
 	endpoints, err := tx.WebhookSubscribers(ctx, b.AccountID, webhook.EventBatchCompleted)
 	if err != nil || len(endpoints) == 0 {
 		return false, err
@@ -94,7 +95,7 @@ func insert(ctx context.Context, tx store.Tx, ev webhook.Event, accountID, jobID
 	if err != nil {
 		return false, err
 	}
-	if _, err := tx.InsertWebhookEvent(ctx, store.WebhookEvent{
+	if _, err := tx.InsertWebhookEvent(ctx, locrisk.WebhookEvent{
 		ID: ev.ID, AccountID: accountID, Type: ev.Type, JobID: jobID, Body: body, CreatedUTC: created,
 	}, endpoints); err != nil {
 		return false, err

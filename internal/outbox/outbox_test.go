@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
@@ -18,14 +18,14 @@ type fakeTx struct {
 	subscribers map[string][]string // by event type
 	err         error
 	asked       []string // event types looked up
-	events      []store.WebhookEvent
+	events      []locrisk.WebhookEvent
 	endpoints   [][]string
-	batch       *store.Batch // what CompletedBatch reports
+	batch       *locrisk.Batch // what CompletedBatch reports
 }
 
-func (f *fakeTx) CompletedBatch() (store.Batch, bool) {
+func (f *fakeTx) CompletedBatch() (locrisk.Batch, bool) {
 	if f.batch == nil {
-		return store.Batch{}, false
+		return locrisk.Batch{}, false
 	}
 	return *f.batch, true
 }
@@ -35,7 +35,7 @@ func (f *fakeTx) WebhookSubscribers(_ context.Context, accountID, eventType stri
 	return f.subscribers[eventType], f.err
 }
 
-func (f *fakeTx) InsertWebhookEvent(_ context.Context, ev store.WebhookEvent, endpointIDs []string) ([]string, error) {
+func (f *fakeTx) InsertWebhookEvent(_ context.Context, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
 	f.events = append(f.events, ev)
 	f.endpoints = append(f.endpoints, endpointIDs)
 	return endpointIDs, f.err
@@ -45,14 +45,14 @@ func TestHook(t *testing.T) {
 	ctx := context.Background()
 	done := time.Date(2026, 3, 1, 12, 0, 0, 700e6, time.UTC)
 	rid := "rep"
-	completed := store.Job{ID: "job_1", AccountID: "acct_1", Status: store.StatusCompleted, ReportID: &rid,
+	completed := locrisk.Job{ID: "job_1", AccountID: "acct_1", Status: locrisk.StatusCompleted, ReportID: &rid,
 		CreatedUTC: done, UpdatedUTC: done, CompletedUTC: &done}
 	wakes := 0
 	hook := Hook(func() { wakes++ })
 
 	// Not final: nothing looked up, nothing written.
 	tx := &fakeTx{}
-	if err := hook(ctx, tx, store.Job{ID: "job_0", Status: store.StatusProcessing}); err != nil || len(tx.asked) != 0 {
+	if err := hook(ctx, tx, locrisk.Job{ID: "job_0", Status: locrisk.StatusProcessing}); err != nil || len(tx.asked) != 0 {
 		t.Fatalf("processing job: err %v, lookups %v", err, tx.asked)
 	}
 	// No subscriber: nothing written, no wake.
@@ -94,7 +94,7 @@ func TestHook(t *testing.T) {
 		t.Errorf("store error: %v", err)
 	}
 	failed := completed
-	failed.Status, failed.CompletedUTC = store.StatusFailed, nil
+	failed.Status, failed.CompletedUTC = locrisk.StatusFailed, nil
 	if err := hook(ctx, &fakeTx{}, failed); err == nil || !strings.Contains(err.Error(), "no completion time") {
 		t.Errorf("failed job without completion time: %v", err)
 	}
@@ -107,17 +107,17 @@ func TestHookBatchCompleted(t *testing.T) {
 	ctx := context.Background()
 	done := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	bid := "bat_1"
-	job := store.Job{ID: "job_9", AccountID: "acct_1", BatchID: &bid, Status: store.StatusFailed,
+	job := locrisk.Job{ID: "job_9", AccountID: "acct_1", BatchID: &bid, Status: locrisk.StatusFailed,
 		CreatedUTC: done, UpdatedUTC: done, CompletedUTC: &done}
-	b := store.Batch{ID: bid, AccountID: "acct_1", TotalItems: 2, Status: store.BatchCompleted,
-		Counts: store.BatchCounts{Completed: 1, Failed: 1}, CreatedUTC: done.Add(-time.Minute), CompletedUTC: &done}
+	b := locrisk.Batch{ID: bid, AccountID: "acct_1", TotalItems: 2, Status: locrisk.BatchCompleted,
+		Counts: locrisk.BatchCounts{Completed: 1, Failed: 1}, CreatedUTC: done.Add(-time.Minute), CompletedUTC: &done}
 	wakes := 0
 	hook := Hook(func() { wakes++ })
 
 	tests := []struct {
 		name      string
 		subs      map[string][]string
-		batch     *store.Batch
+		batch     *locrisk.Batch
 		wantTypes []string
 		wantWakes int
 	}{

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/batchcsv"
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // Error codes of a row that is not scored. The first three are the codes a
@@ -124,7 +124,7 @@ func newLayout(rec []string) (*layout, error) {
 // row is one input row, parsed: the batch item as far as the input tells
 // (a coordinate to score, or the rejection), and its passthrough cells.
 type row struct {
-	item  store.BatchItem
+	item  locrisk.BatchItem
 	lat   float64 // the coordinate to score, when item.ErrorCode is nil
 	lon   float64
 	extra []string
@@ -137,7 +137,7 @@ type row struct {
 // is: latitude first, a number in range (a number out of range is kept in
 // the output, as the batch CSV keeps it).
 func (l *layout) parseRow(number int, rec []string) row {
-	r := row{item: store.BatchItem{RowNumber: number}}
+	r := row{item: locrisk.BatchItem{RowNumber: number}}
 	cell := func(i int) string {
 		if i < len(rec) {
 			return rec[i]
@@ -170,7 +170,7 @@ func (l *layout) parseRow(number int, rec []string) row {
 // badRecord is a row encoding/csv could not read (a stray quote): nothing
 // of it is known but where it is.
 func (l *layout) badRecord(number int, err error) row {
-	r := row{item: store.BatchItem{RowNumber: number}, extra: make([]string, len(l.passthrough))}
+	r := row{item: locrisk.BatchItem{RowNumber: number}, extra: make([]string, len(l.passthrough))}
 	r.reject(CodeInvalidRow, fmt.Sprintf("row %d is not valid CSV: %v", number, err))
 	return r
 }
@@ -190,13 +190,13 @@ func coordinateMessage(name, cell string, bound int) string {
 }
 
 func (r *row) reject(code, msg string) {
-	r.item.Status = store.ItemRejected
+	r.item.Status = locrisk.ItemRejected
 	r.item.ErrorCode, r.item.ErrorMessage = &code, &msg
 }
 
 func (r *row) fail(msg string) {
 	code := CodeGeneration
-	r.item.Status = store.StatusFailed
+	r.item.Status = locrisk.StatusFailed
 	r.item.ErrorCode, r.item.ErrorMessage = &code, &msg
 }
 
@@ -224,7 +224,7 @@ func coordinate(s string, bound float64) (v float64, num *float64, ok bool) {
 // fill completes the row's item from the engine's assessment.
 func (r *row) fill(a *risk.Assessment) {
 	s := a.Summary
-	r.item.Status = store.StatusCompleted
+	r.item.Status = locrisk.StatusCompleted
 	r.item.Score, r.item.RiskLevel = &s.OverallScore, &s.RiskLevel
 	r.item.ModuleScores = make(map[string]*int, len(s.ModuleScores))
 	for _, m := range s.ModuleScores {

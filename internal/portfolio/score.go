@@ -17,9 +17,9 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/batchcsv"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // Assessor is the engine as scoring needs it (risk.Engine satisfies it).
@@ -255,9 +255,9 @@ func scoreChunk(ctx context.Context, eng Assessor, l *layout, specs []risk.Modul
 		}
 		c.sum.Rows++
 		switch r.item.Status {
-		case store.StatusCompleted:
+		case locrisk.StatusCompleted:
 			c.sum.Scored++
-		case store.StatusFailed:
+		case locrisk.StatusFailed:
 			c.sum.Failed++
 		default:
 			if c.sum.Rejected == nil {

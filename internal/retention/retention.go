@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 const (
@@ -34,7 +34,7 @@ const (
 
 // Store is what the purge needs of *store.Store.
 type Store interface {
-	Purge(ctx context.Context, p store.PurgePolicy) (store.PurgeCounts, error)
+	Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error)
 	IncrementalVacuum(ctx context.Context, step int) (int64, error)
 }
 
@@ -82,7 +82,7 @@ func CheckKeep(keep time.Duration) error {
 
 // Result is what one run did.
 type Result struct {
-	Counts     store.PurgeCounts
+	Counts     locrisk.PurgeCounts
 	FreedPages int64
 	Before     time.Time // the cut-off; zero when retention is off
 	Took       time.Duration
@@ -98,7 +98,7 @@ func (p *Purger) Once(ctx context.Context, dry bool) (Result, error) {
 		r.Before = now.Add(-p.cfg.Keep)
 	}
 	var err error
-	r.Counts, err = p.st.Purge(ctx, store.PurgePolicy{Before: r.Before, Now: now, Batch: p.cfg.Batch, DryRun: dry})
+	r.Counts, err = p.st.Purge(ctx, locrisk.PurgePolicy{Before: r.Before, Now: now, Batch: p.cfg.Batch, DryRun: dry})
 	if err == nil && !dry && r.Counts.Total() > 0 {
 		r.FreedPages, err = p.st.IncrementalVacuum(ctx, VacuumStep)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 func TestCheckKeep(t *testing.T) {
@@ -31,12 +31,12 @@ func TestCheckKeep(t *testing.T) {
 }
 
 type fakeStore struct {
-	policies []store.PurgePolicy
-	counts   store.PurgeCounts
+	policies []locrisk.PurgePolicy
+	counts   locrisk.PurgeCounts
 	vacuums  int
 }
 
-func (f *fakeStore) Purge(_ context.Context, p store.PurgePolicy) (store.PurgeCounts, error) {
+func (f *fakeStore) Purge(_ context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error) {
 	f.policies = append(f.policies, p)
 	return f.counts, nil
 }
@@ -66,7 +66,7 @@ func TestOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := &fakeStore{counts: store.PurgeCounts{Reports: tt.deleted}}
+			st := &fakeStore{counts: locrisk.PurgeCounts{Reports: tt.deleted}}
 			var logs strings.Builder
 			p := New(st, Config{Keep: tt.keep, Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			r, err := p.Once(context.Background(), tt.dry)
@@ -88,8 +88,8 @@ func TestOnce(t *testing.T) {
 
 type cancelStore struct{ fakeStore }
 
-func (c *cancelStore) Purge(ctx context.Context, p store.PurgePolicy) (store.PurgeCounts, error) {
-	return store.PurgeCounts{Jobs: 3}, ctx.Err()
+func (c *cancelStore) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error) {
+	return locrisk.PurgeCounts{Jobs: 3}, ctx.Err()
 }
 
 // TestRunStops: Run purges at once, stops when its ctx ends, and a run cut

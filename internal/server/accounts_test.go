@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 // errorMessage is the error body's code and message, without the request
@@ -29,7 +29,7 @@ func TestDisabledAccount(t *testing.T) {
 	ctx := context.Background()
 	acct := e.account(100, 1000)
 	key := e.allScopesKey(acct)
-	revoked, revokedID := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+	revoked, revokedID := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes()})
 	if err := e.st.RevokeKey(ctx, revokedID); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestAccountUpdatesApply(t *testing.T) {
 	}
 	wantError(t, e.do("GET", jobsPath, key, ""), http.StatusTooManyRequests, "rate_limit_exceeded")
 	rate := 10
-	if _, err := e.st.UpdateAccount(ctx, acct.ID, store.AccountUpdate{RateLimit: &rate}); err != nil {
+	if _, err := e.st.UpdateAccount(ctx, acct.ID, locrisk.AccountUpdate{RateLimit: &rate}); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Second) // same one-minute window (t0 is 10 s into it)
@@ -88,7 +88,7 @@ func TestAccountUpdatesApply(t *testing.T) {
 	e.createJob(key, 40, -74)
 	wantError(t, e.do("POST", jobsPath, key, `{"latitude": 40, "longitude": -74}`), http.StatusTooManyRequests, "quota_exceeded")
 	quota := 2
-	if _, err := e.st.UpdateAccount(ctx, acct.ID, store.AccountUpdate{MonthlyQuota: &quota}); err != nil {
+	if _, err := e.st.UpdateAccount(ctx, acct.ID, locrisk.AccountUpdate{MonthlyQuota: &quota}); err != nil {
 		t.Fatal(err)
 	}
 	e.createJob(key, 40, -74) // no clock change: at once
@@ -100,8 +100,8 @@ func TestKeyLastUse(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acct := e.account(100, 1000)
-	key, id := e.key(acct, store.NewKey{Scopes: store.AllScopes(), Name: "ci"})
-	_, unusedID := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+	key, id := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes(), Name: "ci"})
+	_, unusedID := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes()})
 	lastUse := func(keyID string) *time.Time {
 		t.Helper()
 		keys, err := e.st.ListKeys(ctx, acct.ID)

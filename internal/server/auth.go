@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // access is what an operation demands of a key.
@@ -26,19 +26,19 @@ type access struct {
 func needs(scope string) access { return access{scope: scope} }
 
 // usageAccess is the rule of the usage and observability endpoints.
-func usageAccess() access { return access{scope: store.ScopeUsageRead, legacyRead: true} }
+func usageAccess() access { return access{scope: locrisk.ScopeUsageRead, legacyRead: true} }
 
-func (a access) allows(k store.APIKey) bool {
+func (a access) allows(k locrisk.APIKey) bool {
 	if k.HasScope(a.scope) {
 		return true
 	}
-	return a.legacyRead && k.ScopeVersion == store.ScopeVersionLegacy && k.HasScope(store.ScopeReportsRead)
+	return a.legacyRead && k.ScopeVersion == locrisk.ScopeVersionLegacy && k.HasScope(locrisk.ScopeReportsRead)
 }
 
 // principal is the authenticated caller.
 type principal struct {
-	key     store.APIKey
-	account store.Account
+	key     locrisk.APIKey
+	account locrisk.Account
 }
 
 // handlerFunc is an operation's handler after authentication, rate limiting
@@ -173,15 +173,15 @@ func clientAddr(r *http.Request) (netip.Addr, bool) {
 // the secret itself is not kept in memory longer than the request.
 type keyCache struct {
 	ttl    time.Duration
-	lookup func(ctx context.Context, secret string) (store.APIKey, store.Account, error)
+	lookup func(ctx context.Context, secret string) (locrisk.APIKey, locrisk.Account, error)
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]keyEntry
 }
 
 type keyEntry struct {
-	key     store.APIKey
-	account store.Account
+	key     locrisk.APIKey
+	account locrisk.Account
 	found   bool
 	fetched time.Time
 }
@@ -190,7 +190,7 @@ type keyEntry struct {
 // made-up keys (misses are cached too).
 const maxKeyCacheEntries = 10000
 
-func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (store.APIKey, store.Account, error)) *keyCache {
+func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (locrisk.APIKey, locrisk.Account, error)) *keyCache {
 	return &keyCache{ttl: ttl, lookup: lookup, entries: make(map[[sha256.Size]byte]keyEntry)}
 }
 
@@ -199,7 +199,7 @@ func (c *keyCache) fresh(e keyEntry, now time.Time) bool {
 	return age >= 0 && age < c.ttl
 }
 
-func (c *keyCache) get(ctx context.Context, secret string, now time.Time) (store.APIKey, store.Account, bool, error) {
+func (c *keyCache) get(ctx context.Context, secret string, now time.Time) (locrisk.APIKey, locrisk.Account, bool, error) {
 	h := sha256.Sum256([]byte(secret))
 	if c.ttl > 0 {
 		c.mu.Lock()
@@ -211,11 +211,11 @@ func (c *keyCache) get(ctx context.Context, secret string, now time.Time) (store
 	}
 	key, acct, err := c.lookup(ctx, secret)
 	found := true
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, locrisk.ErrNotFound) {
 		found, err = false, nil
 	}
 	if err != nil {
-		return store.APIKey{}, store.Account{}, false, err
+		return locrisk.APIKey{}, locrisk.Account{}, false, err
 	}
 	if c.ttl > 0 {
 		c.mu.Lock()

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // keyAllowing is an all-scopes key restricted to the given networks.
-func keyAllowing(t *testing.T, cidrs string) store.NewKey {
-	return store.NewKey{Scopes: store.AllScopes(), AllowedCIDRs: mustPrefixes(t, cidrs)}
+func keyAllowing(t *testing.T, cidrs string) locrisk.NewKey {
+	return locrisk.NewKey{Scopes: locrisk.AllScopes(), AllowedCIDRs: mustPrefixes(t, cidrs)}
 }
 
 // operation is one of those docs/api.md numbers, with a request that passes every check
@@ -81,7 +81,7 @@ func TestScopes(t *testing.T) {
 		version int
 	}
 	var keys []keyCase
-	for _, s := range store.AllScopes() {
+	for _, s := range locrisk.AllScopes() {
 		keys = append(keys, keyCase{s, s, 2})
 	}
 	keys = append(keys,
@@ -91,7 +91,7 @@ func TestScopes(t *testing.T) {
 	)
 	secrets := map[string]string{}
 	for _, k := range keys {
-		secrets[k.name], _ = e.key(acct, store.NewKey{Scopes: []string{k.scope}, ScopeVersion: k.version})
+		secrets[k.name], _ = e.key(acct, locrisk.NewKey{Scopes: []string{k.scope}, ScopeVersion: k.version})
 	}
 	for _, op := range operations() {
 		t.Run(fmt.Sprintf("op%d", op.num), func(t *testing.T) {
@@ -125,11 +125,11 @@ func TestUnauthorizedVariants(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(100, 1000)
 	good := e.allScopesKey(acct)
-	revoked, revokedID := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+	revoked, revokedID := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes()})
 	if err := e.st.RevokeKey(context.Background(), revokedID); err != nil {
 		t.Fatal(err)
 	}
-	expiring, _ := e.key(acct, store.NewKey{Scopes: store.AllScopes(), ExpiresIn: time.Hour})
+	expiring, _ := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes(), ExpiresIn: time.Hour})
 	v4Only, _ := e.key(acct, keyAllowing(t, "203.0.113.0/24"))
 	v6Only, _ := e.key(acct, keyAllowing(t, "2001:db8:1::/48"))
 	host, _ := e.key(acct, keyAllowing(t, "198.51.100.7"))
@@ -210,12 +210,12 @@ func TestKeyChangesWithinOneSecond(t *testing.T) {
 	e := newEnv(t)
 	var lookups atomic.Int64
 	inner := e.srv.keys.lookup
-	e.srv.keys.lookup = func(ctx context.Context, s string) (store.APIKey, store.Account, error) {
+	e.srv.keys.lookup = func(ctx context.Context, s string) (locrisk.APIKey, locrisk.Account, error) {
 		lookups.Add(1)
 		return inner(ctx, s)
 	}
 	acct := e.account(100, 1000)
-	key, id := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+	key, id := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes()})
 	for range 5 {
 		if rec := e.do("GET", jobsPath, key, ""); rec.Code != 200 {
 			t.Fatalf("status %d", rec.Code)
@@ -253,8 +253,8 @@ func TestKeyCacheTTLConfig(t *testing.T) {
 }
 
 func TestKeyCacheIsBounded(t *testing.T) {
-	c := newKeyCache(time.Second, func(context.Context, string) (store.APIKey, store.Account, error) {
-		return store.APIKey{}, store.Account{}, store.ErrNotFound
+	c := newKeyCache(time.Second, func(context.Context, string) (locrisk.APIKey, locrisk.Account, error) {
+		return locrisk.APIKey{}, locrisk.Account{}, locrisk.ErrNotFound
 	})
 	for i := range maxKeyCacheEntries + 10 {
 		if _, _, found, err := c.get(context.Background(), fmt.Sprintf("lrk_%d", i), t0); err != nil || found {
@@ -273,7 +273,7 @@ func TestCheckOrder(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(1, 2)
 	full := e.allScopesKey(acct)
-	readOnly, _ := e.key(acct, store.NewKey{Scopes: []string{"reports:read"}})
+	readOnly, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"reports:read"}})
 
 	// 403 before 400: a bad body with a key lacking reports:create.
 	wantError(t, e.do("POST", jobsPath, readOnly, `{"latitude": "x"}`), 403, "insufficient_scope")

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/batchcsv"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // csvFlushRows is how many rows are buffered before they are pushed to the
@@ -51,7 +51,7 @@ func (s *Server) getBatchCSV(w http.ResponseWriter, r *http.Request, p *principa
 	}
 	rows := 0
 	rec := make([]string, len(header))
-	err = s.store.BatchItems(r.Context(), p.account.ID, id, func(it store.BatchItem) error {
+	err = s.store.BatchItems(r.Context(), p.account.ID, id, func(it locrisk.BatchItem) error {
 		if cw == nil {
 			if err := start(); err != nil {
 				return err

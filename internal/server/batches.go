@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -51,7 +51,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, p *principa
 	if err := s.locateItems(req.items); err != nil {
 		return err
 	}
-	nb := store.NewBatch{AccountID: p.account.ID, Name: req.name, Items: req.items}
+	nb := locrisk.NewBatch{AccountID: p.account.ID, Name: req.name, Items: req.items}
 	if idemKey != "" {
 		nb.IdempotencyKey = idemKey
 		nb.RequestHash = req.hash
@@ -76,7 +76,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, p *principa
 // later by locateItems.
 type batchRequest struct {
 	name  string
-	items []store.NewBatchItem
+	items []locrisk.NewBatchItem
 	hash  string // hex SHA-256 of the canonical request, for idempotency
 }
 
@@ -112,7 +112,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 
 	canon := &strings.Builder{}
 	canon.WriteString("batch\nname=" + strconv.Quote(req.name))
-	req.items = make([]store.NewBatchItem, 0, n)
+	req.items = make([]locrisk.NewBatchItem, 0, n)
 	for raw := range elements(body.items) {
 		req.items = append(req.items, decodeItem(raw, canon))
 	}
@@ -126,8 +126,8 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 // /location-risk/report-jobs). An item that is not a JSON object is
 // rejected with invalid_latitude: it carries no coordinate, which is what
 // that code says.
-func decodeItem(raw json.RawMessage, canon *strings.Builder) store.NewBatchItem {
-	var it store.NewBatchItem
+func decodeItem(raw json.RawMessage, canon *strings.Builder) locrisk.NewBatchItem {
+	var it locrisk.NewBatchItem
 	if len(raw) == 0 || raw[0] != '{' {
 		canon.WriteString("\nnot-an-object " + compactJSON(raw))
 		it.ErrorCode = codeInvalidLatitude
@@ -167,7 +167,7 @@ func decodeItem(raw json.RawMessage, canon *strings.Builder) store.NewBatchItem 
 // locateItems rejects the items outside coverage. A failure of the
 // locator other than "not covered" fails the request (500): it says
 // nothing about the item.
-func (s *Server) locateItems(items []store.NewBatchItem) error {
+func (s *Server) locateItems(items []locrisk.NewBatchItem) error {
 	for i := range items {
 		it := &items[i]
 		if it.ErrorCode != "" {
@@ -271,7 +271,7 @@ func (s *Server) getBatchItems(w http.ResponseWriter, r *http.Request, p *princi
 		return err
 	}
 	out := view.BatchItems{BatchID: id, Items: make([]view.BatchItem, 0, maxBatchItems)}
-	err = s.store.BatchItems(r.Context(), p.account.ID, id, func(it store.BatchItem) error {
+	err = s.store.BatchItems(r.Context(), p.account.ID, id, func(it locrisk.BatchItem) error {
 		out.Items = append(out.Items, view.NewBatchItem(it))
 		return nil
 	})

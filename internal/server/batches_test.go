@@ -25,6 +25,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/batchcsv"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/jobs"
@@ -178,7 +179,7 @@ func (w *workerCounter) Handle(_ context.Context, r slog.Record) error {
 		}
 		return true
 	})
-	if to == store.StatusProcessing {
+	if to == locrisk.StatusProcessing {
 		w.mu.Lock()
 		w.claims[worker]++
 		w.mu.Unlock()
@@ -213,7 +214,7 @@ func (e *env) runScheduler(eng jobs.Assessor, cfg jobs.Config) *workerCounter {
 }
 
 // waitBatch waits until the store says the batch is completed.
-func (e *env) waitBatch(acct, id string, timeout time.Duration) store.Batch {
+func (e *env) waitBatch(acct, id string, timeout time.Duration) locrisk.Batch {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -221,7 +222,7 @@ func (e *env) waitBatch(acct, id string, timeout time.Duration) store.Batch {
 		if err != nil {
 			e.t.Fatalf("get batch: %v", err)
 		}
-		if b.Status == store.BatchCompleted {
+		if b.Status == locrisk.BatchCompleted {
 			return b
 		}
 		if time.Now().After(deadline) {
@@ -527,7 +528,7 @@ func TestBatchQuota(t *testing.T) {
 	key := e.allScopesKey(acct)
 	rec := e.do("POST", batchesPath, key, batchBody(t, nil, validItems(6)...))
 	wantError(t, rec, http.StatusTooManyRequests, "quota_exceeded")
-	wantRetry := int64(store.NextMonthStart(t0).Sub(t0) / time.Second)
+	wantRetry := int64(locrisk.NextMonthStart(t0).Sub(t0) / time.Second)
 	if got := rec.Header().Get("Retry-After"); got != strconv.FormatInt(wantRetry, 10) {
 		t.Errorf("Retry-After = %q, want %d", got, wantRetry)
 	}
@@ -664,7 +665,7 @@ func TestBatchLifecycle(t *testing.T) {
 	e.claim(j1)
 	wantView(t, e.getBatch(key, id), "processing", view.BatchCounts{Queued: 2, Processing: 1, Rejected: 1}, 25, "null")
 	e.clock.Advance(time.Second)
-	rep1, err := e.st.CompleteJob(context.Background(), j1, "test-worker", store.Report{DataVersion: "dv", Body: mustJSON(t, sampleAssessment(40, -74))}, e.clock.Now())
+	rep1, err := e.st.CompleteJob(context.Background(), j1, "test-worker", locrisk.Report{DataVersion: "dv", Body: mustJSON(t, sampleAssessment(40, -74))}, e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1012,14 +1013,14 @@ func submitBatches(t testing.TB, e *env, key string, n, size int) []string {
 // batch has all its items completed, every job exactly one report, the
 // engine ran once per job, and both workers took a share. It returns the
 // wall time from the first request to the last completion.
-func tenBatches(tb testing.TB, e *env, acct store.Account, key string, eng *fakeAssessor, wc *workerCounter, size int) time.Duration {
+func tenBatches(tb testing.TB, e *env, acct locrisk.Account, key string, eng *fakeAssessor, wc *workerCounter, size int) time.Duration {
 	tb.Helper()
 	reports0, calls0 := e.count(`SELECT COUNT(*) FROM reports`), eng.calls.Load()
 	wc.reset()
 	start := time.Now()
 	batchIDs := submitBatches(tb, e, key, 10, size)
 	for _, id := range batchIDs {
-		if b := e.waitBatch(acct.ID, id, 5*time.Minute); b.Counts != (store.BatchCounts{Completed: size}) {
+		if b := e.waitBatch(acct.ID, id, 5*time.Minute); b.Counts != (locrisk.BatchCounts{Completed: size}) {
 			tb.Errorf("batch %s counts %+v", id, b.Counts)
 		}
 	}
@@ -1190,7 +1191,7 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := st.CreateKey(ctx, store.NewKey{AccountID: acct.ID, Scopes: []string{store.ScopeBulkCreate, store.ScopeBulkRead}})
+	_, key, err := st.CreateKey(ctx, locrisk.NewKey{AccountID: acct.ID, Scopes: []string{locrisk.ScopeBulkCreate, locrisk.ScopeBulkRead}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -84,9 +84,9 @@ func TestListBatchesValidation(t *testing.T) {
 		t.Fatal("no job cursor")
 	}
 	checkQueries(t, e, batchesPath, key, pagingCases(*jobCursor))
-	readOnly, _ := e.key(acct, store.NewKey{Scopes: []string{store.ScopeReportsRead}})
+	readOnly, _ := e.key(acct, locrisk.NewKey{Scopes: []string{locrisk.ScopeReportsRead}})
 	wantError(t, e.do("GET", batchesPath, readOnly, ""), 403, "insufficient_scope")
-	bulkRead, _ := e.key(acct, store.NewKey{Scopes: []string{store.ScopeBulkRead}})
+	bulkRead, _ := e.key(acct, locrisk.NewKey{Scopes: []string{locrisk.ScopeBulkRead}})
 	if rec := e.do("GET", batchesPath, bulkRead, ""); rec.Code != 200 {
 		t.Errorf("bulk:read key: %d %s", rec.Code, rec.Body)
 	}

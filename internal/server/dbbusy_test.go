@@ -14,6 +14,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/store"
 )
 
@@ -174,8 +175,8 @@ func TestWriteQueueFullIsServerBusy(t *testing.T) {
 		err     error
 		message string
 	}{
-		{store.ErrWriteQueue, "busy with writes"},
-		{store.ErrClosed, "shutting down"},
+		{locrisk.ErrWriteQueue, "busy with writes"},
+		{locrisk.ErrClosed, "shutting down"},
 	} {
 		err := storeError(fmt.Errorf("create job: %w", tt.err), codeReportJobNotFound, time.Now())
 		var ae *Error

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -136,14 +136,14 @@ const databaseBusyRetryAfter = time.Second
 const writeQueueRetryAfter = time.Second
 
 // storeError maps a store error to an API error. notFound is the code for
-// store.ErrNotFound, which depends on the resource asked for. Errors the
+// locrisk.ErrNotFound, which depends on the resource asked for. Errors the
 // table does not know are returned unchanged and become 500s.
 func storeError(err error, notFound string, now time.Time) error {
-	var qe *store.QuotaError
+	var qe *locrisk.QuotaError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, locrisk.ErrNotFound):
 		return &Error{Code: notFound, Message: notFoundMessage(notFound)}
 	case errors.As(err, &qe):
 		return &Error{
@@ -151,29 +151,29 @@ func storeError(err error, notFound string, now time.Time) error {
 			Message:    fmt.Sprintf("the monthly report job quota is used up; it resets at %s", view.Time(qe.ResetsAt)),
 			RetryAfter: qe.ResetsAt.Sub(now),
 		}
-	case errors.Is(err, store.ErrQuotaExceeded):
+	case errors.Is(err, locrisk.ErrQuotaExceeded):
 		return &Error{Code: codeQuotaExceeded, Message: "the monthly report job quota is used up"}
-	case errors.Is(err, store.ErrIdempotencyConflict):
+	case errors.Is(err, locrisk.ErrIdempotencyConflict):
 		return &Error{Code: codeIdempotencyConflict, Message: "this Idempotency-Key was already used with a different request body"}
-	case errors.Is(err, store.ErrNotRetryable):
+	case errors.Is(err, locrisk.ErrNotRetryable):
 		return &Error{Code: codeJobNotRetryable, Message: "only a failed job whose error is transient can be retried"}
-	case errors.Is(err, store.ErrEndpointDisabled):
+	case errors.Is(err, locrisk.ErrEndpointDisabled):
 		return &Error{Code: codeEndpointDisabled, Message: "this webhook endpoint is disabled; create a new one"}
-	case errors.Is(err, store.ErrDeliveryNotFailed):
+	case errors.Is(err, locrisk.ErrDeliveryNotFailed):
 		return &Error{Code: codeDeliveryNotFailed, Message: "only a failed delivery can be redelivered"}
-	case errors.Is(err, store.ErrEndpointLimit):
-		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", store.MaxActiveEndpoints)
-	case errors.Is(err, store.ErrBadCursor):
+	case errors.Is(err, locrisk.ErrEndpointLimit):
+		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", locrisk.MaxActiveEndpoints)
+	case errors.Is(err, locrisk.ErrBadCursor):
 		return &Error{Code: codeInvalidCursor, Message: "cursor is not a cursor this API returned"}
-	case errors.Is(err, store.ErrBusy):
+	case errors.Is(err, locrisk.ErrBusy):
 		return &Error{Code: codeDatabaseBusy, Message: "the database is locked by another process; nothing was changed, try again shortly",
 			RetryAfter: databaseBusyRetryAfter}
-	case errors.Is(err, store.ErrWriteQueue):
+	case errors.Is(err, locrisk.ErrWriteQueue):
 		// This server's own writes queued past the store's queue wait:
 		// load, not a lock held elsewhere (docs/operations.md, Limits and defaults).
 		return &Error{Code: codeServerBusy, Message: "the server is busy with writes; nothing was changed, try again shortly",
 			RetryAfter: writeQueueRetryAfter}
-	case errors.Is(err, store.ErrClosed):
+	case errors.Is(err, locrisk.ErrClosed):
 		// A write begun while the server shuts down, after its store
 		// stopped taking writes: the next server will take it.
 		return &Error{Code: codeServerBusy, Message: "the server is shutting down; nothing was changed, try again shortly",
@@ -214,7 +214,7 @@ type errorDetail struct {
 // 500 whose message reveals nothing of the cause.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *Error
-	if !errors.As(err, &ae) && (errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrWriteQueue) || errors.Is(err, store.ErrClosed)) {
+	if !errors.As(err, &ae) && (errors.Is(err, locrisk.ErrBusy) || errors.Is(err, locrisk.ErrWriteQueue) || errors.Is(err, locrisk.ErrClosed)) {
 		// A handler that returned a store error without storeError (it
 		// expects no not-found, say) still answers a busy database, a
 		// full write queue or a closing store with 503, not 500.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 // TestCodeStatus pins the status of every code docs/api.md (Errors) lists.
@@ -54,14 +54,14 @@ func TestStoreError(t *testing.T) {
 		code       string
 		retryAfter time.Duration
 	}{
-		{fmt.Errorf("job x: %w", store.ErrNotFound), "report_job_not_found", 0},
-		{fmt.Errorf("create job: %w", store.ErrIdempotencyConflict), "idempotency_conflict", 0},
-		{fmt.Errorf("retry: %w", store.ErrNotRetryable), "job_not_retryable", 0},
-		{fmt.Errorf("list: %w", store.ErrBadCursor), "invalid_cursor", 0},
-		{fmt.Errorf("test: %w", store.ErrEndpointDisabled), "webhook_endpoint_disabled", 0},
-		{fmt.Errorf("redeliver: %w", store.ErrDeliveryNotFailed), "delivery_not_failed", 0},
-		{fmt.Errorf("create job: %w", &store.QuotaError{Limit: 1, Used: 1, ResetsAt: store.NextMonthStart(now)}), "quota_exceeded", time.Hour},
-		{store.ErrQuotaExceeded, "quota_exceeded", 0},
+		{fmt.Errorf("job x: %w", locrisk.ErrNotFound), "report_job_not_found", 0},
+		{fmt.Errorf("create job: %w", locrisk.ErrIdempotencyConflict), "idempotency_conflict", 0},
+		{fmt.Errorf("retry: %w", locrisk.ErrNotRetryable), "job_not_retryable", 0},
+		{fmt.Errorf("list: %w", locrisk.ErrBadCursor), "invalid_cursor", 0},
+		{fmt.Errorf("test: %w", locrisk.ErrEndpointDisabled), "webhook_endpoint_disabled", 0},
+		{fmt.Errorf("redeliver: %w", locrisk.ErrDeliveryNotFailed), "delivery_not_failed", 0},
+		{fmt.Errorf("create job: %w", &locrisk.QuotaError{Limit: 1, Used: 1, ResetsAt: locrisk.NextMonthStart(now)}), "quota_exceeded", time.Hour},
+		{locrisk.ErrQuotaExceeded, "quota_exceeded", 0},
 	}
 	for _, tc := range tests {
 		got := storeError(tc.err, codeReportJobNotFound, now)

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 // Paths of the health endpoints.
@@ -99,7 +99,7 @@ func (s *Server) databaseReady(ctx context.Context) string {
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.Is(err, store.ErrBusy):
+	case errors.Is(err, locrisk.ErrBusy):
 		return "locked by another process"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no write within " + readyDBWait.String()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
@@ -162,7 +163,7 @@ func rawDB(t testing.TB, path string) *sqlx.DB {
 }
 
 // account makes an account with the given monthly quota and rate limit.
-func (e *env) account(quota, ratePerMinute int) store.Account {
+func (e *env) account(quota, ratePerMinute int) locrisk.Account {
 	e.t.Helper()
 	a, err := e.st.CreateAccount(context.Background(), "acct", quota, ratePerMinute)
 	if err != nil {
@@ -172,7 +173,7 @@ func (e *env) account(quota, ratePerMinute int) store.Account {
 }
 
 // key makes a key for acct and returns its secret and id.
-func (e *env) key(acct store.Account, nk store.NewKey) (secret, id string) {
+func (e *env) key(acct locrisk.Account, nk locrisk.NewKey) (secret, id string) {
 	e.t.Helper()
 	nk.AccountID = acct.ID
 	k, secret, err := e.st.CreateKey(context.Background(), nk)
@@ -183,8 +184,8 @@ func (e *env) key(acct store.Account, nk store.NewKey) (secret, id string) {
 }
 
 // allScopesKey is a current-version key with every scope.
-func (e *env) allScopesKey(acct store.Account) string {
-	s, _ := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+func (e *env) allScopesKey(acct locrisk.Account) string {
+	s, _ := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes()})
 	return s
 }
 
@@ -242,7 +243,7 @@ func (e *env) complete(jobID string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	done, err := e.st.CompleteJob(ctx, jobID, "test-worker", store.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
+	done, err := e.st.CompleteJob(ctx, jobID, "test-worker", locrisk.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
 	if err != nil {
 		e.t.Fatalf("complete job: %v", err)
 	}
@@ -259,7 +260,7 @@ func (e *env) fail(jobID string, transient bool) {
 }
 
 // claim claims queued jobs until it gets jobID, then puts the others back.
-func (e *env) claim(jobID string) store.Job {
+func (e *env) claim(jobID string) locrisk.Job {
 	e.t.Helper()
 	ctx := context.Background()
 	var others []string
@@ -384,7 +385,7 @@ func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code st
 
 func mustPrefixes(t *testing.T, s string) []netip.Prefix {
 	t.Helper()
-	ps, err := store.ParseCIDRs(s)
+	ps, err := locrisk.ParseCIDRs(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -46,7 +46,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request, p *principal)
 		}
 		return fmt.Errorf("locate %v,%v: %w", lat, lon, err)
 	}
-	nj := store.NewJob{AccountID: p.account.ID, Bucket: store.BucketAPI, Latitude: lat, Longitude: lon}
+	nj := locrisk.NewJob{AccountID: p.account.ID, Bucket: locrisk.BucketAPI, Latitude: lat, Longitude: lon}
 	if idemKey != "" {
 		nj.IdempotencyKey = idemKey
 		nj.RequestHash = jobRequestHash(lat, lon)
@@ -149,7 +149,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 	status := ""
 	if vs, ok := q["status"]; ok {
 		status = vs[0]
-		if !store.ValidStatus(status) {
+		if !locrisk.ValidStatus(status) {
 			return errorf(codeInvalidStatus, "status must be one of queued, processing, completed, failed")
 		}
 	}
@@ -165,7 +165,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, p *principal) 
 // Report jobs): limit 1..maxPageSize, default defaultPageSize; cursor ""
 // for the first page. A parameter that is present must be valid, empty
 // included; whether a cursor is one this API returned is the store's to
-// say (store.ErrBadCursor).
+// say (locrisk.ErrBadCursor).
 func pageParams(q url.Values) (limit int, cursor string, err error) {
 	limit = defaultPageSize
 	if vs, ok := q["limit"]; ok {

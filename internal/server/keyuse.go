@@ -12,7 +12,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 // keyUseGranularity is how often at most a key's use is noted.
@@ -59,9 +59,9 @@ func (s *Server) flushKeyUses(ctx context.Context) error {
 	r.keyUses = make(map[string]time.Time, len(batch))
 	r.mu.Unlock()
 
-	uses := make([]store.KeyUse, 0, len(batch))
+	uses := make([]locrisk.KeyUse, 0, len(batch))
 	for id, t := range batch {
-		uses = append(uses, store.KeyUse{KeyID: id, At: t})
+		uses = append(uses, locrisk.KeyUse{KeyID: id, At: t})
 	}
 	err := s.store.RecordKeyUse(ctx, uses)
 	if err != nil {

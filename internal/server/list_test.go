@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -274,7 +274,7 @@ func TestListWebhooksPaging(t *testing.T) {
 			t.Fatalf("delete other: %d", rec.Code)
 		}
 	}
-	for i := range store.MaxActiveEndpoints {
+	for i := range locrisk.MaxActiveEndpoints {
 		create(fmt.Sprint("active ", i))
 	}
 	body := `{"name": "one too many", "url": "https://hooks.example.com/", "events": ["report.job.completed"]}`
@@ -311,8 +311,8 @@ func TestListWebhooksPaging(t *testing.T) {
 	if !slices.Equal(got, newestFirst) {
 		t.Errorf("paged listing differs from newest-first creation order:\n got %v\nwant %v", got, newestFirst)
 	}
-	if active != store.MaxActiveEndpoints {
-		t.Errorf("%d active endpoints listed, want %d", active, store.MaxActiveEndpoints)
+	if active != locrisk.MaxActiveEndpoints {
+		t.Errorf("%d active endpoints listed, want %d", active, locrisk.MaxActiveEndpoints)
 	}
 
 	// The job list's rules for bad parameters; a job list cursor is not an

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -111,7 +111,7 @@ type requestRecorder struct {
 	flushMu sync.RWMutex
 
 	mu      sync.Mutex
-	pending map[statsKey]*store.RequestCounts
+	pending map[statsKey]*locrisk.RequestCounts
 	// keyUses are the key uses not yet written (keyuse.go); keyNoted is
 	// when each key's use was last noted, so a key is noted at most once
 	// per keyUseGranularity.
@@ -124,7 +124,7 @@ type requestRecorder struct {
 }
 
 func newRequestRecorder(interval time.Duration) *requestRecorder {
-	return &requestRecorder{interval: interval, pending: map[statsKey]*store.RequestCounts{},
+	return &requestRecorder{interval: interval, pending: map[statsKey]*locrisk.RequestCounts{},
 		keyUses: map[string]time.Time{}, keyNoted: map[string]time.Time{}, stop: make(chan struct{})}
 }
 
@@ -140,7 +140,7 @@ func (s *Server) observeRequest(_ context.Context, info *reqInfo, status int, du
 	r.mu.Lock()
 	c := r.pending[k]
 	if c == nil {
-		c = &store.RequestCounts{Latency: make([]int64, histogramLen)}
+		c = &locrisk.RequestCounts{Latency: make([]int64, histogramLen)}
 		r.pending[k] = c
 	}
 	c.Total++
@@ -231,12 +231,12 @@ func (s *Server) flushRequestCounts(ctx context.Context) error {
 		r.mu.Unlock()
 		return nil
 	}
-	r.pending = make(map[statsKey]*store.RequestCounts, len(batch))
+	r.pending = make(map[statsKey]*locrisk.RequestCounts, len(batch))
 	r.mu.Unlock()
 
-	rows := make([]store.HourStats, 0, len(batch))
+	rows := make([]locrisk.HourStats, 0, len(batch))
 	for k, c := range batch {
-		rows = append(rows, store.HourStats{AccountID: k.account, Hour: time.Unix(k.hour, 0).UTC(), RequestCounts: *c})
+		rows = append(rows, locrisk.HourStats{AccountID: k.account, Hour: time.Unix(k.hour, 0).UTC(), RequestCounts: *c})
 	}
 	err := s.store.AddRequestStats(ctx, rows)
 	if err != nil {
@@ -289,13 +289,13 @@ const (
 
 // requestCounts returns the account's request aggregates for the hours
 // starting in [fromHour, toHour): stored plus still in memory.
-func (s *Server) requestCounts(ctx context.Context, accountID string, fromHour, toHour time.Time) (store.RequestCounts, error) {
+func (s *Server) requestCounts(ctx context.Context, accountID string, fromHour, toHour time.Time) (locrisk.RequestCounts, error) {
 	r := s.stats
 	r.flushMu.RLock()
 	defer r.flushMu.RUnlock()
 	c, err := s.store.RequestStats(ctx, accountID, fromHour, toHour)
 	if err != nil {
-		return store.RequestCounts{}, err
+		return locrisk.RequestCounts{}, err
 	}
 	from, to := fromHour.Unix(), toHour.Unix()
 	r.mu.Lock()

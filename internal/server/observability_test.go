@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
@@ -105,7 +106,7 @@ func TestOpsSummaryNumbers(t *testing.T) {
 	acct := e.account(1000, 5)
 	key := e.allScopesKey(acct)
 	other := e.allScopesKey(e.account(1000, 1000))
-	readOnly, _ := e.key(acct, store.NewKey{Scopes: []string{"reports:read"}})
+	readOnly, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"reports:read"}})
 
 	// Minute 1 (rate limit 5): 2 creates (202), a 404, a 400, a 403, then a
 	// 429 rate_limit_exceeded. Unauthenticated requests are not counted.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 func TestGetReportPDF(t *testing.T) {
@@ -15,7 +15,7 @@ func TestGetReportPDF(t *testing.T) {
 	acct := e.account(1000, 100000)
 	key := e.allScopesKey(acct)
 	// A key with only reports:pdf may download the PDF but not the JSON.
-	pdfOnly, _ := e.key(acct, store.NewKey{Scopes: []string{"reports:pdf"}})
+	pdfOnly, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"reports:pdf"}})
 	job := e.createJob(key, 37.77, -122.42)
 	id := e.complete(job.JobID)
 	path := reportsPath + id + "/pdf"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // fixtureData is the hand-written data set the engine loads in tests.
@@ -29,7 +29,7 @@ func (e *env) completeWith(jobID string, assess func(lat, lon float64) *risk.Ass
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	done, err := e.st.CompleteJob(context.Background(), jobID, "test-worker", store.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
+	done, err := e.st.CompleteJob(context.Background(), jobID, "test-worker", locrisk.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
 	if err != nil {
 		e.t.Fatalf("complete job: %v", err)
 	}

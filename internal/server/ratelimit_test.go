@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 )
 
 func TestRateLimitHeadersAndWindow(t *testing.T) {
 	e := newEnv(t) // the clock starts 10 s into a minute
 	acct := e.account(1000, 3)
 	key := e.allScopesKey(acct)
-	noScope, _ := e.key(acct, store.NewKey{Scopes: []string{"webhooks:read"}})
+	noScope, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"webhooks:read"}})
 	otherKey := e.allScopesKey(e.account(1000, 3))
 
 	type step struct {
@@ -59,7 +59,7 @@ func TestRateLimitHeadersAndWindow(t *testing.T) {
 func TestRateLimitUnauthenticatedDoesNotCount(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(1000, 1)
-	revoked, id := e.key(acct, store.NewKey{Scopes: store.AllScopes()})
+	revoked, id := e.key(acct, locrisk.NewKey{Scopes: locrisk.AllScopes()})
 	if err := e.st.RevokeKey(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}

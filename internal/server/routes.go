@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -21,26 +21,26 @@ type route struct {
 func (s *Server) routeTable() []route {
 	return []route{
 		// Report jobs and reports (jobs.go, reports.go, pdf.go).
-		{"POST " + view.JobsPath, needs(store.ScopeReportsCreate), s.createJob},                             // 1
-		{"GET " + view.JobsPath, needs(store.ScopeReportsRead), s.listJobs},                                 // 2
-		{"GET " + view.JobPath("{jobId}"), needs(store.ScopeReportsRead), s.getJob},                         // 3
-		{"POST " + view.JobRetryPath("{jobId}"), needs(store.ScopeReportsCreate), s.retryJob},               // 4
-		{"GET " + view.ReportPath("{reportId}"), needs(store.ScopeReportsRead), s.getReport},                // 5
-		{"GET " + view.ReportPDFPath("{reportId}"), needs(store.ScopeReportsPDF), s.getReportPDF},           // 6
-		{"POST " + view.BatchesPath, needs(store.ScopeBulkCreate), s.createBatch},                           // 7
-		{"GET " + view.BatchPath("{batchId}"), needs(store.ScopeBulkRead), s.getBatch},                      // 8
-		{"GET " + view.BatchItemsPath("{batchId}"), needs(store.ScopeBulkRead), s.getBatchItems},            // 9
-		{"GET " + view.BatchCSVPath("{batchId}"), needs(store.ScopeBulkRead), s.getBatchCSV},                // 10
-		{"GET " + view.UsageCurrentPath, usageAccess(), s.getUsageCurrent},                                  // 11
-		{"GET " + view.UsageHistoryPath, usageAccess(), s.getUsageHistory},                                  // 12
-		{"GET " + view.ObservabilityPath, usageAccess(), s.getObservability},                                // 13
-		{"GET " + view.WebhooksPath, needs(store.ScopeWebhooksRead), s.listWebhooks},                        // 14
-		{"POST " + view.WebhooksPath, needs(store.ScopeWebhooksWrite), s.createWebhook},                     // 15
-		{"DELETE " + view.WebhookPath("{endpointId}"), needs(store.ScopeWebhooksWrite), s.deleteWebhook},    // 16
-		{"GET " + view.WebhookDeliveriesPath, needs(store.ScopeWebhooksRead), s.listDeliveries},             // 17
-		{"GET " + view.BatchesPath, needs(store.ScopeBulkRead), s.listBatches},                              // 18
-		{"POST " + view.WebhookTestPath("{endpointId}"), needs(store.ScopeWebhooksWrite), s.testWebhook},    // 19
-		{"POST " + view.RedeliverPath("{deliveryId}"), needs(store.ScopeWebhooksWrite), s.redeliverWebhook}, // 20
+		{"POST " + view.JobsPath, needs(locrisk.ScopeReportsCreate), s.createJob},                             // 1
+		{"GET " + view.JobsPath, needs(locrisk.ScopeReportsRead), s.listJobs},                                 // 2
+		{"GET " + view.JobPath("{jobId}"), needs(locrisk.ScopeReportsRead), s.getJob},                         // 3
+		{"POST " + view.JobRetryPath("{jobId}"), needs(locrisk.ScopeReportsCreate), s.retryJob},               // 4
+		{"GET " + view.ReportPath("{reportId}"), needs(locrisk.ScopeReportsRead), s.getReport},                // 5
+		{"GET " + view.ReportPDFPath("{reportId}"), needs(locrisk.ScopeReportsPDF), s.getReportPDF},           // 6
+		{"POST " + view.BatchesPath, needs(locrisk.ScopeBulkCreate), s.createBatch},                           // 7
+		{"GET " + view.BatchPath("{batchId}"), needs(locrisk.ScopeBulkRead), s.getBatch},                      // 8
+		{"GET " + view.BatchItemsPath("{batchId}"), needs(locrisk.ScopeBulkRead), s.getBatchItems},            // 9
+		{"GET " + view.BatchCSVPath("{batchId}"), needs(locrisk.ScopeBulkRead), s.getBatchCSV},                // 10
+		{"GET " + view.UsageCurrentPath, usageAccess(), s.getUsageCurrent},                                    // 11
+		{"GET " + view.UsageHistoryPath, usageAccess(), s.getUsageHistory},                                    // 12
+		{"GET " + view.ObservabilityPath, usageAccess(), s.getObservability},                                  // 13
+		{"GET " + view.WebhooksPath, needs(locrisk.ScopeWebhooksRead), s.listWebhooks},                        // 14
+		{"POST " + view.WebhooksPath, needs(locrisk.ScopeWebhooksWrite), s.createWebhook},                     // 15
+		{"DELETE " + view.WebhookPath("{endpointId}"), needs(locrisk.ScopeWebhooksWrite), s.deleteWebhook},    // 16
+		{"GET " + view.WebhookDeliveriesPath, needs(locrisk.ScopeWebhooksRead), s.listDeliveries},             // 17
+		{"GET " + view.BatchesPath, needs(locrisk.ScopeBulkRead), s.listBatches},                              // 18
+		{"POST " + view.WebhookTestPath("{endpointId}"), needs(locrisk.ScopeWebhooksWrite), s.testWebhook},    // 19
+		{"POST " + view.RedeliverPath("{deliveryId}"), needs(locrisk.ScopeWebhooksWrite), s.redeliverWebhook}, // 20
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
@@ -116,7 +117,7 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	const readBudget = 20 * time.Second
 	ctx := context.Background()
 	e := newEnv(t)
-	accts := make([]store.Account, scaleAccounts)
+	accts := make([]locrisk.Account, scaleAccounts)
 	for i := range accts {
 		accts[i] = e.account(1<<30, 1<<30)
 	}
@@ -220,7 +221,7 @@ type scaleFill struct {
 // own connection, in large transactions without waiting for the disk
 // (synchronous=OFF on that connection only): filling is not what is
 // measured.
-func fillScale(t *testing.T, ctx context.Context, e *env, accts []store.Account, n int) scaleFill {
+func fillScale(t *testing.T, ctx context.Context, e *env, accts []locrisk.Account, n int) scaleFill {
 	t.Helper()
 	conn, err := e.db.Connx(ctx)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/apidoc"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
@@ -189,6 +190,6 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // lookupKey is the key cache's source: the store, by secret.
-func (s *Server) lookupKey(ctx context.Context, secret string) (store.APIKey, store.Account, error) {
+func (s *Server) lookupKey(ctx context.Context, secret string) (locrisk.APIKey, locrisk.Account, error) {
 	return s.store.KeyBySecret(ctx, secret)
 }

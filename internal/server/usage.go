@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -131,7 +131,7 @@ func (s *Server) getUsageHistory(w http.ResponseWriter, r *http.Request, p *prin
 	var buckets []string
 	var bucket *string
 	if vs, ok := q["bucket"]; ok {
-		if !store.ValidBucket(vs[0]) {
+		if !locrisk.ValidBucket(vs[0]) {
 			return errorf(codeInvalidBucket, "bucket must be one of api, bulk, manual")
 		}
 		buckets = []string{vs[0]}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -178,7 +178,7 @@ func TestUsageCurrent(t *testing.T) {
 	e.complete(done.JobID)
 	e.fail(failed.JobID, false)
 	e.createJob(other, 44, -100)
-	if _, _, err := e.st.CreateJob(context.Background(), store.NewJob{AccountID: acct.ID, Bucket: store.BucketManual, Latitude: 45, Longitude: -100}, e.clock.Now()); err != nil {
+	if _, _, err := e.st.CreateJob(context.Background(), locrisk.NewJob{AccountID: acct.ID, Bucket: locrisk.BucketManual, Latitude: 45, Longitude: -100}, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Minute) // a fresh rate window at 12:01:10
@@ -286,7 +286,7 @@ func TestUsageHistory(t *testing.T) {
 	other := e.allScopesKey(e.account(1000, 1000))
 	at := func(day, hour int) time.Time { return time.Date(2026, 11, day, hour, 0, 0, 0, time.UTC) }
 	manual := func(tm time.Time) {
-		if _, _, err := e.st.CreateJob(context.Background(), store.NewJob{AccountID: acct.ID, Bucket: store.BucketManual, Latitude: 40, Longitude: -100}, tm); err != nil {
+		if _, _, err := e.st.CreateJob(context.Background(), locrisk.NewJob{AccountID: acct.ID, Bucket: locrisk.BucketManual, Latitude: 40, Longitude: -100}, tm); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,7 +353,7 @@ func TestUsageHistory(t *testing.T) {
 	}
 	var total int
 	for i, it := range h.Items {
-		if it.Bucket != store.Buckets()[i%3] {
+		if it.Bucket != locrisk.Buckets()[i%3] {
 			t.Errorf("item %d bucket %s out of order", i, it.Bucket)
 		}
 		total += it.ReportJobs
@@ -438,11 +438,11 @@ func TestUsageValidation(t *testing.T) {
 func TestUsageLegacyScope(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(10, 100000)
-	legacyRead, _ := e.key(acct, store.NewKey{Scopes: []string{"reports:read"}, ScopeVersion: 1})
-	currentRead, _ := e.key(acct, store.NewKey{Scopes: []string{"reports:read"}, ScopeVersion: 2})
-	legacyCreate, _ := e.key(acct, store.NewKey{Scopes: []string{"reports:create"}, ScopeVersion: 1})
-	usage1, _ := e.key(acct, store.NewKey{Scopes: []string{"usage:read"}, ScopeVersion: 1})
-	usage2, _ := e.key(acct, store.NewKey{Scopes: []string{"usage:read"}, ScopeVersion: 2})
+	legacyRead, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"reports:read"}, ScopeVersion: 1})
+	currentRead, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"reports:read"}, ScopeVersion: 2})
+	legacyCreate, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"reports:create"}, ScopeVersion: 1})
+	usage1, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"usage:read"}, ScopeVersion: 1})
+	usage2, _ := e.key(acct, locrisk.NewKey{Scopes: []string{"usage:read"}, ScopeVersion: 2})
 	for _, path := range []string{usageCurrentPath, usageHistoryPath, opsPath} {
 		for _, k := range []struct {
 			name, key string

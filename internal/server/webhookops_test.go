@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/webhookverify"
 
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -95,7 +95,7 @@ func TestWebhookTestEventErrors(t *testing.T) {
 	if rec := e.do("DELETE", webhooksPath+"/"+off, key, ""); rec.Code != http.StatusNoContent {
 		t.Fatal(rec.Code)
 	}
-	readOnly, _ := e.key(acct, store.NewKey{Scopes: []string{store.ScopeWebhooksRead}})
+	readOnly, _ := e.key(acct, locrisk.NewKey{Scopes: []string{locrisk.ScopeWebhooksRead}})
 	for _, tc := range []struct {
 		name, id, key, body string
 		status              int
@@ -195,7 +195,7 @@ func TestWebhookRedeliverErrors(t *testing.T) {
 		return len(ds) == 1 && ds[0].Status == "failed"
 	})
 	ofDisabled := e.deliveries(key, "?endpointId="+off)[0].ID
-	readOnly, _ := e.key(acct, store.NewKey{Scopes: []string{store.ScopeWebhooksRead}})
+	readOnly, _ := e.key(acct, locrisk.NewKey{Scopes: []string{locrisk.ScopeWebhooksRead}})
 	for _, tc := range []struct {
 		name, id, key string
 		status        int

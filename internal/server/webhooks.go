@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
@@ -84,7 +84,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	if err != nil {
 		return err
 	}
-	ep, secret, err := s.store.CreateWebhookEndpoint(r.Context(), store.NewWebhookEndpoint{
+	ep, secret, err := s.store.CreateWebhookEndpoint(r.Context(), locrisk.NewWebhookEndpoint{
 		AccountID: p.account.ID, Name: name, URL: rawURL, Events: events,
 	}, s.now())
 	if err != nil {
@@ -255,7 +255,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p *principa
 		return err
 	}
 	d, err := s.store.QueueTestWebhook(r.Context(), p.account.ID, id,
-		store.WebhookEvent{ID: ev.ID, Type: ev.Type, Body: raw, CreatedUTC: now})
+		locrisk.WebhookEvent{ID: ev.ID, Type: ev.Type, Body: raw, CreatedUTC: now})
 	if err != nil {
 		return storeError(err, codeWebhookEndpointMissing, now)
 	}

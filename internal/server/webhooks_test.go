@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/store"
@@ -377,7 +378,7 @@ func TestWebhookEndpointLimitAPI(t *testing.T) {
 	e := newWebhookEnv(t, whOptions{allowPrivate: true})
 	key := e.allScopesKey(e.account(100, 100000))
 	var first string
-	for i := range store.MaxActiveEndpoints {
+	for i := range locrisk.MaxActiveEndpoints {
 		ep := e.createEndpoint(key, fmt.Sprint("e", i), "https://hooks.example.com/", "report.job.completed")
 		if i == 0 {
 			first = ep.Endpoint.ID
@@ -393,8 +394,8 @@ func TestWebhookEndpointLimitAPI(t *testing.T) {
 	if rec := e.do("POST", webhooksPath, key, body); rec.Code != 201 {
 		t.Fatalf("create after disabling one: %d %s", rec.Code, rec.Body)
 	}
-	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath+"?limit=100", key, "")).Endpoints); n != store.MaxActiveEndpoints+1 {
-		t.Errorf("list has %d endpoints, want %d (disabled ones included)", n, store.MaxActiveEndpoints+1)
+	if n := len(decode[view.WebhookEndpointList](t, e.do("GET", webhooksPath+"?limit=100", key, "")).Endpoints); n != locrisk.MaxActiveEndpoints+1 {
+		t.Errorf("list has %d endpoints, want %d (disabled ones included)", n, locrisk.MaxActiveEndpoints+1)
 	}
 	wantError(t, e.do("POST", webhooksPath, key, body), 400, "endpoint_limit_reached")
 }
@@ -717,7 +718,7 @@ func TestWebhookDeleteStopsPendingDeliveries(t *testing.T) {
 	}
 	hits := len(rc.requests())
 	d := e.deliveries(key, "")[0]
-	if d.Status != "failed" || d.Error == nil || *d.Error != store.ErrorEndpointDisabled || d.NextAttemptUTC != nil || d.Attempts != 1 {
+	if d.Status != "failed" || d.Error == nil || *d.Error != locrisk.ErrorEndpointDisabled || d.NextAttemptUTC != nil || d.Attempts != 1 {
 		t.Errorf("delivery after DELETE: %+v", d)
 	}
 	time.Sleep(500 * time.Millisecond) // past the retry's due time

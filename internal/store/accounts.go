@@ -6,32 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk/internal/ids"
-)
-
-// Account owns keys, jobs and reports; quota and rate limit are per account.
-type Account struct {
-	ID                 string
-	Name               string
-	MonthlyQuota       int // report jobs per calendar month (UTC)
-	RateLimitPerMinute int
-	CreatedUTC         time.Time
-	// DisabledUTC is when the account was disabled; nil while it is
-	// enabled. A disabled account's keys do not authenticate.
-	DisabledUTC *time.Time
-}
-
-// Disabled reports whether the account is disabled.
-func (a Account) Disabled() bool { return a.DisabledUTC != nil }
-
-// Defaults from docs/api.md (Command line).
-const (
-	DefaultMonthlyQuota = 1000
-	DefaultRateLimit    = 600
 )
 
 type accountRow struct {
@@ -122,13 +100,6 @@ func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// AccountUpdate is a change to an account; nil fields stay as they are.
-type AccountUpdate struct {
-	Name         *string
-	MonthlyQuota *int // 0 or more
-	RateLimit    *int // requests per minute, 1 or more
 }
 
 // UpdateAccount applies u and returns the account as it now is. The quota

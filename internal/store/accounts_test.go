@@ -143,11 +143,11 @@ func TestKeyNamesAndLastUse(t *testing.T) {
 	}
 
 	t1 := t0.Add(time.Hour)
-	if err := s.RecordKeyUse(ctx, []KeyUse{{plain.ID, t1}, {ci.ID, t1.Add(time.Minute)}, {"key_purged", t1}}); err != nil {
+	if err := s.RecordKeyUse(ctx, []KeyUse{{KeyID: plain.ID, At: t1}, {KeyID: ci.ID, At: t1.Add(time.Minute)}, {KeyID: "key_purged", At: t1}}); err != nil {
 		t.Fatal(err)
 	}
 	// An older time (another process's late flush) does not move it back.
-	if err := s.RecordKeyUse(ctx, []KeyUse{{plain.ID, t1.Add(-time.Minute)}}); err != nil {
+	if err := s.RecordKeyUse(ctx, []KeyUse{{KeyID: plain.ID, At: t1.Add(-time.Minute)}}); err != nil {
 		t.Fatal(err)
 	}
 	keys = byName()

@@ -76,9 +76,6 @@ type committer struct {
 	drained chan struct{}
 }
 
-// ErrClosed is the error of a write begun after Store.Close.
-var ErrClosed = errors.New("store: closed")
-
 // groupWrite is one WithTx call waiting in the committer.
 type groupWrite struct {
 	ctx    context.Context

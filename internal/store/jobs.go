@@ -13,30 +13,6 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
-// Job statuses (docs/api.md, Report jobs).
-const (
-	StatusQueued     = "queued"
-	StatusProcessing = "processing"
-	StatusCompleted  = "completed"
-	StatusFailed     = "failed"
-)
-
-// ValidStatus reports whether s is one of the four job statuses.
-func ValidStatus(s string) bool {
-	switch s {
-	case StatusQueued, StatusProcessing, StatusCompleted, StatusFailed:
-		return true
-	}
-	return false
-}
-
-// Usage buckets: single API jobs, batch children, operator-made jobs.
-const (
-	BucketAPI    = "api"
-	BucketBulk   = "bulk"
-	BucketManual = "manual"
-)
-
 // IdempotencyTTL is how long an idempotency key is remembered.
 const IdempotencyTTL = 24 * time.Hour
 
@@ -45,44 +21,6 @@ const (
 	kindReportJob = "report_job"
 	kindBatch     = "batch"
 )
-
-// Job is a report job. The error fields are set while a failed job waits
-// for its automatic retry (status queued, last error kept for operators) and
-// on a failed job; the API shows them only for status failed.
-type Job struct {
-	ID             string
-	AccountID      string
-	BatchID        *string
-	Bucket         string
-	Latitude       float64
-	Longitude      float64
-	Status         string
-	Attempts       int // generation attempts started, across retries
-	ErrorCode      *string
-	ErrorMessage   *string
-	ErrorTransient *bool
-	ReportID       *string
-	RunAfterUTC    time.Time
-	CreatedUTC     time.Time
-	UpdatedUTC     time.Time
-	CompletedUTC   *time.Time // completed or failed
-	// Reclaimed is set by ClaimJob when the job was taken over from a
-	// worker whose lease ran out (it died or hung mid-attempt).
-	Reclaimed bool
-}
-
-// Terminal reports whether the job is completed or failed.
-func (j Job) Terminal() bool { return j.Status == StatusCompleted || j.Status == StatusFailed }
-
-// NewJob describes a job to create.
-type NewJob struct {
-	AccountID      string
-	Bucket         string // BucketAPI, BucketBulk or BucketManual; "" means BucketAPI
-	Latitude       float64
-	Longitude      float64
-	IdempotencyKey string // "" = none
-	RequestHash    string // hex SHA-256 of the canonical request; compared on replay
-}
 
 type jobRow struct {
 	ID              string         `db:"id"`

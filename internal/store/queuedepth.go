@@ -4,21 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 )
-
-// QueueDepth is the backlog of the two queues at one moment, as serve's
-// metrics listener shows it (docs/operations.md, Metrics).
-type QueueDepth struct {
-	JobsQueued     int // report jobs waiting for a worker, backoffs included
-	JobsProcessing int // report jobs a worker holds
-	// OldestRunnable is the earliest run_after_utc of the queued jobs:
-	// when the job that has waited longest became runnable (its creation,
-	// or its retry). Zero when no job is queued; it may lie in the future
-	// when every queued job is in a retry backoff.
-	OldestRunnable   time.Time
-	DeliveriesQueued int // webhook deliveries pending (due now or later)
-}
 
 // queueDepthQuery reads QueueDepth in one statement. Each part reads an
 // index that holds only the backlog it describes, pinned with INDEXED BY:

@@ -37,17 +37,17 @@ func TestRequestStatsMergeAndRange(t *testing.T) {
 	h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) } // t0 is on the hour
 
 	err = s.AddRequestStats(ctx, []HourStats{
-		{a.ID, h(0).Add(17 * time.Minute), RequestCounts{Total: 3, Succeeded: 2, ClientErrors: 1, Latency: []int64{2, 1}}},
-		{a.ID, h(1), RequestCounts{Total: 1, ServerErrors: 1, Latency: []int64{0, 0, 1}}},
-		{b.ID, h(0), RequestCounts{Total: 7, Succeeded: 7, Latency: []int64{7}}},
+		{AccountID: a.ID, Hour: h(0).Add(17 * time.Minute), RequestCounts: RequestCounts{Total: 3, Succeeded: 2, ClientErrors: 1, Latency: []int64{2, 1}}},
+		{AccountID: a.ID, Hour: h(1), RequestCounts: RequestCounts{Total: 1, ServerErrors: 1, Latency: []int64{0, 0, 1}}},
+		{AccountID: b.ID, Hour: h(0), RequestCounts: RequestCounts{Total: 7, Succeeded: 7, Latency: []int64{7}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second flush into an existing hour merges counters and histogram.
 	err = s.AddRequestStats(ctx, []HourStats{
-		{a.ID, h(0), RequestCounts{Total: 2, ClientErrors: 2, RateLimited: 1, Latency: []int64{0, 1, 0, 1}}},
-		{a.ID, h(-2), RequestCounts{Total: 1, Succeeded: 1, Latency: []int64{1}}},
+		{AccountID: a.ID, Hour: h(0), RequestCounts: RequestCounts{Total: 2, ClientErrors: 2, RateLimited: 1, Latency: []int64{0, 1, 0, 1}}},
+		{AccountID: a.ID, Hour: h(-2), RequestCounts: RequestCounts{Total: 1, Succeeded: 1, Latency: []int64{1}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -97,8 +97,8 @@ func TestRequestStatsMergeAndRange(t *testing.T) {
 
 	// A failing batch (unknown account: foreign key) adds nothing at all.
 	err = s.AddRequestStats(ctx, []HourStats{
-		{a.ID, h(0), RequestCounts{Total: 100, Latency: []int64{100}}},
-		{"acct_nope", h(0), RequestCounts{Total: 1}},
+		{AccountID: a.ID, Hour: h(0), RequestCounts: RequestCounts{Total: 100, Latency: []int64{100}}},
+		{AccountID: "acct_nope", Hour: h(0), RequestCounts: RequestCounts{Total: 1}},
 	})
 	if err == nil {
 		t.Fatal("stats for an unknown account were accepted")
@@ -113,7 +113,7 @@ func TestRequestStatsConcurrentAdds(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if err := s.AddRequestStats(ctx, []HourStats{{a.ID, t0, RequestCounts{Total: 1, Succeeded: 1, Latency: []int64{0, 1}}}}); err != nil {
+			if err := s.AddRequestStats(ctx, []HourStats{{AccountID: a.ID, Hour: t0, RequestCounts: RequestCounts{Total: 1, Succeeded: 1, Latency: []int64{0, 1}}}}); err != nil {
 				t.Error(err)
 			}
 		})

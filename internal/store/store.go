@@ -74,36 +74,6 @@ import (
 // fixed width so text order is time order.
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
-// Sentinel errors; callers test them with errors.Is.
-var (
-	ErrNotFound            = errors.New("not found")
-	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
-	ErrQuotaExceeded       = errors.New("monthly report job quota exceeded")
-	ErrNotRetryable        = errors.New("job is not retryable")
-	ErrLeaseLost           = errors.New("job lease lost")
-	ErrBadCursor           = errors.New("malformed cursor")
-	ErrInvalid             = errors.New("invalid argument")
-	// ErrBusy wraps SQLite's SQLITE_BUSY and SQLITE_LOCKED: another
-	// process (a sqlite3 shell in a transaction, a long command) held the
-	// write lock for longer than the store's busy wait. Nothing was
-	// written; the same call may succeed later.
-	ErrBusy = errors.New("database is locked by another process")
-	// ErrWriteQueue: a write waited QueueWait for the in-process write
-	// slot behind this process's own writers, none of them held up by
-	// another process. The server is overloaded with writes; nothing was
-	// written, and the same call may succeed later.
-	ErrWriteQueue = errors.New("too many writes queued in this process")
-	// ErrCorrupt is returned by Open when the file is not a SQLite
-	// database or fails its integrity check (Options.IntegrityCheck).
-	ErrCorrupt = errors.New("database file is damaged")
-	// ErrNoSecretKey: the store was opened without Options.Secrets and
-	// was asked to seal or open a webhook signing secret.
-	ErrNoSecretKey = errors.New("no secret key to seal webhook signing secrets with")
-	// ErrSecretKey: the key given does not open the webhook signing
-	// secrets already in the database.
-	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
-)
-
 // DefaultBusyWait is how long a write waits for another process's write
 // lock (SQLite's busy timeout) before it fails with ErrBusy, unless the
 // store was derived with WithBusyWait.
@@ -130,21 +100,6 @@ const foreignAfter = 250 * time.Millisecond
 // queuePoll is how often a writer that has waited its busy wait checks
 // whether the holder of the slot is held up by another process.
 const queuePoll = 20 * time.Millisecond
-
-// QuotaError is returned (wrapping ErrQuotaExceeded) when an account has no
-// report jobs left in the current billing period.
-type QuotaError struct {
-	Limit    int       // the account's monthly quota
-	Used     int       // jobs created this period
-	ResetsAt time.Time // first instant of the next period (UTC)
-}
-
-func (e *QuotaError) Error() string {
-	return fmt.Sprintf("%v: %d of %d used, resets at %s", ErrQuotaExceeded, e.Used, e.Limit, e.ResetsAt.Format(time.RFC3339))
-}
-
-// Unwrap makes errors.Is(err, ErrQuotaExceeded) hold.
-func (e *QuotaError) Unwrap() error { return ErrQuotaExceeded }
 
 // JobFinalHook runs inside the transaction that moves a job to a final state
 // (completed or failed), after the job row is updated; job is the row as it
@@ -758,15 +713,6 @@ func parseNullTime(ns sql.NullString) (*time.Time, error) {
 // create equal the same values read back later.
 func truncMs(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
-// MonthStart returns the first instant of t's calendar month in UTC.
-func MonthStart(t time.Time) time.Time {
-	t = t.UTC()
-	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-}
-
-// NextMonthStart returns the first instant of the calendar month after t's (UTC).
-func NextMonthStart(t time.Time) time.Time { return MonthStart(t).AddDate(0, 1, 0) }
-
 func nullString(p *string) sql.NullString {
 	if p == nil {
 		return sql.NullString{}
@@ -800,3 +746,17 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Errors of the SQLite store only; the domain errors are in the root
+// package (errors.go).
+var (
+	// ErrCorrupt is returned by Open when the file is not a SQLite
+	// database or fails its integrity check (Options.IntegrityCheck).
+	ErrCorrupt = errors.New("database file is damaged")
+	// ErrNoSecretKey: the store was opened without Options.Secrets and
+	// was asked to seal or open a webhook signing secret.
+	ErrNoSecretKey = errors.New("no secret key to seal webhook signing secrets with")
+	// ErrSecretKey: the key given does not open the webhook signing
+	// secrets already in the database.
+	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
+)

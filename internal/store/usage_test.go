@@ -111,9 +111,9 @@ func TestUsageHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []DailyUsage{
-		{day(20, 0), "api", 1, 2, 0}, {day(20, 0), "bulk", 1, 0, 0}, {day(20, 0), "manual", 0, 0, 0},
-		{day(21, 0), "api", 0, 0, 0}, {day(21, 0), "bulk", 0, 0, 0}, {day(21, 0), "manual", 0, 0, 0},
-		{day(22, 0), "api", 1, 0, 0}, {day(22, 0), "bulk", 0, 0, 1}, {day(22, 0), "manual", 1, 1, 0},
+		{Day: day(20, 0), Bucket: "api", ReportJobs: 1, Completed: 2, Failed: 0}, {Day: day(20, 0), Bucket: "bulk", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(20, 0), Bucket: "manual", ReportJobs: 0, Completed: 0, Failed: 0},
+		{Day: day(21, 0), Bucket: "api", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "manual", ReportJobs: 0, Completed: 0, Failed: 0},
+		{Day: day(22, 0), Bucket: "api", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(22, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 1}, {Day: day(22, 0), Bucket: "manual", ReportJobs: 1, Completed: 1, Failed: 0},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("UsageHistory =\n%v\nwant\n%v", got, want)
@@ -123,7 +123,7 @@ func TestUsageHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []DailyUsage{{day(20, 0), "bulk", 1, 0, 0}, {day(21, 0), "bulk", 0, 0, 0}, {day(22, 0), "bulk", 0, 0, 1}}
+	want = []DailyUsage{{Day: day(20, 0), Bucket: "bulk", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(22, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 1}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("bulk only =\n%v\nwant\n%v", got, want)
 	}

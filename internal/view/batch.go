@@ -1,6 +1,8 @@
 package view
 
-import "github.com/locrisk/locrisk/internal/store"
+import (
+	"github.com/locrisk/locrisk"
+)
 
 // Batch is a batch as the API shows it (docs/api.md, Batches).
 type Batch struct {
@@ -27,7 +29,7 @@ type BatchCounts struct {
 }
 
 // NewBatch renders b.
-func NewBatch(b store.Batch) Batch {
+func NewBatch(b locrisk.Batch) Batch {
 	return Batch{
 		BatchID:         b.ID,
 		Name:            optString(b.Name),
@@ -57,7 +59,7 @@ type BatchList struct {
 
 // NewBatchList renders one page of batches; next is the cursor of the
 // following page, "" on the last one.
-func NewBatchList(batches []store.Batch, limit int, next string) BatchList {
+func NewBatchList(batches []locrisk.Batch, limit int, next string) BatchList {
 	out := BatchList{Batches: make([]Batch, 0, len(batches)), Limit: limit}
 	for _, b := range batches {
 		out.Batches = append(out.Batches, NewBatch(b))
@@ -96,7 +98,7 @@ type BatchItemError struct {
 }
 
 // NewBatchItem renders it.
-func NewBatchItem(it store.BatchItem) BatchItem {
+func NewBatchItem(it locrisk.BatchItem) BatchItem {
 	v := BatchItem{
 		RowNumber:   it.RowNumber,
 		ExternalID:  optString(it.ExternalID),

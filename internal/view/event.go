@@ -4,18 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
 
 // JobEventType is the webhook event type that announces j's state:
 // report.job.completed or report.job.failed for a final job, "" for a job
 // that is still queued or processing.
-func JobEventType(j store.Job) string {
+func JobEventType(j locrisk.Job) string {
 	switch j.Status {
-	case store.StatusCompleted:
+	case locrisk.StatusCompleted:
 		return webhook.EventJobCompleted
-	case store.StatusFailed:
+	case locrisk.StatusFailed:
 		return webhook.EventJobFailed
 	}
 	return ""
@@ -27,7 +27,7 @@ func JobEventType(j store.Job) string {
 // event is as old as the transition it reports, its createdUtc is j's
 // completedUtc. A job that is not final, or has no completion time, has no
 // event.
-func NewJobEvent(id string, j store.Job) (webhook.Event, error) {
+func NewJobEvent(id string, j locrisk.Job) (webhook.Event, error) {
 	typ := JobEventType(j)
 	if typ == "" {
 		return webhook.Event{}, fmt.Errorf("job %s is %s: only a final job has an event", j.ID, j.Status)
@@ -46,8 +46,8 @@ func NewJobEvent(id string, j store.Job) (webhook.Event, error) {
 // which has just become completed (docs/api.md, Webhooks). Its data.batch is
 // b exactly as GET /location-risk/batches/{batchId} shows it (NewBatch);
 // its createdUtc is b's completedUtc.
-func NewBatchEvent(id string, b store.Batch) (webhook.Event, error) {
-	if b.Status != store.BatchCompleted || b.CompletedUTC == nil {
+func NewBatchEvent(id string, b locrisk.Batch) (webhook.Event, error) {
+	if b.Status != locrisk.BatchCompleted || b.CompletedUTC == nil {
 		return webhook.Event{}, fmt.Errorf("batch %s is %s: only a completed batch has an event", b.ID, b.Status)
 	}
 	data, err := json.Marshal(NewBatch(b))

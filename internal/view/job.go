@@ -1,6 +1,8 @@
 package view
 
-import "github.com/locrisk/locrisk/internal/store"
+import (
+	"github.com/locrisk/locrisk"
+)
 
 // PollAfterActive is the suggested poll interval, in seconds, while a job
 // is queued or processing; a report takes milliseconds to generate once a
@@ -41,7 +43,7 @@ type JobError struct {
 
 // NewJob renders j. Fields that belong to one state only (result,
 // completedUtc, error) are left out in the others rather than sent as null.
-func NewJob(j store.Job) Job {
+func NewJob(j locrisk.Job) Job {
 	v := Job{
 		JobID:            j.ID,
 		Status:           j.Status,
@@ -58,10 +60,10 @@ func NewJob(j store.Job) Job {
 		v.PollAfterSeconds = 0
 		v.CompletedUTC = TimePtr(j.CompletedUTC)
 	}
-	if j.Status == store.StatusCompleted && j.ReportID != nil {
+	if j.Status == locrisk.StatusCompleted && j.ReportID != nil {
 		v.Result = &JobResult{ReportID: *j.ReportID, ReportURL: ReportPath(*j.ReportID), PDFURL: ReportPDFPath(*j.ReportID)}
 	}
-	if j.Status == store.StatusFailed {
+	if j.Status == locrisk.StatusFailed {
 		e := &JobError{}
 		if j.ErrorCode != nil {
 			e.Code = *j.ErrorCode
@@ -86,7 +88,7 @@ type JobList struct {
 
 // NewJobList renders one page of jobs; next is the cursor of the following
 // page, "" on the last one.
-func NewJobList(jobs []store.Job, limit int, next string) JobList {
+func NewJobList(jobs []locrisk.Job, limit int, next string) JobList {
 	out := JobList{Jobs: make([]Job, 0, len(jobs)), Limit: limit}
 	for _, j := range jobs {
 		out.Jobs = append(out.Jobs, NewJob(j))

@@ -3,9 +3,9 @@ package view
 import (
 	"fmt"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/pdf"
 	"github.com/locrisk/locrisk/internal/risk/geo"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // Outliner gives the state and county boundary rings the PDF's locator map
@@ -17,7 +17,7 @@ type Outliner interface {
 // PDF renders the stored report as the PDF document that
 // GET /location-risk/reports/{reportId}/pdf serves and `locrisk report
 // --pdf` writes. The same stored report always renders to the same bytes.
-func PDF(rep store.Report, outlines Outliner) ([]byte, error) {
+func PDF(rep locrisk.Report, outlines Outliner) ([]byte, error) {
 	a, err := assessment(rep)
 	if err != nil {
 		return nil, err

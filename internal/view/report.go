@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
 // APIVersion is the apiVersion field of report responses.
@@ -35,7 +35,7 @@ type Report struct {
 // DetailFull). The stored body is the engine's Assessment; the links are
 // added here, and absent lists become empty ones, so clients always get
 // arrays, never null.
-func NewReport(rep store.Report, detail string) (Report, error) {
+func NewReport(rep locrisk.Report, detail string) (Report, error) {
 	if detail != DetailSummary && detail != DetailFull {
 		return Report{}, fmt.Errorf("report %s: unknown detail %q", rep.ID, detail)
 	}
@@ -67,7 +67,7 @@ func NewReport(rep store.Report, detail string) (Report, error) {
 }
 
 // assessment decodes the stored body of rep, the engine's Assessment.
-func assessment(rep store.Report) (risk.Assessment, error) {
+func assessment(rep locrisk.Report) (risk.Assessment, error) {
 	var a risk.Assessment
 	if err := json.Unmarshal(rep.Body, &a); err != nil {
 		return risk.Assessment{}, fmt.Errorf("report %s: stored body: %w", rep.ID, err)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
 
@@ -40,13 +40,13 @@ func TestPaths(t *testing.T) {
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 500e6, time.UTC)
 
-func storedReport(t *testing.T, a risk.Assessment, dataVersion string) store.Report {
+func storedReport(t *testing.T, a risk.Assessment, dataVersion string) locrisk.Report {
 	t.Helper()
 	body, err := json.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.Report{ID: "rep", JobID: "job_1", AccountID: "acct_1", GeneratedUTC: t0, DataVersion: dataVersion, Body: body}
+	return locrisk.Report{ID: "rep", JobID: "job_1", AccountID: "acct_1", GeneratedUTC: t0, DataVersion: dataVersion, Body: body}
 }
 
 func TestNewReport(t *testing.T) {
@@ -99,7 +99,7 @@ func TestNewReport(t *testing.T) {
 func TestNewJobEvent(t *testing.T) {
 	done := t0.Add(time.Minute)
 	rid := "rep"
-	j := store.Job{ID: "job_1", AccountID: "acct_1", Status: store.StatusCompleted, ReportID: &rid, Attempts: 1,
+	j := locrisk.Job{ID: "job_1", AccountID: "acct_1", Status: locrisk.StatusCompleted, ReportID: &rid, Attempts: 1,
 		CreatedUTC: t0, UpdatedUTC: done, CompletedUTC: &done}
 	ev, err := NewJobEvent("evt_1", j)
 	if err != nil {
@@ -114,7 +114,7 @@ func TestNewJobEvent(t *testing.T) {
 		t.Errorf("job view %s", want)
 	}
 
-	j.Status = store.StatusFailed
+	j.Status = locrisk.StatusFailed
 	if got := JobEventType(j); got != webhook.EventJobFailed {
 		t.Errorf("failed job: event type %q", got)
 	}
@@ -122,7 +122,7 @@ func TestNewJobEvent(t *testing.T) {
 	if _, err := NewJobEvent("evt_2", j); err == nil {
 		t.Error("event of a final job without completion time")
 	}
-	for _, st := range []string{store.StatusQueued, store.StatusProcessing} {
+	for _, st := range []string{locrisk.StatusQueued, locrisk.StatusProcessing} {
 		j.Status = st
 		if got := JobEventType(j); got != "" {
 			t.Errorf("%s job: event type %q", st, got)

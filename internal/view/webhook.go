@@ -1,6 +1,8 @@
 package view
 
-import "github.com/locrisk/locrisk/internal/store"
+import (
+	"github.com/locrisk/locrisk"
+)
 
 // WebhookEndpoint is an endpoint as the API shows it: never the secret.
 type WebhookEndpoint struct {
@@ -14,7 +16,7 @@ type WebhookEndpoint struct {
 }
 
 // NewWebhookEndpoint renders e.
-func NewWebhookEndpoint(e store.WebhookEndpoint) WebhookEndpoint {
+func NewWebhookEndpoint(e locrisk.WebhookEndpoint) WebhookEndpoint {
 	events := e.Events
 	if events == nil {
 		events = []string{}
@@ -40,7 +42,7 @@ type WebhookEndpointList struct {
 
 // NewWebhookEndpointList renders one page of endpoints in their order; next
 // is the cursor of the following page, "" on the last one (null).
-func NewWebhookEndpointList(eps []store.WebhookEndpoint, limit int, next string) WebhookEndpointList {
+func NewWebhookEndpointList(eps []locrisk.WebhookEndpoint, limit int, next string) WebhookEndpointList {
 	out := WebhookEndpointList{Endpoints: make([]WebhookEndpoint, 0, len(eps)), Limit: limit}
 	for _, e := range eps {
 		out.Endpoints = append(out.Endpoints, NewWebhookEndpoint(e))
@@ -70,7 +72,7 @@ type WebhookDelivery struct {
 }
 
 // NewWebhookDelivery renders d.
-func NewWebhookDelivery(d store.WebhookDelivery) WebhookDelivery {
+func NewWebhookDelivery(d locrisk.WebhookDelivery) WebhookDelivery {
 	return WebhookDelivery{
 		ID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Event: d.Event, JobID: d.JobID,
 		Status: d.Status, Attempts: d.Attempts, ResponseStatus: d.ResponseStatus, Error: d.Error,
@@ -85,7 +87,7 @@ type WebhookDeliveryList struct {
 }
 
 // NewWebhookDeliveryList renders ds in their order.
-func NewWebhookDeliveryList(ds []store.WebhookDelivery) WebhookDeliveryList {
+func NewWebhookDeliveryList(ds []locrisk.WebhookDelivery) WebhookDeliveryList {
 	out := WebhookDeliveryList{Deliveries: make([]WebhookDelivery, 0, len(ds))}
 	for _, d := range ds {
 		out.Deliveries = append(out.Deliveries, NewWebhookDelivery(d))

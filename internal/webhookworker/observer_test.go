@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
 
@@ -55,9 +55,9 @@ func TestObserverSeesOutcomes(t *testing.T) {
 	startWorker(t, st, webhookworker.Config{Wake: sig, Schedule: []time.Duration{10 * time.Millisecond}, Observer: obs})
 
 	completeJob(t, st, f)
-	waitStatus(t, st, f, store.DeliveryFailed, 1)
+	waitStatus(t, st, f, locrisk.DeliveryFailed, 1)
 	completeJob(t, st, f)
-	waitStatus(t, st, f, store.DeliverySucceeded, 1)
+	waitStatus(t, st, f, locrisk.DeliverySucceeded, 1)
 
 	want := map[string]int{webhookworker.OutcomeFailedAttempt: 1, webhookworker.OutcomeFailedFinal: 1, webhookworker.OutcomeSucceeded: 1}
 	deadline := time.Now().Add(5 * time.Second)

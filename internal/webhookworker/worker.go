@@ -40,6 +40,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/queue"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/webhook"
@@ -127,7 +128,7 @@ type Observer interface {
 type Store interface {
 	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, limits store.DeliveryLimits, now time.Time) (store.DeliveryTask, bool, error)
 	NextWebhookDue(ctx context.Context, limits store.DeliveryLimits, now time.Time) (time.Time, bool, error)
-	RecordWebhookAttempt(ctx context.Context, t store.DeliveryTask, a store.DeliveryAttempt, now time.Time) (string, error)
+	RecordWebhookAttempt(ctx context.Context, t store.DeliveryTask, a locrisk.DeliveryAttempt, now time.Time) (string, error)
 	ReleaseWebhookDelivery(ctx context.Context, t store.DeliveryTask) error
 }
 
@@ -286,14 +287,14 @@ func (k *deliveryKind) record(ctx context.Context, a *attempt, next *time.Time) 
 	defer recCancel()
 
 	res := a.res
-	out := store.DeliveryAttempt{Success: res.Success, ResponseStatus: res.StatusCode, Started: a.started}
+	out := locrisk.DeliveryAttempt{Success: res.Success, ResponseStatus: res.StatusCode, Started: a.started}
 	if !res.Success {
 		out.Error = attemptError(res)
 		out.NextAttempt = next
 	}
 	status, err := k.st.RecordWebhookAttempt(recCtx, a.task, out, k.cfg.Now())
 	if err != nil {
-		if errors.Is(err, store.ErrLeaseLost) {
+		if errors.Is(err, locrisk.ErrLeaseLost) {
 			k.log.Warn("webhook delivery lease lost before the attempt was recorded", append(attrs, "success", res.Success)...)
 			return
 		}
@@ -306,7 +307,7 @@ func (k *deliveryKind) record(ctx context.Context, a *attempt, next *time.Time) 
 	}
 	if !res.Success {
 		attrs = append(attrs, "error", out.Error)
-		if status == store.DeliveryPending && out.NextAttempt != nil {
+		if status == locrisk.DeliveryPending && out.NextAttempt != nil {
 			attrs = append(attrs, "next_attempt_in_ms", out.NextAttempt.Sub(k.cfg.Now()).Milliseconds())
 		}
 		k.log.Warn("webhook attempt", attrs...)
@@ -321,7 +322,7 @@ func attemptOutcome(success bool, status string) string {
 	switch {
 	case success:
 		return OutcomeSucceeded
-	case status == store.DeliveryPending:
+	case status == locrisk.DeliveryPending:
 		return OutcomeFailedAttempt
 	default:
 		return OutcomeFailedFinal

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/store"
@@ -50,8 +51,8 @@ func testSecrets(t testing.TB) *secretbox.Box {
 
 // fixture is an account with one endpoint subscribed to both events.
 type fixture struct {
-	account  store.Account
-	endpoint store.WebhookEndpoint
+	account  locrisk.Account
+	endpoint locrisk.WebhookEndpoint
 	secret   string
 }
 
@@ -62,7 +63,7 @@ func newFixture(t testing.TB, st *store.Store, url string) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, secret, err := st.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{AccountID: a.ID, Name: "test", URL: url,
+	ep, secret, err := st.CreateWebhookEndpoint(ctx, locrisk.NewWebhookEndpoint{AccountID: a.ID, Name: "test", URL: url,
 		Events: []string{webhook.EventJobCompleted, webhook.EventJobFailed}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +73,10 @@ func newFixture(t testing.TB, st *store.Store, url string) fixture {
 
 // completeJob creates, claims and completes a job of the fixture's account,
 // which writes one event and one delivery.
-func completeJob(t testing.TB, st *store.Store, f fixture) store.Job {
+func completeJob(t testing.TB, st *store.Store, f fixture) locrisk.Job {
 	t.Helper()
 	ctx := context.Background()
-	j, _, err := st.CreateJob(ctx, store.NewJob{AccountID: f.account.ID, Latitude: 37.77, Longitude: -122.42}, time.Now())
+	j, _, err := st.CreateJob(ctx, locrisk.NewJob{AccountID: f.account.ID, Latitude: 37.77, Longitude: -122.42}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func completeJob(t testing.TB, st *store.Store, f fixture) store.Job {
 	if err != nil || !ok || c.ID != j.ID {
 		t.Fatalf("claim job: %v %v %v", c.ID, ok, err)
 	}
-	done, err := st.CompleteJob(ctx, j.ID, "test", store.Report{DataVersion: "dv", Body: []byte(`{}`)}, time.Now())
+	done, err := st.CompleteJob(ctx, j.ID, "test", locrisk.Report{DataVersion: "dv", Body: []byte(`{}`)}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func startWorker(t testing.TB, st *store.Store, cfg webhookworker.Config) (stop 
 	return stop
 }
 
-func onlyDelivery(t testing.TB, st *store.Store, f fixture) store.WebhookDelivery {
+func onlyDelivery(t testing.TB, st *store.Store, f fixture) locrisk.WebhookDelivery {
 	t.Helper()
 	ds, err := st.ListWebhookDeliveries(context.Background(), f.account.ID, "", 10)
 	if err != nil || len(ds) != 1 {
@@ -189,13 +190,13 @@ func TestPendingAcrossRestart(t *testing.T) {
 	defer st.Close()
 	startWorker(t, st, webhookworker.Config{Wake: sig})
 	rc.wait(t, 2)
-	waitStatus(t, st, f, store.DeliverySucceeded, 2)
+	waitStatus(t, st, f, locrisk.DeliverySucceeded, 2)
 	if got := len(rc.all()); got != 2 {
 		t.Errorf("receiver got %d requests, want 2", got)
 	}
 }
 
-func waitStatus(t testing.TB, st *store.Store, f fixture, status string, n int) []store.WebhookDelivery {
+func waitStatus(t testing.TB, st *store.Store, f fixture, status string, n int) []locrisk.WebhookDelivery {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -238,7 +239,7 @@ func TestLeaseExpiryTakesOver(t *testing.T) {
 	if at := rc.all()[0].at; at.Sub(claimed) < lease {
 		t.Errorf("resent %v after the dead claim, before its %v lease ended", at.Sub(claimed), lease)
 	}
-	d := waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
+	d := waitStatus(t, st, f, locrisk.DeliverySucceeded, 1)[0]
 	if d.Attempts != 1 {
 		t.Errorf("attempts %d, want 1 (the lost attempt left no outcome)", d.Attempts)
 	}
@@ -269,13 +270,13 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 		t.Errorf("shutdown took %v with a 100ms drain timeout", d)
 	}
 	d := onlyDelivery(t, st, f)
-	if d.Status != store.DeliveryPending || d.Attempts != 0 || d.LastAttemptUTC != nil {
+	if d.Status != locrisk.DeliveryPending || d.Attempts != 0 || d.LastAttemptUTC != nil {
 		t.Fatalf("after shutdown: %+v", d)
 	}
 	// Released: claimable at once, not after the 30 s lease.
 	startWorker(t, st, webhookworker.Config{Wake: sig})
 	rc.wait(t, 2)
-	d = waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
+	d = waitStatus(t, st, f, locrisk.DeliverySucceeded, 1)[0]
 	hits := rc.all()
 	if d.Attempts != 1 || hits[0].header.Get(webhook.HeaderDelivery) != hits[1].header.Get(webhook.HeaderDelivery) {
 		t.Errorf("delivery %+v; ids %s %s", d, hits[0].header.Get(webhook.HeaderDelivery), hits[1].header.Get(webhook.HeaderDelivery))
@@ -339,12 +340,12 @@ func TestSIGKILLRestart(t *testing.T) {
 	st = openStore(t, path, sig)
 	defer st.Close()
 	d := onlyDelivery(t, st, f)
-	if d.Status != store.DeliveryPending || d.Attempts != 0 {
+	if d.Status != locrisk.DeliveryPending || d.Attempts != 0 {
 		t.Fatalf("after SIGKILL: %+v", d)
 	}
 	startWorker(t, st, webhookworker.Config{Wake: sig, Lease: time.Second})
 	rc.wait(t, 2)
-	d = waitStatus(t, st, f, store.DeliverySucceeded, 1)[0]
+	d = waitStatus(t, st, f, locrisk.DeliverySucceeded, 1)[0]
 	hits := rc.all()
 	if len(hits) != 2 || hits[0].header.Get(webhook.HeaderDelivery) != d.ID || hits[1].header.Get(webhook.HeaderDelivery) != d.ID {
 		t.Errorf("%d requests; delivery ids %q %q, want %s twice", len(hits), hits[0].header.Get(webhook.HeaderDelivery),
@@ -410,8 +411,8 @@ func TestSlowEndpointDelaysOnlyItself(t *testing.T) {
 	}{
 		{"small pool", webhookworker.Config{Workers: 4, PerEndpoint: 2, PerAccount: 3}, 1, 20, 2, 3},
 		{"defaults", webhookworker.Config{}, 1, 100, webhookworker.DefaultPerEndpoint, webhookworker.DefaultPerAccount},
-		{"20 slow endpoints, small pool", webhookworker.Config{Workers: 6, PerEndpoint: 2, PerAccount: 4}, store.MaxActiveEndpoints, 3, 2, 4},
-		{"20 slow endpoints, defaults", webhookworker.Config{}, store.MaxActiveEndpoints, 5,
+		{"20 slow endpoints, small pool", webhookworker.Config{Workers: 6, PerEndpoint: 2, PerAccount: 4}, locrisk.MaxActiveEndpoints, 3, 2, 4},
+		{"20 slow endpoints, defaults", webhookworker.Config{}, locrisk.MaxActiveEndpoints, 5,
 			webhookworker.DefaultPerEndpoint, webhookworker.DefaultPerAccount},
 	}
 	for _, tc := range tests {
@@ -440,7 +441,7 @@ func TestSlowEndpointDelaysOnlyItself(t *testing.T) {
 			defer st.Close()
 			fs := newFixture(t, st, slow.srv.URL+"/0")
 			for i := 1; i < tc.endpoints; i++ {
-				if _, _, err := st.CreateWebhookEndpoint(context.Background(), store.NewWebhookEndpoint{AccountID: fs.account.ID,
+				if _, _, err := st.CreateWebhookEndpoint(context.Background(), locrisk.NewWebhookEndpoint{AccountID: fs.account.ID,
 					Name: "slow", URL: fmt.Sprintf("%s/%d", slow.srv.URL, i), Events: []string{webhook.EventJobCompleted}}, time.Now()); err != nil {
 					t.Fatal(err)
 				}
@@ -498,7 +499,7 @@ func TestBacklogOfOneAccountDoesNotQueueAhead(t *testing.T) {
 	defer st.Close()
 	fb := newFixture(t, st, refused+"/0")
 	for i := 1; i < 5; i++ {
-		if _, _, err := st.CreateWebhookEndpoint(context.Background(), store.NewWebhookEndpoint{AccountID: fb.account.ID,
+		if _, _, err := st.CreateWebhookEndpoint(context.Background(), locrisk.NewWebhookEndpoint{AccountID: fb.account.ID,
 			Name: "refused", URL: fmt.Sprintf("%s/%d", refused, i), Events: []string{webhook.EventJobCompleted}}, time.Now()); err != nil {
 			t.Fatal(err)
 		}

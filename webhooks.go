@@ -1,0 +1,95 @@
+package locrisk
+
+import (
+	"errors"
+	"time"
+)
+
+// Delivery statuses (webhook_deliveries.status).
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+)
+
+// MaxActiveEndpoints is the number of active endpoints an account may have.
+const MaxActiveEndpoints = 20
+
+// ErrEndpointLimit is returned by CreateWebhookEndpoint when the account
+// already has MaxActiveEndpoints active endpoints.
+var ErrEndpointLimit = errors.New("webhook endpoint limit reached")
+
+// ErrEndpointDisabled is returned when a delivery is asked of a disabled
+// endpoint (a test event, a redelivery).
+var ErrEndpointDisabled = errors.New("webhook endpoint is disabled")
+
+// ErrDeliveryNotFailed is returned by RedeliverWebhook for a delivery that
+// is pending or succeeded.
+var ErrDeliveryNotFailed = errors.New("webhook delivery is not failed")
+
+// ErrorEndpointDisabled is the error recorded on deliveries that stop
+// because their endpoint was disabled.
+const ErrorEndpointDisabled = "endpoint disabled"
+
+// WebhookEndpoint is an endpoint as the API shows it: never the secret.
+type WebhookEndpoint struct {
+	ID          string
+	AccountID   string
+	Name        string
+	URL         string
+	Events      []string
+	Active      bool
+	CreatedUTC  time.Time
+	DisabledUTC *time.Time
+}
+
+// NewWebhookEndpoint describes an endpoint to create. The caller has
+// validated every field; the store only enforces the active-endpoint limit.
+type NewWebhookEndpoint struct {
+	AccountID string
+	Name      string
+	URL       string
+	Events    []string
+}
+
+// WebhookEvent is an event to put in the outbox. Body is the exact JSON that
+// will be sent on every attempt.
+type WebhookEvent struct {
+	ID        string // evt_...
+	AccountID string
+	Type      string
+	// JobID is the job a job event is about; for batch.completed the job
+	// whose final state completed the batch (so the event is purged with
+	// the batch's jobs, internal/store/purge.go); "" for webhook.test.
+	JobID      string
+	Body       []byte
+	CreatedUTC time.Time
+}
+
+// WebhookDelivery is a delivery as the API lists it.
+type WebhookDelivery struct {
+	ID             string
+	EndpointID     string
+	EventID        string
+	Event          string  // event type
+	JobID          *string // the job of a report.job.* event; nil for the others
+	Status         string
+	Attempts       int
+	ResponseStatus *int
+	Error          *string
+	CreatedUTC     time.Time
+	LastAttemptUTC *time.Time
+	NextAttemptUTC *time.Time
+	DeliveredUTC   *time.Time
+}
+
+// DeliveryAttempt is the outcome of one attempt, to record.
+type DeliveryAttempt struct {
+	Success        bool
+	ResponseStatus int    // 0: no response arrived
+	Error          string // "" on success; short and sanitised
+	Started        time.Time
+	// NextAttempt is when to try again after a failure; nil when the
+	// schedule is exhausted and a failure is final.
+	NextAttempt *time.Time
+}
