@@ -276,25 +276,11 @@ func TestLoadMissingData(t *testing.T) {
 }
 
 func TestLoadMalformedNamesFileAndLine(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
-		t.Fatal(err)
-	}
-	// Break one row of the Superfund table.
-	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	lines = append(lines[:2], append([]string{strings.Replace(lines[1], ",NPL Site,", ",NPL Site,not-a-latitude,", 1)}, lines[2:]...)...)
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The manifest follows the change, so the parser, not the manifest
-	// check, meets the broken row.
-	resealPack(t, dir)
-	_, err = Load(context.Background(), os.DirFS(dir), nil, nil)
+	// A broken copy of the first row as line 3.
+	dir := fixtureWithBrokenSuperfund(t, func(lines []string) []string {
+		return append(lines[:2], append([]string{breakRow(lines[1])}, lines[2:]...)...)
+	})
+	_, err := Load(context.Background(), os.DirFS(dir), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 3") {
 		t.Fatalf("Load(malformed) error = %v; want the file and line 3", err)
 	}
@@ -328,6 +314,33 @@ func TestCheckListsLayers(t *testing.T) {
 	if err := Check(context.Background(), os.DirFS(dir), &b); err == nil || strings.Count(b.String(), "MISSING") != len(data.Catalog()) {
 		t.Fatalf("Check(manifest only) err %v output:\n%s", err, b.String())
 	}
+}
+
+// fixtureWithBrokenSuperfund copies the fixture pack, edits the lines of
+// its Superfund table with edit, and reseals the manifest, so that the
+// parser, not the manifest check, meets what edit broke.
+func fixtureWithBrokenSuperfund(t *testing.T, edit func(lines []string) []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := edit(strings.Split(string(b), "\n"))
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resealPack(t, dir)
+	return dir
+}
+
+// breakRow puts a field that is not a latitude into a Superfund row.
+func breakRow(row string) string {
+	return strings.Replace(row, ",NPL Site,", ",NPL Site,not-a-latitude,", 1)
 }
 
 // resealPack rewrites the sizes and checksums in dir's manifest to match
@@ -426,23 +439,12 @@ func TestRiskLevelBands(t *testing.T) {
 // TestCheckMalformedLayer: one broken file is reported as its own layer;
 // the layers read by other modules still load and show their rows.
 func TestCheckMalformedLayer(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(datatest.FixtureDir(t))); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "environmental", "epa_superfund_npl_sites_2022-09.csv")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	lines[1] = strings.Replace(lines[1], ",NPL Site,", ",NPL Site,not-a-latitude,", 1)
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	resealPack(t, dir)
+	dir := fixtureWithBrokenSuperfund(t, func(lines []string) []string {
+		lines[1] = breakRow(lines[1])
+		return lines
+	})
 	var out strings.Builder
-	err = Check(context.Background(), os.DirFS(dir), &out)
+	err := Check(context.Background(), os.DirFS(dir), &out)
 	if err == nil || !strings.Contains(err.Error(), "epa_superfund_npl_sites_2022-09.csv line 2") {
 		t.Errorf("Check error = %v; want the file and line", err)
 	}
