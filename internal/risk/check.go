@@ -38,10 +38,11 @@ func Check(ctx context.Context, fsys fs.FS, w io.Writer) error {
 	var loadErrs []error
 	if len(missing) == 0 {
 		// Every file must match the manifest, as for every load.
-		if _, err := verifiedManifest(fsys); err != nil {
+		pack, err := data.CheckPack(fsys)
+		if err != nil {
 			return err
 		}
-		_, loadErrs = e.loadLayers(ctx, m.FS(fsys))
+		_, loadErrs = e.loadLayers(ctx, pack)
 	}
 	fmt.Fprintf(w, "data version: %s\n\n", m.Version())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -75,10 +75,14 @@ func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceC
 		logger = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	m, err := verifiedManifest(fsys)
+	// Every file is checked against the manifest before anything is
+	// parsed, so a changed file is named as such, not as the parse error
+	// it may cause; the data version derives from the manifest.
+	pack, err := data.CheckPack(fsys)
 	if err != nil {
 		return nil, err
 	}
+	m := pack.Manifest
 	e := &Engine{rows: map[string]int{}, specs: Registry(), manifest: m, dataVersion: m.Version()}
 	if trace != nil {
 		cache = nil
@@ -87,7 +91,7 @@ func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceC
 	// load: it needs only the registry, and a warm start is otherwise
 	// the two one after the other (docs/data.md, "Size and start-up").
 	cachedRef := e.readCachedReference(ctx, cache)
-	tracts, errs := e.loadLayers(ctx, m.FS(fsys))
+	tracts, errs := e.loadLayers(ctx, pack)
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
@@ -311,19 +315,6 @@ func runAll(ctx context.Context, fns []func() error) []error {
 		}
 	}
 	return out
-}
-
-// verifiedManifest reads the manifest of the pack fsys and checks every
-// file against it byte for byte before anything is parsed, so a changed
-// file is named as such, not as the parse error it may cause. The data
-// version derives from the manifest's checksums (data.Manifest.Version),
-// so two binaries or folders with the same data say the same version.
-func verifiedManifest(fsys fs.FS) (*data.Manifest, error) {
-	checked, err := data.CheckPack(fsys)
-	if err != nil {
-		return nil, err
-	}
-	return checked.Manifest, nil
 }
 
 // vintage is the vintage of a source in the loaded pack, as its manifest

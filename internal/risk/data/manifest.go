@@ -252,9 +252,10 @@ func (m *Manifest) Verify(fsys fs.FS) ([]Mismatch, error) {
 }
 
 // Checked is a pack whose every file has been read and found to match its
-// manifest (CheckPack). The engine takes it as it is rather than read the
-// whole pack a second time, so a command can check its data before it
-// creates anything (docs/data.md, "Checking a pack") and then load them.
+// manifest (CheckPack), read as the loaders read it: by catalog path
+// (Manifest.FS). The engine takes it as it is rather than read the whole
+// pack a second time, so a command can check its data before it creates
+// anything (docs/data.md, "Checking a pack") and then load them.
 type Checked struct {
 	fs.FS
 	Manifest *Manifest
@@ -277,7 +278,7 @@ func CheckPack(fsys fs.FS) (*Checked, error) {
 	if len(bad) > 0 {
 		return nil, MismatchError(bad)
 	}
-	return &Checked{FS: fsys, Manifest: m}, nil
+	return &Checked{FS: m.FS(fsys), Manifest: m}, nil
 }
 
 // MismatchError describes a pack that does not match its manifest, one

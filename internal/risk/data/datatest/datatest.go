@@ -22,7 +22,8 @@ import (
 // (a relative path is taken from the repository root, where the README's
 // test command runs, since `go test` runs each package in its own
 // directory). The pack is checked against its manifest once per test
-// binary and presented as the loaders read it (data.Manifest.FS).
+// binary (data.CheckPack), so neither a loader nor risk.Load reads it all
+// again.
 func Real(tb testing.TB) fs.FS {
 	tb.Helper()
 	fsys := datapack.FS()
@@ -32,32 +33,24 @@ func Real(tb testing.TB) fs.FS {
 		}
 		fsys = os.DirFS(dir)
 	}
-	m, err := verifiedOnce(fsys)
+	pack, err := checkOnce(fsys)
 	if err != nil {
 		tb.Fatalf("real data: %v", err)
 	}
-	return m.FS(fsys)
+	return pack
 }
 
-// verifiedOnce checks the real pack against its manifest the first time
-// it is asked for.
-var verifiedOnce = func() func(fs.FS) (*data.Manifest, error) {
+// checkOnce checks the real pack against its manifest the first time it
+// is asked for.
+var checkOnce = func() func(fs.FS) (*data.Checked, error) {
 	var (
 		once sync.Once
-		m    *data.Manifest
+		pack *data.Checked
 		err  error
 	)
-	return func(fsys fs.FS) (*data.Manifest, error) {
-		once.Do(func() {
-			if m, err = data.ReadManifest(fsys); err != nil {
-				return
-			}
-			var bad []data.Mismatch
-			if bad, err = m.Verify(fsys); err == nil && len(bad) > 0 {
-				err = data.MismatchError(bad)
-			}
-		})
-		return m, err
+	return func(fsys fs.FS) (*data.Checked, error) {
+		once.Do(func() { pack, err = data.CheckPack(fsys) })
+		return pack, err
 	}
 }()
 
