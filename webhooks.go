@@ -93,3 +93,38 @@ type DeliveryAttempt struct {
 	// schedule is exhausted and a failure is final.
 	NextAttempt *time.Time
 }
+
+// DeliveryTask is a claimed delivery: everything one attempt needs. Lease
+// is the claim token: a claim sets the delivery's lease expiry, and the same
+// value must be presented to record or release the attempt. A delivery is
+// claimed again only after its lease has passed, so a later claim always
+// carries a later lease and the value names one claim.
+type DeliveryTask struct {
+	ID         string
+	EndpointID string
+	AccountID  string
+	EventID    string
+	EventType  string
+	JobID      string
+	URL        string
+	Secret     string
+	Body       []byte
+	Attempts   int // attempts recorded before this one
+	// ScheduleStart is Attempts when the current retry schedule began: 0,
+	// or the count at a redelivery. The schedule's position is
+	// Attempts - ScheduleStart.
+	ScheduleStart int
+	Lease         time.Time
+}
+
+// DeliveryLimits bound the attempts in flight (unexpired leases) that a
+// claim may add to; both must be positive.
+type DeliveryLimits struct {
+	// PerEndpoint is the most attempts in flight to one endpoint: a slow
+	// receiver holds at most this many workers.
+	PerEndpoint int
+	// PerAccount is the most attempts in flight to one account's
+	// endpoints together: an account with many slow receivers holds at
+	// most this many workers.
+	PerAccount int
+}

@@ -167,7 +167,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint,
 		"per_account", cfg.webhookPerAccount)
 
-	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
+	purge := newPurger(st, retention.Config{Keep: cfg.retention, Logger: log})
 	// A file created before incremental vacuum was the default keeps the
 	// pages a purge frees for reuse instead of returning them (docs/operations.md,
 	// "Limits and defaults").
@@ -180,7 +180,8 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// there (Health, below), so it exists before the API.
 	a := &app{cfg: cfg, log: log, dataLoaded: true}
 	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
-		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a,
+		Probe: st.WithBusyWait(server.ReadyDBWait)}, st.WithBusyWait(server.DefaultDBBusyWait), eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()

@@ -4,6 +4,7 @@ package main
 // the one-time switch of an older database file to incremental vacuum.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/locrisk/locrisk/internal/filelock"
 	"github.com/locrisk/locrisk/internal/retention"
+	"github.com/locrisk/locrisk/internal/store"
 )
 
 func (c *cli) dbPurge(args []string) error {
@@ -48,7 +50,7 @@ only once they are gone).`, `
 	}
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(c.stderr, nil))
-	r, err := retention.New(st, retention.Config{Keep: keep, Logger: log}).Once(c.ctx, dry)
+	r, err := newPurger(st, retention.Config{Keep: keep, Logger: log}).Once(c.ctx, dry)
 	if err != nil {
 		return err
 	}
@@ -123,4 +125,11 @@ the file: stop the server first.`, `
 	}
 	fmt.Fprintf(c.stdout, "%d bytes before, %d after; incremental vacuum on\n", before.Bytes(), after.Bytes())
 	return nil
+}
+
+// newPurger is the retention purge of the SQLite store st, which gives the
+// space a purge frees back to the file system by its incremental vacuum.
+func newPurger(st *store.Store, cfg retention.Config) *retention.Purger {
+	cfg.Reclaim = func(ctx context.Context) (int64, error) { return st.IncrementalVacuum(ctx, retention.VacuumStep) }
+	return retention.New(st, cfg)
 }

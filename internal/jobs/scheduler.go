@@ -118,19 +118,9 @@ type Observer interface {
 	JobFinished(outcome string, d time.Duration)
 }
 
-// Store is the job queue as the scheduler needs it (*store.Store
-// satisfies it).
-type Store interface {
-	ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (locrisk.Job, bool, error)
-	CompleteJob(ctx context.Context, jobID, owner string, r locrisk.Report, now time.Time) (locrisk.Job, error)
-	FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (locrisk.Job, error)
-	RetryLater(ctx context.Context, jobID, owner string, runAfter time.Time, code, msg string, now time.Time) error
-	ReleaseJob(ctx context.Context, jobID, owner string, now time.Time) error
-}
-
 // Scheduler runs report jobs. Create it with New, start it with Run.
 type Scheduler struct {
-	st     Store
+	st     locrisk.JobQueue
 	eng    Assessor
 	cfg    Config
 	log    *slog.Logger
@@ -139,7 +129,7 @@ type Scheduler struct {
 }
 
 // New makes a scheduler; nothing runs until Run.
-func New(st Store, eng Assessor, cfg Config) *Scheduler {
+func New(st locrisk.JobQueue, eng Assessor, cfg Config) *Scheduler {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers()
 	}

@@ -17,7 +17,6 @@
 package metrics
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -37,12 +36,6 @@ const namespace = "locrisk"
 
 // DefaultQueueTimeout bounds the queue depth query of one scrape.
 const DefaultQueueTimeout = 2 * time.Second
-
-// QueueSource reads the backlog of the queues at scrape time (*store.Store
-// satisfies it).
-type QueueSource interface {
-	QueueDepth(ctx context.Context) (locrisk.QueueDepth, error)
-}
 
 // Config tunes New; zero fields take the defaults in brackets.
 type Config struct {
@@ -162,7 +155,7 @@ func New(cfg Config) *Metrics {
 // WatchQueue adds the queue gauges, read from src on every scrape. It is
 // separate from New because the store that src is takes the metrics as
 // its observer when it opens. Call it once, before serving.
-func (m *Metrics) WatchQueue(src QueueSource) {
+func (m *Metrics) WatchQueue(src locrisk.QueueStats) {
 	m.reg.MustRegister(newQueueCollector(src, m.cfg.QueueTimeout, m.cfg.Now, m.log))
 }
 

@@ -25,7 +25,6 @@ var (
 	_ jobs.Observer          = (*metrics.Metrics)(nil)
 	_ webhookworker.Observer = (*metrics.Metrics)(nil)
 	_ store.Observer         = (*metrics.Metrics)(nil)
-	_ metrics.QueueSource    = (*store.Store)(nil)
 )
 
 // fakeQueue answers QueueDepth with d or err, and remembers whether the

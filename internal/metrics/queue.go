@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/locrisk/locrisk"
 )
 
 // queueCollector reads the queue gauges at scrape time: one read of a few
@@ -13,7 +15,7 @@ import (
 // neither keeps counters in step with every job transition nor waits long
 // on a busy database.
 type queueCollector struct {
-	src     QueueSource
+	src     locrisk.QueueStats
 	timeout time.Duration
 	now     func() time.Time
 	log     *slog.Logger
@@ -21,7 +23,7 @@ type queueCollector struct {
 	depth, oldest, deliveries *prometheus.Desc
 }
 
-func newQueueCollector(src QueueSource, timeout time.Duration, now func() time.Time, log *slog.Logger) *queueCollector {
+func newQueueCollector(src locrisk.QueueStats, timeout time.Duration, now func() time.Time, log *slog.Logger) *queueCollector {
 	return &queueCollector{src: src, timeout: timeout, now: now, log: log,
 		depth: prometheus.NewDesc(prometheus.BuildFQName(namespace, "job_queue", "depth"),
 			"Report jobs in the queue by status: queued (waiting, retry backoffs included) or processing (held by a worker of any process).",

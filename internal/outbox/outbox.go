@@ -1,11 +1,11 @@
 // Package outbox records the webhook events of report jobs and batches: a
-// store.JobFinalHook that, inside the transaction that moves a job to
+// locrisk.JobFinalHook that, inside the transaction that moves a job to
 // completed or failed, writes the event announcing it and, when that job
 // completed its batch, the batch.completed event, each with one pending
 // delivery per subscribed endpoint. Package webhookworker sends them.
 //
 // It sits beside the store rather than in the HTTP server: it needs the
-// store's transaction (through the store.Tx interface, not the SQL driver)
+// store's transaction (through the locrisk.Tx interface, not the SQL driver)
 // and the job as the API shows it (package view), nothing of HTTP.
 package outbox
 
@@ -16,14 +16,13 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
 
-// Hook returns the store.JobFinalHook that records webhook events (register
-// it in store.Options.OnJobFinal). Inside the transaction that moves a job
-// to completed or failed, it writes one event, whose data.job is the job
+// Hook returns the locrisk.JobFinalHook that records webhook events
+// (register it with the store, Options.OnJobFinal of internal/store). Inside
+// the transaction that moves a job to completed or failed, it writes one event, whose data.job is the job
 // exactly as GET /location-risk/report-jobs/{jobId} now shows it
 // (view.NewJobEvent), and one pending delivery per active endpoint of the
 // job's account subscribed to the event type. Event and deliveries commit
@@ -33,9 +32,9 @@ import (
 // wake (may be nil) is called after the rows are written, still inside the
 // transaction, to rouse the delivery worker. That is early but safe: the
 // worker's claim waits for the store's write slot, which the transaction
-// holds until it has committed (see store.ClaimWebhookDelivery).
-func Hook(wake func()) store.JobFinalHook {
-	return func(ctx context.Context, tx store.Tx, job locrisk.Job) error {
+// holds until it has committed (see locrisk.WebhookOutbox).
+func Hook(wake func()) locrisk.JobFinalHook {
+	return func(ctx context.Context, tx locrisk.Tx, job locrisk.Job) error {
 		wrote, err := jobEvent(ctx, tx, job)
 		if err != nil {
 			return fmt.Errorf("webhook outbox: %w", err)
@@ -56,7 +55,7 @@ func Hook(wake func()) store.JobFinalHook {
 
 // jobEvent writes the job's event for its subscribers; wrote is false when
 // none subscribes.
-func jobEvent(ctx context.Context, tx store.Tx, job locrisk.Job) (wrote bool, err error) {
+func jobEvent(ctx context.Context, tx locrisk.Tx, job locrisk.Job) (wrote bool, err error) {
 	typ := view.JobEventType(job)
 	if typ == "" {
 		return false, nil
@@ -78,7 +77,7 @@ func jobEvent(ctx context.Context, tx store.Tx, job locrisk.Job) (wrote bool, er
 // batchEvent writes the batch.completed event of b, which job's transition
 // completed, for its subscribers. The event row keeps job's id, so it goes
 // with the batch's jobs when the retention purge removes them.
-func batchEvent(ctx context.Context, tx store.Tx, job locrisk.Job, b locrisk.Batch) (wrote bool, err error) {
+func batchEvent(ctx context.Context, tx locrisk.Tx, job locrisk.Job, b locrisk.Batch) (wrote bool, err error) {
 	endpoints, err := tx.WebhookSubscribers(ctx, b.AccountID, webhook.EventBatchCompleted)
 	if err != nil || len(endpoints) == 0 {
 		return false, err
@@ -90,7 +89,7 @@ func batchEvent(ctx context.Context, tx store.Tx, job locrisk.Job, b locrisk.Bat
 	return insert(ctx, tx, ev, b.AccountID, job.ID, *b.CompletedUTC, endpoints)
 }
 
-func insert(ctx context.Context, tx store.Tx, ev webhook.Event, accountID, jobID string, created time.Time, endpoints []string) (bool, error) {
+func insert(ctx context.Context, tx locrisk.Tx, ev webhook.Event, accountID, jobID string, created time.Time, endpoints []string) (bool, error) {
 	body, err := webhook.MarshalEvent(ev)
 	if err != nil {
 		return false, err

@@ -2,7 +2,7 @@
 // (docs/operations.md, "Limits and defaults"), and the periodic run of the store's
 // purge with the incremental vacuum that gives the freed space back.
 // Which rows may go, and how they are deleted without stalling writers, is
-// the store's (store.Purge).
+// the store's (locrisk.Retention).
 package retention
 
 import (
@@ -32,12 +32,6 @@ const (
 	VacuumStep = 256
 )
 
-// Store is what the purge needs of *store.Store.
-type Store interface {
-	Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error)
-	IncrementalVacuum(ctx context.Context, step int) (int64, error)
-}
-
 // Config tunes a Purger.
 type Config struct {
 	// Keep is the retention period; 0 keeps every record (only expired
@@ -45,20 +39,25 @@ type Config struct {
 	Keep time.Duration
 	// Interval between two runs [DefaultInterval].
 	Interval time.Duration
-	// Batch bounds the rows per transaction [store.DefaultPurgeBatch].
-	Batch  int
-	Now    func() time.Time // [time.Now]
-	Logger *slog.Logger     // [slog.Default]
+	// Batch bounds the rows per transaction [the store's default].
+	Batch int
+	// Reclaim, if set, gives the space a purge freed back to the file
+	// system and returns the pages it freed (SQLite's incremental vacuum,
+	// VacuumStep pages at a time, which the assembly in cmd/locrisk
+	// passes). A store that reclaims space by itself needs none.
+	Reclaim func(ctx context.Context) (int64, error)
+	Now     func() time.Time // [time.Now]
+	Logger  *slog.Logger     // [slog.Default]
 }
 
 // Purger purges on a schedule (Run) or once (Once).
 type Purger struct {
-	st  Store
+	st  locrisk.Retention
 	cfg Config
 }
 
 // New returns a Purger of st.
-func New(st Store, cfg Config) *Purger {
+func New(st locrisk.Retention, cfg Config) *Purger {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
@@ -99,8 +98,8 @@ func (p *Purger) Once(ctx context.Context, dry bool) (Result, error) {
 	}
 	var err error
 	r.Counts, err = p.st.Purge(ctx, locrisk.PurgePolicy{Before: r.Before, Now: now, Batch: p.cfg.Batch, DryRun: dry})
-	if err == nil && !dry && r.Counts.Total() > 0 {
-		r.FreedPages, err = p.st.IncrementalVacuum(ctx, VacuumStep)
+	if err == nil && !dry && r.Counts.Total() > 0 && p.cfg.Reclaim != nil {
+		r.FreedPages, err = p.cfg.Reclaim(ctx)
 	}
 	r.Took = time.Since(start)
 	attrs := append([]any{"dry_run", dry, "before", r.Before, "freed_pages", r.FreedPages, "took", r.Took.Round(time.Millisecond)},

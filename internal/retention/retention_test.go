@@ -41,14 +41,14 @@ func (f *fakeStore) Purge(_ context.Context, p locrisk.PurgePolicy) (locrisk.Pur
 	return f.counts, nil
 }
 
-func (f *fakeStore) IncrementalVacuum(context.Context, int) (int64, error) {
+func (f *fakeStore) reclaim(context.Context) (int64, error) {
 	f.vacuums++
 	return 12, nil
 }
 
 // TestOnce: the cut-off is the retention before now (none when off); the
 // vacuum follows a purge that deleted something, never a dry run; one line
-// is logged per run.
+// is logged per run. Without Reclaim nothing is vacuumed (the last case).
 func TestOnce(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -58,18 +58,23 @@ func TestOnce(t *testing.T) {
 		deleted     int64
 		wantBefore  time.Time
 		wantVacuums int
+		noReclaim   bool // a store that reclaims space by itself
 	}{
 		{"default", DefaultKeep, false, 5, now.Add(-DefaultKeep), 1},
 		{"nothing deleted", DefaultKeep, false, 0, now.Add(-DefaultKeep), 0},
 		{"dry run", DefaultKeep, true, 5, now.Add(-DefaultKeep), 0},
 		{"off", 0, false, 5, time.Time{}, 1},
+		{"no reclaim", DefaultKeep, false, 5, now.Add(-DefaultKeep), 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &fakeStore{counts: locrisk.PurgeCounts{Reports: tt.deleted}}
 			var logs strings.Builder
-			p := New(st, Config{Keep: tt.keep, Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			r, err := p.Once(context.Background(), tt.dry)
+			cfg := Config{Keep: tt.keep, Now: func() time.Time { return now }, Reclaim: st.reclaim, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+			if tt.noReclaim {
+				cfg.Reclaim = nil
+			}
+			r, err := New(st, cfg).Once(context.Background(), tt.dry)
 			if err != nil {
 				t.Fatal(err)
 			}

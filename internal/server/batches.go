@@ -22,7 +22,7 @@ import (
 // bulk) run by the same scheduler as single jobs, and an item with a bad
 // coordinate is kept as a rejected item instead of failing the request.
 // The batch's status, counts and progress are derived from its items and
-// their jobs whenever it is read (store.GetBatch).
+// their jobs whenever it is read (locrisk.Batches.GetBatch).
 
 // Limits of batch creation (docs/api.md, Batches).
 const (

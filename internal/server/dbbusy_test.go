@@ -27,7 +27,7 @@ func TestDatabaseBusy(t *testing.T) {
 	e := newEnv(t)
 	key := e.allScopesKey(e.account(100, 600))
 	const wait = 200 * time.Millisecond
-	h := New(Config{Now: e.clock.Now, DBBusyWait: wait}, e.st, fakeLocator{}, func() {}).Handler()
+	h := New(Config{Now: e.clock.Now}, e.st.WithBusyWait(wait), fakeLocator{}, func() {}).Handler()
 	do := func(method, path, body string) (int, http.Header, map[string]any) {
 		t.Helper()
 		e.h = h
@@ -106,7 +106,7 @@ func TestWriteQueueIsNotDatabaseBusy(t *testing.T) {
 		// BEGIN on a loaded machine pass for another process's lock.)
 		const busyWait = 50 * time.Millisecond
 		// No in-flight bound: one account sends all 120, beyond its share.
-		h := New(Config{Now: e.clock.Now, DBBusyWait: busyWait, MaxInFlight: -1}, e.st, fakeLocator{}, func() {}).Handler()
+		h := New(Config{Now: e.clock.Now, MaxInFlight: -1}, e.st.WithBusyWait(busyWait), fakeLocator{}, func() {}).Handler()
 		held, free, holderDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 		go func() {
 			holderDone <- e.st.WithTx(context.Background(), func(context.Context, *sqlx.Tx) error { close(held); <-free; return nil })
@@ -133,7 +133,7 @@ func TestWriteQueueIsNotDatabaseBusy(t *testing.T) {
 	t.Run("another process's lock", func(t *testing.T) {
 		e := newEnv(t)
 		key := e.allScopesKey(e.account(1<<30, 1<<30))
-		h := New(Config{Now: e.clock.Now, DBBusyWait: 100 * time.Millisecond}, e.st, fakeLocator{}, func() {}).Handler()
+		h := New(Config{Now: e.clock.Now}, e.st.WithBusyWait(100*time.Millisecond), fakeLocator{}, func() {}).Handler()
 		ctx := context.Background()
 		conn, err := e.db.Connx(ctx)
 		if err != nil {

@@ -36,10 +36,11 @@ type Health interface {
 
 // Readiness bounds (docs/api.md, Health and version).
 const (
-	// readyDBWait bounds the database probe: another process holding the
+	// ReadyDBWait bounds the database probe: another process holding the
 	// write lock longer than this makes the server not ready rather than
-	// leaving the probe hanging.
-	readyDBWait = time.Second
+	// leaving the probe hanging (Config.Probe is a view of the store that
+	// waits no longer).
+	ReadyDBWait = time.Second
 	// readyRetryAfter is the Retry-After of a 503 from /readyz.
 	readyRetryAfter = 5 * time.Second
 )
@@ -88,12 +89,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // databaseReady probes the database with a write that writes nothing
-// (store.ProbeWrite), waiting at most readyDBWait.
+// (WriteProber), waiting at most ReadyDBWait.
 func (s *Server) databaseReady(ctx context.Context) string {
 	if s.probe == nil {
 		return "no database"
 	}
-	ctx, cancel := context.WithTimeout(ctx, readyDBWait)
+	ctx, cancel := context.WithTimeout(ctx, ReadyDBWait)
 	defer cancel()
 	err := s.probe.ProbeWrite(ctx)
 	switch {
@@ -102,7 +103,7 @@ func (s *Server) databaseReady(ctx context.Context) string {
 	case errors.Is(err, locrisk.ErrBusy):
 		return "locked by another process"
 	case errors.Is(err, context.DeadlineExceeded):
-		return "no write within " + readyDBWait.String()
+		return "no write within " + ReadyDBWait.String()
 	case ctx.Err() != nil:
 		return "probe cancelled"
 	}

@@ -136,7 +136,11 @@ func newEnvWith(t testing.TB, cfg Config) *env {
 	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	cfg.Logger, cfg.Now = logger, clock.Now
-	e.srv = New(cfg, st, fakeLocator{}, func() { e.notified.Add(1) })
+	if cfg.Probe == nil {
+		cfg.Probe = st.WithBusyWait(ReadyDBWait)
+	}
+	// The request paths' busy wait, as serve assembles it (cmd/locrisk).
+	e.srv = New(cfg, st.WithBusyWait(DefaultDBBusyWait), fakeLocator{}, func() { e.notified.Add(1) })
 	e.h = e.srv.Handler()
 	return e
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/locrisk/locrisk/internal/apidoc"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/version"
 )
 
@@ -57,13 +56,10 @@ type Config struct {
 	StatsFlushInterval time.Duration
 	// Webhooks holds the endpoint URL rules of POST /webhooks (webhooks.go).
 	Webhooks WebhookConfig
-	// DBBusyWait bounds how long a request's write waits for the database
-	// while another process holds its write lock; past it the request is
-	// answered 503 database_busy. Behind this server's own writes a
-	// request waits longer, up to the store's queue wait
-	// (store.DefaultQueueWait), then is answered 503 server_busy. 0 means
-	// DefaultDBBusyWait.
-	DBBusyWait time.Duration
+	// Probe is the readiness check's view of the database (GET /readyz,
+	// health.go); nil means the store itself. The assembly passes a view
+	// that gives up on another process's lock within ReadyDBWait.
+	Probe WriteProber
 	// MaxInFlight bounds the requests served at once; beyond it a request
 	// is answered 503 server_busy (inflight.go). 0 means
 	// DefaultMaxInFlight, negative means no bound.
@@ -91,12 +87,34 @@ type RequestObserver interface {
 	ObserveRequest(route, method string, status int, d time.Duration)
 }
 
+// Store is what the API serves from: the domain's operations (package
+// locrisk, service.go) that requests use. The server holds no storage of its
+// own and knows no backend: how long a write may wait for the database is
+// the store's setting, chosen where the service is assembled (cmd/locrisk,
+// DefaultDBBusyWait), and its ErrBusy and ErrWriteQueue are answered 503
+// (errors.go).
+type Store interface {
+	locrisk.Keys
+	locrisk.Jobs
+	locrisk.Batches
+	locrisk.Webhooks
+	locrisk.Usage
+	WriteProber
+}
+
+// WriteProber checks that the database could take a write now, writing
+// nothing (locrisk.Store's ProbeWrite).
+type WriteProber interface {
+	ProbeWrite(ctx context.Context) error
+}
+
 // DefaultDBBusyWait is the request paths' wait for another process's
-// write lock (docs/operations.md, Limits and defaults). It is shorter than the
-// store's own store.DefaultBusyWait, which the background workers keep, so
-// a client hears 503 with Retry-After well within its own timeout. Writes
-// queued behind this server's own (a few milliseconds each) are not bound
-// by it: the store tells the two apart.
+// write lock (docs/operations.md, Limits and defaults), which the assembly
+// gives the store the server uses. It is shorter than the store's own
+// wait, which the background workers keep, so a client hears 503 with
+// Retry-After well within its own timeout. Writes queued behind this
+// server's own (a few milliseconds each) are not bound by it: the store
+// tells the two apart.
 const DefaultDBBusyWait = 2 * time.Second
 
 // maxKeyCacheTTL is the bound of docs/api.md (Authentication) on how long a
@@ -107,7 +125,7 @@ const maxKeyCacheTTL = time.Second
 type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
-	store   *store.Store
+	store   Store
 	loc     Locator
 	notify  func()
 	keys    *keyCache
@@ -121,7 +139,7 @@ type Server struct {
 	reqObs   RequestObserver // nil: no metrics
 	version  string
 	health   Health
-	probe    *store.Store // the readiness probe's view: waits at most readyDBWait
+	probe    WriteProber // the readiness probe's view: waits at most ReadyDBWait
 	apiDoc   apidoc.Document
 
 	webhooks WebhookConfig
@@ -130,7 +148,7 @@ type Server struct {
 // New builds a server over the store st. loc decides coverage for new jobs;
 // notify (may be nil) is called after jobs are queued so an idle worker
 // picks them up at once.
-func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
+func New(cfg Config, st Store, loc Locator, notify func()) *Server {
 	s := &Server{
 		log:      cfg.Logger,
 		now:      cfg.Now,
@@ -149,13 +167,9 @@ func New(cfg Config, st *store.Store, loc Locator, notify func()) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	wait := cfg.DBBusyWait
-	if wait <= 0 {
-		wait = DefaultDBBusyWait
-	}
-	if st != nil {
-		s.store = st.WithBusyWait(wait)
-		s.probe = st.WithBusyWait(readyDBWait)
+	s.store, s.probe = st, cfg.Probe
+	if s.probe == nil && st != nil {
+		s.probe = st
 	}
 	if s.version == "" {
 		s.version = version.String()

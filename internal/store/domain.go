@@ -89,3 +89,12 @@ var ParseCIDRs = locrisk.ParseCIDRs
 var ValidBucket = locrisk.ValidBucket
 var ValidScope = locrisk.ValidScope
 var ValidStatus = locrisk.ValidStatus
+
+type DeliveryTask = locrisk.DeliveryTask
+type DeliveryLimits = locrisk.DeliveryLimits
+type JobFinalHook = locrisk.JobFinalHook
+type Tx = locrisk.Tx
+
+// Store implements every service interface of the domain (service.go at
+// the root).
+var _ locrisk.Store = (*Store)(nil)

@@ -101,14 +101,6 @@ const foreignAfter = 250 * time.Millisecond
 // whether the holder of the slot is held up by another process.
 const queuePoll = 20 * time.Millisecond
 
-// JobFinalHook runs inside the transaction that moves a job to a final state
-// (completed or failed), after the job row is updated; job is the row as it
-// now stands. Returning an error rolls the whole transition back, so a hook
-// must only fail for real database errors. This is where the webhook outbox
-// (an event per subscribed endpoint) and batch completion attach, so their
-// rows commit atomically with the job's final state.
-type JobFinalHook func(ctx context.Context, tx Tx, job Job) error
-
 // Options tune Open. The zero value is the production default.
 type Options struct {
 	// Now is the clock for operations whose API takes no explicit time

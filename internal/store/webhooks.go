@@ -415,39 +415,7 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 	return out, nil
 }
 
-// DeliveryTask is a claimed delivery: everything one attempt needs. Lease
-// is the claim token (see the comment at the top of this file).
-type DeliveryTask struct {
-	ID         string
-	EndpointID string
-	AccountID  string
-	EventID    string
-	EventType  string
-	JobID      string
-	URL        string
-	Secret     string
-	Body       []byte
-	Attempts   int // attempts recorded before this one
-	// ScheduleStart is Attempts when the current retry schedule began: 0,
-	// or the count at a redelivery. The schedule's position is
-	// Attempts - ScheduleStart.
-	ScheduleStart int
-	Lease         time.Time
-}
-
-// DeliveryLimits bound the attempts in flight (unexpired leases) that a
-// claim may add to; both must be positive.
-type DeliveryLimits struct {
-	// PerEndpoint is the most attempts in flight to one endpoint: a slow
-	// receiver holds at most this many workers.
-	PerEndpoint int
-	// PerAccount is the most attempts in flight to one account's
-	// endpoints together: an account with many slow receivers holds at
-	// most this many workers.
-	PerAccount int
-}
-
-func (l DeliveryLimits) check() error {
+func checkLimits(l DeliveryLimits) error {
 	if l.PerEndpoint <= 0 || l.PerAccount <= 0 {
 		return fmt.Errorf("%w: a claim needs positive per-endpoint and per-account limits", ErrInvalid)
 	}
@@ -537,7 +505,7 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 	if lease <= 0 {
 		return DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive lease", ErrInvalid)
 	}
-	if err := limits.check(); err != nil {
+	if err := checkLimits(limits); err != nil {
 		return DeliveryTask{}, false, err
 	}
 	now = truncMs(now)
@@ -624,7 +592,7 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 // "due now", so the worker does not spin on it: a finished attempt wakes
 // the worker anyway.
 func (s *Store) NextWebhookDue(ctx context.Context, limits DeliveryLimits, now time.Time) (time.Time, bool, error) {
-	if err := limits.check(); err != nil {
+	if err := checkLimits(limits); err != nil {
 		return time.Time{}, false, err
 	}
 	nowS := FormatTime(truncMs(now))

@@ -27,7 +27,7 @@
 // account's endpoints together. Claims skip endpoints and accounts at their
 // limit and take turns between accounts (the account whose last claim is
 // the oldest first, then the earliest due delivery; see
-// store.ClaimWebhookDelivery), so one receiver that answers slowly (or not
+// locrisk.WebhookOutbox.ClaimWebhookDelivery), so one receiver that answers slowly (or not
 // at all) holds PerEndpoint workers, an account with many such receivers
 // holds PerAccount, and one account's backlog does not queue ahead of
 // another account's delivery.
@@ -42,7 +42,6 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/queue"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
 
@@ -123,15 +122,6 @@ type Observer interface {
 	DeliveryAttempt(outcome string, d time.Duration)
 }
 
-// Store is the webhook outbox as the worker needs it (*store.Store
-// satisfies it).
-type Store interface {
-	ClaimWebhookDelivery(ctx context.Context, lease time.Duration, limits store.DeliveryLimits, now time.Time) (store.DeliveryTask, bool, error)
-	NextWebhookDue(ctx context.Context, limits store.DeliveryLimits, now time.Time) (time.Time, bool, error)
-	RecordWebhookAttempt(ctx context.Context, t store.DeliveryTask, a locrisk.DeliveryAttempt, now time.Time) (string, error)
-	ReleaseWebhookDelivery(ctx context.Context, t store.DeliveryTask) error
-}
-
 // Worker delivers webhook events. Create it with New, start it with Run.
 type Worker struct {
 	cfg    Config
@@ -140,7 +130,7 @@ type Worker struct {
 }
 
 // New makes a worker over st; nothing runs until Run.
-func New(st Store, cfg Config) *Worker {
+func New(st locrisk.WebhookOutbox, cfg Config) *Worker {
 	if cfg.Schedule == nil {
 		cfg.Schedule = webhook.DefaultSchedule()
 	}
@@ -203,14 +193,14 @@ const recordTimeout = 5 * time.Second
 
 // deliveryKind is webhook deliveries as the queue runner works them.
 type deliveryKind struct {
-	st  Store
+	st  locrisk.WebhookOutbox
 	cfg Config
 	log *slog.Logger
 }
 
 // attempt is one attempt of a claimed delivery.
 type attempt struct {
-	task    store.DeliveryTask
+	task    locrisk.DeliveryTask
 	started time.Time
 	res     webhook.Result
 }
@@ -237,8 +227,8 @@ func (k *deliveryKind) NextDue(ctx context.Context) (time.Time, bool, error) {
 }
 
 // limits are the claim's limits on attempts in flight.
-func (k *deliveryKind) limits() store.DeliveryLimits {
-	return store.DeliveryLimits{PerEndpoint: k.cfg.PerEndpoint, PerAccount: k.cfg.PerAccount}
+func (k *deliveryKind) limits() locrisk.DeliveryLimits {
+	return locrisk.DeliveryLimits{PerEndpoint: k.cfg.PerEndpoint, PerAccount: k.cfg.PerAccount}
 }
 
 // Work sends the delivery once and records a success; a failure goes back

@@ -1,0 +1,31 @@
+package locrisk
+
+import "context"
+
+// JobFinalHook runs inside the transaction that moves a job to a final state
+// (completed or failed), after the job row is updated; job is the row as it
+// now stands. Returning an error rolls the whole transition back, so a hook
+// must only fail for real database errors. This is where the webhook outbox
+// (an event per subscribed endpoint) and batch completion attach, so their
+// rows commit atomically with the job's final state.
+type JobFinalHook func(ctx context.Context, tx Tx, job Job) error
+
+// Tx is what a JobFinalHook may do inside the transaction that moves a job
+// to its final state: the writes that must commit with that state or not at
+// all. It is an interface so that hooks (the webhook outbox, internal/outbox) depend on
+// the store's operations, not on its SQL driver; each store implements it
+// over its open transaction.
+type Tx interface {
+	// WebhookSubscribers returns the ids of the account's active endpoints
+	// subscribed to eventType, oldest first.
+	WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error)
+	// InsertWebhookEvent writes the event and one pending delivery per
+	// endpoint id, due at once (at ev.CreatedUTC), and returns the delivery
+	// ids in endpoint order.
+	InsertWebhookEvent(ctx context.Context, ev WebhookEvent, endpointIDs []string) ([]string, error)
+	// CompletedBatch returns the job's batch, as GetBatch now shows it,
+	// when this transition is the one that completed it (every item
+	// completed, failed or rejected); ok is false otherwise. It is true in
+	// exactly one transaction each time a batch becomes complete.
+	CompletedBatch() (b Batch, ok bool)
+}
