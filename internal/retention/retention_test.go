@@ -60,10 +60,10 @@ func TestOnce(t *testing.T) {
 		wantVacuums int
 		noReclaim   bool // a store that reclaims space by itself
 	}{
-		{"default", DefaultKeep, false, 5, now.Add(-DefaultKeep), 1},
-		{"nothing deleted", DefaultKeep, false, 0, now.Add(-DefaultKeep), 0},
-		{"dry run", DefaultKeep, true, 5, now.Add(-DefaultKeep), 0},
-		{"off", 0, false, 5, time.Time{}, 1},
+		{"default", DefaultKeep, false, 5, now.Add(-DefaultKeep), 1, false},
+		{"nothing deleted", DefaultKeep, false, 0, now.Add(-DefaultKeep), 0, false},
+		{"dry run", DefaultKeep, true, 5, now.Add(-DefaultKeep), 0, false},
+		{"off", 0, false, 5, time.Time{}, 1, false},
 		{"no reclaim", DefaultKeep, false, 5, now.Add(-DefaultKeep), 0, true},
 	}
 	for _, tt := range tests {
