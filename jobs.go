@@ -56,6 +56,10 @@ type Job struct {
 // Terminal reports whether the job is completed or failed.
 func (j Job) Terminal() bool { return j.Status == StatusCompleted || j.Status == StatusFailed }
 
+// IdempotencyTTL is how long an idempotency key is remembered (docs/api.md,
+// Idempotency): a request under a key older than this creates afresh.
+const IdempotencyTTL = 24 * time.Hour
+
 // NewJob describes a job to create.
 type NewJob struct {
 	AccountID      string

@@ -1,0 +1,351 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/locrisk/locrisk"
+)
+
+var usageTests = []test{
+	{"Period", periodUsage},
+	{"History", usageHistory},
+	{"RequestStats", requestStatsMergeAndRange},
+	{"OpsSummary", opsSummaryCounts},
+}
+
+var retentionTests = []test{
+	{"Purge", purge},
+}
+
+var referenceTests = []test{
+	{"Cache", referenceCache},
+}
+
+// usageEndJob makes a job of acct created at created and ended (completed,
+// or failed if fail) at ended.
+func usageEndJob(t testing.TB, s locrisk.Store, acct, bucket string, created, ended time.Time, fail bool) locrisk.Job {
+	t.Helper()
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, locrisk.NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := s.ClaimJob(ctx, "w", time.Hour, created)
+	if err != nil || !ok || c.ID != j.ID {
+		t.Fatalf("claim %s: got %q ok=%v err=%v", j.ID, c.ID, ok, err)
+	}
+	if fail {
+		c, err = s.FailJob(ctx, j.ID, "w", "generation_error", "failed at "+ended.Format(time.RFC3339), false, ended)
+	} else {
+		c, err = s.CompleteJob(ctx, j.ID, "w", locrisk.Report{DataVersion: "v", Body: []byte(`{}`)}, ended)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// usageQueueJob makes a queued job of acct created at created.
+func usageQueueJob(t testing.TB, s locrisk.Store, acct, bucket string, created time.Time) locrisk.Job {
+	t.Helper()
+	j, _, err := s.CreateJob(context.Background(), locrisk.NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func periodUsage(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	a, other := newAccount(t, s, 7), newAccount(t, s, 100)
+	oct := time.Date(2026, 10, 31, 23, 59, 59, 999e6, time.UTC)
+	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, oct, oct, false)                   // last month
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
+	usageEndJob(t, s, a.ID, locrisk.BucketBulk, nov, nov.Add(time.Hour), false)   // completed
+	usageEndJob(t, s, a.ID, locrisk.BucketManual, nov.Add(time.Hour), t0, true)   // failed
+	usageEndJob(t, s, other.ID, locrisk.BucketAPI, nov.Add(time.Hour), t0, false) // another account
+	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0)                              // processing, below
+	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0)                              // queued
+	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, t0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
+
+	u, err := s.PeriodUsage(ctx, a.ID, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := locrisk.PeriodUsage{Limit: 7, Start: nov, End: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		Created: 4, Queued: 1, Processing: 1, Completed: 1, Failed: 1}
+	if fmt.Sprint(u) != fmt.Sprint(want) {
+		t.Errorf("PeriodUsage = %+v\nwant          %+v", u, want)
+	}
+	if u.Remaining() != 3 {
+		t.Errorf("Remaining = %d, want 3", u.Remaining())
+	}
+	// The quota check counts the same jobs: 3 more fit, the 4th does not.
+	for i := range 4 {
+		_, _, err := s.CreateJob(ctx, apiJob(a.ID), t0)
+		if (i < 3) != (err == nil) {
+			t.Errorf("creation %d of 4 with 3 left: %v", i+1, err)
+		}
+	}
+	if _, err := s.PeriodUsage(ctx, "acct_nope", t0); !errors.Is(err, locrisk.ErrNotFound) {
+		t.Errorf("unknown account: %v, want ErrNotFound", err)
+	}
+	if (locrisk.PeriodUsage{Limit: 2, Created: 5}).Remaining() != 0 {
+		t.Error("Remaining went negative")
+	}
+}
+
+func usageHistory(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
+	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, day(18, 12), day(18, 13), false)     // before the range
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, day(20, 1), day(20, 2), false)       // day 1
+	usageEndJob(t, s, a.ID, locrisk.BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
+	usageEndJob(t, s, a.ID, locrisk.BucketManual, day(22, 0), day(22, 0), false)    // day 3
+	usageEndJob(t, s, other.ID, locrisk.BucketManual, day(21, 3), day(21, 4), true) // another account
+	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, day(22, 9))                        // queued, day 3
+	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, day(23, 0))                        // after the range
+
+	got, err := s.UsageHistory(ctx, a.ID, day(20, 17), 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []locrisk.DailyUsage{
+		{Day: day(20, 0), Bucket: "api", ReportJobs: 1, Completed: 2, Failed: 0}, {Day: day(20, 0), Bucket: "bulk", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(20, 0), Bucket: "manual", ReportJobs: 0, Completed: 0, Failed: 0},
+		{Day: day(21, 0), Bucket: "api", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "manual", ReportJobs: 0, Completed: 0, Failed: 0},
+		{Day: day(22, 0), Bucket: "api", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(22, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 1}, {Day: day(22, 0), Bucket: "manual", ReportJobs: 1, Completed: 1, Failed: 0},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("UsageHistory =\n%v\nwant\n%v", got, want)
+	}
+
+	got, err = s.UsageHistory(ctx, a.ID, day(20, 0), 3, []string{locrisk.BucketBulk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []locrisk.DailyUsage{{Day: day(20, 0), Bucket: "bulk", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(22, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 1}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("bulk only =\n%v\nwant\n%v", got, want)
+	}
+
+	// An account with nothing gets zeros for every day and bucket.
+	empty := newAccount(t, s, 1)
+	got, err = s.UsageHistory(ctx, empty.ID, day(1, 0), 90, nil)
+	if err != nil || len(got) != 270 {
+		t.Fatalf("90 empty days: %d items, %v", len(got), err)
+	}
+	for i, u := range got {
+		if u.ReportJobs+u.Completed+u.Failed != 0 || !u.Day.Equal(day(1, 0).AddDate(0, 0, i/3)) || u.Bucket != locrisk.Buckets()[i%3] {
+			t.Fatalf("item %d = %+v", i, u)
+		}
+	}
+
+	if _, err := s.UsageHistory(ctx, a.ID, day(20, 0), 0, nil); !errors.Is(err, locrisk.ErrInvalid) {
+		t.Errorf("0 days: %v, want ErrInvalid", err)
+	}
+	if _, err := s.UsageHistory(ctx, a.ID, day(20, 0), 1, []string{"vip"}); !errors.Is(err, locrisk.ErrInvalid) {
+		t.Errorf("bad bucket: %v, want ErrInvalid", err)
+	}
+}
+
+func requestStatsMergeAndRange(t testing.TB, h Harness) {
+	ctx := context.Background()
+	s := h.open(t)
+	a, err := s.CreateAccount(ctx, "a", 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.CreateAccount(ctx, "b", 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) } // t0 is on the hour
+
+	err = s.AddRequestStats(ctx, []locrisk.HourStats{
+		{AccountID: a.ID, Hour: hour(0).Add(17 * time.Minute), RequestCounts: locrisk.RequestCounts{Total: 3, Succeeded: 2, ClientErrors: 1, Latency: []int64{2, 1}}},
+		{AccountID: a.ID, Hour: hour(1), RequestCounts: locrisk.RequestCounts{Total: 1, ServerErrors: 1, Latency: []int64{0, 0, 1}}},
+		{AccountID: b.ID, Hour: hour(0), RequestCounts: locrisk.RequestCounts{Total: 7, Succeeded: 7, Latency: []int64{7}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second flush into an existing hour merges counters and histogram.
+	err = s.AddRequestStats(ctx, []locrisk.HourStats{
+		{AccountID: a.ID, Hour: hour(0), RequestCounts: locrisk.RequestCounts{Total: 2, ClientErrors: 2, RateLimited: 1, Latency: []int64{0, 1, 0, 1}}},
+		{AccountID: a.ID, Hour: hour(-2), RequestCounts: locrisk.RequestCounts{Total: 1, Succeeded: 1, Latency: []int64{1}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddRequestStats(ctx, nil); err != nil {
+		t.Errorf("empty add: %v", err)
+	}
+	check := func() {
+		t.Helper()
+		tests := []struct {
+			acct     string
+			from, to time.Time
+			want     locrisk.RequestCounts
+		}{
+			{a.ID, hour(0), hour(1), locrisk.RequestCounts{Total: 5, Succeeded: 2, ClientErrors: 3, RateLimited: 1, Latency: []int64{2, 2, 0, 1}}},
+			{a.ID, hour(0), hour(2), locrisk.RequestCounts{Total: 6, Succeeded: 2, ClientErrors: 3, ServerErrors: 1, RateLimited: 1, Latency: []int64{2, 2, 1, 1}}},
+			{a.ID, hour(-2), hour(2), locrisk.RequestCounts{Total: 7, Succeeded: 3, ClientErrors: 3, ServerErrors: 1, RateLimited: 1, Latency: []int64{3, 2, 1, 1}}},
+			{a.ID, hour(-1), hour(0), locrisk.RequestCounts{}},
+			{b.ID, hour(-5), hour(5), locrisk.RequestCounts{Total: 7, Succeeded: 7, Latency: []int64{7}}},
+		}
+		for i, tc := range tests {
+			got, err := s.RequestStats(ctx, tc.acct, tc.from, tc.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("case %d: RequestStats = %+v, want %+v", i, got, tc.want)
+			}
+		}
+	}
+	check()
+
+	// A failing batch (unknown account: foreign key) adds nothing at all.
+	err = s.AddRequestStats(ctx, []locrisk.HourStats{
+		{AccountID: a.ID, Hour: hour(0), RequestCounts: locrisk.RequestCounts{Total: 100, Latency: []int64{100}}},
+		{AccountID: "acct_nope", Hour: hour(0), RequestCounts: locrisk.RequestCounts{Total: 1}},
+	})
+	if err == nil {
+		t.Fatal("stats for an unknown account were accepted")
+	}
+	check()
+}
+
+
+func referenceCache(t testing.TB, h Harness) {
+	ctx := context.Background()
+	s := h.open(t)
+
+	// An absent key is no reference and no error: the engine builds one.
+	body, err := s.LoadReference(ctx, "dv1/m2/f1")
+	if body != nil || err != nil {
+		t.Fatalf("absent key: body %q err %v, want nil, nil", body, err)
+	}
+
+	// Round trip, byte for byte (the body is binary).
+	b1 := []byte{0, 1, 2, 0xff, 'g', 'o', 'b', 0}
+	if err := s.SaveReference(ctx, "dv1/m2/f1", b1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LoadReference(ctx, "dv1/m2/f1"); err != nil || !bytes.Equal(got, b1) {
+		t.Fatalf("round trip: %v err %v, want %v", got, err, b1)
+	}
+
+	// Saving the same key again replaces its body.
+	b1b := []byte("second body")
+	if err := s.SaveReference(ctx, "dv1/m2/f1", b1b); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LoadReference(ctx, "dv1/m2/f1"); err != nil || !bytes.Equal(got, b1b) {
+		t.Fatalf("resave: %q err %v, want %q", got, err, b1b)
+	}
+
+	// A new key (new data version or methodology) drops every other key.
+	b2 := []byte("reference for dv2")
+	if err := s.SaveReference(ctx, "dv2/m2/f1", b2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LoadReference(ctx, "dv2/m2/f1"); err != nil || !bytes.Equal(got, b2) {
+		t.Fatalf("new key: %q err %v, want %q", got, err, b2)
+	}
+	if got, err := s.LoadReference(ctx, "dv1/m2/f1"); got != nil || err != nil {
+		t.Fatalf("old key after a new save: %q err %v, want nil, nil", got, err)
+	}
+}
+
+
+// opsSummaryCounts: the operations summary counts the jobs of its window
+// and account by final state, with their failures, newest first.
+func opsSummaryCounts(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(-3*time.Hour), t0.Add(-3*time.Hour), false) // before the window
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), false)
+	usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(2*time.Minute), true)
+	usageEndJob(t, s, a.ID, locrisk.BucketBulk, t0, t0.Add(3*time.Minute), true)
+	usageEndJob(t, s, other.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), true)
+	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(4*time.Minute))
+	ops, err := s.OpsSummary(ctx, a.ID, t0.Add(-time.Hour), t0.Add(time.Hour), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := ops.Jobs
+	if j.Created != 4 || j.Completed != 1 || j.Failed != 2 || j.Queued != 1 {
+		t.Errorf("job counts %+v; want 4 created, 1 completed, 2 failed, 1 queued in the window", j)
+	}
+	if len(ops.RecentFailures) != 1 || !ops.RecentFailures[0].OccurredUTC.Equal(t0.Add(3*time.Minute)) {
+		t.Errorf("recent failures %+v; want only the newest, at %v", ops.RecentFailures, t0.Add(3*time.Minute))
+	}
+}
+
+// purge: a purge removes the finished jobs older than its cut-off with
+// their reports, keeps what is newer or still open, and forgets expired
+// idempotency keys whatever the retention; a dry run only counts.
+func purge(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	old := usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), false)
+	recent := usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(48*time.Hour), t0.Add(49*time.Hour), false)
+	open := usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0)
+	keyed := apiJob(a.ID)
+	keyed.IdempotencyKey, keyed.RequestHash = "k", "h"
+	if _, _, err := s.CreateJob(ctx, keyed, t0.Add(48*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	policy := locrisk.PurgePolicy{Before: t0.Add(24 * time.Hour), Now: t0.Add(50 * time.Hour), Batch: 10}
+	dry := policy
+	dry.DryRun = true
+	c, err := s.Purge(ctx, dry)
+	if err != nil || c.Jobs != 1 || c.Reports != 1 {
+		t.Errorf("dry run counted %+v (%v), want the one old job and its report", c, err)
+	}
+	if _, err := s.GetJob(ctx, a.ID, old.ID); err != nil {
+		t.Fatalf("a dry run removed the old job: %v", err)
+	}
+	c, err = s.Purge(ctx, policy)
+	if err != nil || c.Jobs != 1 || c.Reports != 1 {
+		t.Errorf("purge removed %+v (%v), want the one old job and its report", c, err)
+	}
+	if _, err := s.GetJob(ctx, a.ID, old.ID); !errors.Is(err, locrisk.ErrNotFound) {
+		t.Errorf("old job after the purge: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetReport(ctx, a.ID, *old.ReportID); !errors.Is(err, locrisk.ErrNotFound) {
+		t.Errorf("old report after the purge: %v, want ErrNotFound", err)
+	}
+	for _, j := range []locrisk.Job{recent, open} {
+		if _, err := s.GetJob(ctx, a.ID, j.ID); err != nil {
+			t.Errorf("job %s (%s) was purged: %v", j.ID, j.Status, err)
+		}
+	}
+	if _, err := s.GetReport(ctx, a.ID, *recent.ReportID); err != nil {
+		t.Errorf("the recent report was purged: %v", err)
+	}
+	// Retention off: only the idempotency key, a day past its time, goes.
+	c, err = s.Purge(ctx, locrisk.PurgePolicy{Now: t0.Add(48*time.Hour + locrisk.IdempotencyTTL + time.Hour), Batch: 10})
+	if err != nil || c.IdempotencyKeys != 1 || c.Total() != 1 {
+		t.Errorf("purge with retention off removed %+v (%v), want the one expired key", c, err)
+	}
+	if _, replayed, err := s.CreateJob(ctx, keyed, t0.Add(48*time.Hour+locrisk.IdempotencyTTL+time.Hour)); err != nil || replayed {
+		t.Errorf("the forgotten key replayed (%v, %v), want a new job", replayed, err)
+	}
+}
