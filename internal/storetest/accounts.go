@@ -360,4 +360,3 @@ func listKeys(t testing.TB, h Harness) {
 		}
 	}
 }
-

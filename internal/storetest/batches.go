@@ -514,4 +514,3 @@ func listBatches(t testing.TB, h Harness) {
 		t.Errorf("empty account: %v %q %v", page, next, err)
 	}
 }
-

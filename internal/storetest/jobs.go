@@ -70,9 +70,9 @@ func quotaMonthRollover(t testing.TB, h Harness) {
 	}{
 		{time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), locrisk.BucketAPI, false}, // October: its own period
 		{time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), locrisk.BucketAPI, false},   // first instant of November
-		{t0, locrisk.BucketManual, false},                                        // every bucket counts
-		{endOfNov, locrisk.BucketBulk, true},                                     // November is full
-		{time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), locrisk.BucketAPI, false}, // December starts afresh
+		{t0, locrisk.BucketManual, false},                                          // every bucket counts
+		{endOfNov, locrisk.BucketBulk, true},                                       // November is full
+		{time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), locrisk.BucketAPI, false},   // December starts afresh
 		{time.Date(2026, 12, 15, 0, 0, 0, 0, time.UTC), locrisk.BucketAPI, false},
 		{time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), locrisk.BucketAPI, true},
 	}
@@ -543,7 +543,6 @@ func claimExpiredLeaseAndBackoff(t testing.TB, h Harness) {
 		t.Errorf("at run_after the claim took %v %v", c.ID, ok)
 	}
 }
-
 
 // jobFinalHooks: the hooks run inside the final transition of every job,
 // completed or failed, and see the job as it now stands; a hook's failure

@@ -229,7 +229,6 @@ func requestStatsMergeAndRange(t testing.TB, h Harness) {
 	check()
 }
 
-
 func referenceCache(t testing.TB, h Harness) {
 	ctx := context.Background()
 	s := h.open(t)
@@ -270,7 +269,6 @@ func referenceCache(t testing.TB, h Harness) {
 		t.Fatalf("old key after a new save: %q err %v, want nil, nil", got, err)
 	}
 }
-
 
 // opsSummaryCounts: the operations summary counts the jobs of its window
 // and account by final state, with their failures, newest first.

@@ -31,7 +31,9 @@ const (
 
 // testLimits are the delivery limits of tests about something else: the
 // defaults of serve.
-func testLimits() locrisk.DeliveryLimits { return locrisk.DeliveryLimits{PerEndpoint: 2, PerAccount: 8} }
+func testLimits() locrisk.DeliveryLimits {
+	return locrisk.DeliveryLimits{PerEndpoint: 2, PerAccount: 8}
+}
 
 func newEndpoint(t testing.TB, s locrisk.Store, acct string, now time.Time, events ...string) locrisk.WebhookEndpoint {
 	t.Helper()
@@ -340,7 +342,6 @@ func claimRecordRelease(t testing.TB, h Harness) {
 	}
 }
 
-
 func listWebhookDeliveries(t testing.TB, h Harness) {
 	s, o := h.openWithOutbox(t)
 	ctx := context.Background()
@@ -503,4 +504,3 @@ func redeliverWebhook(t testing.TB, h Harness) {
 		t.Errorf("after a refused redelivery: %+v", d)
 	}
 }
-
