@@ -18,7 +18,6 @@ package server
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -64,7 +63,8 @@ func latencyBucket(d time.Duration) int {
 // histogram_quantile does). The result is only as precise as the bucket:
 // 7.3 means "between 5 and 10 ms, about a third of the way". A rank in the
 // +Inf bucket gives the largest finite bound (a lower bound of the truth).
-// ok is false for an empty histogram.
+// ok is false for an empty histogram. It is the view.LatencyPercentile the
+// operations summary is rendered with.
 func histogramPercentile(h []int64, p float64) (ms float64, ok bool) {
 	var total int64
 	for _, n := range h {
@@ -310,74 +310,10 @@ func (s *Server) requestCounts(ctx context.Context, accountID string, fromHour, 
 
 // Bounds of the operations summary (docs/api.md, Operations summary).
 const (
-	defaultOpsHours    = 24
-	maxOpsHours        = 168
-	maxRecentFailures  = 20
-	opsPercentileRound = 10 // report latencies to 0.1 ms
+	defaultOpsHours   = 24
+	maxOpsHours       = 168
+	maxRecentFailures = 20
 )
-
-// OpsSummaryView is the response of GET /observability/current.
-type OpsSummaryView struct {
-	APIVersion     string             `json:"apiVersion"`
-	GeneratedUTC   string             `json:"generatedUtc"`
-	WindowStartUTC string             `json:"windowStartUtc"`
-	WindowEndUTC   string             `json:"windowEndUtc"`
-	Hours          int                `json:"hours"`
-	Requests       OpsRequests        `json:"requests"`
-	ReportJobs     OpsReportJobs      `json:"reportJobs"`
-	Batches        OpsBatches         `json:"batches"`
-	Webhooks       OpsWebhooks        `json:"webhooks"`
-	RecentFailures []OpsRecentFailure `json:"recentFailures"`
-}
-
-// OpsRequests counts the account's authenticated requests. Latencies are
-// estimated from the histogram; null when there were no requests.
-type OpsRequests struct {
-	Total        int64    `json:"total"`
-	Succeeded    int64    `json:"succeeded"`
-	ClientErrors int64    `json:"clientErrors"`
-	ServerErrors int64    `json:"serverErrors"`
-	RateLimited  int64    `json:"rateLimited"`
-	P50LatencyMs *float64 `json:"p50LatencyMs"`
-	P95LatencyMs *float64 `json:"p95LatencyMs"`
-}
-
-// OpsReportJobs counts report jobs; completion times (created to completed)
-// are null when no job completed in the window.
-type OpsReportJobs struct {
-	Created         int    `json:"created"`
-	Completed       int    `json:"completed"`
-	Failed          int    `json:"failed"`
-	Queued          int    `json:"queued"`
-	Processing      int    `json:"processing"`
-	P50CompletionMs *int64 `json:"p50CompletionMs"`
-	P95CompletionMs *int64 `json:"p95CompletionMs"`
-}
-
-// OpsBatches counts batches.
-type OpsBatches struct {
-	Created    int `json:"created"`
-	Processing int `json:"processing"`
-	Completed  int `json:"completed"`
-}
-
-// OpsWebhooks counts webhook deliveries.
-type OpsWebhooks struct {
-	Deliveries int `json:"deliveries"`
-	Succeeded  int `json:"succeeded"`
-	Failed     int `json:"failed"`
-	Pending    int `json:"pending"`
-}
-
-// OpsRecentFailure is a job that failed for good or a webhook delivery that
-// ran out of attempts.
-type OpsRecentFailure struct {
-	Kind        string `json:"kind"`
-	ID          string `json:"id"`
-	Code        string `json:"code"`
-	Message     string `json:"message"`
-	OccurredUTC string `json:"occurredUtc"`
-}
 
 // getObservability is GET /observability/current (docs/api.md, Operations
 // summary): the caller's account over the last `hours` hours.
@@ -414,48 +350,6 @@ func (s *Server) getObservability(w http.ResponseWriter, r *http.Request, p *pri
 	if err != nil {
 		return err
 	}
-	v := OpsSummaryView{
-		APIVersion:     view.APIVersion,
-		GeneratedUTC:   view.Time(now),
-		WindowStartUTC: view.Time(from),
-		WindowEndUTC:   view.Time(now),
-		Hours:          hours,
-		Requests: OpsRequests{
-			Total: rc.Total, Succeeded: rc.Succeeded, ClientErrors: rc.ClientErrors,
-			ServerErrors: rc.ServerErrors, RateLimited: rc.RateLimited,
-			P50LatencyMs: latencyPercentile(rc.Latency, 0.50),
-			P95LatencyMs: latencyPercentile(rc.Latency, 0.95),
-		},
-		ReportJobs: OpsReportJobs{
-			Created: ops.Jobs.Created, Completed: ops.Jobs.Completed, Failed: ops.Jobs.Failed,
-			Queued: ops.Jobs.Queued, Processing: ops.Jobs.Processing,
-			P50CompletionMs: durationMs(ops.Jobs.CompletionP50),
-			P95CompletionMs: durationMs(ops.Jobs.CompletionP95),
-		},
-		Batches:        OpsBatches(ops.Batches),
-		Webhooks:       OpsWebhooks(ops.Webhooks),
-		RecentFailures: make([]OpsRecentFailure, 0, len(ops.RecentFailures)),
-	}
-	for _, f := range ops.RecentFailures {
-		v.RecentFailures = append(v.RecentFailures, OpsRecentFailure{Kind: f.Kind, ID: f.ID, Code: f.Code, Message: f.Message, OccurredUTC: view.Time(f.OccurredUTC)})
-	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, view.NewOpsSummary(from, now, hours, ops, rc, histogramPercentile))
 	return nil
-}
-
-func latencyPercentile(h []int64, p float64) *float64 {
-	ms, ok := histogramPercentile(h, p)
-	if !ok {
-		return nil
-	}
-	ms = math.Round(ms*opsPercentileRound) / opsPercentileRound
-	return &ms
-}
-
-func durationMs(d *time.Duration) *int64 {
-	if d == nil {
-		return nil
-	}
-	ms := d.Milliseconds()
-	return &ms
 }

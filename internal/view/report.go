@@ -8,7 +8,8 @@ import (
 	"github.com/locrisk/locrisk/internal/risk"
 )
 
-// APIVersion is the apiVersion field of report responses.
+// APIVersion is the apiVersion field of report, usage and operations
+// summary responses.
 const APIVersion = "v1"
 
 // Report detail levels (docs/api.md, Reports).
