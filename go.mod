@@ -7,7 +7,6 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/klauspost/compress v1.20.4
-	github.com/locrisk/locrisk/webhookverify v0.0.0
 	github.com/pb33f/libopenapi v0.42.4
 	github.com/pb33f/libopenapi-validator v0.16.2
 	github.com/prometheus/client_golang v1.25.0
@@ -43,8 +42,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-// The webhook verifier is a module of its own (webhookverify/, standard
-// library only) so that receivers can import it; the service uses the copy
-// in this repository.
-replace github.com/locrisk/locrisk/webhookverify => ./webhookverify

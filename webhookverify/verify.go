@@ -1,7 +1,7 @@
 // Package webhookverify checks the signature of a locrisk webhook delivery
-// (docs/webhooks.md, Verifying a delivery). It is a module of its own,
-// with nothing but the standard library, so a receiver in any Go module can
-// import it; the locrisk service signs its deliveries with Sign from this
+// (docs/webhooks.md, Verifying a delivery). It imports nothing but the
+// standard library, so a receiver in any Go module can import it and build
+// nothing else of locrisk; the locrisk service signs its deliveries with Sign from this
 // same package, so there is one implementation of the format.
 //
 // The format: Service-Timestamp is Unix seconds; Service-Signature is "v1="

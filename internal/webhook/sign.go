@@ -7,9 +7,9 @@ import (
 	"github.com/locrisk/locrisk/webhookverify"
 )
 
-// Signing and verifying are the webhookverify module's (docs/webhooks.md,
-// Verifying a delivery): a module of its own, standard library only, that
-// receivers in other modules import. The service signs through it too, so
+// Signing and verifying are package webhookverify's (docs/webhooks.md,
+// Verifying a delivery): standard library only, outside internal/, so that
+// receivers in other modules import it. The service signs through it too, so
 // the format has one implementation; this file keeps the names the rest of
 // the service uses.
 

@@ -1,3 +1,0 @@
-module github.com/locrisk/locrisk/webhookverify
-
-go 1.22
