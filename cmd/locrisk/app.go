@@ -179,9 +179,8 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// The app itself tells /readyz whether the data and the workers are
 	// there (Health, below), so it exists before the API.
 	a := &app{cfg: cfg, log: log, dataLoaded: true}
-	api := server.New(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
-		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a,
-		Probe: st.WithBusyWait(server.ReadyDBWait)}, st.WithBusyWait(server.DefaultDBBusyWait), eng, sched.Notify)
+	api := newAPI(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		st.Close()
@@ -230,6 +229,17 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		}
 	}
 	return a, nil
+}
+
+// newAPI builds the HTTP API over st as serve serves it: a request's
+// write waits at most server.DefaultDBBusyWait for another process's lock
+// before it is answered 503 database_busy, and GET /readyz's probe at most
+// server.ReadyDBWait (docs/operations.md, Limits and defaults), while the
+// workers keep the store's own, longer wait. cfg.Probe is set here; loc
+// decides coverage and notify wakes the scheduler, as in server.New.
+func newAPI(cfg server.Config, st *store.Store, loc server.Locator, notify func()) *server.Server {
+	cfg.Probe = st.WithBusyWait(server.ReadyDBWait)
+	return server.New(cfg, st.WithBusyWait(server.DefaultDBBusyWait), loc, notify)
 }
 
 // lockServe takes the serve lock of the database file db: an exclusive

@@ -23,8 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/batchcsv"
 	"github.com/locrisk/locrisk/internal/ids"
@@ -98,20 +96,15 @@ func (e *env) getItems(key, id string) []view.BatchItem {
 	return v.Items
 }
 
-func (e *env) count(q string, args ...any) int {
-	e.t.Helper()
-	var n int
-	if err := e.db.GetContext(context.Background(), &n, q, args...); err != nil {
-		e.t.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
-
-// batchTables are the rows a batch creates; a refused request leaves none.
+// batchRows counts what batches leave stored, over every account: the
+// batches, their items and the report jobs. A refused request leaves none.
 func (e *env) batchRows() string {
 	e.t.Helper()
-	return fmt.Sprintf("batches=%d items=%d jobs=%d", e.count(`SELECT COUNT(*) FROM batches`),
-		e.count(`SELECT COUNT(*) FROM batch_items`), e.count(`SELECT COUNT(*) FROM report_jobs`))
+	batches, items := e.everyBatch(), 0
+	for _, b := range batches {
+		items += len(storedItems(e.t, e.st, b.AccountID, b.ID))
+	}
+	return fmt.Sprintf("batches=%d items=%d jobs=%d", len(batches), items, len(e.everyJob()))
 }
 
 // fakeAssessor is a test double for the risk engine whose scores follow
@@ -287,9 +280,9 @@ func TestCreateBatchValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := e.count(`SELECT COUNT(*) FROM batches`)
+			before := len(e.everyBatch())
 			rec := e.do("POST", batchesPath, key, c.body, c.opts...)
-			after := e.count(`SELECT COUNT(*) FROM batches`)
+			after := len(e.everyBatch())
 			if c.code == "" {
 				if rec.Code != c.status || after != before+1 {
 					t.Fatalf("status %d, batches %d -> %d; want %d and one new batch; body %s", rec.Code, before, after, c.status, rec.Body)
@@ -339,7 +332,7 @@ func TestBatchBadExternalID(t *testing.T) {
 			t.Errorf("row %d: %+v; want queued with its externalId", i+1, it)
 		}
 	}
-	if used := e.count(`SELECT COALESCE(SUM(report_jobs), 0) FROM quota_usage WHERE account_id = ?`, acct.ID); used != 2 {
+	if used := e.quotaCharged(acct.ID); used != 2 {
 		t.Errorf("quota used %d, want 2", used)
 	}
 	// The same body again with the same key replays; another label is a conflict.
@@ -444,13 +437,20 @@ func TestBatchRejectedItems(t *testing.T) {
 			t.Errorf("row %d: rejected item has job fields %+v", i+1, it)
 		}
 	}
-	if n := e.count(`SELECT COUNT(*) FROM report_jobs WHERE batch_id = ? AND bucket = 'bulk'`, v.BatchID); n != 2 {
-		t.Errorf("%d bulk jobs in the batch, want 2", n)
+	all := e.everyJob()
+	bulk := 0
+	for _, j := range all {
+		if j.BatchID != nil && *j.BatchID == v.BatchID && j.Bucket == locrisk.BucketBulk {
+			bulk++
+		}
 	}
-	if n := e.count(`SELECT COUNT(*) FROM report_jobs`); n != 2 {
-		t.Errorf("%d jobs in all, want 2", n)
+	if bulk != 2 {
+		t.Errorf("%d bulk jobs in the batch, want 2", bulk)
 	}
-	if used := e.count(`SELECT COALESCE(SUM(report_jobs), 0) FROM quota_usage WHERE account_id = ?`, acct.ID); used != 2 {
+	if len(all) != 2 {
+		t.Errorf("%d jobs in all, want 2", len(all))
+	}
+	if used := e.quotaCharged(acct.ID); used != 2 {
 		t.Errorf("quota used %d, want 2", used)
 	}
 }
@@ -751,8 +751,14 @@ func TestBatchWithScheduler(t *testing.T) {
 	if got := eng.calls.Load(); got != 21 {
 		t.Errorf("engine called %d times, want 21 (20 jobs, one twice)", got)
 	}
-	if n := e.count(`SELECT COUNT(*) FROM reports r JOIN report_jobs j ON j.id = r.job_id WHERE j.batch_id = ?`, v.BatchID); n != 20 {
-		t.Errorf("%d reports, want 20", n)
+	var batchJobs []locrisk.Job
+	for _, j := range storedJobs(t, e.st, acct.ID, "") {
+		if j.BatchID != nil && *j.BatchID == v.BatchID {
+			batchJobs = append(batchJobs, j)
+		}
+	}
+	if n := storedReports(t, e.st, batchJobs); n != 20 || len(batchJobs) != 20 {
+		t.Errorf("%d reports for the batch's %d jobs, want 20 for 20", n, len(batchJobs))
 	}
 }
 
@@ -1015,7 +1021,27 @@ func submitBatches(t testing.TB, e *env, key string, n, size int) []string {
 // wall time from the first request to the last completion.
 func tenBatches(tb testing.TB, e *env, acct locrisk.Account, key string, eng *fakeAssessor, wc *workerCounter, size int) time.Duration {
 	tb.Helper()
-	reports0, calls0 := e.count(`SELECT COUNT(*) FROM reports`), eng.calls.Load()
+	ctx := context.Background()
+	// What the store shows of these batches' work: the account's jobs
+	// with a report, and its batches stored as processing or completed,
+	// which the operations summary counts by their stored status.
+	reported := func() (n int) {
+		for _, j := range storedJobs(tb, e.st, acct.ID, "") {
+			if j.ReportID != nil {
+				n++
+			}
+		}
+		return n
+	}
+	batchOps := func() locrisk.BatchOps {
+		now := e.clock.Now()
+		s, err := e.st.OpsSummary(ctx, acct.ID, now.Add(-24*time.Hour), now.Add(time.Hour), 1)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s.Batches
+	}
+	reports0, ops0, calls0 := reported(), batchOps(), eng.calls.Load()
 	wc.reset()
 	start := time.Now()
 	batchIDs := submitBatches(tb, e, key, 10, size)
@@ -1026,19 +1052,31 @@ func tenBatches(tb testing.TB, e *env, acct locrisk.Account, key string, eng *fa
 	}
 	elapsed := time.Since(start)
 	want := 10 * size
-	if n := e.count(`SELECT COUNT(*) FROM reports`) - reports0; n != want {
+	if n := reported() - reports0; n != want {
 		tb.Errorf("%d new reports, want %d", n, want)
 	}
-	if n := e.count(`SELECT COUNT(*) FROM (SELECT job_id FROM reports GROUP BY job_id HAVING COUNT(*) > 1)`); n != 0 {
-		tb.Errorf("%d jobs with more than one report", n)
+	// Each job of these batches has one report of its own.
+	ours := map[string]bool{}
+	for _, id := range batchIDs {
+		ours[id] = true
+	}
+	var batchJobs []locrisk.Job
+	for _, j := range storedJobs(tb, e.st, acct.ID, "") {
+		if j.BatchID != nil && ours[*j.BatchID] {
+			batchJobs = append(batchJobs, j)
+		}
+	}
+	if n := storedReports(tb, e.st, batchJobs); n != want || len(batchJobs) != want {
+		tb.Errorf("%d reports for the batches' %d jobs, want %d for %d", n, len(batchJobs), want, want)
 	}
 	if got := eng.calls.Load() - calls0; got != int64(want) {
 		tb.Errorf("engine ran %d times, want %d", got, want)
 	}
-	for _, id := range batchIDs {
-		if n := e.count(`SELECT COUNT(*) FROM batches WHERE id = ? AND status = 'completed' AND completed_utc IS NOT NULL`, id); n != 1 {
-			tb.Errorf("batch %s not stored as completed", id)
-		}
+	// Every batch is stored as completed, not only derived so from its
+	// items (GetBatch): none is left processing, and ten more count as
+	// completed.
+	if ops := batchOps(); ops.Processing != 0 || ops.Completed-ops0.Completed != 10 {
+		tb.Errorf("stored batch states %+v (before %+v), want none processing and 10 more completed", ops, ops0)
 	}
 	claims := wc.snapshot()
 	total := 0
@@ -1327,23 +1365,35 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("csv: %d, %d records, %v", code, len(recs), err)
 	}
 
-	db, err := sqlx.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(5000)")
+	// What the store holds after the restart, read beside the running
+	// child: every job of the batch completed, each with one report of its
+	// own that names it, and the items show those reports.
+	st, err = store.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var counts struct {
-		Reports  int `db:"reports"`
-		Distinct int `db:"distinct_jobs"`
-		Open     int `db:"open_jobs"`
+	defer st.Close()
+	stored := storedJobs(t, st, acct.ID, "")
+	notDone := 0
+	for _, j := range stored {
+		if j.Status != locrisk.StatusCompleted {
+			notDone++
+		}
 	}
-	if err := db.Get(&counts, `SELECT (SELECT COUNT(*) FROM reports) AS reports,
-		(SELECT COUNT(DISTINCT job_id) FROM reports) AS distinct_jobs,
-		(SELECT COUNT(*) FROM report_jobs WHERE status <> 'completed') AS open_jobs`); err != nil {
-		t.Fatal(err)
+	reports := storedReports(t, st, stored)
+	if len(stored) != 95 || reports != 95 || notDone != 0 {
+		t.Errorf("after the restart: %d jobs, %d reports, %d not completed; want 95 reports for 95 jobs, none open", len(stored), reports, notDone)
 	}
-	if counts.Reports != 95 || counts.Distinct != 95 || counts.Open != 0 {
-		t.Errorf("after the restart: %+v, want 95 reports for 95 distinct jobs, none open", counts)
+	byJob := map[string]string{}
+	for _, j := range stored {
+		if j.ReportID != nil {
+			byJob[j.ID] = *j.ReportID
+		}
+	}
+	for _, it := range iv.Items[:95] {
+		if it.ReportJobID == nil || it.ReportID == nil || byJob[*it.ReportJobID] != *it.ReportID {
+			t.Errorf("row %d: job %v report %v, not its job's stored report", it.RowNumber, it.ReportJobID, it.ReportID)
+		}
 	}
 }
 

@@ -2,168 +2,87 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/store"
 )
 
-// TestDatabaseBusy: while another process holds the database's write lock
-// (a sqlite3 shell after BEGIN IMMEDIATE), a request that writes answers
-// 503 database_busy with Retry-After after the server's busy wait, not a
-// 500 after the store's; reads keep working (WAL), and writes work again
-// once the lock is gone.
-func TestDatabaseBusy(t *testing.T) {
-	e := newEnv(t)
-	key := e.allScopesKey(e.account(100, 600))
-	const wait = 200 * time.Millisecond
-	h := New(Config{Now: e.clock.Now}, e.st.WithBusyWait(wait), fakeLocator{}, func() {}).Handler()
-	do := func(method, path, body string) (int, http.Header, map[string]any) {
-		t.Helper()
-		e.h = h
-		rec := e.do(method, path, key, body)
-		var m map[string]any
-		_ = json.Unmarshal(rec.Body.Bytes(), &m)
-		return rec.Code, rec.Header(), m
-	}
+// How the server answers a store that cannot take a write in time. The
+// store's side, SQLite's locks between processes and the busy waits the
+// service is assembled with, is tested with the assembly (cmd/locrisk,
+// dbbusy_test.go); here a store stands in whose writes fail as the real
+// one's do.
 
-	ctx := context.Background()
-	conn, err := e.db.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-
-	const body = `{"latitude": 40.7128, "longitude": -74.006}`
-	start := time.Now()
-	code, hdr, m := do("POST", jobsPath, body)
-	took := time.Since(start)
-	if code != http.StatusServiceUnavailable {
-		t.Fatalf("POST while locked: %d %v, want 503", code, m)
-	}
-	if ra := hdr.Get("Retry-After"); ra != "1" {
-		t.Errorf("Retry-After = %q, want 1", ra)
-	}
-	if errObj, _ := m["error"].(map[string]any); errObj["code"] != codeDatabaseBusy {
-		t.Errorf("body %v, want error code %s", m, codeDatabaseBusy)
-	}
-	if took < wait {
-		t.Errorf("answered after %s, before the busy wait of %s", took, wait)
-	}
-	if code, _, m := do("GET", jobsPath, ""); code != http.StatusOK {
-		t.Errorf("GET while locked: %d %v, want 200", code, m)
-	}
-
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, m := do("POST", jobsPath, body); code != http.StatusAccepted {
-		t.Errorf("POST after the lock is gone: %d %v, want 202", code, m)
-	}
+// failingWrites is the store with its writes failing with err, as the
+// SQLite store's fail with locrisk.ErrBusy when another process holds the
+// database's write lock past the busy wait, and with
+// locrisk.ErrWriteQueue when this process's own writes queue past the
+// queue wait (docs/operations.md, Limits and defaults). Reads are the
+// store's.
+type failingWrites struct {
+	Store
+	err error
 }
 
-// TestWriteQueueIsNotDatabaseBusy: many job creations at once on one
-// server, queueing far longer than the busy wait behind each other, are
-// all accepted (before, those that queued past the busy wait were answered
-// 503 database_busy, "locked by another process", with no other process);
-// while another process holds the lock, the creations queued behind the
-// stuck one are still answered database_busy, promptly.
-func TestWriteQueueIsNotDatabaseBusy(t *testing.T) {
-	const body = `{"latitude": 40.7128, "longitude": -74.006}`
-	post := func(e *env, h http.Handler, key string, n int) []*httptest.ResponseRecorder {
-		t.Helper()
-		e.h = h
-		recs := make([]*httptest.ResponseRecorder, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { recs[i] = e.do("POST", jobsPath, key, body) })
-		}
-		wg.Wait()
-		return recs
+func (f failingWrites) CreateJob(context.Context, locrisk.NewJob, time.Time) (locrisk.Job, bool, error) {
+	return locrisk.Job{}, false, fmt.Errorf("create job: %w", f.err)
+}
+
+func (f failingWrites) CreateBatch(context.Context, locrisk.NewBatch, time.Time) (locrisk.Batch, bool, error) {
+	return locrisk.Batch{}, false, fmt.Errorf("create batch: %w", f.err)
+}
+
+func (f failingWrites) RetryJob(context.Context, string, string, time.Time) (locrisk.Job, error) {
+	return locrisk.Job{}, fmt.Errorf("retry job: %w", f.err)
+}
+
+func (f failingWrites) ProbeWrite(context.Context) error { return fmt.Errorf("probe: %w", f.err) }
+
+// TestStoreBusyAnswers: a write the store could not take in time is
+// answered 503 with Retry-After, database_busy when another process holds
+// the lock and server_busy when this server's own writes queue too long,
+// never 500; nothing is queued for the workers, and reads keep working
+// (docs/api.md, database_busy and server_busy).
+func TestStoreBusyAnswers(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		code string
+	}{
+		{locrisk.ErrBusy, codeDatabaseBusy},
+		{locrisk.ErrWriteQueue, codeServerBusy},
+	} {
+		t.Run(tt.code, func(t *testing.T) {
+			e := newEnv(t)
+			acct := e.account(100, 600)
+			key := e.allScopesKey(acct)
+			failed := e.createJob(key, 40.7, -74)
+			e.fail(failed.JobID, true)
+			e.h = New(Config{Now: e.clock.Now}, failingWrites{Store: e.st, err: tt.err}, fakeLocator{}, func() { e.notified.Add(1) }).Handler()
+			notified := e.notified.Load()
+			for _, w := range []struct{ path, body string }{
+				{jobsPath, `{"latitude": 40.7128, "longitude": -74.006}`},
+				{batchesPath, batchBody(t, nil, validItems(2)...)},
+				{jobsPath + "/" + failed.JobID + "/retry", ""},
+			} {
+				rec := e.do("POST", w.path, key, w.body)
+				wantError(t, rec, http.StatusServiceUnavailable, tt.code)
+				if ra := rec.Header().Get("Retry-After"); ra != "1" {
+					t.Errorf("POST %s: Retry-After = %q, want 1", w.path, ra)
+				}
+			}
+			if e.notified.Load() != notified {
+				t.Error("the workers were notified of writes that failed")
+			}
+			if rec := e.do("GET", jobsPath, key, ""); rec.Code != http.StatusOK {
+				t.Errorf("GET while writes fail: %d %s", rec.Code, rec.Body)
+			}
+		})
 	}
-
-	t.Run("own writes", func(t *testing.T) {
-		e := newEnv(t)
-		key := e.allScopesKey(e.account(1<<30, 1<<30))
-		// A write of this process holds the store for three busy waits
-		// while 120 creations queue behind it: a slow store. The holder
-		// is inside its transaction, not asking SQLite for the lock, so
-		// the queue is this server's own. (A busy wait of a few
-		// milliseconds would let a scheduling stall of the holder's
-		// BEGIN on a loaded machine pass for another process's lock.)
-		const busyWait = 50 * time.Millisecond
-		// No in-flight bound: one account sends all 120, beyond its share.
-		h := New(Config{Now: e.clock.Now, MaxInFlight: -1}, e.st.WithBusyWait(busyWait), fakeLocator{}, func() {}).Handler()
-		held, free, holderDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() {
-			holderDone <- e.st.WithTx(context.Background(), func(context.Context, *sqlx.Tx) error { close(held); <-free; return nil })
-		}()
-		<-held
-		time.AfterFunc(3*busyWait, func() { close(free) })
-		codes := map[int]int{}
-		var other string
-		recs := post(e, h, key, 120)
-		if err := <-holderDone; err != nil {
-			t.Fatalf("holding write: %v", err)
-		}
-		for _, rec := range recs {
-			codes[rec.Code]++
-			if rec.Code != http.StatusAccepted && other == "" {
-				other = rec.Body.String()
-			}
-		}
-		if codes[http.StatusAccepted] != 120 {
-			t.Errorf("120 creations at once: statuses %v, want all 202; first other: %s", codes, other)
-		}
-	})
-
-	t.Run("another process's lock", func(t *testing.T) {
-		e := newEnv(t)
-		key := e.allScopesKey(e.account(1<<30, 1<<30))
-		h := New(Config{Now: e.clock.Now}, e.st.WithBusyWait(100*time.Millisecond), fakeLocator{}, func() {}).Handler()
-		ctx := context.Background()
-		conn, err := e.db.Connx(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		recs := post(e, h, key, 20)
-		took := time.Since(start)
-		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-			t.Fatal(err)
-		}
-		for _, rec := range recs {
-			var m struct {
-				Error struct{ Code string } `json:"error"`
-			}
-			_ = json.Unmarshal(rec.Body.Bytes(), &m)
-			if rec.Code != http.StatusServiceUnavailable || m.Error.Code != codeDatabaseBusy || rec.Header().Get("Retry-After") != "1" {
-				t.Errorf("creation under another process's lock: %d %s, want 503 %s with Retry-After 1", rec.Code, rec.Body, codeDatabaseBusy)
-			}
-		}
-		// Far below the store's queue wait: the queue saw the holder held
-		// up by the lock (loose bound for a loaded machine).
-		if took > store.DefaultQueueWait/2 {
-			t.Errorf("20 creations under the lock took %s", took)
-		}
-	})
 }
 
 // TestWriteQueueFullIsServerBusy: a write that queued past the store's

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/version"
 )
 
@@ -103,37 +104,58 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
-// TestReadyzDatabaseLocked: another process holding the write lock makes
-// the server not ready within about readyDBWait, instead of hanging, and
-// ready again once the lock is gone.
-func TestReadyzDatabaseLocked(t *testing.T) {
-	e, _ := healthEnv(t)
-	ctx := context.Background()
-	conn, err := e.db.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	rec := e.do("GET", "/readyz", "", "")
-	took := time.Since(start)
-	v := decode[ReadyView](t, rec)
-	if rec.Code != http.StatusServiceUnavailable || v.Status != "not_ready" || v.Checks.Database != "locked by another process" || v.Checks.Data != "ok" {
-		t.Errorf("readyz under a foreign lock: %d %+v", rec.Code, v)
-	}
-	// Bounded by readyDBWait, not by the store's 5 s busy wait (generous
-	// for a loaded machine).
-	if took >= store.DefaultBusyWait {
-		t.Errorf("readyz took %s under a foreign lock", took)
-	}
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	if rec := e.do("GET", "/readyz", "", ""); rec.Code != http.StatusOK {
-		t.Errorf("readyz after the lock is gone: %d %s", rec.Code, rec.Body)
+// probeFunc is a WriteProber.
+type probeFunc func(ctx context.Context) error
+
+func (f probeFunc) ProbeWrite(ctx context.Context) error { return f(ctx) }
+
+// TestReadyzDatabaseProbe: /readyz asks the probe (Config.Probe) within
+// ReadyDBWait, and a probe that cannot write, another process holding the
+// lock (locrisk.ErrBusy) or no answer in time, makes the server not ready
+// with the reason, and ready again once the probe writes. That the
+// assembly's probe gives up on a foreign SQLite lock within ReadyDBWait
+// is tested with the assembly (cmd/locrisk, dbbusy_test.go).
+func TestReadyzDatabaseProbe(t *testing.T) {
+	var probeErr error
+	var deadlines []time.Duration
+	probe := probeFunc(func(ctx context.Context) error {
+		dl, ok := ctx.Deadline()
+		if !ok {
+			deadlines = append(deadlines, -1)
+			return probeErr
+		}
+		deadlines = append(deadlines, time.Until(dl))
+		if errors.Is(probeErr, context.DeadlineExceeded) {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return probeErr
+	})
+	e := newEnvWith(t, Config{Probe: probe})
+	e.srv.health = &fakeHealth{}
+	for _, tt := range []struct {
+		err    error
+		reason string
+	}{
+		{nil, "ok"},
+		{fmt.Errorf("probe: %w", locrisk.ErrBusy), "locked by another process"},
+		{context.DeadlineExceeded, "no write within " + ReadyDBWait.String()},
+		{errors.New("disk I/O error"), "write failed"},
+		{nil, "ok"},
+	} {
+		probeErr = tt.err
+		rec := e.do("GET", "/readyz", "", "")
+		v := decode[ReadyView](t, rec)
+		wantCode, wantStatus := http.StatusOK, "ready"
+		if tt.reason != "ok" {
+			wantCode, wantStatus = http.StatusServiceUnavailable, "not_ready"
+		}
+		if rec.Code != wantCode || v.Status != wantStatus || v.Checks.Database != tt.reason || v.Checks.Data != "ok" {
+			t.Errorf("readyz with the probe answering %v: %d %+v, want %d %s and database %q", tt.err, rec.Code, v, wantCode, wantStatus, tt.reason)
+		}
+		if d := deadlines[len(deadlines)-1]; d <= 0 || d > ReadyDBWait {
+			t.Errorf("probe asked with %v left, want at most ReadyDBWait (%v)", d, ReadyDBWait)
+		}
 	}
 }
 

@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/risk"
@@ -110,7 +108,7 @@ type env struct {
 	t        testing.TB
 	clock    *fakeClock
 	st       *store.Store
-	db       *sqlx.DB // a second connection to the file, for reading it directly
+	path     string // the database file, for a restart on it (restartEnv)
 	srv      *Server
 	h        http.Handler
 	logs     *syncBuffer
@@ -126,14 +124,22 @@ func newEnv(t testing.TB) *env {
 // env's.
 func newEnvWith(t testing.TB, cfg Config) *env {
 	t.Helper()
+	return newEnvStore(t, cfg, store.Options{})
+}
+
+// newEnvStore is newEnvWith over a store opened with opt; the clock and
+// the signing secrets' key are the env's.
+func newEnvStore(t testing.TB, cfg Config, opt store.Options) *env {
+	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
-	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now, Secrets: testSecrets(t)})
+	opt.Now, opt.Secrets = clock.Now, testSecrets(t)
+	st, err := store.OpenWith(context.Background(), path, opt)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
+	e := &env{t: t, clock: clock, st: st, path: path, logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	cfg.Logger, cfg.Now = logger, clock.Now
 	if cfg.Probe == nil {
@@ -153,17 +159,6 @@ func testSecrets(t testing.TB) *secretbox.Box {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// rawDB opens a second connection to the database file for reading.
-func rawDB(t testing.TB, path string) *sqlx.DB {
-	t.Helper()
-	db, err := sqlx.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // account makes an account with the given monthly quota and rate limit.
@@ -424,4 +419,180 @@ func walkPages[P any](t *testing.T, e *env, key, path string, limit, maxPages in
 		}
 		cursor = *c
 	}
+}
+
+// Reading back what requests stored. The server's tests check stored
+// state only through the domain's operations (package locrisk, service.go)
+// or the API itself, never through the database's schema: the server
+// depends on those interfaces alone (docs/architecture.md), so its tests
+// hold for any store that implements them.
+
+// storedJobs returns every job of the account, newest first, only those
+// of status unless it is "", paging ListJobs to the end as a client pages
+// GET /location-risk/report-jobs.
+func storedJobs(tb testing.TB, st locrisk.Jobs, accountID, status string) []locrisk.Job {
+	tb.Helper()
+	var all []locrisk.Job
+	cursor := ""
+	for {
+		page, next, err := st.ListJobs(context.Background(), accountID, status, 1000, cursor)
+		if err != nil {
+			tb.Fatalf("list jobs of %s: %v", accountID, err)
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all
+		}
+		cursor = next
+	}
+}
+
+// storedBatches returns every batch of the account, newest first, paging
+// ListBatches to the end.
+func storedBatches(tb testing.TB, st locrisk.Batches, accountID string) []locrisk.Batch {
+	tb.Helper()
+	var all []locrisk.Batch
+	cursor := ""
+	for {
+		page, next, err := st.ListBatches(context.Background(), accountID, 1000, cursor)
+		if err != nil {
+			tb.Fatalf("list batches of %s: %v", accountID, err)
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all
+		}
+		cursor = next
+	}
+}
+
+// storedItems returns the items of the account's batch, in input order.
+func storedItems(tb testing.TB, st locrisk.Batches, accountID, batchID string) []locrisk.BatchItem {
+	tb.Helper()
+	var items []locrisk.BatchItem
+	err := st.BatchItems(context.Background(), accountID, batchID, func(it locrisk.BatchItem) error {
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("items of batch %s: %v", batchID, err)
+	}
+	return items
+}
+
+// storedReports checks that every completed job among jobs has exactly
+// one report of its own: a report id, which no other of the jobs shares,
+// naming a report GetReport finds for that job and account. It returns
+// the number of reports, one per completed job. A second report row for
+// one job cannot be seen through the operations; the store rules it out
+// (its schema keeps one report per job, internal/store/schema.sql), and
+// the engine's call count, where a test has one, shows a report made
+// twice.
+func storedReports(tb testing.TB, st locrisk.Jobs, jobs []locrisk.Job) int {
+	tb.Helper()
+	owner := map[string]string{}
+	for _, j := range jobs {
+		if j.Status != locrisk.StatusCompleted {
+			if j.ReportID != nil {
+				tb.Errorf("job %s is %s with report %s", j.ID, j.Status, *j.ReportID)
+			}
+			continue
+		}
+		if j.ReportID == nil {
+			tb.Errorf("completed job %s has no report", j.ID)
+			continue
+		}
+		if other, dup := owner[*j.ReportID]; dup {
+			tb.Errorf("jobs %s and %s share the report %s", other, j.ID, *j.ReportID)
+		}
+		owner[*j.ReportID] = j.ID
+		r, err := st.GetReport(context.Background(), j.AccountID, *j.ReportID)
+		if err != nil || r.JobID != j.ID {
+			tb.Errorf("report %s of job %s: job %q, %v", *j.ReportID, j.ID, r.JobID, err)
+		}
+	}
+	return len(owner)
+}
+
+// accountIDs returns the ids of every account in e's store, so that a
+// test can count what all of them stored.
+func (e *env) accountIDs() []string {
+	e.t.Helper()
+	accts, err := e.st.ListAccounts(context.Background())
+	if err != nil {
+		e.t.Fatalf("list accounts: %v", err)
+	}
+	ids := make([]string, len(accts))
+	for i, a := range accts {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+// everyJob returns the jobs of every account.
+func (e *env) everyJob() []locrisk.Job {
+	e.t.Helper()
+	var all []locrisk.Job
+	for _, id := range e.accountIDs() {
+		all = append(all, storedJobs(e.t, e.st, id, "")...)
+	}
+	return all
+}
+
+// everyBatch returns the batches of every account.
+func (e *env) everyBatch() []locrisk.Batch {
+	e.t.Helper()
+	var all []locrisk.Batch
+	for _, id := range e.accountIDs() {
+		all = append(all, storedBatches(e.t, e.st, id)...)
+	}
+	return all
+}
+
+// everyDelivery returns the webhook deliveries of every account.
+func (e *env) everyDelivery() []locrisk.WebhookDelivery {
+	e.t.Helper()
+	const most = 1000 // ListWebhookDeliveries' largest page
+	var all []locrisk.WebhookDelivery
+	for _, id := range e.accountIDs() {
+		ds, err := e.st.ListWebhookDeliveries(context.Background(), id, "", most)
+		if err != nil {
+			e.t.Fatalf("list deliveries of %s: %v", id, err)
+		}
+		if len(ds) == most {
+			e.t.Fatalf("account %s has %d deliveries or more: too many to count in one page", id, most)
+		}
+		all = append(all, ds...)
+	}
+	return all
+}
+
+// quotaCharged is what the account's quota counter holds for the clock's
+// month: the jobs charged to its quota, which the store checks a creation
+// against. The counter is read the one way the operations show it: with
+// the quota set to 0 for the moment, a creation is refused with a
+// *QuotaError that gives it (Used); the refused creation changes nothing,
+// and the quota is put back.
+func (e *env) quotaCharged(accountID string) int {
+	e.t.Helper()
+	ctx := context.Background()
+	a, err := e.st.GetAccount(ctx, accountID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	zero := 0
+	if _, err := e.st.UpdateAccount(ctx, accountID, locrisk.AccountUpdate{MonthlyQuota: &zero}); err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() {
+		if _, err := e.st.UpdateAccount(ctx, accountID, locrisk.AccountUpdate{MonthlyQuota: &a.MonthlyQuota}); err != nil {
+			e.t.Fatal(err)
+		}
+	}()
+	_, _, err = e.st.CreateJob(ctx, locrisk.NewJob{AccountID: accountID, Latitude: 40, Longitude: -100}, e.clock.Now())
+	var qe *locrisk.QuotaError
+	if !errors.As(err, &qe) {
+		e.t.Fatalf("creation with no quota: %v, want a *QuotaError", err)
+	}
+	return qe.Used
 }

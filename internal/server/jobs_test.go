@@ -374,7 +374,7 @@ func TestConcurrentCreatesKeepQuotaAndIdempotency(t *testing.T) {
 	if codes["202"] != 20 || codes["429 quota_exceeded"] != 30 || len(codes) != 2 {
 		t.Errorf("50 concurrent creations against 20 remaining: %v; want 20 x 202 and 30 x 429 quota_exceeded", codes)
 	}
-	if n := e.count(`SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, acct.ID); n != 25 {
+	if n := len(storedJobs(t, e.st, acct.ID, "")); n != 25 {
 		t.Errorf("%d jobs stored, want 25", n)
 	}
 
@@ -402,7 +402,7 @@ func TestConcurrentCreatesKeepQuotaAndIdempotency(t *testing.T) {
 	if len(ids) != 1 || fresh != 1 {
 		t.Errorf("20 concurrent creations with one key: job ids %v, %d not replayed; want one job, created once", ids, fresh)
 	}
-	if n := e.count(`SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, other.ID); n != 1 {
+	if n := len(storedJobs(t, e.st, other.ID, "")); n != 1 {
 		t.Errorf("%d jobs stored under the key, want 1", n)
 	}
 }

@@ -289,14 +289,10 @@ func restartEnv(t *testing.T, e *env) {
 	if err := e.srv.Close(ctx); err != nil {
 		t.Fatalf("close server: %v", err)
 	}
-	var path string
-	if err := e.db.Get(&path, `SELECT file FROM pragma_database_list WHERE name = 'main'`); err != nil {
-		t.Fatal(err)
-	}
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWith(ctx, path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
+	st, err := store.OpenWith(ctx, e.path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +318,15 @@ func TestOpsSurvivesRestart(t *testing.T) {
 
 	before := getOpsSummary(e, key, "")
 	restartEnv(t, e)
+	// What the stop saved, before the new server answers anything: the
+	// five requests so far, the first summary's included, all in the
+	// clock's hour, nothing lost or counted twice.
+	if got := e.savedRequests(acct.ID, e.clock.Now()); got.Total != 5 || got.RateLimited != 1 {
+		t.Errorf("saved request statistics %+v, want 5 requests, 1 rate limited, in the hour", got)
+	}
+	if all := e.savedRequests(acct.ID, time.Time{}); all.Total != 5 {
+		t.Errorf("%d requests saved in all, want the hour's 5", all.Total)
+	}
 	after := getOpsSummary(e, key, "")
 	// The first summary request is the only difference: one more success.
 	before.Requests.Total++
@@ -340,14 +345,25 @@ func TestOpsSurvivesRestart(t *testing.T) {
 	if after.Requests.Total != 5 || after.Requests.RateLimited != 1 || after.ReportJobs.Failed != 1 || len(after.RecentFailures) != 1 {
 		t.Errorf("after restart: %s", a)
 	}
-	var rows int
-	if err := e.db.Get(&rows, `SELECT COUNT(*) FROM request_stats`); err != nil || rows != 1 {
-		t.Errorf("request_stats rows = %d (%v), want 1", rows, err)
+}
+
+// savedRequests is the request statistics the store holds for the
+// account: those of hour's hour, or of every hour when hour is zero.
+func (e *env) savedRequests(accountID string, hour time.Time) locrisk.RequestCounts {
+	e.t.Helper()
+	from, to := hour.Truncate(time.Hour), hour.Truncate(time.Hour).Add(time.Hour)
+	if hour.IsZero() {
+		from, to = time.Unix(0, 0).UTC(), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
+	c, err := e.st.RequestStats(context.Background(), accountID, from, to)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
 }
 
 // TestStatsFlushInBackground: without any Close, aggregates reach the
-// table within about a second, and the flusher stops when idle.
+// store within about a second, and the flusher stops when idle.
 func TestStatsFlushInBackground(t *testing.T) {
 	e := newEnv(t)
 	t.Cleanup(func() { e.srv.Close(context.Background()) })
@@ -356,18 +372,15 @@ func TestStatsFlushInBackground(t *testing.T) {
 	e.do("GET", jobsPath, key, "")
 	e.do("GET", jobsPath, key, "")
 	deadline := time.Now().Add(5 * time.Second)
-	var total int
+	var total int64
 	for time.Now().Before(deadline) {
-		if err := e.db.Get(&total, `SELECT COALESCE(SUM(total), 0) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil {
-			t.Fatal(err)
-		}
-		if total == 2 {
+		if total = e.savedRequests(acct.ID, time.Time{}).Total; total == 2 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if total != 2 {
-		t.Fatalf("request_stats total = %d after 5 s, want 2", total)
+		t.Fatalf("saved request total = %d after 5 s, want 2", total)
 	}
 	deadline = time.Now().Add(5 * time.Second)
 	for {
@@ -387,8 +400,8 @@ func TestStatsFlushInBackground(t *testing.T) {
 	if err := e.srv.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.db.Get(&total, `SELECT SUM(total) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil || total != 3 {
-		t.Errorf("after Close: total %d (%v), want 3", total, err)
+	if total = e.savedRequests(acct.ID, time.Time{}).Total; total != 3 {
+		t.Errorf("after Close: total %d, want 3", total)
 	}
 }
 
@@ -404,8 +417,8 @@ func TestFlushFailureKeepsData(t *testing.T) {
 	srv.observeRequest(ctx, info, 200, time.Millisecond)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	// A cancelled context makes the write fail (database/sql checks it
-	// before taking a connection).
+	// A cancelled context makes the write fail: the store does not begin
+	// a write for a caller that has given up (internal/store, WithTx).
 	if err := srv.FlushStats(cancelled); err == nil {
 		t.Fatal("flush with a cancelled context succeeded")
 	}
@@ -517,9 +530,8 @@ func TestCloseFlushesAfterDeadline(t *testing.T) {
 	if err := e.srv.Close(ctx); err != nil {
 		t.Fatalf("Close with an expired context: %v", err)
 	}
-	var total int
-	if err := e.db.Get(&total, `SELECT COALESCE(SUM(total), 0) FROM request_stats WHERE account_id = ?`, acct.ID); err != nil || total != 1 {
-		t.Errorf("saved total %d (%v), want 1", total, err)
+	if total := e.savedRequests(acct.ID, time.Time{}).Total; total != 1 {
+		t.Errorf("saved total %d, want 1", total)
 	}
 	if err := e.srv.Close(context.Background()); err != nil {
 		t.Errorf("second Close: %v", err)

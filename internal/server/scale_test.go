@@ -2,29 +2,32 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/loadgen"
+	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
+	"github.com/locrisk/locrisk/internal/webhook"
 )
 
 // TestScale is issue 16's scale measurement (docs/performance.md, A large database): it
 // fills a database with jobs and what comes with them (reports, batches
-// and their items, webhook events and deliveries) for several accounts by
-// direct SQL, measures job creation on it in turns with an empty database
+// and their items, webhook events and deliveries) for several accounts
+// through the store's operations (fillScale), measures job creation on it in turns with an empty database
 // in the same run, then the latency of every read endpoint as the account
 // holding most of the jobs. It is opt-in because the fill
 // takes minutes at its default size:
@@ -91,8 +94,8 @@ type scaleRead struct {
 type scaleResult struct {
 	jobs              int
 	fill              time.Duration
-	emptyCreate       loadResult
-	fullCreate        loadResult
+	emptyCreate       loadgen.Result
+	fullCreate        loadgen.Result
 	reads             []scaleRead
 	heavyJobs, sample int
 }
@@ -101,12 +104,12 @@ func (r scaleResult) log(t *testing.T) {
 	t.Logf("scale: %d jobs (%d of them the measured account's), filled in %s (%.0f jobs/s)",
 		r.jobs, r.heavyJobs, r.fill.Round(time.Second), float64(r.jobs)/r.fill.Seconds())
 	t.Logf("job creation, %d clients, %d rounds in turns: empty %.0f req/s (p99 %.1f ms), full %.0f req/s (p99 %.1f ms): %.0f%% of empty",
-		benchClients, scaleCreateRounds, r.emptyCreate.rate(), r.emptyCreate.pctMS(99), r.fullCreate.rate(), r.fullCreate.pctMS(99),
-		100*r.fullCreate.rate()/r.emptyCreate.rate())
+		loadgen.Clients, scaleCreateRounds, r.emptyCreate.Rate(), r.emptyCreate.PctMS(99), r.fullCreate.Rate(), r.fullCreate.PctMS(99),
+		100*r.fullCreate.Rate()/r.emptyCreate.Rate())
 	t.Logf("%-34s %8s %8s %8s %9s  (one at a time, at most %d each)", "read endpoint", "p50 ms", "p99 ms", "max ms", "requests", r.sample)
 	for _, rd := range r.reads {
-		lr := loadResult{lat: rd.lat}
-		t.Logf("%-34s %8.2f %8.2f %8.2f %9d", rd.name, lr.pctMS(50), lr.pctMS(99), lr.pctMS(100), len(rd.lat))
+		lr := loadgen.Result{Lat: rd.lat}
+		t.Logf("%-34s %8.2f %8.2f %8.2f %9d", rd.name, lr.PctMS(50), lr.PctMS(99), lr.PctMS(100), len(rd.lat))
 	}
 }
 
@@ -116,7 +119,9 @@ func (r scaleResult) log(t *testing.T) {
 func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult {
 	const readBudget = 20 * time.Second
 	ctx := context.Background()
-	e := newEnv(t)
+	// The outbox hook writes each completed job's event and delivery, as
+	// serve's store does (cmd/locrisk).
+	e := newEnvStore(t, Config{}, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(nil)}})
 	accts := make([]locrisk.Account, scaleAccounts)
 	for i := range accts {
 		accts[i] = e.account(1<<30, 1<<30)
@@ -133,7 +138,7 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	e0 := newEnv(t)
 	ts0 := httptest.NewServer(e0.h)
 	defer ts0.Close()
-	send0 := createJobSender(e0.allScopesKey(e0.account(1<<30, 1<<30)))
+	send0 := loadgen.CreateJobs(e0.allScopesKey(e0.account(1<<30, 1<<30)))
 
 	start := time.Now()
 	f := fillScale(t, ctx, e, accts, n)
@@ -144,25 +149,19 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	// of queued jobs, created within the hour, would otherwise be the
 	// measured account's backlog, which its operations summary counts
 	// row by row (docs/performance.md, "A large database").
-	send := createJobSender(e.allScopesKey(accts[1]))
+	send := loadgen.CreateJobs(e.allScopesKey(accts[1]))
 	for round := range scaleCreateRounds {
 		// Each round its own idempotency keys.
-		next := func(s sender) sender {
+		next := func(s loadgen.Sender) loadgen.Sender {
 			return func(buf []byte, i int64) []byte { return s(buf, i+int64(round)<<40) }
 		}
-		r.emptyCreate.add(runLoad(t, ts0, benchClients, window, next(send0)))
-		r.fullCreate.add(runLoad(t, ts, benchClients, window, next(send)))
+		r.emptyCreate.Add(loadgen.Run(t, ts0.Listener.Addr().String(), loadgen.Clients, window, next(send0)))
+		r.fullCreate.Add(loadgen.Run(t, ts.Listener.Addr().String(), loadgen.Clients, window, next(send)))
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
-	// A cursor is opaque to clients (docs/api.md, List jobs); this one is
-	// made the way the store makes it (internal/store/paging.go) so that it points
-	// at a job half way down the measured account's list, and further.
-	deep := func() string {
-		j := f.heavyJobs[len(f.heavyJobs)/2+rng.IntN(len(f.heavyJobs)/2)]
-		return base64.RawURLEncoding.EncodeToString([]byte("v1\x00" + f.created[j] + "\x00" + j))
-	}
+	deep := func() string { return url.QueryEscape(pick(f.deep)) }
 	for _, rd := range []struct {
 		name string
 		path func() string
@@ -210,129 +209,198 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	return r
 }
 
-// scaleFill is what fillScale wrote that the reads need.
+// scaleFill is what fillScale made that the reads need.
 type scaleFill struct {
-	heavyJobs []string          // the measured account's jobs, oldest first
-	created   map[string]string // created_utc of each of heavyJobs
-	batches   []string          // the measured account's batches
+	heavyJobs []string // the measured account's jobs, newest first
+	deep      []string // cursors of the measured account's job list, from half way down
+	batches   []string // the measured account's batches of scaleBatchItems items
 }
 
-// fillScale writes n completed jobs spread over accts by direct SQL on its
-// own connection, in large transactions without waiting for the disk
-// (synchronous=OFF on that connection only): filling is not what is
+// scaleMake is one creation of the fill: a job, or a batch of jobs, of one
+// account at one time.
+type scaleMake struct {
+	acct    int
+	created time.Time
+	coords  [][2]float64 // one job, or a batch's items
+	bulk    bool
+}
+
+// fillScale makes n completed jobs spread over accts, with a webhook event
+// and a delivered delivery each, through the store's own operations, as
+// the service would have over the scaleDays days before the clock: each
+// job created at its time, claimed, completed 3 ms later with a report
+// (the outbox hook writing its event and delivery in that transaction),
+// and the delivery recorded as succeeded when the job completed. Writers
+// run side by side, so their transactions share commits (group commit,
+// docs/operations.md, The database file): filling is not what is
 // measured.
 func fillScale(t *testing.T, ctx context.Context, e *env, accts []locrisk.Account, n int) scaleFill {
 	t.Helper()
-	conn, err := e.db.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous=OFF`); err != nil {
-		t.Fatal(err)
-	}
-	endpoints := make([]string, len(accts))
-	for i, a := range accts {
-		endpoints[i] = ids.New(ids.WebhookEndpoint)
-		if _, err := conn.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, account_id, name, url, events, signing_secret, created_utc)
-			VALUES (?, ?, 'scale', 'https://example.com/hook', 'report.job.completed report.job.failed batch.completed', 'unused', ?)`,
-			endpoints[i], a.ID, store.FormatTime(t0.Add(-scaleDays*24*time.Hour))); err != nil {
+	const writers = 16
+	from := t0.Add(-scaleDays * 24 * time.Hour)
+	for _, a := range accts {
+		// Never called: the deliveries are recorded below, not sent.
+		if _, _, err := e.st.CreateWebhookEndpoint(ctx, locrisk.NewWebhookEndpoint{AccountID: a.ID, Name: "scale",
+			URL: "https://127.0.0.1:9/hook", Events: []string{webhook.EventJobCompleted}}, from); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f := scaleFill{created: map[string]string{}}
-	from := t0.Add(-scaleDays * 24 * time.Hour)
+
+	// What to create: one job in scaleBulkEvery a batch's, each batch
+	// taking its account's next scaleBatchItems bulk jobs at the time of
+	// the first.
 	step := scaleDays * 24 * time.Hour / time.Duration(n)
-	const perTx = 20_000
-	var batch [scaleAccounts]struct {
-		id    string
-		items int
+	var makes []scaleMake
+	open := make([]int, len(accts)) // index in makes of each account's batch being filled, -1 for none
+	for i := range open {
+		open[i] = -1
 	}
-	for lo := 0; lo < n; lo += perTx {
-		tx, err := conn.BeginTxx(ctx, nil)
+	for i := range n {
+		a := 0
+		if float64(i%100) >= 100*scaleHeavyShare {
+			a = 1 + i%(scaleAccounts-1)
+		}
+		coord := [2]float64{25 + float64(i%2000)/100, -70 - float64(i%5000)/100}
+		if i%scaleBulkEvery != 0 {
+			makes = append(makes, scaleMake{acct: a, created: from.Add(time.Duration(i) * step), coords: [][2]float64{coord}})
+			continue
+		}
+		if open[a] < 0 || len(makes[open[a]].coords) == scaleBatchItems {
+			open[a] = len(makes)
+			makes = append(makes, scaleMake{acct: a, created: from.Add(time.Duration(i) * step), bulk: true})
+		}
+		makes[open[a]].coords = append(makes[open[a]].coords, coord)
+	}
+
+	var (
+		f  scaleFill
+		mu sync.Mutex
+	)
+	each := func(what string, work func(w int) (more bool, err error)) {
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := range writers {
+			wg.Go(func() {
+				for {
+					more, err := work(w)
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", what, err)
+						return
+					}
+					if !more {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	each("create", func(int) (bool, error) {
+		i := int(next.Add(1)) - 1
+		if i >= len(makes) {
+			return false, nil
+		}
+		m := makes[i]
+		acct := accts[m.acct].ID
+		if !m.bulk {
+			_, _, err := e.st.CreateJob(ctx, locrisk.NewJob{AccountID: acct, Bucket: locrisk.BucketAPI,
+				Latitude: m.coords[0][0], Longitude: m.coords[0][1]}, m.created)
+			return true, err
+		}
+		nb := locrisk.NewBatch{AccountID: acct, Name: "scale"}
+		for k, c := range m.coords {
+			nb.Items = append(nb.Items, locrisk.NewBatchItem{ExternalID: fmt.Sprint("row-", k+1), Latitude: &c[0], Longitude: &c[1]})
+		}
+		b, _, err := e.st.CreateBatch(ctx, nb, m.created)
+		if err == nil && m.acct == 0 && len(m.coords) == scaleBatchItems {
+			mu.Lock()
+			f.batches = append(f.batches, b.ID)
+			mu.Unlock()
+		}
+		return true, err
+	})
+	each("complete", func(w int) (bool, error) {
+		owner := fmt.Sprint("scale-", w)
+		j, ok, err := e.st.ClaimJob(ctx, owner, time.Hour, t0)
+		if err != nil || !ok {
+			return false, err
+		}
+		body := fmt.Sprintf(`{"location":{"latitude":%g,"longitude":%g,"stateCode":"XX"},"overall":{"score":%d,"level":"moderate"},"hazards":[{"id":"flood","score":41},{"id":"wildfire","score":12},{"id":"earthquake","score":7},{"id":"severe_weather","score":55}],"note":"compact stand-in for a real report body"}`,
+			j.Latitude, j.Longitude, int(j.Latitude*100)%100)
+		_, err = e.st.CompleteJob(ctx, j.ID, owner, locrisk.Report{DataVersion: "scale", Body: []byte(body)}, j.CreatedUTC.Add(3*time.Millisecond))
+		return true, err
+	})
+	limits := locrisk.DeliveryLimits{PerEndpoint: writers, PerAccount: writers}
+	each("deliver", func(int) (bool, error) {
+		d, ok, err := e.st.ClaimWebhookDelivery(ctx, time.Hour, limits, t0)
+		if err != nil || !ok {
+			return false, err
+		}
+		j, err := e.st.GetJob(ctx, d.AccountID, d.JobID)
+		if err != nil {
+			return false, err
+		}
+		done := *j.CompletedUTC
+		_, err = e.st.RecordWebhookAttempt(ctx, d, locrisk.DeliveryAttempt{Success: true, ResponseStatus: 200, Started: done}, done)
+		return true, err
+	})
+
+	// The fill is what the measurement assumes: every job completed, in
+	// the scaleDays days (and the day the last one ended), none left in
+	// the queue, no delivery pending.
+	completed := 0
+	for _, a := range accts {
+		days, err := e.st.UsageHistory(ctx, a.ID, from, scaleDays+1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmt := func(q string) func(args ...any) {
-			s, err := tx.PreparexContext(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return func(args ...any) {
-				if _, err := s.ExecContext(ctx, args...); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
+		for _, d := range days {
+			completed += d.Completed
 		}
-		job := stmt(`INSERT INTO report_jobs (id, account_id, batch_id, bucket, latitude, longitude, status, attempts, report_id, run_after_utc, created_utc, updated_utc, completed_utc)
-			VALUES (?, ?, ?, ?, ?, ?, 'completed', 1, ?, ?, ?, ?, ?)`)
-		report := stmt(`INSERT INTO reports (id, job_id, account_id, generated_utc, data_version, body) VALUES (?, ?, ?, ?, 'scale', ?)`)
-		newBatch := stmt(`INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc) VALUES (?, ?, 'scale', ?, 'completed', ?, ?)`)
-		item := stmt(`INSERT INTO batch_items (batch_id, row_number, external_id, latitude, longitude, job_id) VALUES (?, ?, ?, ?, ?, ?)`)
-		event := stmt(`INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc) VALUES (?, ?, 'report.job.completed', ?, ?, ?)`)
-		delivery := stmt(`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, status, attempts, response_status, created_utc, last_attempt_utc, delivered_utc)
-			VALUES (?, ?, ?, ?, 'succeeded', 1, 200, ?, ?, ?)`)
-		for i := lo; i < min(lo+perTx, n); i++ {
-			a := 0
-			if float64(i%100) >= 100*scaleHeavyShare {
-				a = 1 + i%(scaleAccounts-1)
-			}
-			acct := accts[a].ID
-			created := from.Add(time.Duration(i) * step)
-			c, done := store.FormatTime(created), store.FormatTime(created.Add(3*time.Millisecond))
-			id, rid := ids.New(ids.Job), ids.NewReportID()
-			lat, lon := 25+float64(i%2000)/100, -70-float64(i%5000)/100
-			var batchID any
-			bucket := "api"
-			if i%scaleBulkEvery == 0 {
-				b := &batch[a]
-				if b.id == "" || b.items == scaleBatchItems {
-					b.id, b.items = ids.New(ids.Batch), 0
-					newBatch(b.id, acct, scaleBatchItems, c, c)
-					if a == 0 {
-						f.batches = append(f.batches, b.id)
-					}
-				}
-				b.items++
-				batchID, bucket = b.id, "bulk"
-				item(b.id, b.items, fmt.Sprint("row-", b.items), lat, lon, id)
-			}
-			job(id, acct, batchID, bucket, lat, lon, rid, c, c, done, done)
-			report(rid, id, acct, done, fmt.Sprintf(`{"location":{"latitude":%g,"longitude":%g,"stateCode":"XX"},"overall":{"score":%d,"level":"moderate"},"hazards":[{"id":"flood","score":41},{"id":"wildfire","score":12},{"id":"earthquake","score":7},{"id":"severe_weather","score":55}],"note":"compact stand-in for a real report body"}`, lat, lon, i%100))
-			ev := ids.New(ids.Event)
-			event(ev, acct, id, fmt.Sprintf(`{"id":%q,"type":"report.job.completed","data":{"jobId":%q,"reportId":%q}}`, ev, id, rid), done)
-			delivery(ids.New(ids.Delivery), ev, endpoints[a], acct, done, done, done)
-			if a == 0 {
-				f.heavyJobs = append(f.heavyJobs, id)
-				f.created[id] = c
-			}
-		}
-		if err := tx.Commit(); err != nil {
+		ops, err := e.st.OpsSummary(ctx, a.ID, t0.Add(-time.Hour), t0, 1)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if ops.Jobs.Queued != 0 || ops.Jobs.Processing != 0 || ops.Webhooks.Pending != 0 {
+			t.Fatalf("account %s after the fill: jobs %+v, webhooks %+v; want nothing queued or pending", a.ID, ops.Jobs, ops.Webhooks)
+		}
 	}
-	// The batches not yet full hold fewer items than they say; the reads
-	// pick only full ones.
-	if b := batch[0]; b.id != "" && b.items < scaleBatchItems {
-		f.batches = slices.DeleteFunc(f.batches, func(id string) bool { return id == b.id })
+	if completed != n {
+		t.Fatalf("%d jobs completed by the fill, want %d", completed, n)
 	}
-	// The monthly counters job creation reads and updates.
-	if _, err := conn.ExecContext(ctx, `INSERT INTO quota_usage (account_id, period_start_utc, report_jobs)
-		SELECT account_id, substr(created_utc, 1, 7) || '-01T00:00:00.000Z', COUNT(*) FROM report_jobs WHERE true GROUP BY 1, 2
-		ON CONFLICT (account_id, period_start_utc) DO UPDATE SET report_jobs = excluded.report_jobs`); err != nil {
-		t.Fatal(err)
-	}
-	// Copy the fill from the write-ahead log into the database now, so
-	// the job creation measured next does not pay for it, and flush it to
-	// the disk (synchronous=FULL makes the checkpoint sync the database
-	// file): written with synchronous=OFF, gigabytes of it would otherwise
-	// still be on their way to the disk while job creation is measured,
-	// and every commit's flush would queue behind them, which a server
-	// that grew to this size over months never sees.
-	for _, q := range []string{`PRAGMA synchronous=FULL`, `PRAGMA wal_checkpoint(TRUNCATE)`} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
+
+	// The measured account's jobs, and cursors deep in its list: the
+	// list's own (a cursor is opaque to clients, docs/api.md, List jobs),
+	// from half way down, each with a full page behind it.
+	cursor := ""
+	for {
+		page, nextCursor, err := e.st.ListJobs(ctx, accts[0].ID, "", 100, cursor)
+		if err != nil {
 			t.Fatal(err)
 		}
+		for _, j := range page {
+			f.heavyJobs = append(f.heavyJobs, j.ID)
+		}
+		if nextCursor == "" {
+			break
+		}
+		cursor = nextCursor
+		f.deep = append(f.deep, cursor)
+	}
+	total := len(f.heavyJobs)
+	var deep []string
+	for k, c := range f.deep {
+		if seen := 100 * (k + 1); seen >= total/2 && total-seen >= 100 {
+			deep = append(deep, c)
+		}
+	}
+	if f.deep = deep; len(deep) == 0 || len(f.batches) == 0 {
+		t.Fatalf("fill too small to measure: %d jobs of the measured account, %d deep cursors, %d full batches", total, len(deep), len(f.batches))
 	}
 	return f
 }

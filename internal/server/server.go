@@ -91,8 +91,8 @@ type RequestObserver interface {
 // locrisk, service.go) that requests use. The server holds no storage of its
 // own and knows no backend: how long a write may wait for the database is
 // the store's setting, chosen where the service is assembled (cmd/locrisk,
-// DefaultDBBusyWait), and its ErrBusy and ErrWriteQueue are answered 503
-// (errors.go).
+// newAPI: DefaultDBBusyWait), and its ErrBusy and ErrWriteQueue are
+// answered 503 (errors.go).
 type Store interface {
 	locrisk.Keys
 	locrisk.Jobs

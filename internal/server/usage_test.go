@@ -98,9 +98,8 @@ func TestQuotaExactUnderConcurrentCreates(t *testing.T) {
 	if created != 10 || refused != 40 {
 		t.Errorf("%d created, %d refused; want exactly 10 and 40; log:\n%s", created, refused, e.logs)
 	}
-	var rows int
-	if err := e.db.Get(&rows, `SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`, acct.ID); err != nil || rows != 10 {
-		t.Errorf("%d job rows (%v), want 10", rows, err)
+	if n := len(storedJobs(t, e.st, acct.ID, "")); n != 10 {
+		t.Errorf("%d jobs stored, want 10", n)
 	}
 	u := usageGet[UsageCurrentView](e, usageCurrentPath, key)
 	if q := u.Quotas[0]; q.Used != 10 || q.Remaining != 0 || q.Limit != 10 {
@@ -125,23 +124,15 @@ func TestBatchQuotaAllOrNothing(t *testing.T) {
 		items = append(items, `{"externalId": "bad", "latitude": 95, "longitude": -90}`) // rejected: uses no quota
 		return `{"name": "b", "items": [` + strings.Join(items, ",") + `]}`
 	}
-	count := func(q string) int {
-		var n int
-		if err := e.db.Get(&n, q, acct.ID); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-
 	rec := e.do("POST", "/api/v1/location-risk/batches", key, batch(3))
 	wantError(t, rec, 429, "quota_exceeded")
 	if rec.Header().Get("Retry-After") == "" {
 		t.Error("batch quota 429 without Retry-After")
 	}
-	if n := count(`SELECT COUNT(*) FROM batches WHERE account_id = ?`); n != 0 {
+	if n := len(storedBatches(t, e.st, acct.ID)); n != 0 {
 		t.Errorf("%d batches after a refused batch, want 0", n)
 	}
-	if n := count(`SELECT COUNT(*) FROM report_jobs WHERE account_id = ?`); n != 3 {
+	if n := len(storedJobs(t, e.st, acct.ID, "")); n != 3 {
 		t.Errorf("%d jobs after a refused batch, want 3", n)
 	}
 

@@ -53,7 +53,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, clock: clock, st: st, db: rawDB(t, path), logs: &syncBuffer{}}
+	e := &env{t: t, clock: clock, st: st, path: path, logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	e.srv = New(Config{Logger: logger, Now: clock.Now, Webhooks: WebhookConfig{AllowPrivate: o.allowPrivate, Resolver: o.resolver, Wake: wake.Notify}},
 		st, fakeLocator{}, func() { e.notified.Add(1) })
@@ -740,15 +740,20 @@ func TestWebhookDeleteStopsPendingDeliveries(t *testing.T) {
 func TestWebhookDNSRebinding(t *testing.T) {
 	rc := newReceiver(t, nil)
 	port := rc.srv.URL[strings.LastIndex(rc.srv.URL, ":")+1:]
-	// At creation the (fake) DNS says rebind.example.com is public. The
-	// name delivered to is then one that the real resolver, used when
-	// delivering, reads as 127.0.0.1: localhost, which creation refuses by
-	// name (webhook.InternalName), so the stored URL is changed in place as
-	// a record rebinding after creation would.
-	e := newWebhookEnv(t, whOptions{resolver: publicResolver{"rebind.example.com": {"93.184.216.34"}}, schedule: "1h"})
-	key := e.allScopesKey(e.account(100, 100000))
-	ep := e.createEndpoint(key, "rebind", "https://rebind.example.com:"+port+"/hook", "report.job.completed").Endpoint
-	if _, err := e.db.Exec(`UPDATE webhook_endpoints SET url = ? WHERE id = ?`, "https://localhost:"+port+"/hook", ep.ID); err != nil {
+	// The endpoint stands for one whose host resolved to a public address
+	// when it was created and has since been rebound to loopback:
+	// localhost, which the real resolver the worker uses reads as
+	// 127.0.0.1. Creation refuses that name (webhook.InternalName), as
+	// checked here, so the endpoint is made with the store, past the API's
+	// URL rules, as the rebinding slipped past them.
+	e := newWebhookEnv(t, whOptions{schedule: "1h"})
+	acct := e.account(100, 100000)
+	key := e.allScopesKey(acct)
+	hook := "https://localhost:" + port + "/hook"
+	wantError(t, e.do("POST", webhooksPath, key, `{"name": "rebind", "url": "`+hook+`", "events": ["report.job.completed"]}`),
+		http.StatusBadRequest, "invalid_url")
+	if _, _, err := e.st.CreateWebhookEndpoint(context.Background(), locrisk.NewWebhookEndpoint{AccountID: acct.ID, Name: "rebind",
+		URL: hook, Events: []string{"report.job.completed"}}, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	job := e.createJob(key, 37.77, -122.42)
