@@ -68,7 +68,7 @@ func TestHistogramPercentile(t *testing.T) {
 }
 
 // opsSummary reads GET /observability/current and checks its exact shape.
-func getOpsSummary(e *env, key, query string) OpsSummaryView {
+func getOpsSummary(e *env, key, query string) view.OpsSummary {
 	e.t.Helper()
 	rec := e.do("GET", opsPath+query, key, "")
 	if rec.Code != http.StatusOK {
@@ -97,7 +97,7 @@ func getOpsSummary(e *env, key, query string) OpsSummaryView {
 	if _, ok := raw["recentFailures"].([]any); !ok {
 		e.t.Errorf("recentFailures is not an array: %v", raw["recentFailures"])
 	}
-	return decode[OpsSummaryView](e.t, rec)
+	return decode[view.OpsSummary](e.t, rec)
 }
 
 // TestOpsSummaryNumbers makes known activity and checks every number.
@@ -150,7 +150,7 @@ func TestOpsSummaryNumbers(t *testing.T) {
 		t.Errorf("latency p50 %v p95 %v", r.P50LatencyMs, r.P95LatencyMs)
 	}
 	j := s.ReportJobs
-	wantJobs := OpsReportJobs{Created: 4, Completed: 2, Failed: 1, Queued: 1, Processing: 0}
+	wantJobs := view.OpsReportJobs{Created: 4, Completed: 2, Failed: 1, Queued: 1, Processing: 0}
 	if j.P50CompletionMs == nil || *j.P50CompletionMs != 2000 || j.P95CompletionMs == nil || *j.P95CompletionMs != 10000 {
 		t.Errorf("completion p50 %v p95 %v, want 2000 and 10000", j.P50CompletionMs, j.P95CompletionMs)
 	}
@@ -158,7 +158,7 @@ func TestOpsSummaryNumbers(t *testing.T) {
 	if j != wantJobs {
 		t.Errorf("reportJobs = %+v, want %+v", j, wantJobs)
 	}
-	if s.Batches != (OpsBatches{}) || s.Webhooks != (OpsWebhooks{}) {
+	if s.Batches != (view.OpsBatches{}) || s.Webhooks != (view.OpsWebhooks{}) {
 		t.Errorf("batches %+v webhooks %+v, want zeros", s.Batches, s.Webhooks)
 	}
 	if len(s.RecentFailures) != 1 {
@@ -211,7 +211,7 @@ func TestOpsServerErrorsAndLatency(t *testing.T) {
 	e.srv.observeRequest(ctx, nil, 404, time.Millisecond)
 
 	r := getOpsSummary(e, key, "").Requests
-	want := OpsRequests{Total: 10, Succeeded: 9, ServerErrors: 1}
+	want := view.OpsRequests{Total: 10, Succeeded: 9, ServerErrors: 1}
 	p50, p95 := *r.P50LatencyMs, *r.P95LatencyMs
 	r.P50LatencyMs, r.P95LatencyMs = nil, nil
 	if r != want {
@@ -273,7 +273,7 @@ func TestOpsBatchesCounted(t *testing.T) {
 		}
 	}
 	s := getOpsSummary(e, key, "")
-	if want := (OpsBatches{Created: 2, Processing: 1, Completed: 1}); s.Batches != want {
+	if want := (view.OpsBatches{Created: 2, Processing: 1, Completed: 1}); s.Batches != want {
 		t.Errorf("batches = %+v, want %+v", s.Batches, want)
 	}
 	if s.ReportJobs.Created != 2 || s.ReportJobs.Queued != 2 {

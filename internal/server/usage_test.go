@@ -101,7 +101,7 @@ func TestQuotaExactUnderConcurrentCreates(t *testing.T) {
 	if n := len(storedJobs(t, e.st, acct.ID, "")); n != 10 {
 		t.Errorf("%d jobs stored, want 10", n)
 	}
-	u := usageGet[UsageCurrentView](e, usageCurrentPath, key)
+	u := usageGet[view.UsageCurrent](e, usageCurrentPath, key)
 	if q := u.Quotas[0]; q.Used != 10 || q.Remaining != 0 || q.Limit != 10 {
 		t.Errorf("report_jobs quota after the race = %+v", q)
 	}
@@ -140,11 +140,11 @@ func TestBatchQuotaAllOrNothing(t *testing.T) {
 	if rec := e.do("POST", "/api/v1/location-risk/batches", key, batch(2)); rec.Code != http.StatusAccepted {
 		t.Fatalf("batch of 2 valid items with 2 left: status %d %s", rec.Code, rec.Body)
 	}
-	u := usageGet[UsageCurrentView](e, usageCurrentPath, key)
+	u := usageGet[view.UsageCurrent](e, usageCurrentPath, key)
 	if q := u.Quotas[0]; q.Used != 5 || q.Remaining != 0 {
 		t.Errorf("quota after the batch = %+v, want used 5 remaining 0", q)
 	}
-	hist := usageGet[UsageHistoryView](e, usageHistoryPath+"?days=1", key)
+	hist := usageGet[view.UsageHistory](e, usageHistoryPath+"?days=1", key)
 	if got := fmt.Sprint(hist.Items); got != "[{2026-11-22 api 3 0 0} {2026-11-22 bulk 2 0 0} {2026-11-22 manual 0 0 0}]" {
 		t.Errorf("history after the batch = %s", got)
 	}
@@ -198,16 +198,16 @@ func TestUsageCurrent(t *testing.T) {
 		t.Errorf("apiReportJobs keys = %v", got)
 	}
 
-	u := decode[UsageCurrentView](t, rec)
+	u := decode[view.UsageCurrent](t, rec)
 	nov, dec := "2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z"
 	window := 60
-	want := UsageCurrentView{
+	want := view.UsageCurrent{
 		APIVersion: "v1", GeneratedUTC: "2026-11-22T12:01:10Z", AccountID: acct.ID,
-		Quotas: []QuotaView{
+		Quotas: []view.Quota{
 			{Name: "report_jobs", Limit: 50, Used: 4, Remaining: 46, PeriodStartUTC: &nov, ResetsAtUTC: dec},
 			{Name: "requests_per_minute", Limit: 10, Used: 3, Remaining: 7, WindowSeconds: &window, ResetsAtUTC: "2026-11-22T12:02:00Z"},
 		},
-		APIReportJobs: APIReportJobsView{Created: 4, Queued: 2, Processing: 0, Completed: 1, Failed: 1, PeriodStartUTC: nov},
+		APIReportJobs: view.APIReportJobs{Created: 4, Queued: 2, Processing: 0, Completed: 1, Failed: 1, PeriodStartUTC: nov},
 	}
 	gotJSON, _ := json.Marshal(u)
 	wantJSON, _ := json.Marshal(want)
@@ -219,12 +219,12 @@ func TestUsageCurrent(t *testing.T) {
 	}
 
 	// The next request sees itself counted; a new window starts from one.
-	u = usageGet[UsageCurrentView](e, usageCurrentPath, key)
+	u = usageGet[view.UsageCurrent](e, usageCurrentPath, key)
 	if q := u.Quotas[1]; q.Used != 4 || q.Remaining != 6 {
 		t.Errorf("second read: %+v", q)
 	}
 	e.clock.Advance(50 * time.Second) // 12:02:00
-	u = usageGet[UsageCurrentView](e, usageCurrentPath, key)
+	u = usageGet[view.UsageCurrent](e, usageCurrentPath, key)
 	if q := u.Quotas[1]; q.Used != 1 || q.Remaining != 9 || q.ResetsAtUTC != "2026-11-22T12:03:00Z" {
 		t.Errorf("new window: %+v", q)
 	}
@@ -236,9 +236,9 @@ func TestUsageMonthRollover(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(2, 1000)
 	key := e.allScopesKey(acct)
-	quota := func() QuotaView {
+	quota := func() view.Quota {
 		t.Helper()
-		return usageGet[UsageCurrentView](e, usageCurrentPath, key).Quotas[0]
+		return usageGet[view.UsageCurrent](e, usageCurrentPath, key).Quotas[0]
 	}
 	steps := []struct {
 		at                           time.Time
@@ -296,12 +296,12 @@ func TestUsageHistory(t *testing.T) {
 	manual(at(22, 10))
 	e.clock.Set(at(22, 12).Add(34 * time.Minute))
 
-	type item = UsageHistoryItem
+	type item = view.UsageHistoryItem
 	z := func(date, bucket string) item { return item{DateUTC: date, Bucket: bucket} }
 	all := []item{
-		{"2026-11-20", "api", 2, 2, 0}, z("2026-11-20", "bulk"), z("2026-11-20", "manual"),
+		{DateUTC: "2026-11-20", Bucket: "api", ReportJobs: 2, Completed: 2}, z("2026-11-20", "bulk"), z("2026-11-20", "manual"),
 		z("2026-11-21", "api"), z("2026-11-21", "bulk"), z("2026-11-21", "manual"),
-		{"2026-11-22", "api", 0, 0, 1}, z("2026-11-22", "bulk"), {"2026-11-22", "manual", 2, 0, 0},
+		{DateUTC: "2026-11-22", Bucket: "api", Failed: 1}, z("2026-11-22", "bulk"), {DateUTC: "2026-11-22", Bucket: "manual", ReportJobs: 2},
 	}
 	tests := []struct {
 		query  string
@@ -316,7 +316,7 @@ func TestUsageHistory(t *testing.T) {
 		{"?days=3&unknown=1", nil, all},
 	}
 	for _, tc := range tests {
-		h := usageGet[UsageHistoryView](e, usageHistoryPath+tc.query, key)
+		h := usageGet[view.UsageHistory](e, usageHistoryPath+tc.query, key)
 		days := len(tc.items)
 		if tc.bucket == nil {
 			days /= 3
@@ -335,7 +335,7 @@ func TestUsageHistory(t *testing.T) {
 
 	// The default is 30 days of all three buckets, zeros included, oldest
 	// first.
-	h := usageGet[UsageHistoryView](e, usageHistoryPath, key)
+	h := usageGet[view.UsageHistory](e, usageHistoryPath, key)
 	if len(h.Items) != 90 || h.FromUTC != "2026-10-24T00:00:00Z" || h.Items[0].DateUTC != "2026-10-24" || h.Items[89].DateUTC != "2026-11-22" {
 		t.Fatalf("default history: %d items from %s (%v .. %v)", len(h.Items), h.FromUTC, h.Items[0], h.Items[len(h.Items)-1])
 	}
@@ -352,7 +352,7 @@ func TestUsageHistory(t *testing.T) {
 	if total != 5 { // the 19th, two on the 20th, two manual on the 22nd
 		t.Errorf("jobs over 30 days = %d, want 5", total)
 	}
-	if h := usageGet[UsageHistoryView](e, usageHistoryPath+"?days=90", key); len(h.Items) != 270 {
+	if h := usageGet[view.UsageHistory](e, usageHistoryPath+"?days=90", key); len(h.Items) != 270 {
 		t.Errorf("days=90: %d items", len(h.Items))
 	}
 
