@@ -128,7 +128,7 @@ func newEnvWith(t testing.TB, cfg Config) *env {
 	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
-	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now, Secrets: testSecrets(t)})
+	st, err := store.OpenWith(context.Background(), path, store.Options{Now: clock.Now, Secrets: testSecrets(t), ReportScores: risk.ReadScores})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

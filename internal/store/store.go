@@ -131,7 +131,21 @@ type Options struct {
 	// in-process write slot and which writes failed with ErrBusy (serve's
 	// metrics listener, docs/operations.md, Metrics). Nil costs nothing.
 	Observer Observer
+	// ReportScores reads the scores a batch item shows out of a stored
+	// report body (BatchItems). The body is the risk engine's JSON, whose
+	// shape is the engine's, so the store is handed the engine's reader
+	// (risk.ReadScores, set where the service is assembled,
+	// cmd/locrisk/db.go) rather than importing the engine and its hazard
+	// packages. Without it BatchItems fails with ErrNoReportScores, before
+	// it calls its function, rather than show completed items without
+	// their scores; nothing else needs it.
+	ReportScores ScoreReader
 }
+
+// ScoreReader reads a stored report body's overall score, risk level and
+// module scores by module key, a nil score where no data covers the
+// module (Options.ReportScores).
+type ScoreReader func(body []byte) (overall int, level string, modules map[string]*int, err error)
 
 // Observer watches the store's writers; see Options.Observer. Its methods
 // are called on the write path, so they must be quick and safe for
@@ -155,7 +169,8 @@ type Store struct {
 	group   *committer // write transactions waiting to commit together (group.go)
 	onFinal []JobFinalHook
 	secrets *secretbox.Box
-	obs     Observer // nil: nothing is measured
+	obs     Observer    // nil: nothing is measured
+	scores  ScoreReader // Options.ReportScores; nil: BatchItems fails
 	// busyWait bounds how long a write waits for another process's
 	// write lock, both in SQLite and queued behind a writer held up by
 	// it; 0 means DefaultBusyWait, which every connection has as its busy
@@ -252,6 +267,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
+		scores:  opt.ReportScores,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -751,4 +767,8 @@ var (
 	// ErrSecretKey: the key given does not open the webhook signing
 	// secrets already in the database.
 	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
+	// ErrNoReportScores: the store was opened without
+	// Options.ReportScores and was asked for batch items, whose scores it
+	// cannot read without it.
+	ErrNoReportScores = errors.New("no reader of report scores (store.Options.ReportScores) to list batch items with")
 )
