@@ -362,18 +362,3 @@ func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn fu
 	}
 	return nil
 }
-
-func nullFloat(p *float64) sql.NullFloat64 {
-	if p == nil {
-		return sql.NullFloat64{}
-	}
-	return sql.NullFloat64{Float64: *p, Valid: true}
-}
-
-func floatPtr(n sql.NullFloat64) *float64 {
-	if !n.Valid {
-		return nil
-	}
-	v := n.Float64
-	return &v
-}
