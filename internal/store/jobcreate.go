@@ -59,7 +59,7 @@ func (s *Store) CreateJob(ctx context.Context, j NewJob, now time.Time) (job Job
 	// it (createJobsTogether) instead of calling this function, with the
 	// same outcome: the new job, not replayed.
 	job = create.job
-	err = s.withTx(ctx, create, func(ctx context.Context, tx *sqlx.Tx) error {
+	err = s.withTx(ctx, jobCreate, create, func(ctx context.Context, tx *sqlx.Tx) error {
 		if create.key != "" {
 			id, found, err := takeIdempotencyKey(ctx, tx, create.job.AccountID, kindReportJob, create.key, create.hash, create.job.ID, now)
 			if err != nil {
@@ -88,6 +88,17 @@ type jobCreation struct {
 	job       Job
 	key, hash string // the idempotency key and its request's hash; "" without a key
 }
+
+// jobCreate is CreateJob's kind of write (group.go, writeKind): the group
+// makes the job creations queued one after the other together
+// (createJobsTogether). Each one's arg is its *jobCreation.
+var jobCreate = &writeKind{merge: func(ctx context.Context, tx *sqlx.Tx, args []any) bool {
+	cs := make([]*jobCreation, len(args))
+	for i, a := range args {
+		cs[i] = a.(*jobCreation)
+	}
+	return createJobsTogether(ctx, tx, cs)
+}}
 
 // rowsPerInsert bounds the rows of one multi-row INSERT of
 // createJobsTogether, so that its statements come in a few lengths that

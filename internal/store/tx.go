@@ -31,15 +31,15 @@ import (
 // on tx, and leave anything that must follow the commit (notifying
 // workers, answering) to after WithTx returns.
 func (s *Store) WithTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
-	return s.withTx(ctx, nil, fn)
+	return s.withTx(ctx, nil, nil, fn)
 }
 
-// withTx is WithTx for a function that creates job (nil: any other
-// write), which the group may make together with the jobs created beside
-// it instead of calling fn (group.go, runJobsTogether).
-func (s *Store) withTx(ctx context.Context, job *jobCreation, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
+// withTx is WithTx for a write of a kind (nil: any other write) that the
+// group may make together with the writes of that kind beside it, passing
+// arg to kind.merge, instead of calling fn (group.go, runTogether).
+func (s *Store) withTx(ctx context.Context, kind *writeKind, arg any, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
 	defer s.observeBusy(&err)
-	return s.groupTx(ctx, job, fn)
+	return s.groupTx(ctx, kind, arg, fn)
 }
 
 // writeConn is the connection the writer goroutine runs its groups on
