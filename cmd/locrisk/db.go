@@ -1,7 +1,8 @@
 package main
 
 // How the commands open the database: the store applies its own migrations;
-// every process that can finish a job registers the webhook outbox.
+// every process that can finish a job registers the webhook outbox; the
+// engine gives the store its reader of stored reports.
 
 import (
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 
 	"github.com/locrisk/locrisk/internal/outbox"
+	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/store"
 )
@@ -56,12 +58,15 @@ func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
 	return c.openStoreWith(path, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
 }
 
-// openStoreWith opens the database with opt. A damaged file is refused
-// with a message that names it and says what to do.
+// openStoreWith opens the database with opt and the engine's reader of
+// stored reports (the scores of batch items, store.Options.ReportScores).
+// A damaged file is refused with a message that names it and says what to
+// do.
 func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
+	opt.ReportScores = risk.ReadScores
 	st, err := store.OpenWith(c.ctx, path, opt)
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("refusing to use the damaged database file %s: %w; "+

@@ -44,3 +44,21 @@ func ReadSummary(body []byte) (Summary, error) {
 	}
 	return Summary{}, errors.New("read summary: the report has no summary")
 }
+
+// ReadScores is ReadSummary reduced to what a batch item shows (the items
+// endpoint and results.csv): the overall score, the risk level and the
+// module scores by module key, a nil score where no data covers the
+// module. It is the reader the SQLite store is handed
+// (store.Options.ReportScores, set in cmd/locrisk), in plain values, so
+// that the store reads stored reports without importing the engine.
+func ReadScores(body []byte) (overall int, level string, modules map[string]*int, err error) {
+	s, err := ReadSummary(body)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	modules = make(map[string]*int, len(s.ModuleScores))
+	for _, m := range s.ModuleScores {
+		modules[m.Module] = m.Value
+	}
+	return s.OverallScore, s.RiskLevel, modules, nil
+}

@@ -66,3 +66,43 @@ func TestReadSummary(t *testing.T) {
 		}
 	}
 }
+
+func TestReadScores(t *testing.T) {
+	score := func(n int) *int { return &n }
+	var s Summary
+	s.OverallScore, s.RiskLevel = 71, "high"
+	for i, k := range ModuleKeys() {
+		v := score(i * 10)
+		if i == 1 {
+			v = nil // a module no data covers
+		}
+		s.ModuleScores.Set(k, v)
+	}
+	body, err := json.Marshal(Assessment{Summary: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overall, level, modules, err := ReadScores(body)
+	if err != nil || overall != 71 || level != "high" {
+		t.Fatalf("ReadScores = %d %q %v, want 71 high", overall, level, err)
+	}
+	// Every module key, a module without data as a present key with a nil
+	// score (never a 0).
+	if len(modules) != len(ModuleKeys()) {
+		t.Errorf("modules %v, want the keys %v", modules, ModuleKeys())
+	}
+	for i, k := range ModuleKeys() {
+		got, ok := modules[k]
+		switch {
+		case !ok:
+			t.Errorf("no score for %s", k)
+		case i == 1 && got != nil:
+			t.Errorf("%s = %d, want nil", k, *got)
+		case i != 1 && (got == nil || *got != i*10):
+			t.Errorf("%s = %v, want %d", k, got, i*10)
+		}
+	}
+	if _, _, _, err := ReadScores([]byte(`{}`)); err == nil {
+		t.Error("ReadScores of a body without a summary succeeded")
+	}
+}

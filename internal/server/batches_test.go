@@ -1183,7 +1183,7 @@ const (
 // scheduler (2 workers, a fake engine taking 20 ms per report, 1 s leases)
 // until the process is killed. It writes its address to addrFile.
 func runBatchChild(t *testing.T, dbPath, addrFile string) {
-	st, err := store.Open(context.Background(), dbPath)
+	st, err := store.OpenWith(context.Background(), dbPath, store.Options{ReportScores: risk.ReadScores})
 	if err != nil {
 		t.Fatal(err)
 	}

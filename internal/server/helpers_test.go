@@ -133,7 +133,7 @@ func newEnvStore(t testing.TB, cfg Config, opt store.Options) *env {
 	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
-	opt.Now, opt.Secrets = clock.Now, testSecrets(t)
+	opt.Now, opt.Secrets, opt.ReportScores = clock.Now, testSecrets(t), risk.ReadScores
 	st, err := store.OpenWith(context.Background(), path, opt)
 	if err != nil {
 		t.Fatalf("open store: %v", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
@@ -292,7 +293,7 @@ func restartEnv(t *testing.T, e *env) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWith(ctx, e.path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
+	st, err := store.OpenWith(ctx, e.path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t), ReportScores: risk.ReadScores})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,13 +78,6 @@ func getAccount(ctx context.Context, q queryer, id string) (Account, error) {
 	return r.account()
 }
 
-// queryer is what both *sqlx.DB and *sqlx.Tx offer, so read helpers work
-// inside and outside a transaction.
-type queryer interface {
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
-	SelectContext(ctx context.Context, dest any, query string, args ...any) error
-}
-
 // ListAccounts returns every account, oldest first.
 func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
 	var rows []accountRow

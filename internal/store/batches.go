@@ -10,7 +10,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk/internal/ids"
-	"github.com/locrisk/locrisk/internal/risk"
 )
 
 // CreateBatch creates a batch, its items and one queued report job per
@@ -271,7 +270,8 @@ type itemRow struct {
 
 // itemsQuery lists a batch's items in row order with their job's state and,
 // for a job that is completed now, its stored report. The store does not
-// know the report's JSON: item() has risk.ReadSummary, which owns that
+// know the report's JSON: item() has the reader it was given
+// (Options.ReportScores, the engine's risk.ReadScores), which owns that
 // shape, read the scores from the body's summary, leaving the full report
 // that follows it unread.
 const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
@@ -285,7 +285,7 @@ const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude,
 	WHERE i.batch_id = ? AND b.account_id = ?
 	ORDER BY i.row_number`
 
-func (r itemRow) item() BatchItem {
+func (r itemRow) item(read ScoreReader) BatchItem {
 	it := BatchItem{
 		RowNumber: r.RowNumber, ExternalID: r.ExternalID,
 		Latitude: floatPtr(r.Latitude), Longitude: floatPtr(r.Longitude),
@@ -301,7 +301,7 @@ func (r itemRow) item() BatchItem {
 	case StatusCompleted:
 		it.ReportID = strPtr(r.ReportID)
 		if r.ReportBody != nil {
-			it.Score, it.RiskLevel, it.ModuleScores = reportScores(r.ReportBody)
+			it.Score, it.RiskLevel, it.ModuleScores = reportScores(read, r.ReportBody)
 		}
 	case StatusFailed:
 		// A queued job may still carry the error of an attempt that is
@@ -312,30 +312,30 @@ func (r itemRow) item() BatchItem {
 }
 
 // reportScores are the overall score, risk level and module scores of the
-// summary of a stored report body. A stored report is the engine's own
-// output; one whose summary does not decode shows no scores rather than
-// failing the whole listing.
-func reportScores(body []byte) (score *int, level *string, modules map[string]*int) {
-	s, err := risk.ReadSummary(body)
+// summary of a stored report body, as read reads them. A stored report is
+// the engine's own output; one whose summary does not decode shows no
+// scores rather than failing the whole listing.
+func reportScores(read ScoreReader, body []byte) (score *int, level *string, modules map[string]*int) {
+	overall, lvl, modules, err := read(body)
 	if err != nil {
 		return nil, nil, nil
 	}
-	modules = make(map[string]*int, len(s.ModuleScores))
-	for _, m := range s.ModuleScores {
-		modules[m.Module] = m.Value
-	}
-	return &s.OverallScore, &s.RiskLevel, modules
+	return &overall, &lvl, modules
 }
 
 // BatchItems calls fn for each item of the account's batch in rowNumber
 // order, reading them from one cursor, so a caller can stream them out
 // without holding the whole batch. An unknown batch or another account's is
 // ErrNotFound, returned before fn is called. An error from fn stops the
-// iteration and is returned unchanged.
+// iteration and is returned unchanged. A store opened without
+// Options.ReportScores fails with ErrNoReportScores, before fn is called.
 //
 // The cursor holds a pooled connection (and a WAL read snapshot) until the
 // iteration ends, so fn should not block for long.
 func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn func(BatchItem) error) error {
+	if s.scores == nil {
+		return fmt.Errorf("batch %s: %w", batchID, ErrNoReportScores)
+	}
 	var n int
 	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM batches WHERE id = ? AND account_id = ?`, batchID, accountID); err != nil {
 		return fmt.Errorf("find batch %s: %w", batchID, err)
@@ -353,7 +353,7 @@ func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn fu
 		if err := rows.StructScan(&r); err != nil {
 			return fmt.Errorf("read item of batch %s: %w", batchID, err)
 		}
-		if err := fn(r.item()); err != nil {
+		if err := fn(r.item(s.scores)); err != nil {
 			return err
 		}
 	}
@@ -361,19 +361,4 @@ func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn fu
 		return fmt.Errorf("list items of batch %s: %w", batchID, err)
 	}
 	return nil
-}
-
-func nullFloat(p *float64) sql.NullFloat64 {
-	if p == nil {
-		return sql.NullFloat64{}
-	}
-	return sql.NullFloat64{Float64: *p, Valid: true}
-}
-
-func floatPtr(n sql.NullFloat64) *float64 {
-	if !n.Valid {
-		return nil
-	}
-	v := n.Float64
-	return &v
 }

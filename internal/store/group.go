@@ -17,11 +17,12 @@ package store
 // commit go together in the next group, which the same goroutine begins as
 // soon as the commit returns. A lone caller finds the writer idle and its
 // function runs at once, so there is no timer and no added wait when the
-// writer is idle (beyond starting the writer goroutine). Job creations
-// queued one after the other are made with one set of statements instead
-// of one function each, when that gives every one of them the outcome it
-// would have had alone (runJobsTogether). Store.Close stops the queue
-// (ErrClosed) and waits for the writer to answer what it holds (close).
+// writer is idle (beyond starting the writer goroutine). Writes of one
+// kind queued one after the other (writeKind; job creation, jobcreate.go)
+// are made with one set of statements instead of one function each, when
+// that gives every one of them the outcome it would have had alone
+// (runTogether). Store.Close stops the queue (ErrClosed) and waits for the
+// writer to answer what it holds (close).
 //
 // The writer is a goroutine of its own, rather than one of the callers,
 // because handing the lead from one caller's goroutine to the next cost a
@@ -82,10 +83,12 @@ type groupWrite struct {
 	view   *Store // the caller's view: its busy and queue waits apply while its group waits for the lock
 	fn     func(ctx context.Context, tx *sqlx.Tx) error
 	queued time.Time
-	// job, when set, is the job fn creates: such writes, queued one after
-	// the other, may be made together (createJobsTogether) instead of one
-	// fn at a time.
-	job *jobCreation
+	// kind, when set, is the kind of write fn makes, and arg what
+	// kind.merge gets for it: writes of one kind, queued one after the
+	// other, may be made together (runTogether) instead of one fn at a
+	// time.
+	kind *writeKind
+	arg  any
 
 	// Set under committer.mu. first: the writer is waiting for the lock on
 	// this call's behalf, by this call's rules. taken: the writer has taken
@@ -99,6 +102,21 @@ type groupWrite struct {
 	// panicked holds what fn panicked with, to panic with again in the
 	// caller's goroutine; the group goes on without fn's writes.
 	panicked any
+}
+
+// A writeKind is a kind of write that the group may make several of at
+// once: writes of one kind queued one after the other in a group are first
+// tried with one call of merge instead of one function each (runTogether).
+// Job creation is one (jobCreate, jobcreate.go), which is what lets a
+// flood of creations share a few statements as well as one commit.
+type writeKind struct {
+	// merge makes the writes whose args are given (in queue order, those
+	// whose callers gave up left out) with one set of statements in tx,
+	// and reports whether it made every one of them with the outcome its
+	// function would have had alone. When it cannot tell, or on any
+	// error, it returns false: the group then undoes its writes and runs
+	// the functions one at a time, each to its own outcome.
+	merge func(ctx context.Context, tx *sqlx.Tx, args []any) bool
 }
 
 // errWriterExited is the outcome of the functions of a group whose
@@ -132,10 +150,11 @@ func (w *groupWrite) result() error {
 
 // groupTx runs fn in the next group commit and returns fn's error, or
 // the group's when the group as a whole could not commit.
-// job, if not nil, is the job fn creates (group.job).
-func (s *Store) groupTx(ctx context.Context, job *jobCreation, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
+// kind, if not nil, is the kind of write fn makes, and arg what kind.merge
+// gets for it (groupWrite.kind).
+func (s *Store) groupTx(ctx context.Context, kind *writeKind, arg any, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
 	c := s.group
-	w := &groupWrite{ctx: ctx, view: s, fn: fn, job: job, queued: time.Now(), wake: make(chan struct{})}
+	w := &groupWrite{ctx: ctx, view: s, fn: fn, kind: kind, arg: arg, queued: time.Now(), wake: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -441,8 +460,8 @@ func (c *committer) answer(group []*groupWrite, committed bool) {
 // Otherwise each runs inside a savepoint, rolled back if it fails, and a
 // function whose caller has given up is not run; runGroup fails (and tx
 // is rolled back) only if a savepoint cannot be made, rolled back or
-// released, the connection being no longer usable. Job creations queued
-// one after the other are first tried together (runJobsTogether).
+// released, the connection being no longer usable. Writes of one kind
+// queued one after the other are first tried together (runTogether).
 func runGroup(tx *sqlx.Tx, group []*groupWrite) error {
 	if len(group) == 1 {
 		w := group[0]
@@ -452,10 +471,10 @@ func runGroup(tx *sqlx.Tx, group []*groupWrite) error {
 		return w.err
 	}
 	for len(group) > 0 {
-		run := group[:max(jobRun(group), 1)]
+		run := group[:max(kindRun(group), 1)]
 		group = group[len(run):]
 		if len(run) >= 2 {
-			done, err := runJobsTogether(tx, run)
+			done, err := runTogether(tx, run)
 			if err != nil {
 				return err
 			}
@@ -503,35 +522,41 @@ func inSavepoint(tx *sqlx.Tx, fn func() (keep bool)) error {
 	return nil
 }
 
-// jobRun is the number of job creations at the head of ws.
-func jobRun(ws []*groupWrite) int {
-	n := 0
-	for n < len(ws) && ws[n].job != nil {
+// kindRun is the number of writes at the head of ws of the first one's
+// kind (0 when it has none).
+func kindRun(ws []*groupWrite) int {
+	if len(ws) == 0 || ws[0].kind == nil {
+		return 0
+	}
+	n := 1
+	for n < len(ws) && ws[n].kind == ws[0].kind {
 		n++
 	}
 	return n
 }
 
-// runJobsTogether makes the job creations ws (consecutive in their group)
-// with one set of statements (createJobsTogether) inside one savepoint.
-// That has the outcome of running their functions one after the other
-// whenever every one of them succeeds, which is what createJobsTogether
-// checks; when it cannot tell (a key seen before, a quota it would
-// exceed, an error), it undoes its writes and done is false: the caller
-// then runs them all one at a time, each to its own outcome (trying the
-// rest of the run together again could cost a try per function, as when
-// an account's creations run past its quota). Callers that
-// have given up are left out, as runOne leaves them.
-func runJobsTogether(tx *sqlx.Tx, ws []*groupWrite) (done bool, err error) {
+// runTogether makes the writes ws (consecutive in their group, of one
+// kind) with one set of statements (their kind's merge, for job creations
+// createJobsTogether) inside one savepoint. That has the outcome of
+// running their functions one after the other whenever every one of them
+// succeeds, which is what merge checks; when it cannot tell (for job
+// creations: a key seen before, a quota it would exceed, an error), it
+// undoes its writes and done is false: the caller then runs them all one
+// at a time, each to its own outcome (trying the rest of the run together
+// again could cost a try per function, as when an account's creations run
+// past its quota). Callers that have given up are left out, as runOne
+// leaves them.
+func runTogether(tx *sqlx.Tx, ws []*groupWrite) (done bool, err error) {
 	gaveUp := make([]error, len(ws))
-	jobs := make([]*jobCreation, 0, len(ws))
+	args := make([]any, 0, len(ws))
 	for i, w := range ws {
 		if gaveUp[i] = w.ctx.Err(); gaveUp[i] == nil {
-			jobs = append(jobs, w.job)
+			args = append(args, w.arg)
 		}
 	}
+	merge := ws[0].kind.merge
 	err = inSavepoint(tx, func() bool {
-		done = createJobsTogether(context.Background(), tx, jobs)
+		done = merge(context.Background(), tx, args)
 		return done
 	})
 	if err != nil || !done {

@@ -541,13 +541,16 @@ func createWrites(t *testing.T, a Account, prefix string, n int, keyed bool) []*
 		if keyed {
 			c.key, c.hash = fmt.Sprintf("key-%s%d", prefix, i), "hash"
 		}
-		ws[i] = &groupWrite{ctx: context.Background(), job: c, fn: func(context.Context, *sqlx.Tx) error {
+		ws[i] = &groupWrite{ctx: context.Background(), kind: jobCreate, arg: c, fn: func(context.Context, *sqlx.Tx) error {
 			t.Errorf("job %s: made one at a time", c.job.ID)
 			return nil
 		}}
 	}
 	return ws
 }
+
+// creation is the job creation of a write of createWrites.
+func creation(w *groupWrite) *jobCreation { return w.arg.(*jobCreation) }
 
 // runGroupTx runs group as one transaction, as the writer does.
 func runGroupTx(t *testing.T, s *Store, group []*groupWrite) {
@@ -580,25 +583,25 @@ func TestJobsCreatedTogether(t *testing.T) {
 	if !errors.Is(gone.err, context.Canceled) {
 		t.Errorf("the caller that gave up: %v, want context.Canceled", gone.err)
 	}
-	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs WHERE id = ?`, gone.job.job.ID); n != 0 {
+	if n := countRows(t, s, `SELECT COUNT(*) FROM report_jobs WHERE id = ?`, creation(gone).job.ID); n != 0 {
 		t.Error("the job of the caller that gave up was made")
 	}
 	group = append(group[:4], group[5:]...)
 	for _, w := range group {
 		if w.err != nil {
-			t.Errorf("job %s: %v", w.job.job.ID, w.err)
+			t.Errorf("job %s: %v", creation(w).job.ID, w.err)
 			continue
 		}
-		got, err := s.GetJob(ctx, w.job.job.AccountID, w.job.job.ID)
+		got, err := s.GetJob(ctx, creation(w).job.AccountID, creation(w).job.ID)
 		if err != nil {
-			t.Errorf("job %s: %v", w.job.job.ID, err)
-		} else if got != w.job.job {
-			t.Errorf("job stored as %+v, want %+v", got, w.job.job)
+			t.Errorf("job %s: %v", creation(w).job.ID, err)
+		} else if got != creation(w).job {
+			t.Errorf("job stored as %+v, want %+v", got, creation(w).job)
 		}
-		if w.job.key != "" {
+		if creation(w).key != "" {
 			if n := countRows(t, s, `SELECT COUNT(*) FROM idempotency_keys WHERE account_id = ? AND key = ? AND resource_id = ? AND request_hash = ?`,
-				w.job.job.AccountID, w.job.key, w.job.job.ID, w.job.hash); n != 1 {
-				t.Errorf("key %s: %d rows pointing at its job", w.job.key, n)
+				creation(w).job.AccountID, creation(w).key, creation(w).job.ID, creation(w).hash); n != 1 {
+				t.Errorf("key %s: %d rows pointing at its job", creation(w).key, n)
 			}
 		}
 	}
@@ -619,9 +622,9 @@ func TestJobsCreatedTogether(t *testing.T) {
 	}
 	// A replay of one of the keys finds its job.
 	nj := apiJob(a.ID)
-	nj.IdempotencyKey, nj.RequestHash = group[2].job.key, group[2].job.hash
-	if job, replayed, err := s.CreateJob(ctx, nj, t0); err != nil || !replayed || job.ID != group[2].job.job.ID {
-		t.Errorf("replay: %s %v %v, want %s replayed", job.ID, replayed, err, group[2].job.job.ID)
+	nj.IdempotencyKey, nj.RequestHash = creation(group[2]).key, creation(group[2]).hash
+	if job, replayed, err := s.CreateJob(ctx, nj, t0); err != nil || !replayed || job.ID != creation(group[2]).job.ID {
+		t.Errorf("replay: %s %v %v, want %s replayed", job.ID, replayed, err, creation(group[2]).job.ID)
 	}
 }
 
@@ -638,13 +641,13 @@ func TestJobsCreatedTogetherOnlyWhenAllSucceed(t *testing.T) {
 	}{
 		{"key seen before", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
 			nj := apiJob(a.ID)
-			nj.IdempotencyKey, nj.RequestHash = ws[3].job.key, "hash"
+			nj.IdempotencyKey, nj.RequestHash = creation(ws[3]).key, "hash"
 			if _, _, err := s.CreateJob(ctx, nj, t0); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"same key twice", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
-			ws[4].job.key = ws[1].job.key
+			creation(ws[4]).key = creation(ws[1]).key
 		}},
 		{"quota for fewer", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
 			if _, err := s.db.Exec(`UPDATE accounts SET monthly_quota = ? WHERE id = ?`, len(ws)-1, a.ID); err != nil {
@@ -652,7 +655,7 @@ func TestJobsCreatedTogetherOnlyWhenAllSucceed(t *testing.T) {
 			}
 		}},
 		{"unknown account", func(t *testing.T, s *Store, a Account, ws []*groupWrite) {
-			ws[2].job.job.AccountID = "acct_unknown"
+			creation(ws[2]).job.AccountID = "acct_unknown"
 		}},
 	}
 	for _, tt := range tests {
@@ -953,5 +956,43 @@ func TestCloseWaitsForSingleStatementWrite(t *testing.T) {
 	again := openStore(t, path, Options{})
 	if n := countRows(t, again, `SELECT monthly_quota FROM accounts WHERE id = ?`, a.ID); n != 101 {
 		t.Errorf("quota %d after Close, want 101: the write begun before Close, and only it", n)
+	}
+}
+
+// TestGroupRunsOfOneKind: the group commit knows no particular write. A
+// run of writes of one kind (two or more queued one after the other) goes
+// to that kind's merge, in queue order; a write of another kind, or of
+// none, ends the run; a write alone, or a run whose merge declines, runs
+// its functions one at a time.
+func TestGroupRunsOfOneKind(t *testing.T) {
+	s := newStore(t, Options{})
+	var merged [][]any
+	var ran []string
+	kind := func(ok bool) *writeKind {
+		return &writeKind{merge: func(_ context.Context, _ *sqlx.Tx, args []any) bool {
+			merged = append(merged, args)
+			return ok
+		}}
+	}
+	a, b, declines := kind(true), kind(true), kind(false)
+	write := func(k *writeKind, name string) *groupWrite {
+		return &groupWrite{ctx: context.Background(), kind: k, arg: name, fn: func(context.Context, *sqlx.Tx) error {
+			ran = append(ran, name)
+			return nil
+		}}
+	}
+	group := []*groupWrite{write(a, "a1"), write(a, "a2"), write(nil, "plain"), write(b, "b1"), write(a, "a3"),
+		write(declines, "d1"), write(declines, "d2"), write(b, "b2")}
+	runGroupTx(t, s, group)
+	if got, want := fmt.Sprint(merged), "[[a1 a2] [d1 d2]]"; got != want {
+		t.Errorf("merged %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(ran), "[plain b1 a3 d1 d2 b2]"; got != want {
+		t.Errorf("ran one at a time %s, want %s", got, want)
+	}
+	for _, w := range group {
+		if w.err != nil {
+			t.Errorf("%s: %v", w.arg, w.err)
+		}
 	}
 }

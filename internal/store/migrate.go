@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"modernc.org/sqlite"
 )
 
 // SchemaVersion is the PRAGMA user_version a fully migrated file carries:
@@ -164,15 +163,3 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 // maxBusyRetries bounds how often a migration retries an immediate
 // SQLITE_BUSY (about 5 s in all).
 const maxBusyRetries = 30
-
-// isBusy reports whether err is SQLite's "database is locked" (primary
-// result code SQLITE_BUSY, or SQLITE_LOCKED, in any of their extended
-// forms).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	c := se.Code() & 0xff
-	return c == sqliteBusy || c == sqliteLocked
-}

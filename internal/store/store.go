@@ -60,7 +60,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -69,37 +68,6 @@ import (
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/stmtcache"
 )
-
-// TimeLayout is the database's time format: UTC, millisecond precision,
-// fixed width so text order is time order.
-const TimeLayout = "2006-01-02T15:04:05.000Z"
-
-// DefaultBusyWait is how long a write waits for another process's write
-// lock (SQLite's busy timeout) before it fails with ErrBusy, unless the
-// store was derived with WithBusyWait.
-const DefaultBusyWait = 5 * time.Second
-
-// DefaultQueueWait bounds how long a write of a view with a busy wait
-// (WithBusyWait) queues behind this process's own writers before it fails
-// with ErrWriteQueue. Each writer ahead holds the slot for milliseconds, so
-// this is reached only under a flood of writes far beyond the load check
-// of docs/operations.md (Limits and defaults), whose slowest job creation waits
-// about a second. A writer held up by another process's lock is told
-// apart and answered after the busy wait instead (see writeSlot).
-const DefaultQueueWait = 15 * time.Second
-
-// foreignAfter is how long the slot's holder must have waited for SQLite's
-// write lock before the writers queued behind it take it to be held up by
-// another process. Inside the process the slot already serialises
-// writers, so SQLite makes the holder wait only for another process's
-// lock; the margin covers a holder that is merely slow (a single-statement
-// write counts whole, see withWriteLock, and a loaded machine stretches
-// everything).
-const foreignAfter = 250 * time.Millisecond
-
-// queuePoll is how often a writer that has waited its busy wait checks
-// whether the holder of the slot is held up by another process.
-const queuePoll = 20 * time.Millisecond
 
 // Options tune Open. The zero value is the production default.
 type Options struct {
@@ -120,7 +88,7 @@ type Options struct {
 	// defaults), so serve asks for it at
 	// start-up and the short commands do not.
 	IntegrityCheck bool
-	// Secrets seals the webhook signing secrets at rest (webhooks.go).
+	// Secrets seals the webhook signing secrets at rest (secrets.go).
 	// With it, Open seals the rows still in clear and refuses a database
 	// whose sealed secrets it cannot open (ErrSecretKey). Without it the
 	// store cannot create webhook endpoints (ErrNoSecretKey) nor hand out
@@ -131,7 +99,21 @@ type Options struct {
 	// in-process write slot and which writes failed with ErrBusy (serve's
 	// metrics listener, docs/operations.md, Metrics). Nil costs nothing.
 	Observer Observer
+	// ReportScores reads the scores a batch item shows out of a stored
+	// report body (BatchItems). The body is the risk engine's JSON, whose
+	// shape is the engine's, so the store is handed the engine's reader
+	// (risk.ReadScores, set where the service is assembled,
+	// cmd/locrisk/db.go) rather than importing the engine and its hazard
+	// packages. Without it BatchItems fails with ErrNoReportScores, before
+	// it calls its function, rather than show completed items without
+	// their scores; nothing else needs it.
+	ReportScores ScoreReader
 }
+
+// ScoreReader reads a stored report body's overall score, risk level and
+// module scores by module key, a nil score where no data covers the
+// module (Options.ReportScores).
+type ScoreReader func(body []byte) (overall int, level string, modules map[string]*int, err error)
 
 // Observer watches the store's writers; see Options.Observer. Its methods
 // are called on the write path, so they must be quick and safe for
@@ -155,7 +137,8 @@ type Store struct {
 	group   *committer // write transactions waiting to commit together (group.go)
 	onFinal []JobFinalHook
 	secrets *secretbox.Box
-	obs     Observer // nil: nothing is measured
+	obs     Observer    // nil: nothing is measured
+	scores  ScoreReader // Options.ReportScores; nil: BatchItems fails
 	// busyWait bounds how long a write waits for another process's
 	// write lock, both in SQLite and queued behind a writer held up by
 	// it; 0 means DefaultBusyWait, which every connection has as its busy
@@ -164,34 +147,6 @@ type Store struct {
 	// queueWait bounds the wait for the write slot behind this process's
 	// own writers when busyWait is set; 0 means DefaultQueueWait.
 	queueWait time.Duration
-}
-
-// writeSlot is the in-process write slot, shared by a store and its views.
-// Waiting for it has two causes that callers must tell apart: this
-// process's own writers, each holding it for milliseconds (server load),
-// and a holder stuck waiting for another process's lock (the database is
-// busy). The holder records when it started waiting for SQLite's lock, so
-// that the writers queued behind it can tell which it is.
-type writeSlot struct {
-	ch chan struct{}
-	// lockWaitSince is the time (UnixNano) at which the holder asked
-	// SQLite for the write lock and has not had its answer yet; 0 when
-	// it is not asking.
-	lockWaitSince atomic.Int64
-}
-
-// heldUp reports whether the slot's holder has been waiting for SQLite's
-// write lock for at least after, at now.
-func (w *writeSlot) heldUp(now time.Time, after time.Duration) bool {
-	since := w.lockWaitSince.Load()
-	return since != 0 && now.Sub(time.Unix(0, since)) >= after
-}
-
-// askLock brackets the holder's request for SQLite's write lock: call it
-// before, and the function it returns after.
-func (w *writeSlot) askLock() (done func()) {
-	w.lockWaitSince.Store(time.Now().UnixNano())
-	return func() { w.lockWaitSince.Store(0) }
 }
 
 // stmtCacheSize bounds the prepared statements each connection keeps.
@@ -252,6 +207,7 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
+		scores:  opt.ReportScores,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -289,77 +245,6 @@ func createPrivate(path string) error {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-// quickCheck runs PRAGMA quick_check (SQLite's integrity check without
-// the index contents), which answers one row "ok" or up to maxProblems
-// rows naming what is wrong.
-func (s *Store) quickCheck(ctx context.Context) error {
-	const maxProblems = 5
-	var rows []string
-	if err := s.db.SelectContext(ctx, &rows, fmt.Sprintf("PRAGMA quick_check(%d)", maxProblems)); err != nil {
-		return fmt.Errorf("integrity check: %w", corrupt(err))
-	}
-	if len(rows) == 1 && rows[0] == "ok" {
-		return nil
-	}
-	return fmt.Errorf("%w: integrity check found: %s", ErrCorrupt, strings.Join(rows, "; "))
-}
-
-// corrupt marks SQLite's "not a database" (SQLITE_NOTADB) and "malformed"
-// (SQLITE_CORRUPT) results with ErrCorrupt.
-func corrupt(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) && !errors.Is(err, ErrCorrupt) {
-		switch se.Code() & 0xff {
-		case sqliteCorrupt, sqliteNotADB:
-			return fmt.Errorf("%w: %w", ErrCorrupt, err)
-		}
-	}
-	return err
-}
-
-// SQLite primary result codes (sqlite3.h) the store gives a meaning to.
-const (
-	sqliteBusy    = 5
-	sqliteLocked  = 6
-	sqliteCorrupt = 11
-	sqliteNotADB  = 26
-)
-
-// busy marks SQLite's SQLITE_BUSY and SQLITE_LOCKED results with ErrBusy.
-func busy(err error) error {
-	if isBusy(err) && !errors.Is(err, ErrBusy) {
-		return fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	return err
-}
-
-// WithBusyWait returns a view of the store whose transactions (WithTx)
-// wait at most d for another process's lock before failing with ErrBusy;
-// single-statement writes keep DefaultBusyWait for the lock. The wait
-// counts in SQLite and, for a write queued for the in-process write slot,
-// behind a holder that is itself held up by another process's lock. Behind
-// this process's own writers the view waits longer, up to its queue wait
-// (DefaultQueueWait, or WithQueueWait), then fails with ErrWriteQueue. The
-// server's request handlers use one so that a client hears 503 promptly
-// rather than after DefaultBusyWait (docs/api.md, database_busy and
-// server_busy). The view shares the database, the write slot and the
-// hooks with s; closing either closes both.
-func (s *Store) WithBusyWait(d time.Duration) *Store {
-	v := *s
-	v.busyWait = d
-	return &v
-}
-
-// WithQueueWait returns a view of the store whose writes, when it has a
-// busy wait (WithBusyWait), queue at most d behind this process's own
-// writers; see WithBusyWait. A d below the busy wait counts as the busy
-// wait.
-func (s *Store) WithQueueWait(d time.Duration) *Store {
-	v := *s
-	v.queueWait = d
-	return &v
 }
 
 // dsn builds the driver's data source name. The file name is a SQLite URI,
@@ -426,329 +311,3 @@ func (s *Store) Close() error {
 	defer s.unlockWrite()
 	return s.db.Close()
 }
-
-// lockWrite waits for the in-process write slot, or for ctx. On a view
-// with a busy wait it gives up, once it has waited that long, as soon as
-// the holder of the slot is held up by another process's lock (ErrBusy:
-// the holder, and everyone behind it, would wait the lock out), and
-// otherwise after the queue wait (ErrWriteQueue: this process's own
-// writers are too many).
-func (s *Store) lockWrite(ctx context.Context) error {
-	start := time.Now()
-	if s.obs != nil {
-		defer func() { s.obs.WriteWait(time.Since(start)) }()
-	}
-	return s.lockWriteSince(ctx, start)
-}
-
-// lockWriteSince is lockWrite for a write that began waiting at start
-// (queued for a group commit), which counts towards its waits.
-func (s *Store) lockWriteSince(ctx context.Context, start time.Time) error {
-	if s.busyWait <= 0 {
-		select {
-		case s.slot.ch <- struct{}{}:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	t := time.NewTimer(s.firstWaitCheck(start))
-	defer t.Stop()
-	for {
-		select {
-		case s.slot.ch <- struct{}{}:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case now := <-t.C:
-			next, err := s.waitedTooLong(now, start)
-			if err != nil {
-				return err
-			}
-			t.Reset(next)
-		}
-	}
-}
-
-// firstWaitCheck is how long after start a write on a view with a busy
-// wait first checks whether to give up waiting (waitedTooLong): not before
-// the busy wait is over, since a writer held up by another process may
-// get the lock within it, as a write outside the queue would.
-func (s *Store) firstWaitCheck(start time.Time) time.Duration {
-	return max(s.busyWait-time.Since(start), 0)
-}
-
-// waitedTooLong decides, at now, for a write on a view with a busy wait
-// that began waiting at start and has waited its busy wait: ErrBusy when
-// the slot's holder has been held up by another process's lock, which
-// everyone behind it would wait out too; ErrWriteQueue past the queue
-// wait (this process's own writers are too many); otherwise nil and when
-// to check again.
-func (s *Store) waitedTooLong(now, start time.Time) (next time.Duration, err error) {
-	queueWait := s.queueWait
-	if queueWait <= 0 {
-		queueWait = DefaultQueueWait
-	}
-	queueWait = max(queueWait, s.busyWait)
-	// A holder that is a view like this one gives up on the lock after
-	// its busy wait, so with a busy wait shorter than foreignAfter (tests)
-	// it must still be seen held up.
-	heldUpAfter := min(foreignAfter, s.busyWait/2)
-	if s.slot.heldUp(now, heldUpAfter) {
-		return 0, fmt.Errorf("%w: the writer ahead has waited for another process's lock for %s or more, and this write waited %s",
-			ErrBusy, heldUpAfter, now.Sub(start).Round(time.Millisecond))
-	}
-	if now.Sub(start) >= queueWait {
-		return 0, fmt.Errorf("%w: no write slot within %s", ErrWriteQueue, queueWait)
-	}
-	return min(queuePoll, queueWait-now.Sub(start)), nil
-}
-
-func (s *Store) unlockWrite() { <-s.slot.ch }
-
-// tryLockWrite takes the write slot if it is free, without waiting.
-func (s *Store) tryLockWrite() bool {
-	select {
-	case s.slot.ch <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-// withWriteLock runs a single-statement write (an autocommit UPDATE or
-// INSERT) in the write slot. The whole statement counts as asking SQLite
-// for the lock (writeSlot), since it waits for the lock inside; such
-// writes are short, and foreignAfter leaves them room.
-func (s *Store) withWriteLock(ctx context.Context, fn func() error) (err error) {
-	defer s.observeBusy(&err)
-	if err := s.lockWrite(ctx); err != nil {
-		return err
-	}
-	defer s.unlockWrite()
-	if s.group.isClosed() {
-		return ErrClosed
-	}
-	done := s.slot.askLock()
-	defer done()
-	return busy(fn())
-}
-
-// observeWait tells the observer how long w waited in the group queue,
-// when it was taken into a group or gave up.
-func (s *Store) observeWait(w *groupWrite) {
-	if s.obs != nil {
-		s.obs.WriteWait(time.Since(w.queued))
-	}
-}
-
-// observeBusy tells the observer of a write that ended with *err marked
-// ErrBusy; deferred by the writers.
-func (s *Store) observeBusy(err *error) {
-	if s.obs != nil && *err != nil && errors.Is(*err, ErrBusy) {
-		s.obs.WriteBusy()
-	}
-}
-
-// WithTx runs fn in one write transaction (BEGIN IMMEDIATE) and returns
-// fn's error unchanged (so sentinel errors survive) once that transaction
-// has committed, or rolled back fn's writes if it failed. The transaction
-// is shared with the functions of concurrent callers, which commit
-// together (group.go); fn's writes are its own all the same: they commit
-// only if fn returns nil, and another function's failure does not undo
-// them.
-//
-// fn runs on the group's writer goroutine (group.go), after the functions
-// queued before it. Its ctx is the caller's context without the cancellation: use
-// it, not the caller's, for the statements, because SQLite answers a write
-// statement interrupted inside a transaction by rolling back the whole
-// transaction, the other callers' writes with it. A caller that gives up
-// before its turn is not run at all. fn must do nothing but database work
-// on tx, and leave anything that must follow the commit (notifying
-// workers, answering) to after WithTx returns.
-func (s *Store) WithTx(ctx context.Context, fn func(ctx context.Context, tx *sqlx.Tx) error) error {
-	return s.withTx(ctx, nil, fn)
-}
-
-// withTx is WithTx for a function that creates job (nil: any other
-// write), which the group may make together with the jobs created beside
-// it instead of calling fn (group.go, runJobsTogether).
-func (s *Store) withTx(ctx context.Context, job *jobCreation, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
-	defer s.observeBusy(&err)
-	return s.groupTx(ctx, job, fn)
-}
-
-// writeConn is the connection the writer goroutine runs its groups on
-// (group.go), kept from one group to the next while the writer runs, with
-// the busy timeout it has now. SQLite's busy timeout belongs to the
-// connection and a group waits for the lock by its first caller's view, so
-// the timeout is set only when that view's wait differs from the last
-// group's: under a steady load of requests, whose views share one wait,
-// hardly ever. The connection is not kept when the pool has only one
-// (keep false): readers need it between groups.
-type writeConn struct {
-	keep bool
-	conn *sqlx.Conn
-	busy time.Duration // the busy timeout conn has
-}
-
-// runTx runs fn in one transaction on the write connection, while the
-// caller holds the write slot, with s's busy wait as its busy timeout.
-// When the transaction itself fails (its BEGIN or COMMIT, not fn), the
-// connection goes back to the pool (release), so that one in a bad state
-// is not kept.
-func (wc *writeConn) runTx(ctx context.Context, s *Store, fn func(tx *sqlx.Tx) error) error {
-	if wc.conn == nil {
-		conn, err := s.db.Connx(ctx)
-		if err != nil {
-			return fmt.Errorf("begin transaction: %w", err)
-		}
-		wc.conn, wc.busy = conn, DefaultBusyWait
-	}
-	want := DefaultBusyWait
-	if s.busyWait > 0 {
-		want = s.busyWait
-	}
-	if want != wc.busy {
-		if err := setBusyTimeout(ctx, wc.conn, want); err != nil {
-			wc.release()
-			return err
-		}
-		wc.busy = want
-	}
-	fnFailed := false
-	err := inTx(ctx, s.slot, wc.conn, func(tx *sqlx.Tx) error {
-		err := fn(tx)
-		fnFailed = err != nil
-		return err
-	})
-	if err != nil && !fnFailed {
-		wc.release()
-	}
-	return err
-}
-
-// release puts the default busy timeout back and returns the connection
-// to the pool, for anyone else to use.
-func (wc *writeConn) release() {
-	if wc.conn == nil {
-		return
-	}
-	if wc.busy != DefaultBusyWait {
-		_ = setBusyTimeout(context.Background(), wc.conn, DefaultBusyWait)
-	}
-	_ = wc.conn.Close()
-	wc.conn = nil
-}
-
-// setBusyTimeout sets SQLite's busy timeout of one connection.
-func setBusyTimeout(ctx context.Context, conn *sqlx.Conn, d time.Duration) error {
-	// PRAGMA takes no bind parameters; the value is a number.
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.Milliseconds())); err != nil {
-		return fmt.Errorf("set busy timeout: %w", err)
-	}
-	return nil
-}
-
-// inTx is WithTx after the write slot: begin on db (the pool or one
-// connection), run fn, commit or roll back. SQLITE_BUSY and SQLITE_LOCKED
-// come back marked with ErrBusy. The BEGIN (IMMEDIATE, so it takes the
-// write lock) is bracketed in slot for the writers queued behind
-// (writeSlot).
-func inTx(ctx context.Context, slot *writeSlot, db interface {
-	BeginTxx(context.Context, *sql.TxOptions) (*sqlx.Tx, error)
-}, fn func(tx *sqlx.Tx) error) error {
-	done := slot.askLock()
-	tx, err := db.BeginTxx(ctx, nil)
-	done()
-	if err != nil {
-		return fmt.Errorf("begin transaction: %w", busy(err))
-	}
-	// Rolls back if fn never returns (runtime.Goexit); after the commit or
-	// the rollback below it does nothing.
-	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return busy(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", busy(err))
-	}
-	return nil
-}
-
-// FormatTime renders t in the database's time format (UTC, milliseconds).
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
-
-// ParseTime parses a database time.
-func ParseTime(s string) (time.Time, error) {
-	t, err := time.Parse(TimeLayout, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("bad stored time %q: %w", s, err)
-	}
-	return t, nil
-}
-
-// parseNullTime parses an optional database time.
-func parseNullTime(ns sql.NullString) (*time.Time, error) {
-	if !ns.Valid {
-		return nil, nil
-	}
-	t, err := ParseTime(ns.String)
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
-
-// truncMs drops what the database cannot hold, so values returned by a
-// create equal the same values read back later.
-func truncMs(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
-
-func nullString(p *string) sql.NullString {
-	if p == nil {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: *p, Valid: true}
-}
-
-func strPtr(ns sql.NullString) *string {
-	if !ns.Valid {
-		return nil
-	}
-	s := ns.String
-	return &s
-}
-
-// errProbeDone ends ProbeWrite's transaction with a rollback.
-var errProbeDone = errors.New("probe done")
-
-// ProbeWrite checks that a write can happen now: it takes the database's
-// write lock (BEGIN IMMEDIATE) and gives it back with a rollback, so
-// nothing is written and the file does not grow. On a view from
-// WithBusyWait it waits at most that long for a lock another process holds,
-// then fails with ErrBusy. The readiness check (GET /readyz) uses it.
-func (s *Store) ProbeWrite(ctx context.Context) error {
-	err := s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return errProbeDone })
-	if errors.Is(err, errProbeDone) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("write probe: %w", busy(err))
-	}
-	return nil
-}
-
-// Errors of the SQLite store only; the domain errors are in the root
-// package (errors.go).
-var (
-	// ErrCorrupt is returned by Open when the file is not a SQLite
-	// database or fails its integrity check (Options.IntegrityCheck).
-	ErrCorrupt = errors.New("database file is damaged")
-	// ErrNoSecretKey: the store was opened without Options.Secrets and
-	// was asked to seal or open a webhook signing secret.
-	ErrNoSecretKey = errors.New("no secret key to seal webhook signing secrets with")
-	// ErrSecretKey: the key given does not open the webhook signing
-	// secrets already in the database.
-	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
-)

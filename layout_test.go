@@ -1,0 +1,75 @@
+package locrisk_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The dependency rules of docs/architecture.md, checked on the module as
+// it is: the domain imports nothing of the module, only the assembly
+// imports the SQLite store, and the store does not link the engine.
+func TestDependenciesPointInward(t *testing.T) {
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is needed")
+	}
+	out, err := exec.Command(gotool, "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const (
+		module = "github.com/locrisk/locrisk"
+		sqlite = module + "/internal/store"
+		engine = module + "/internal/risk"
+	)
+	type pkg struct {
+		ImportPath    string
+		Imports, Deps []string
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	for path, p := range pkgs {
+		if slices.Contains(p.Imports, sqlite) && path != module+"/cmd/locrisk" {
+			t.Errorf("%s imports the SQLite store; only the assembly (cmd/locrisk) may", path)
+		}
+	}
+	for _, dep := range pkgs[sqlite].Deps {
+		if dep == engine || strings.HasPrefix(dep, engine+"/") {
+			t.Errorf("the SQLite store links the engine (%s)", dep)
+		}
+	}
+	for _, dep := range pkgs[module].Deps {
+		if strings.HasPrefix(dep, module+"/") {
+			t.Errorf("the domain imports %s", dep)
+		}
+	}
+	for _, consumer := range []string{"internal/server", "internal/jobs", "internal/webhookworker", "internal/outbox",
+		"internal/retention", "internal/metrics", "internal/portfolio", "internal/batchcsv"} {
+		p, ok := pkgs[module+"/"+consumer]
+		if !ok {
+			t.Errorf("package %s not found", consumer)
+			continue
+		}
+		if slices.Contains(p.Deps, sqlite) {
+			t.Errorf("%s depends on the SQLite store", consumer)
+		}
+	}
+}
