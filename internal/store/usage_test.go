@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -48,104 +47,6 @@ func usageQueueJob(t *testing.T, s *Store, acct, bucket string, created time.Tim
 		t.Fatal(err)
 	}
 	return j
-}
-
-func TestPeriodUsage(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, other := newAccount(t, s, 7), newAccount(t, s, 100)
-	oct := time.Date(2026, 10, 31, 23, 59, 59, 999e6, time.UTC)
-	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	usageEndJob(t, s, a.ID, BucketAPI, oct, oct, false)                   // last month
-	usageEndJob(t, s, a.ID, BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
-	usageEndJob(t, s, a.ID, BucketBulk, nov, nov.Add(time.Hour), false)   // completed
-	usageEndJob(t, s, a.ID, BucketManual, nov.Add(time.Hour), t0, true)   // failed
-	usageEndJob(t, s, other.ID, BucketAPI, nov.Add(time.Hour), t0, false) // another account
-	usageQueueJob(t, s, a.ID, BucketAPI, t0)                              // processing, below
-	usageQueueJob(t, s, a.ID, BucketAPI, t0)                              // queued
-	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, t0); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	usageQueueJob(t, s, a.ID, BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
-
-	u, err := s.PeriodUsage(ctx, a.ID, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := PeriodUsage{Limit: 7, Start: nov, End: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
-		Created: 4, Queued: 1, Processing: 1, Completed: 1, Failed: 1}
-	if fmt.Sprint(u) != fmt.Sprint(want) {
-		t.Errorf("PeriodUsage = %+v\nwant          %+v", u, want)
-	}
-	if u.Remaining() != 3 {
-		t.Errorf("Remaining = %d, want 3", u.Remaining())
-	}
-	// The quota check counts the same jobs.
-	if _, used, err := quotaUsage(ctx, s.db, a.ID, t0); err != nil || used != u.Created {
-		t.Errorf("QuotaUsage used %d (%v), PeriodUsage created %d", used, err, u.Created)
-	}
-	if _, err := s.PeriodUsage(ctx, "acct_nope", t0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("unknown account: %v, want ErrNotFound", err)
-	}
-	if (PeriodUsage{Limit: 2, Created: 5}).Remaining() != 0 {
-		t.Error("Remaining went negative")
-	}
-}
-
-func TestUsageHistory(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
-	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
-	usageEndJob(t, s, a.ID, BucketAPI, day(18, 12), day(18, 13), false)     // before the range
-	usageEndJob(t, s, a.ID, BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
-	usageEndJob(t, s, a.ID, BucketAPI, day(20, 1), day(20, 2), false)       // day 1
-	usageEndJob(t, s, a.ID, BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
-	usageEndJob(t, s, a.ID, BucketManual, day(22, 0), day(22, 0), false)    // day 3
-	usageEndJob(t, s, other.ID, BucketManual, day(21, 3), day(21, 4), true) // another account
-	usageQueueJob(t, s, a.ID, BucketAPI, day(22, 9))                        // queued, day 3
-	usageQueueJob(t, s, a.ID, BucketAPI, day(23, 0))                        // after the range
-
-	got, err := s.UsageHistory(ctx, a.ID, day(20, 17), 3, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []DailyUsage{
-		{Day: day(20, 0), Bucket: "api", ReportJobs: 1, Completed: 2, Failed: 0}, {Day: day(20, 0), Bucket: "bulk", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(20, 0), Bucket: "manual", ReportJobs: 0, Completed: 0, Failed: 0},
-		{Day: day(21, 0), Bucket: "api", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "manual", ReportJobs: 0, Completed: 0, Failed: 0},
-		{Day: day(22, 0), Bucket: "api", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(22, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 1}, {Day: day(22, 0), Bucket: "manual", ReportJobs: 1, Completed: 1, Failed: 0},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("UsageHistory =\n%v\nwant\n%v", got, want)
-	}
-
-	got, err = s.UsageHistory(ctx, a.ID, day(20, 0), 3, []string{BucketBulk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = []DailyUsage{{Day: day(20, 0), Bucket: "bulk", ReportJobs: 1, Completed: 0, Failed: 0}, {Day: day(21, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 0}, {Day: day(22, 0), Bucket: "bulk", ReportJobs: 0, Completed: 0, Failed: 1}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("bulk only =\n%v\nwant\n%v", got, want)
-	}
-
-	// An account with nothing gets zeros for every day and bucket.
-	empty := newAccount(t, s, 1)
-	got, err = s.UsageHistory(ctx, empty.ID, day(1, 0), 90, nil)
-	if err != nil || len(got) != 270 {
-		t.Fatalf("90 empty days: %d items, %v", len(got), err)
-	}
-	for i, u := range got {
-		if u.ReportJobs+u.Completed+u.Failed != 0 || !u.Day.Equal(day(1, 0).AddDate(0, 0, i/3)) || u.Bucket != Buckets()[i%3] {
-			t.Fatalf("item %d = %+v", i, u)
-		}
-	}
-
-	if _, err := s.UsageHistory(ctx, a.ID, day(20, 0), 0, nil); !errors.Is(err, ErrInvalid) {
-		t.Errorf("0 days: %v, want ErrInvalid", err)
-	}
-	if _, err := s.UsageHistory(ctx, a.ID, day(20, 0), 1, []string{"vip"}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("bad bucket: %v, want ErrInvalid", err)
-	}
 }
 
 func TestNearestRank(t *testing.T) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -14,122 +13,6 @@ import (
 
 func testEvent(at time.Time) WebhookEvent {
 	return WebhookEvent{ID: ids.New(ids.Event), Type: "webhook.test", Body: []byte(`{"test":true}`), CreatedUTC: at}
-}
-
-// A test delivery goes to the one endpoint asked for, subscribed or not,
-// due at once, without a job; unknown, foreign and disabled endpoints are
-// refused and nothing is written.
-func TestQueueTestWebhook(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, other := newAccount(t, s, 10), newAccount(t, s, 10)
-	ep := newEndpoint(t, s, a.ID, t0, evFailed)
-	foreign := newEndpoint(t, s, other.ID, t0)
-	off := newEndpoint(t, s, a.ID, t0)
-	if err := s.DisableWebhookEndpoint(ctx, a.ID, off.ID, t0); err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.QueueTestWebhook(ctx, a.ID, ep.ID, testEvent(t0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.EndpointID != ep.ID || d.Event != "webhook.test" || d.JobID != nil || d.Status != DeliveryPending ||
-		d.Attempts != 0 || d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(t0) || !ids.HasPrefix(d.ID, ids.Delivery) {
-		t.Errorf("test delivery = %+v", d)
-	}
-	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
-	if err != nil || !ok || task.ID != d.ID || task.JobID != "" || string(task.Body) != `{"test":true}` {
-		t.Errorf("claim of the test delivery: %+v %v %v", task, ok, err)
-	}
-	for _, tc := range []struct {
-		name, acct, ep string
-		want           error
-	}{
-		{"unknown", a.ID, ids.New(ids.WebhookEndpoint), ErrNotFound},
-		{"foreign", a.ID, foreign.ID, ErrNotFound},
-		{"disabled", a.ID, off.ID, ErrEndpointDisabled},
-	} {
-		if _, err := s.QueueTestWebhook(ctx, tc.acct, tc.ep, testEvent(t0)); !errors.Is(err, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
-		}
-	}
-	if n := countRows(t, s, `SELECT COUNT(*) FROM webhook_events`); n != 1 {
-		t.Errorf("%d events written, want 1", n)
-	}
-}
-
-// A failed delivery becomes pending again with the same id, due now, its
-// attempts kept and a fresh schedule (ScheduleStart) from them; the other
-// states and a disabled endpoint are refused.
-func TestRedeliverWebhook(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, other := newAccount(t, s, 10), newAccount(t, s, 10)
-	ep := newEndpoint(t, s, a.ID, t0)
-	id := newEvent(t, s, a.ID, evCompleted, t0)[0]
-
-	attempt := func(at time.Time, success bool, next *time.Time) {
-		t.Helper()
-		task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), at)
-		if err != nil || !ok || task.ID != id {
-			t.Fatalf("claim at %v: %+v %v %v", at, task, ok, err)
-		}
-		if _, err := s.RecordWebhookAttempt(ctx, task, DeliveryAttempt{Success: success, ResponseStatus: 500, Error: "boom",
-			Started: at, NextAttempt: next}, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Pending: not redeliverable.
-	if _, err := s.RedeliverWebhook(ctx, a.ID, id, t0); !errors.Is(err, ErrDeliveryNotFailed) {
-		t.Errorf("pending: %v, want ErrDeliveryNotFailed", err)
-	}
-	retry := t0.Add(10 * time.Second)
-	attempt(t0, false, &retry)
-	attempt(retry, false, nil) // failed for good after 2 attempts
-	if d := deliveryByID(t, s, a.ID, id); d.Status != DeliveryFailed || d.Attempts != 2 {
-		t.Fatalf("before redelivery: %+v", d)
-	}
-	for _, tc := range []struct {
-		name, acct, id string
-	}{{"unknown", a.ID, ids.New(ids.Delivery)}, {"foreign", other.ID, id}} {
-		if _, err := s.RedeliverWebhook(ctx, tc.acct, tc.id, t0); !errors.Is(err, ErrNotFound) {
-			t.Errorf("%s: %v, want ErrNotFound", tc.name, err)
-		}
-	}
-
-	now := t0.Add(time.Hour)
-	d, err := s.RedeliverWebhook(ctx, a.ID, id, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.ID != id || d.Status != DeliveryPending || d.Attempts != 2 || d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(now) {
-		t.Errorf("redelivered: %+v", d)
-	}
-	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), now)
-	if err != nil || !ok || task.ID != id || task.Attempts != 2 || task.ScheduleStart != 2 {
-		t.Fatalf("claim after redelivery: %+v %v %v", task, ok, err)
-	}
-	if _, err := s.RecordWebhookAttempt(ctx, task, DeliveryAttempt{Success: true, ResponseStatus: 204, Started: now}, now); err != nil {
-		t.Fatal(err)
-	}
-	if d := deliveryByID(t, s, a.ID, id); d.Status != DeliverySucceeded || d.Attempts != 3 || d.Error != nil {
-		t.Errorf("after the redelivered attempt: %+v", d)
-	}
-	if _, err := s.RedeliverWebhook(ctx, a.ID, id, now); !errors.Is(err, ErrDeliveryNotFailed) {
-		t.Errorf("succeeded: %v, want ErrDeliveryNotFailed", err)
-	}
-
-	// A delivery failed by disabling its endpoint stays failed.
-	id2 := newEvent(t, s, a.ID, evCompleted, now)[0]
-	if err := s.DisableWebhookEndpoint(ctx, a.ID, ep.ID, now); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.RedeliverWebhook(ctx, a.ID, id2, now); !errors.Is(err, ErrEndpointDisabled) {
-		t.Errorf("disabled endpoint: %v, want ErrEndpointDisabled", err)
-	}
-	if d := deliveryByID(t, s, a.ID, id2); d.Status != DeliveryFailed {
-		t.Errorf("after a refused redelivery: %+v", d)
-	}
 }
 
 // The last items of a batch completing at the same moment in concurrent

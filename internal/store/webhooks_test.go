@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,89 +79,6 @@ func deliveryByID(t testing.TB, s *Store, acct, id string) WebhookDelivery {
 	return WebhookDelivery{}
 }
 
-func TestWebhookEndpointsCRUD(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, b := newAccount(t, s, 10), newAccount(t, s, 10)
-	e1 := newEndpoint(t, s, a.ID, t0, evCompleted)
-	e2 := newEndpoint(t, s, a.ID, t0.Add(time.Second), evFailed, evCompleted)
-	newEndpoint(t, s, b.ID, t0)
-
-	list, _, err := s.ListWebhookEndpoints(ctx, a.ID, 0, "")
-	if err != nil || len(list) != 2 || list[0].ID != e2.ID || list[1].ID != e1.ID {
-		t.Fatalf("list = %+v, %v; want e2, e1", list, err)
-	}
-	if !slices.Equal(list[0].Events, []string{evFailed, evCompleted}) || !list[0].Active || list[0].DisabledUTC != nil {
-		t.Errorf("listed endpoint %+v", list[0])
-	}
-	if fmt.Sprint(list[1]) != fmt.Sprint(e1) {
-		t.Errorf("listed %+v, created %+v", list[1], e1)
-	}
-	if _, err := s.GetWebhookEndpoint(ctx, b.ID, e1.ID); !errors.Is(err, ErrNotFound) {
-		t.Errorf("get another account's endpoint: %v", err)
-	}
-	if err := s.DisableWebhookEndpoint(ctx, b.ID, e1.ID, t0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("disable another account's endpoint: %v", err)
-	}
-	if err := s.DisableWebhookEndpoint(ctx, a.ID, "we_unknown", t0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("disable unknown endpoint: %v", err)
-	}
-	for i := range 2 { // the second time is a no-op that still succeeds
-		if err := s.DisableWebhookEndpoint(ctx, a.ID, e1.ID, t0.Add(time.Duration(i+1)*time.Minute)); err != nil {
-			t.Fatalf("disable #%d: %v", i+1, err)
-		}
-	}
-	got, err := s.GetWebhookEndpoint(ctx, a.ID, e1.ID)
-	if err != nil || got.Active || got.DisabledUTC == nil || !got.DisabledUTC.Equal(t0.Add(time.Minute)) {
-		t.Errorf("disabled endpoint = %+v, %v; want inactive, disabled at the first DELETE", got, err)
-	}
-	if _, _, err := s.CreateWebhookEndpoint(ctx, NewWebhookEndpoint{AccountID: "acct_nope", Name: "n", URL: "https://x", Events: []string{evFailed}}, t0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("endpoint for unknown account: %v, want ErrNotFound", err)
-	}
-	if _, _, err := s.CreateWebhookEndpoint(ctx, NewWebhookEndpoint{AccountID: a.ID, Name: "n", URL: "https://x"}, t0); !errors.Is(err, ErrInvalid) {
-		t.Errorf("endpoint without events: %v, want ErrInvalid", err)
-	}
-}
-
-func TestWebhookEndpointLimit(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, b := newAccount(t, s, 10), newAccount(t, s, 10)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	created, limited := 0, 0
-	for i := range MaxActiveEndpoints + 5 {
-		wg.Go(func() {
-			_, _, err := s.CreateWebhookEndpoint(ctx, NewWebhookEndpoint{AccountID: a.ID, Name: fmt.Sprint("e", i),
-				URL: "https://hooks.example.com/", Events: []string{evCompleted}}, t0)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				created++
-			case errors.Is(err, ErrEndpointLimit):
-				limited++
-			default:
-				t.Errorf("create: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	if created != MaxActiveEndpoints || limited != 5 {
-		t.Fatalf("created %d, limited %d; want %d and 5", created, limited, MaxActiveEndpoints)
-	}
-	// Another account is not affected; disabling one frees a place.
-	newEndpoint(t, s, b.ID, t0)
-	list, _, _ := s.ListWebhookEndpoints(ctx, a.ID, 0, "")
-	if err := s.DisableWebhookEndpoint(ctx, a.ID, list[0].ID, t0); err != nil {
-		t.Fatal(err)
-	}
-	newEndpoint(t, s, a.ID, t0)
-	if _, _, err := s.CreateWebhookEndpoint(ctx, NewWebhookEndpoint{AccountID: a.ID, Name: "x", URL: "https://h/", Events: []string{evFailed}}, t0); !errors.Is(err, ErrEndpointLimit) {
-		t.Errorf("21st active endpoint: %v, want ErrEndpointLimit", err)
-	}
-}
-
 func TestWebhookSubscribersAndOutbox(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
@@ -221,104 +137,6 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 	if !errors.Is(err, boom) || countRows(t, s, `SELECT COUNT(*) FROM webhook_events`) != 1 ||
 		countRows(t, s, `SELECT COUNT(*) FROM webhook_deliveries`) != 2 {
 		t.Errorf("rolled-back event left rows (err %v)", err)
-	}
-}
-
-func TestClaimRecordRelease(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a := newAccount(t, s, 100)
-	ep := newEndpoint(t, s, a.ID, t0)
-	ids1 := newEvent(t, s, a.ID, evCompleted, t0)
-	id := ids1[0]
-
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(-time.Second)); ok {
-		t.Fatal("claimed a delivery before it was due")
-	}
-	task, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
-	if err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
-	if task.ID != id || task.EndpointID != ep.ID || task.URL != ep.URL || !strings.HasPrefix(task.Secret, ids.SigningSecret) ||
-		task.EventType != evCompleted || !strings.HasPrefix(string(task.Body), `{"job":"job_`) || task.Attempts != 0 ||
-		!task.Lease.Equal(t0.Add(time.Minute)) {
-		t.Errorf("task = %+v", task)
-	}
-	// Leased: nobody else gets it until the lease has passed.
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(59*time.Second)); ok {
-		t.Error("claimed a leased delivery")
-	}
-	if next, ok, err := s.NextWebhookDue(ctx, testLimits(), t0.Add(59*time.Second)); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
-		t.Errorf("NextWebhookDue while leased = %v %v %v, want the lease end", next, ok, err)
-	}
-	// The lease expires (the worker died): another claim takes over, and
-	// the first claim can no longer record.
-	task2, ok, err := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0.Add(61*time.Second))
-	if err != nil || !ok || task2.ID != id || task2.Lease.Equal(task.Lease) {
-		t.Fatalf("takeover claim: %+v %v %v", task2, ok, err)
-	}
-	if _, err := s.RecordWebhookAttempt(ctx, task, DeliveryAttempt{Success: true, ResponseStatus: 200, Started: t0}, t0); !errors.Is(err, ErrLeaseLost) {
-		t.Errorf("record with a stale claim: %v, want ErrLeaseLost", err)
-	}
-	// A failure with a retry: pending, attempt counted, lease cleared.
-	started := t0.Add(62 * time.Second)
-	next := started.Add(10 * time.Second)
-	st, err := s.RecordWebhookAttempt(ctx, task2, DeliveryAttempt{ResponseStatus: 500, Error: "receiver responded with status 500",
-		Started: started, NextAttempt: &next}, started.Add(time.Second))
-	if err != nil || st != DeliveryPending {
-		t.Fatalf("record failure: %q %v", st, err)
-	}
-	d := deliveryByID(t, s, a.ID, id)
-	if d.Status != DeliveryPending || d.Attempts != 1 || d.ResponseStatus == nil || *d.ResponseStatus != 500 ||
-		d.Error == nil || *d.Error != "receiver responded with status 500" || d.LastAttemptUTC == nil ||
-		!d.LastAttemptUTC.Equal(started) || d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(next) || d.DeliveredUTC != nil {
-		t.Errorf("after a failed attempt: %+v", d)
-	}
-	if _, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), next.Add(-time.Millisecond)); ok {
-		t.Error("claimed before the retry was due")
-	}
-	// Released by a shutdown: due again at once, attempt not counted.
-	task3, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), next)
-	if !ok || task3.Attempts != 1 {
-		t.Fatalf("retry claim: %+v %v", task3, ok)
-	}
-	if err := s.ReleaseWebhookDelivery(ctx, task3); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ReleaseWebhookDelivery(ctx, task3); !errors.Is(err, ErrLeaseLost) {
-		t.Errorf("second release: %v, want ErrLeaseLost", err)
-	}
-	task4, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), next)
-	if !ok || task4.Attempts != 1 {
-		t.Fatalf("claim after release: %+v %v", task4, ok)
-	}
-	done := next.Add(time.Second)
-	st, err = s.RecordWebhookAttempt(ctx, task4, DeliveryAttempt{Success: true, ResponseStatus: 204, Started: next}, done)
-	if err != nil || st != DeliverySucceeded {
-		t.Fatalf("record success: %q %v", st, err)
-	}
-	d = deliveryByID(t, s, a.ID, id)
-	if d.Status != DeliverySucceeded || d.Attempts != 2 || *d.ResponseStatus != 204 || d.Error != nil ||
-		d.NextAttemptUTC != nil || d.DeliveredUTC == nil || !d.DeliveredUTC.Equal(done) {
-		t.Errorf("after success: %+v", d)
-	}
-	if _, ok, _ := s.NextWebhookDue(ctx, testLimits(), done); ok {
-		t.Error("NextWebhookDue reports a due delivery when none is pending")
-	}
-
-	// Exhausted schedule: a failure without a next attempt is final.
-	id2 := newEvent(t, s, a.ID, evFailed, t0)[0]
-	task5, ok, _ := s.ClaimWebhookDelivery(ctx, time.Minute, testLimits(), t0)
-	if !ok || task5.ID != id2 {
-		t.Fatalf("claim: %+v %v", task5, ok)
-	}
-	st, err = s.RecordWebhookAttempt(ctx, task5, DeliveryAttempt{Error: "timed out", Started: t0}, t0)
-	if err != nil || st != DeliveryFailed {
-		t.Fatalf("final failure: %q %v", st, err)
-	}
-	d = deliveryByID(t, s, a.ID, id2)
-	if d.Status != DeliveryFailed || d.ResponseStatus != nil || *d.Error != "timed out" || d.NextAttemptUTC != nil {
-		t.Errorf("after the last failure: %+v", d)
 	}
 }
 
@@ -418,53 +236,6 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 		if d := deliveryByID(t, s, a.ID, id); d.Status == DeliveryFailed {
 			t.Errorf("delivery %s to the other endpoint failed: %+v", id, d)
 		}
-	}
-}
-
-func TestListWebhookDeliveries(t *testing.T) {
-	s := newStore(t, Options{})
-	ctx := context.Background()
-	a, b := newAccount(t, s, 100), newAccount(t, s, 100)
-	e1 := newEndpoint(t, s, a.ID, t0)
-	e2 := newEndpoint(t, s, a.ID, t0, evFailed)
-	newEndpoint(t, s, b.ID, t0)
-	for i := range 5 {
-		typ := evCompleted
-		if i%2 == 1 {
-			typ = evFailed
-		}
-		newEvent(t, s, a.ID, typ, t0.Add(time.Duration(i)*time.Second))
-	}
-	newEvent(t, s, b.ID, evCompleted, t0.Add(time.Hour))
-
-	got, err := s.ListWebhookDeliveries(ctx, a.ID, "", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 7 { // 5 to e1, 2 to e2
-		t.Fatalf("%d deliveries, want 7", len(got))
-	}
-	for i := 1; i < len(got); i++ {
-		p, c := got[i-1], got[i]
-		if p.CreatedUTC.Before(c.CreatedUTC) || (p.CreatedUTC.Equal(c.CreatedUTC) && p.ID < c.ID) {
-			t.Errorf("not newest first at %d: %v %s then %v %s", i, p.CreatedUTC, p.ID, c.CreatedUTC, c.ID)
-		}
-	}
-	limited, _ := s.ListWebhookDeliveries(ctx, a.ID, "", 3)
-	if len(limited) != 3 || limited[0].ID != got[0].ID || limited[2].ID != got[2].ID {
-		t.Errorf("limit 3 = %v", limited)
-	}
-	only, _ := s.ListWebhookDeliveries(ctx, a.ID, e2.ID, 100)
-	if len(only) != 2 {
-		t.Errorf("e2 deliveries = %d, want 2", len(only))
-	}
-	for _, d := range only {
-		if d.EndpointID != e2.ID || d.Event != evFailed {
-			t.Errorf("filtered delivery %+v", d)
-		}
-	}
-	if other, _ := s.ListWebhookDeliveries(ctx, b.ID, e1.ID, 100); len(other) != 0 {
-		t.Errorf("account b sees %d deliveries of a's endpoint", len(other))
 	}
 }
 
