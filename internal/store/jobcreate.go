@@ -14,11 +14,13 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
-// IdempotencyTTL is how long an idempotency key is remembered.
-const IdempotencyTTL = 24 * time.Hour
+// IdempotencyTTL is how long an idempotency key is remembered
+// (locrisk.IdempotencyTTL).
+const IdempotencyTTL = locrisk.IdempotencyTTL
 
 // Idempotency kinds (idempotency_keys.kind).
 const (
