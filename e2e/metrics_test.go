@@ -138,3 +138,39 @@ func TestMetricsListener(t *testing.T) {
 		t.Error("the metrics listener answers after the server exited")
 	}
 }
+
+// TestProfilesOnMetricsListener: with --pprof the metrics listener also
+// serves the runtime's profiles (a CPU profile of the running binary
+// included), the metrics still answer, and the API listener serves neither;
+// without --metrics-addr the flag is refused.
+func TestProfilesOnMetricsListener(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "pprof.db")
+	srv := startServer(t, nil, serveArgs(db, "--metrics-addr", "127.0.0.1:0", "--pprof")...)
+	addr := srv.metricsAddr(t)
+	get := func(url string) (int, []byte) {
+		t.Helper()
+		res, err := httpClient.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	if code, body := get("http://" + addr + "/debug/pprof/"); code != http.StatusOK || !strings.Contains(string(body), "goroutine") {
+		t.Errorf("/debug/pprof/: %d %.200s", code, body)
+	}
+	if code, body := get("http://" + addr + "/debug/pprof/profile?seconds=1"); code != http.StatusOK || len(body) == 0 {
+		t.Errorf("a one-second CPU profile: %d, %d bytes", code, len(body))
+	}
+	if !strings.Contains(scrapeMetrics(t, addr), "go_goroutines") {
+		t.Error("the metrics are gone with --pprof")
+	}
+	if code, _ := get(srv.base + "/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("the API listener answers /debug/pprof/ with %d, want 404", code)
+	}
+	r := runCLI(t, map[string]string{"LOCRISK_DB": db + "2"}, "serve", "--addr", "127.0.0.1:0", "--pprof")
+	if r.code != 2 || !strings.Contains(r.stderr, "--pprof needs --metrics-addr") {
+		t.Errorf("--pprof without --metrics-addr: %s", r)
+	}
+}

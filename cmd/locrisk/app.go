@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type appConfig struct {
 	idleTimeout               time.Duration
 	retention                 time.Duration // 0: keep everything
 	metricsAddr               string        // --metrics-addr; empty: no metrics listener, nothing measured
+	pprof                     bool          // --pprof: the runtime's profiles on the metrics listener
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -220,10 +222,14 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 			return nil, fmt.Errorf("metrics: listen on %s: %w", cfg.metricsAddr, err)
 		}
 		a.metricsLn = mln
+		handler, writeTimeout := met.Handler(), 30*time.Second
+		if cfg.pprof {
+			handler, writeTimeout = withProfiles(handler), maxProfileTime+10*time.Second
+		}
 		a.metricsHTTP = &http.Server{
-			Handler:           met.Handler(),
+			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
-			WriteTimeout:      30 * time.Second,
+			WriteTimeout:      writeTimeout,
 			IdleTimeout:       cfg.idleTimeout,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
@@ -439,4 +445,25 @@ func isClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// maxProfileTime is the longest CPU profile or execution trace the
+// metrics listener serves with --pprof (its write timeout follows it).
+const maxProfileTime = 2 * time.Minute
+
+// withProfiles serves the Go runtime's profiles at /debug/pprof/ beside the
+// metrics (docs/operations.md, Profiles): how a job's time divides between
+// the engine, the store and the HTTP layer is read from them under load
+// (docs/performance.md, The whole path). (Importing net/http/pprof also
+// registers the handlers on http.DefaultServeMux, which locrisk never
+// serves.)
+func withProfiles(metricsHandler http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", metricsHandler)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }

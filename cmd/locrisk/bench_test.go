@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"database/sql"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -38,39 +35,6 @@ import (
 //
 //	go test -run '^$' -bench 'CreateJobSideBySide|BaselineInsert' ./cmd/locrisk
 
-// baselineServer is a bare HTTP handler answering 202 after one INSERT per
-// request into a WAL file opened with the given synchronous setting (NORMAL
-// or FULL) and the store's other settings that matter to a write: busy
-// timeout and BEGIN IMMEDIATE.
-func baselineServer(tb testing.TB, synchronous string) *httptest.Server {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "baseline.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous("+synchronous+")&_txlock=immediate")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(8)
-	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, lat REAL, lon REAL)`); err != nil {
-		tb.Fatal(err)
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		if _, err := db.ExecContext(r.Context(), `INSERT INTO t (lat, lon) VALUES (?, ?)`, 40.7128, -74.006); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-	})
-	ts := httptest.NewServer(h)
-	tb.Cleanup(ts.Close)
-	return ts
-}
-
-func baselineSender() loadgen.Sender {
-	return func(buf []byte, _ int64) []byte { return loadgen.Post(buf, "/") }
-}
-
 // createJobServer is the API as serve assembles it over the store on a
 // fresh file (synchronous FULL, as serve opens it) with one account whose
 // quota and rate limit are out of reach, and a key for it.
@@ -98,8 +62,8 @@ func createJobServer(tb testing.TB) (ts *httptest.Server, key string) {
 func BenchmarkBaselineInsert(b *testing.B) {
 	for _, sync := range []string{"NORMAL", "FULL"} {
 		b.Run(sync, func(b *testing.B) {
-			ts := baselineServer(b, sync)
-			loadgen.RunParallel(b, ts.Listener.Addr().String(), baselineSender())
+			ts := loadgen.BaselineServer(b, sync)
+			loadgen.RunParallel(b, ts.Listener.Addr().String(), loadgen.BaselineSender())
 		})
 	}
 }
@@ -156,8 +120,12 @@ func sideBySide(tb testing.TB, more func() bool, window time.Duration) (r sideBy
 			into *loadgen.Result
 			ts   func() (*httptest.Server, loadgen.Sender)
 		}{
-			{&r.normal, func() (*httptest.Server, loadgen.Sender) { return baselineServer(tb, "NORMAL"), baselineSender() }},
-			{&r.full, func() (*httptest.Server, loadgen.Sender) { return baselineServer(tb, "FULL"), baselineSender() }},
+			{&r.normal, func() (*httptest.Server, loadgen.Sender) {
+				return loadgen.BaselineServer(tb, "NORMAL"), loadgen.BaselineSender()
+			}},
+			{&r.full, func() (*httptest.Server, loadgen.Sender) {
+				return loadgen.BaselineServer(tb, "FULL"), loadgen.BaselineSender()
+			}},
 			{&r.locrisk, func() (*httptest.Server, loadgen.Sender) {
 				ts, key := createJobServer(tb)
 				return ts, loadgen.CreateJobsNoKey(key)

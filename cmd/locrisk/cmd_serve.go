@@ -58,11 +58,15 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.DurationVar(&cfg.idleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection is kept open")
 	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime: a size with its unit (MiB, GiB, ...), at least 64MiB, or off; without this flag an operator's GOMEMLIMIT applies")
 	f.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`host:port` of a separate listener serving Prometheus metrics at /metrics (default: none, and nothing is measured)")
+	f.BoolVar(&cfg.pprof, "pprof", false, "also serve the Go runtime's profiles (CPU, heap, goroutines, execution trace) at /debug/pprof/ on the metrics listener; needs --metrics-addr")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	if err := checkMetricsAddr(cfg.metricsAddr, cfg.addr); err != nil {
 		return err
+	}
+	if cfg.pprof && cfg.metricsAddr == "" {
+		return usagef("--pprof needs --metrics-addr: the profiles are served on the metrics listener, never on the API's")
 	}
 	memoryLimitGiven := false
 	f.Visit(func(fl *flag.Flag) { memoryLimitGiven = memoryLimitGiven || fl.Name == "memory-limit" })

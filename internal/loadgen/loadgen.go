@@ -14,6 +14,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -41,16 +42,35 @@ type Sender func(buf []byte, i int64) []byte
 // Post appends a POST of Body to path with the given extra header lines
 // (each ending in CRLF) to buf.
 func Post(buf []byte, path string, headers ...string) []byte {
+	return PostBody(buf, path, Body, headers...)
+}
+
+// PostBody is Post with another body.
+func PostBody(buf []byte, path string, body []byte, headers ...string) []byte {
 	buf = append(buf, "POST "...)
 	buf = append(buf, path...)
 	buf = append(buf, " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "...)
-	buf = strconv.AppendInt(buf, int64(len(Body)), 10)
+	buf = strconv.AppendInt(buf, int64(len(body)), 10)
 	buf = append(buf, "\r\n"...)
 	for _, h := range headers {
 		buf = append(buf, h...)
 	}
 	buf = append(buf, "\r\n"...)
-	return append(buf, Body...)
+	return append(buf, body...)
+}
+
+// CreateJobsAt sends job creations with the API key key and no
+// Idempotency-Key, the i-th at points[i % len(points)] (latitude,
+// longitude), so that the engine computes a different place each time.
+func CreateJobsAt(key string, points [][2]float64) Sender {
+	auth := "Authorization: Bearer " + key + "\r\n"
+	bodies := make([][]byte, len(points))
+	for i, p := range points {
+		bodies[i] = fmt.Appendf(nil, `{"latitude": %.5f, "longitude": %.5f}`, p[0], p[1])
+	}
+	return func(buf []byte, i int64) []byte {
+		return PostBody(buf, view.JobsPath, bodies[int(i)%len(bodies)], auth)
+	}
 }
 
 // CreateJobs sends job creations with the API key key, each with an

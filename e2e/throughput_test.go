@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/locrisk/locrisk/internal/loadgen"
+	"github.com/locrisk/locrisk/internal/view"
+)
+
+// TestWholePathThroughput measures what a job is worth to a client: the
+// jobs completed per second through the real binary with its workers
+// running, side by side in one run with the engine's own rate on the same
+// places (`locrisk score`) and with the bare-insert floor of job creation
+// (docs/performance.md, The whole path). It prints the figures and their
+// ratios; it asserts only that every accepted job completed exactly once.
+//
+//	LOCRISK_LOAD=1 go test -run WholePathThroughput -v -timeout 20m ./e2e
+//
+// LOCRISK_WHOLE_BURST sets the creation burst (default 8s), as issue 28
+// measured with wrk (32 connections for 8 s). LOCRISK_WHOLE_PROFILE=FILE
+// also takes a CPU profile of the server from the burst's start for
+// LOCRISK_WHOLE_PROFILE_SECONDS (default 20), written to FILE, for
+// `go tool pprof FILE` (serve --pprof, docs/operations.md, Profiles).
+func TestWholePathThroughput(t *testing.T) {
+	if os.Getenv("LOCRISK_LOAD") == "" {
+		t.Skip("set LOCRISK_LOAD=1 to run the whole-path measurement")
+	}
+	burst := 8 * time.Second
+	if v := os.Getenv("LOCRISK_WHOLE_BURST"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("LOCRISK_WHOLE_BURST=%q: want a duration", v)
+		}
+		burst = d
+	}
+	dir := t.TempDir()
+	points := coveredPoints(t, dir, 60000)
+	t.Logf("%d covered places", len(points))
+
+	// The engine's own rate on the same places, with the reference read
+	// from the cache the first run wrote.
+	cache := filepath.Join(dir, "ref.cache")
+	in := filepath.Join(dir, "covered.csv")
+	writePoints(t, in, points)
+	engineRate := scoreRate(t, in, cache)
+
+	// The floor of job creation: one INSERT per request.
+	base := loadgen.BaselineServer(t, "FULL")
+	floor := loadgen.Run(t, base.Listener.Addr().String(), loadgen.Clients, burst, loadgen.BaselineSender())
+
+	// The whole path: a burst of creations while the workers run, then the
+	// wait until every accepted job has completed.
+	db := filepath.Join(dir, "whole.db")
+	_, key := newAccountKey(t, db, "reports:create,reports:read,usage:read")
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json"}
+	profile := os.Getenv("LOCRISK_WHOLE_PROFILE")
+	if profile != "" {
+		args = append(args, "--metrics-addr", "127.0.0.1:0", "--pprof")
+	}
+	srv := startServer(t, nil, args...)
+	profiled := make(chan error, 1)
+	if profile != "" {
+		seconds := os.Getenv("LOCRISK_WHOLE_PROFILE_SECONDS")
+		if seconds == "" {
+			seconds = "20"
+		}
+		url := "http://" + srv.metricsAddr(t) + "/debug/pprof/profile?seconds=" + seconds
+		go func() { profiled <- fetchTo(url, profile) }()
+	} else {
+		profiled <- nil
+	}
+	start := time.Now()
+	created := loadgen.Run(t, srv.addr, loadgen.Clients, burst, loadgen.CreateJobsAt(key, points))
+	accepted := len(created.Lat)
+	var done, failed int
+	for {
+		var u struct {
+			APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
+		}
+		if err := json.Unmarshal(srv.do(t, key, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
+			t.Fatal(err)
+		}
+		j := u.APIReportJobs
+		done, failed = j.Completed, j.Failed
+		if j.Queued+j.Processing == 0 {
+			break
+		}
+		if time.Since(start) > 15*time.Minute {
+			t.Fatalf("after %s: %+v of %d accepted", time.Since(start), j, accepted)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	total := time.Since(start)
+	if err := <-profiled; err != nil {
+		t.Errorf("profile: %v", err)
+	}
+	if done+failed != accepted || failed != 0 {
+		t.Errorf("%d accepted, %d completed and %d failed", accepted, done, failed)
+	}
+	whole := float64(done) / total.Seconds()
+	t.Logf("creation: %d accepted in %s, %.0f jobs/s (p50 %.1f ms, p99 %.1f ms); bare insert %.0f req/s: %.0f%%",
+		accepted, created.Elapsed.Round(time.Millisecond), created.Rate(), created.PctMS(50), created.PctMS(99),
+		floor.Rate(), 100*created.Rate()/floor.Rate())
+	t.Logf("whole path: %d completed %s after the burst began: %.0f jobs/s", done, total.Round(time.Millisecond), whole)
+	t.Logf("engine (locrisk score, same places): %.0f places/s; the whole path is %.0f%% of it", engineRate, 100*whole/engineRate)
+	fi, err := os.Stat(db)
+	if err == nil && done > 0 {
+		t.Logf("database: %.1f MB, %.1f kB per completed job (before a checkpoint of the WAL)", float64(fi.Size())/1e6, float64(fi.Size())/1e3/float64(done))
+	}
+}
+
+// coveredPoints draws n random places in the contiguous United States'
+// bounding box (scripts/sample-portfolio's box, a fixed seed) and keeps the
+// ones inside coverage, as `locrisk score` decides it.
+func coveredPoints(t *testing.T, dir string, n int) [][2]float64 {
+	t.Helper()
+	r := rand.New(rand.NewPCG(15, 28))
+	all := make([][2]float64, n)
+	for i := range all {
+		all[i] = [2]float64{24.5 + r.Float64()*24.9, -124.8 + r.Float64()*57.9}
+	}
+	in, out := filepath.Join(dir, "all.csv"), filepath.Join(dir, "all-scored.csv")
+	writePoints(t, in, all)
+	runScore(t, in, out, filepath.Join(dir, "ref.cache"))
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(bufio.NewReader(f)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	var covered [][2]float64
+	for _, rec := range recs[1:] {
+		if rec[col["status"]] != "completed" {
+			continue
+		}
+		lat, _ := strconv.ParseFloat(rec[col["latitude"]], 64)
+		lon, _ := strconv.ParseFloat(rec[col["longitude"]], 64)
+		covered = append(covered, [2]float64{lat, lon})
+	}
+	if len(covered) < n/3 {
+		t.Fatalf("only %d of %d places covered", len(covered), n)
+	}
+	return covered
+}
+
+func writePoints(t *testing.T, path string, points [][2]float64) {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("externalId,latitude,longitude\n")
+	for i, p := range points {
+		fmt.Fprintf(&b, "p%d,%.5f,%.5f\n", i, p[0], p[1])
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runScore runs `locrisk score` on the built-in data and returns its
+// summary (stderr).
+func runScore(t *testing.T, in, out, cache string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "score", "--reference-cache", cache, "--in", in, "--out", out)
+	cmd.Env = childEnv(nil)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("score: %v\n%s", err, stderr.String())
+	}
+	return stderr.String()
+}
+
+var scoreRateLine = regexp.MustCompile(`(?m)^rate\s+(\d+) rows/s`)
+
+// scoreRate is the rate `locrisk score` reports for the file in: rows per
+// second of scoring, the loading of the data excluded.
+func scoreRate(t *testing.T, in, cache string) float64 {
+	t.Helper()
+	summary := runScore(t, in, filepath.Join(filepath.Dir(in), "scored.csv"), cache)
+	m := scoreRateLine.FindStringSubmatch(summary)
+	if m == nil {
+		t.Fatalf("no rate in the summary:\n%s", summary)
+	}
+	rate, _ := strconv.ParseFloat(m[1], 64)
+	return rate
+}
+
+// fetchTo writes the body of a GET of url to the file path.
+func fetchTo(url, path string) error {
+	client := &http.Client{Timeout: 3 * time.Minute}
+	res, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
