@@ -36,6 +36,7 @@ import (
 // also takes a CPU profile of the server from the burst's start for
 // LOCRISK_WHOLE_PROFILE_SECONDS (default 20), written to FILE, for
 // `go tool pprof FILE` (serve --pprof, docs/operations.md, Profiles).
+// LOCRISK_WHOLE_WORKERS sets serve's --workers.
 func TestWholePathThroughput(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
 		t.Skip("set LOCRISK_LOAD=1 to run the whole-path measurement")
@@ -68,6 +69,9 @@ func TestWholePathThroughput(t *testing.T) {
 	db := filepath.Join(dir, "whole.db")
 	_, key := newAccountKey(t, db, "reports:create,reports:read,usage:read")
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json"}
+	if w := os.Getenv("LOCRISK_WHOLE_WORKERS"); w != "" {
+		args = append(args, "--workers", w)
+	}
 	profile := os.Getenv("LOCRISK_WHOLE_PROFILE")
 	if profile != "" {
 		args = append(args, "--metrics-addr", "127.0.0.1:0", "--pprof")

@@ -12,7 +12,6 @@ import (
 	"os"
 
 	"github.com/locrisk/locrisk/internal/outbox"
-	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/store"
 )
@@ -58,15 +57,12 @@ func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
 	return c.openStoreWith(path, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
 }
 
-// openStoreWith opens the database with opt and the engine's reader of
-// stored reports (the scores of batch items, store.Options.ReportScores).
-// A damaged file is refused with a message that names it and says what to
+// openStoreWith opens the database with opt. A damaged file is refused with a message that names it and says what to
 // do.
 func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
-	opt.ReportScores = risk.ReadScores
 	st, err := store.OpenWith(c.ctx, path, opt)
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("refusing to use the damaged database file %s: %w; "+

@@ -255,12 +255,9 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 
 	a, err := k.generate(ctx, job)
 	if err == nil {
-		var body []byte
-		// json.Marshal's bytes at a third of its cost (risk.Assessment.AppendJSON).
-		if body, err = a.AppendJSON(make([]byte, 0, 48<<10)); err != nil {
-			err = fmt.Errorf("encode report: %w", err)
-		} else {
-			_, err = k.st.CompleteJob(ctx, job.ID, owner, locrisk.Report{DataVersion: a.DataVersion, Body: body}, k.cfg.Now())
+		var rep locrisk.Report
+		if rep, err = ReportOf(a); err == nil {
+			_, err = k.st.CompleteJob(ctx, job.ID, owner, rep, k.cfg.Now())
 			switch {
 			case err == nil:
 				k.transition(r, locrisk.StatusCompleted, OutcomeCompleted)
@@ -366,4 +363,21 @@ func classify(err error) (code, msg string, transient bool) {
 		// Details go to the log, not to the API caller.
 		return CodePermanent, "report generation failed with an internal error", false
 	}
+}
+
+// ReportOf is the report a job stores for the assessment a: its JSON body
+// (json.Marshal's bytes, at a third of its cost: risk.Assessment.AppendJSON)
+// and its summary scores, which the store keeps beside the body
+// (locrisk.Report.Scores). Tests that complete jobs in the scheduler's
+// place use it too.
+func ReportOf(a *risk.Assessment) (locrisk.Report, error) {
+	body, err := a.AppendJSON(make([]byte, 0, 48<<10))
+	if err != nil {
+		return locrisk.Report{}, fmt.Errorf("encode report: %w", err)
+	}
+	sc := &locrisk.ReportScores{Overall: a.Summary.OverallScore, RiskLevel: a.Summary.RiskLevel}
+	for _, m := range a.Summary.ModuleScores {
+		sc.Modules = append(sc.Modules, locrisk.ModuleScore{Module: m.Module, Score: m.Value})
+	}
+	return locrisk.Report{DataVersion: a.DataVersion, Body: body, Scores: sc}, nil
 }

@@ -665,7 +665,12 @@ func TestBatchLifecycle(t *testing.T) {
 	e.claim(j1)
 	wantView(t, e.getBatch(key, id), "processing", view.BatchCounts{Queued: 2, Processing: 1, Rejected: 1}, 25, "null")
 	e.clock.Advance(time.Second)
-	rep1, err := e.st.CompleteJob(context.Background(), j1, "test-worker", locrisk.Report{DataVersion: "dv", Body: mustJSON(t, sampleAssessment(40, -74))}, e.clock.Now())
+	a1 := sampleAssessment(40, -74)
+	r1, err := jobs.ReportOf(&a1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep1, err := e.st.CompleteJob(context.Background(), j1, "test-worker", r1, e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1183,7 +1188,7 @@ const (
 // scheduler (2 workers, a fake engine taking 20 ms per report, 1 s leases)
 // until the process is killed. It writes its address to addrFile.
 func runBatchChild(t *testing.T, dbPath, addrFile string) {
-	st, err := store.OpenWith(context.Background(), dbPath, store.Options{ReportScores: risk.ReadScores})
+	st, err := store.OpenWith(context.Background(), dbPath, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

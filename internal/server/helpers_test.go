@@ -21,6 +21,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/secretbox"
@@ -133,7 +134,7 @@ func newEnvStore(t testing.TB, cfg Config, opt store.Options) *env {
 	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
-	opt.Now, opt.Secrets, opt.ReportScores = clock.Now, testSecrets(t), risk.ReadScores
+	opt.Now, opt.Secrets = clock.Now, testSecrets(t)
 	st, err := store.OpenWith(context.Background(), path, opt)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
@@ -238,11 +239,13 @@ func (e *env) complete(jobID string) string {
 	e.t.Helper()
 	ctx := context.Background()
 	j := e.claim(jobID)
-	body, err := json.Marshal(sampleAssessment(j.Latitude, j.Longitude))
+	a := sampleAssessment(j.Latitude, j.Longitude)
+	rep, err := jobs.ReportOf(&a)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	done, err := e.st.CompleteJob(ctx, jobID, "test-worker", locrisk.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
+	rep.DataVersion = "dv-test"
+	done, err := e.st.CompleteJob(ctx, jobID, "test-worker", rep, e.clock.Now())
 	if err != nil {
 		e.t.Fatalf("complete job: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
@@ -293,7 +292,7 @@ func restartEnv(t *testing.T, e *env) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWith(ctx, e.path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t), ReportScores: risk.ReadScores})
+	st, err := store.OpenWith(ctx, e.path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/risk"
 )
 
@@ -25,11 +26,12 @@ var resolutionKinds = []string{"site", "grid", "place_table", "county_allocated"
 func (e *env) completeWith(jobID string, assess func(lat, lon float64) *risk.Assessment) string {
 	e.t.Helper()
 	j := e.claim(jobID)
-	body, err := json.Marshal(assess(j.Latitude, j.Longitude))
+	rep, err := jobs.ReportOf(assess(j.Latitude, j.Longitude))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	done, err := e.st.CompleteJob(context.Background(), jobID, "test-worker", locrisk.Report{DataVersion: "dv-test", Body: body}, e.clock.Now())
+	rep.DataVersion = "dv-test"
+	done, err := e.st.CompleteJob(context.Background(), jobID, "test-worker", rep, e.clock.Now())
 	if err != nil {
 		e.t.Fatalf("complete job: %v", err)
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/outbox"
-	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 	"github.com/locrisk/locrisk/internal/webhook"
@@ -49,7 +48,7 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	wake := webhookworker.NewSignal()
 	path := filepath.Join(t.TempDir(), "test.db")
 	st, err := store.OpenWith(context.Background(), path,
-		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}, Secrets: testSecrets(t), ReportScores: risk.ReadScores})
+		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

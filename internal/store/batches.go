@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -265,19 +266,20 @@ type itemRow struct {
 	ReportID         sql.NullString  `db:"report_id"`
 	JobErrorCode     sql.NullString  `db:"job_error_code"`
 	JobErrorMessage  sql.NullString  `db:"job_error_message"`
-	ReportBody       []byte          `db:"report_body"` // nil unless the job is completed
+	// The report's scores (migration 12), NULL unless the job is
+	// completed with a report that has them.
+	OverallScore sql.NullInt64  `db:"overall_score"`
+	RiskLevel    sql.NullString `db:"risk_level"`
+	ModuleScores sql.NullString `db:"module_scores"`
 }
 
 // itemsQuery lists a batch's items in row order with their job's state and,
-// for a job that is completed now, its stored report. The store does not
-// know the report's JSON: item() has the reader it was given
-// (Options.ReportScores, the engine's risk.ReadScores), which owns that
-// shape, read the scores from the body's summary, leaving the full report
-// that follows it unread.
+// for a job that is completed now, its report's scores, from their columns:
+// no report body is read.
 const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
 		i.error_code AS item_error_code, i.error_message AS item_error_message,
 		j.status AS job_status, j.report_id, j.error_code AS job_error_code, j.error_message AS job_error_message,
-		r.body AS report_body
+		r.overall_score, r.risk_level, r.module_scores
 	FROM batch_items i
 	JOIN batches b ON b.id = i.batch_id
 	LEFT JOIN report_jobs j ON j.id = i.job_id
@@ -285,7 +287,7 @@ const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude,
 	WHERE i.batch_id = ? AND b.account_id = ?
 	ORDER BY i.row_number`
 
-func (r itemRow) item(read ScoreReader) BatchItem {
+func (r itemRow) item() BatchItem {
 	it := BatchItem{
 		RowNumber: r.RowNumber, ExternalID: r.ExternalID,
 		Latitude: floatPtr(r.Latitude), Longitude: floatPtr(r.Longitude),
@@ -300,8 +302,9 @@ func (r itemRow) item(read ScoreReader) BatchItem {
 	switch it.Status {
 	case StatusCompleted:
 		it.ReportID = strPtr(r.ReportID)
-		if r.ReportBody != nil {
-			it.Score, it.RiskLevel, it.ModuleScores = reportScores(read, r.ReportBody)
+		if r.OverallScore.Valid {
+			it.Score, it.RiskLevel = new(int(r.OverallScore.Int64)), strPtr(r.RiskLevel)
+			it.ModuleScores = moduleScores(r.ModuleScores)
 		}
 	case StatusFailed:
 		// A queued job may still carry the error of an attempt that is
@@ -311,31 +314,28 @@ func (r itemRow) item(read ScoreReader) BatchItem {
 	return it
 }
 
-// reportScores are the overall score, risk level and module scores of the
-// summary of a stored report body, as read reads them. A stored report is
-// the engine's own output; one whose summary does not decode shows no
-// scores rather than failing the whole listing.
-func reportScores(read ScoreReader, body []byte) (score *int, level *string, modules map[string]*int) {
-	overall, lvl, modules, err := read(body)
-	if err != nil {
-		return nil, nil, nil
+// moduleScores reads the module_scores column (reports.go). A value that
+// does not decode shows no module scores rather than failing the listing.
+func moduleScores(col sql.NullString) map[string]*int {
+	if !col.Valid {
+		return nil
 	}
-	return &overall, &lvl, modules
+	var m map[string]*int
+	if err := json.Unmarshal([]byte(col.String), &m); err != nil {
+		return nil
+	}
+	return m
 }
 
 // BatchItems calls fn for each item of the account's batch in rowNumber
 // order, reading them from one cursor, so a caller can stream them out
 // without holding the whole batch. An unknown batch or another account's is
 // ErrNotFound, returned before fn is called. An error from fn stops the
-// iteration and is returned unchanged. A store opened without
-// Options.ReportScores fails with ErrNoReportScores, before fn is called.
+// iteration and is returned unchanged.
 //
 // The cursor holds a pooled connection (and a WAL read snapshot) until the
 // iteration ends, so fn should not block for long.
 func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn func(BatchItem) error) error {
-	if s.scores == nil {
-		return fmt.Errorf("batch %s: %w", batchID, ErrNoReportScores)
-	}
 	var n int
 	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM batches WHERE id = ? AND account_id = ?`, batchID, accountID); err != nil {
 		return fmt.Errorf("find batch %s: %w", batchID, err)
@@ -353,7 +353,7 @@ func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn fu
 		if err := rows.StructScan(&r); err != nil {
 			return fmt.Errorf("read item of batch %s: %w", batchID, err)
 		}
-		if err := fn(r.item(s.scores)); err != nil {
+		if err := fn(r.item()); err != nil {
 			return err
 		}
 	}

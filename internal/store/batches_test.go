@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -69,11 +68,10 @@ func summaryBody(t *testing.T, score int, level string, modules [6]*int) []byte 
 	return b
 }
 
-// readTestScores reads the scores of summaryBody's bodies for BatchItems
-// (Options.ReportScores, which openStore sets): the tests stand in for the
-// engine's reader, risk.ReadScores (tested with the engine's own output in
-// internal/risk), so that the store's tests do not link the engine either.
-func readTestScores(body []byte) (int, string, map[string]*int, error) {
+// testScores are the scores of a summaryBody body, as the scheduler hands
+// them over with a report (Report.Scores), in contractModules order; nil
+// for a body without a summary.
+func testScores(body []byte) *ReportScores {
 	var r struct {
 		Summary *struct {
 			OverallScore int             `json:"overallScore"`
@@ -81,19 +79,20 @@ func readTestScores(body []byte) (int, string, map[string]*int, error) {
 			ModuleScores map[string]*int `json:"moduleScores"`
 		} `json:"summary"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, "", nil, err
+	if json.Unmarshal(body, &r) != nil || r.Summary == nil {
+		return nil
 	}
-	if r.Summary == nil {
-		return 0, "", nil, errors.New("no summary")
+	sc := &ReportScores{Overall: r.Summary.OverallScore, RiskLevel: r.Summary.RiskLevel}
+	for _, m := range contractModules {
+		sc.Modules = append(sc.Modules, ModuleScore{Module: m, Score: r.Summary.ModuleScores[m]})
 	}
-	return r.Summary.OverallScore, r.Summary.RiskLevel, r.Summary.ModuleScores, nil
+	return sc
 }
 
 func completeBatchJob(t *testing.T, s *Store, jobID string, body []byte, now time.Time) Job {
 	t.Helper()
 	claimBatchJob(t, s, jobID, now)
-	j, err := s.CompleteJob(context.Background(), jobID, "tw", Report{DataVersion: "dv", Body: body}, now)
+	j, err := s.CompleteJob(context.Background(), jobID, "tw", Report{DataVersion: "dv", Body: body, Scores: testScores(body)}, now)
 	if err != nil {
 		t.Fatalf("complete %s: %v", jobID, err)
 	}
@@ -304,47 +303,6 @@ func TestBatchItemScores(t *testing.T) {
 	calls := 0
 	if err := s.BatchItems(ctx, a.ID, b.ID, func(BatchItem) error { calls++; return stop }); err != stop || calls != 1 {
 		t.Errorf("callback error: %v after %d calls", err, calls)
-	}
-}
-
-// TestBatchItemsNeedReportScores: a store opened without a reader of
-// report scores refuses to list batch items, before calling the callback,
-// rather than show completed items without their scores; every other
-// operation works without it, and so do the items of a store with one.
-func TestBatchItemsNeedReportScores(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "noscores.db")
-	s, err := OpenWith(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	a := newAccount(t, s, 100)
-	b, _, err := s.CreateBatch(ctx, NewBatch{AccountID: a.ID, Items: []NewBatchItem{validItem("x", 30, -90)}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := 0
-	err = s.BatchItems(ctx, a.ID, b.ID, func(BatchItem) error { calls++; return nil })
-	if !errors.Is(err, ErrNoReportScores) || calls != 0 {
-		t.Errorf("BatchItems without a reader: %v after %d calls, want ErrNoReportScores before any", err, calls)
-	}
-	if _, err := s.GetBatch(ctx, a.ID, b.ID); err != nil {
-		t.Errorf("GetBatch without a reader: %v", err)
-	}
-	var read int
-	counting := func(body []byte) (int, string, map[string]*int, error) {
-		read++
-		return readTestScores(body)
-	}
-	withReader := openStore(t, path, Options{ReportScores: counting})
-	it := batchItems(t, withReader, a.ID, b.ID)
-	if len(it) != 1 || it[0].Status != StatusQueued || read != 0 {
-		t.Errorf("items %+v with %d reads, want one queued item and no report read", it, read)
-	}
-	done := completeBatchJob(t, withReader, *it[0].JobID, summaryBody(t, 12, "low", [6]*int{}), t0)
-	if it := batchItems(t, withReader, a.ID, b.ID); it[0].Score == nil || *it[0].Score != 12 || *it[0].ReportID != *done.ReportID || read != 1 {
-		t.Errorf("completed item %+v with %d reads, want score 12 read once", it[0], read)
 	}
 }
 

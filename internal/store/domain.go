@@ -98,3 +98,6 @@ type Tx = locrisk.Tx
 // Store implements every service interface of the domain (service.go at
 // the root).
 var _ locrisk.Store = (*Store)(nil)
+
+type ModuleScore = locrisk.ModuleScore
+type ReportScores = locrisk.ReportScores

@@ -19,10 +19,6 @@ var (
 	// ErrSecretKey: the key given does not open the webhook signing
 	// secrets already in the database.
 	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
-	// ErrNoReportScores: the store was opened without
-	// Options.ReportScores and was asked for batch items, whose scores it
-	// cannot read without it.
-	ErrNoReportScores = errors.New("no reader of report scores (store.Options.ReportScores) to list batch items with")
 )
 
 // corrupt marks SQLite's "not a database" (SQLITE_NOTADB) and "malformed"

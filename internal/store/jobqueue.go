@@ -159,9 +159,10 @@ func takeTurn(ctx context.Context, tx *sqlx.Tx, accountID string) error {
 	return nil
 }
 
-// CompleteJob stores the job's report and marks the job completed, in one
-// transaction, if owner still holds the job; otherwise ErrLeaseLost and
-// nothing is written. r.ID defaults to a new UUID, r.GeneratedUTC to now;
+// CompleteJob stores the job's report (its body compressed, its scores
+// beside it: reports.go) and marks the job completed, in one transaction,
+// if owner still holds the job; otherwise ErrLeaseLost and nothing is
+// written. r.ID defaults to a new UUID, r.GeneratedUTC to now;
 // r.JobID and r.AccountID are taken from the job. reports.job_id is unique,
 // so a job can never get two reports. The OnJobFinal hooks run inside the
 // transaction.
@@ -173,14 +174,20 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r Report, 
 	if r.GeneratedUTC.IsZero() {
 		r.GeneratedUTC = now
 	}
+	// Compress the body here, in the worker's goroutine, not inside the
+	// transaction, where it would hold up every writer of the group.
+	stored, err := s.encodeReport(r)
+	if err != nil {
+		return Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
+	}
 	var job Job
-	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var row jobRow
 		err := tx.GetContext(ctx, &row, `UPDATE report_jobs SET status = 'completed', report_id = ?,
 			completed_utc = ?, updated_utc = ?, lease_owner = NULL, lease_expires_utc = NULL,
 			error_code = NULL, error_message = NULL, error_transient = NULL
 			WHERE id = ? AND status = 'processing' AND lease_owner = ?
-			RETURNING `+jobColumns, r.ID, FormatTime(now), FormatTime(now), jobID, owner)
+			RETURNING `+jobColumns, stored.ID, FormatTime(now), FormatTime(now), jobID, owner)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrLeaseLost
 		}
@@ -190,8 +197,8 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r Report, 
 		if job, err = row.job(); err != nil {
 			return err
 		}
-		r.JobID, r.AccountID = job.ID, job.AccountID
-		if err := insertReport(ctx, tx, r); err != nil {
+		stored.JobID, stored.AccountID = job.ID, job.AccountID
+		if err := insertReport(ctx, tx, stored); err != nil {
 			return err
 		}
 		return s.afterJobFinal(ctx, tx, job)

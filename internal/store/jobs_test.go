@@ -88,9 +88,11 @@ func TestOneReportPerJob(t *testing.T) {
 	ctx := context.Background()
 	a := newAccount(t, s, 10)
 	j := makeJobIn(t, s, a.ID, StatusCompleted, false)
-	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		return insertReport(ctx, tx, Report{ID: "11111111-1111-4111-8111-111111111111", JobID: j.ID, AccountID: a.ID, GeneratedUTC: t0, Body: []byte("{}")})
-	})
+	second, err := s.encodeReport(Report{ID: "11111111-1111-4111-8111-111111111111", JobID: j.ID, AccountID: a.ID, GeneratedUTC: t0, Body: []byte("{}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return insertReport(ctx, tx, second) })
 	if err == nil {
 		t.Error("a second report for one job was stored")
 	}

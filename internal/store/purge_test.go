@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -301,9 +303,16 @@ func TestPurgeReclaimsSpace(t *testing.T) {
 	}
 	defer s.Close()
 	a := newAccount(t, s, 1<<20)
-	body := []byte(`{"r":"` + strings.Repeat("y", 19<<10) + `"}`)
+	// Random bodies, which compression cannot shrink (reports.go), so
+	// that each report takes pages of its own.
+	r := rand.New(rand.NewPCG(4, 2))
 	old := t0.Add(-400 * day)
 	for i := range 200 {
+		noise := make([]byte, 14<<10)
+		for j := range noise {
+			noise[j] = byte(r.Uint32())
+		}
+		body := []byte(`{"r":"` + base64.StdEncoding.EncodeToString(noise) + `"}`)
 		at := old.Add(time.Duration(i) * time.Minute)
 		finishJob(t, s, a.ID, at, at, StatusCompleted, body)
 	}

@@ -65,6 +65,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite" // also the "sqlite" database/sql driver, pure Go
 
+	"github.com/locrisk/locrisk/internal/reportcodec"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/stmtcache"
 )
@@ -99,21 +100,7 @@ type Options struct {
 	// in-process write slot and which writes failed with ErrBusy (serve's
 	// metrics listener, docs/operations.md, Metrics). Nil costs nothing.
 	Observer Observer
-	// ReportScores reads the scores a batch item shows out of a stored
-	// report body (BatchItems). The body is the risk engine's JSON, whose
-	// shape is the engine's, so the store is handed the engine's reader
-	// (risk.ReadScores, set where the service is assembled,
-	// cmd/locrisk/db.go) rather than importing the engine and its hazard
-	// packages. Without it BatchItems fails with ErrNoReportScores, before
-	// it calls its function, rather than show completed items without
-	// their scores; nothing else needs it.
-	ReportScores ScoreReader
 }
-
-// ScoreReader reads a stored report body's overall score, risk level and
-// module scores by module key, a nil score where no data covers the
-// module (Options.ReportScores).
-type ScoreReader func(body []byte) (overall int, level string, modules map[string]*int, err error)
 
 // Observer watches the store's writers; see Options.Observer. Its methods
 // are called on the write path, so they must be quick and safe for
@@ -137,8 +124,8 @@ type Store struct {
 	group   *committer // write transactions waiting to commit together (group.go)
 	onFinal []JobFinalHook
 	secrets *secretbox.Box
-	obs     Observer    // nil: nothing is measured
-	scores  ScoreReader // Options.ReportScores; nil: BatchItems fails
+	obs     Observer           // nil: nothing is measured
+	codec   *reportcodec.Codec // how report bodies are stored (reports.go)
 	// busyWait bounds how long a write waits for another process's
 	// write lock, both in SQLite and queued behind a writer held up by
 	// it; 0 means DefaultBusyWait, which every connection has as its busy
@@ -207,7 +194,10 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
-		scores:  opt.ReportScores,
+	}
+	if s.codec, err = reportcodec.New(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	if s.now == nil {
 		s.now = time.Now

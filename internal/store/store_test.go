@@ -35,9 +35,6 @@ func openStore(t testing.TB, path string, opt Options) *Store {
 	if opt.Secrets == nil {
 		opt.Secrets = testSecrets(t, 7)
 	}
-	if opt.ReportScores == nil {
-		opt.ReportScores = readTestScores
-	}
 	s, err := OpenWith(context.Background(), path, opt)
 	if err != nil {
 		t.Fatalf("open: %v", err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/storetest"
@@ -20,7 +19,7 @@ func TestBehaviour(t *testing.T) {
 }
 
 // openSQLite opens a fresh SQLite store in the test's temporary directory,
-// as serve opens one (signing secrets sealed, the engine's score reader), with cfg's clock and hooks.
+// as serve opens one (signing secrets sealed), with cfg's clock and hooks.
 func openSQLite(t testing.TB, cfg storetest.Config) locrisk.Store {
 	t.Helper()
 	secrets, err := secretbox.New(bytes.Repeat([]byte{7}, secretbox.KeySize))
@@ -28,7 +27,7 @@ func openSQLite(t testing.TB, cfg storetest.Config) locrisk.Store {
 		t.Fatal(err)
 	}
 	s, err := store.OpenWith(context.Background(), filepath.Join(t.TempDir(), "storetest.db"),
-		store.Options{Now: cfg.Now, OnJobFinal: cfg.OnJobFinal, Secrets: secrets, ReportScores: risk.ReadScores})
+		store.Options{Now: cfg.Now, OnJobFinal: cfg.OnJobFinal, Secrets: secrets})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

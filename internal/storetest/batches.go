@@ -22,6 +22,7 @@ var batchTests = []test{
 	{"Lifecycle", batchLifecycle},
 	{"CompletedByFailure", batchCompletedByFailure},
 	{"List", listBatches},
+	{"ItemScores", batchItemScores},
 }
 
 func fptr(v float64) *float64 { return &v }
@@ -512,5 +513,45 @@ func listBatches(t testing.TB, h Harness) {
 	// An account without batches: an empty page.
 	if page, next, err := s.ListBatches(ctx, newAccount(t, s, 1).ID, 20, ""); err != nil || len(page) != 0 || next != "" {
 		t.Errorf("empty account: %v %q %v", page, next, err)
+	}
+}
+
+// batchItemScores: a completed item shows the scores handed over with its
+// report (Report.Scores), a module without data as a nil score; an item
+// whose report came without scores shows none; the report's body comes
+// back byte for byte.
+func batchItemScores(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	a := newAccount(t, s, 10)
+	b, _, err := s.CreateBatch(ctx, locrisk.NewBatch{AccountID: a.ID, Items: []locrisk.NewBatchItem{validItem("a", 30, -90), validItem("b", 31, -91)}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := batchItems(t, s, a.ID, b.ID)
+	seven := 7
+	body := summaryBody(t, 42, "moderate")
+	claimBatchJob(t, s, *items[0].JobID, t0)
+	done, err := s.CompleteJob(ctx, *items[0].JobID, "tw", locrisk.Report{DataVersion: "dv", Body: body,
+		Scores: &locrisk.ReportScores{Overall: 42, RiskLevel: "moderate", Modules: []locrisk.ModuleScore{{Module: "hydrology", Score: &seven}, {Module: "wildfire"}}}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completeBatchJob(t, s, *items[1].JobID, []byte(`{"no":"summary"}`), t0)
+	items = batchItems(t, s, a.ID, b.ID)
+	it := items[0]
+	if it.Score == nil || *it.Score != 42 || it.RiskLevel == nil || *it.RiskLevel != "moderate" || len(it.ModuleScores) != 2 ||
+		it.ModuleScores["hydrology"] == nil || *it.ModuleScores["hydrology"] != 7 || it.ModuleScores["wildfire"] != nil {
+		t.Errorf("item with scores: %+v (modules %v)", it, it.ModuleScores)
+	}
+	if wf, ok := it.ModuleScores["wildfire"]; !ok || wf != nil {
+		t.Errorf("a module without data: %v %v, want present and nil", wf, ok)
+	}
+	if it := items[1]; it.Status != locrisk.StatusCompleted || it.Score != nil || it.RiskLevel != nil || it.ModuleScores != nil {
+		t.Errorf("item whose report has no scores: %+v", it)
+	}
+	r, err := s.GetReport(ctx, a.ID, *done.ReportID)
+	if err != nil || string(r.Body) != string(body) {
+		t.Errorf("report body %.80s (%v), want the bytes written", r.Body, err)
 	}
 }
