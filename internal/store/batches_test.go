@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 func fptr(v float64) *float64 { return &v }
@@ -18,31 +20,6 @@ func validItem(ext string, lat, lon float64) NewBatchItem {
 
 func rejectedItem(ext, code string, lat, lon *float64) NewBatchItem {
 	return NewBatchItem{ExternalID: ext, Latitude: lat, Longitude: lon, ErrorCode: code, ErrorMessage: code + " message"}
-}
-
-// claimBatchJob claims queued jobs until it holds jobID, then releases the
-// others, so a test can move one chosen job.
-func claimBatchJob(t *testing.T, s *Store, jobID string, now time.Time) Job {
-	t.Helper()
-	ctx := context.Background()
-	var others []string
-	defer func() {
-		for _, id := range others {
-			if err := s.ReleaseJob(ctx, id, "tw", now); err != nil {
-				t.Fatalf("release %s: %v", id, err)
-			}
-		}
-	}()
-	for {
-		j, ok, err := s.ClaimJob(ctx, "tw", time.Hour, now)
-		if err != nil || !ok {
-			t.Fatalf("claim %s: ok=%v err=%v", jobID, ok, err)
-		}
-		if j.ID == jobID {
-			return j
-		}
-		others = append(others, j.ID)
-	}
 }
 
 // contractModules are the six summary.moduleScores keys docs/api.md (Reports)
@@ -91,7 +68,7 @@ func testScores(body []byte) *ReportScores {
 
 func completeBatchJob(t *testing.T, s *Store, jobID string, body []byte, now time.Time) Job {
 	t.Helper()
-	claimBatchJob(t, s, jobID, now)
+	storetest.ClaimJob(t, s, jobID, now)
 	j, err := s.CompleteJob(context.Background(), jobID, "tw", Report{DataVersion: "dv", Body: body, Scores: testScores(body)}, now)
 	if err != nil {
 		t.Fatalf("complete %s: %v", jobID, err)
@@ -101,23 +78,10 @@ func completeBatchJob(t *testing.T, s *Store, jobID string, body []byte, now tim
 
 func failBatchJob(t *testing.T, s *Store, jobID string, transient bool, now time.Time) {
 	t.Helper()
-	claimBatchJob(t, s, jobID, now)
+	storetest.ClaimJob(t, s, jobID, now)
 	if _, err := s.FailJob(context.Background(), jobID, "tw", "generation_failed", "boom", transient, now); err != nil {
 		t.Fatalf("fail %s: %v", jobID, err)
 	}
-}
-
-// batchItems collects every item of a batch.
-func batchItems(t *testing.T, s *Store, acct, id string) []BatchItem {
-	t.Helper()
-	var out []BatchItem
-	if err := s.BatchItems(context.Background(), acct, id, func(it BatchItem) error {
-		out = append(out, it)
-		return nil
-	}); err != nil {
-		t.Fatalf("BatchItems: %v", err)
-	}
-	return out
 }
 
 // wantBatch checks the derived state of a batch, and that the stored
@@ -214,13 +178,13 @@ func TestBatchLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := batchItems(t, s, a.ID, b.ID)
+	items := storetest.BatchItems(t, s, a.ID, b.ID)
 	ja, jb, jc := *items[0].JobID, *items[1].JobID, *items[2].JobID
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 
 	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 3, Rejected: 1}, 25, nil)
 
-	claimBatchJob(t, s, ja, at(1))
+	storetest.ClaimJob(t, s, ja, at(1))
 	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Processing: 1, Rejected: 1}, 25, nil)
 
 	if _, err := s.CompleteJob(ctx, ja, "tw", Report{DataVersion: "dv", Body: summaryBody(t, 10, "very_low", [6]*int{})}, at(2)); err != nil {
@@ -229,12 +193,12 @@ func TestBatchLifecycle(t *testing.T) {
 	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, nil)
 
 	// A transient failure being retried automatically keeps the item queued.
-	claimBatchJob(t, s, jb, at(3))
+	storetest.ClaimJob(t, s, jb, at(3))
 	if err := s.RetryLater(ctx, jb, "tw", at(4), "generation_failed", "try again", at(3)); err != nil {
 		t.Fatal(err)
 	}
 	wantBatch(t, s, a.ID, b.ID, BatchProcessing, BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, nil)
-	if it := batchItems(t, s, a.ID, b.ID)[1]; it.Status != StatusQueued || it.ErrorCode != nil {
+	if it := storetest.BatchItems(t, s, a.ID, b.ID)[1]; it.Status != StatusQueued || it.ErrorCode != nil {
 		t.Errorf("item being retried automatically: %+v, want queued without error", it)
 	}
 
@@ -244,7 +208,7 @@ func TestBatchLifecycle(t *testing.T) {
 	completeBatchJob(t, s, jc, summaryBody(t, 20, "low", [6]*int{}), at(6))
 	done := at(6)
 	wantBatch(t, s, a.ID, b.ID, BatchCompleted, BatchCounts{Completed: 2, Failed: 1, Rejected: 1}, 100, &done)
-	if it := batchItems(t, s, a.ID, b.ID)[1]; it.Status != StatusFailed || it.ErrorCode == nil || *it.ErrorCode != "generation_failed" || *it.ErrorMessage != "boom" {
+	if it := storetest.BatchItems(t, s, a.ID, b.ID)[1]; it.Status != StatusFailed || it.ErrorCode == nil || *it.ErrorCode != "generation_failed" || *it.ErrorMessage != "boom" {
 		t.Errorf("failed item %+v", it)
 	}
 
@@ -268,12 +232,12 @@ func TestBatchItemScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := batchItems(t, s, a.ID, b.ID)
+	items := storetest.BatchItems(t, s, a.ID, b.ID)
 	v := func(n int) *int { return &n }
 	modules := [6]*int{v(1), v(0), nil, v(100), v(55), nil}
 	done := completeBatchJob(t, s, *items[0].JobID, summaryBody(t, 77, "high", modules), t0)
 
-	items = batchItems(t, s, a.ID, b.ID)
+	items = storetest.BatchItems(t, s, a.ID, b.ID)
 	it := items[0]
 	if it.Status != StatusCompleted || it.ReportID == nil || *it.ReportID != *done.ReportID ||
 		it.Score == nil || *it.Score != 77 || it.RiskLevel == nil || *it.RiskLevel != "high" || it.ErrorCode != nil {

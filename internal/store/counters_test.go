@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 // The counters of migration 010 (usage_hourly, the item counts on batches)
@@ -426,7 +428,7 @@ func TestBatchEndIsLatestJobEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Its earlier end (3 h) no longer counts.
-			claimBatchJob(t, s, jobs[0], t0.Add(4*time.Hour))
+			storetest.ClaimJob(t, s, jobs[0], t0.Add(4*time.Hour))
 			if _, err := s.CompleteJob(ctx, jobs[0], "tw", Report{DataVersion: "v", Body: []byte(`{}`)}, t0.Add(150*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
@@ -459,7 +461,7 @@ func TestOpsEventCountsMatchRowCounts(t *testing.T) {
 	at := func() time.Time {
 		return start.Add(time.Duration(rng.Int64N(int64(10 * 24 * time.Hour)))).Truncate(time.Millisecond)
 	}
-	job := usageEndJob(t, s, accts[0], BucketAPI, t0, t0, false).ID
+	job := storetest.EndJob(t, s, accts[0], BucketAPI, t0, t0, false).ID
 	var deliveries, jobs []string
 	for i := range 3000 {
 		acct := accts[rng.IntN(2)]

@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 const day = 24 * time.Hour
@@ -185,12 +186,12 @@ func TestPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range batchItems(t, s, a.ID, done.ID) {
+	for _, it := range storetest.BatchItems(t, s, a.ID, done.ID) {
 		if it.JobID != nil {
 			completeBatchJob(t, s, *it.JobID, body, old.Add(time.Hour))
 		}
 	}
-	openItems := batchItems(t, s, a.ID, open.ID)
+	openItems := storetest.BatchItems(t, s, a.ID, open.ID)
 	completeBatchJob(t, s, *openItems[0].JobID, body, old.Add(time.Hour))
 
 	queued, _, err := s.CreateJob(ctx, apiJob(a.ID), now)
@@ -261,7 +262,7 @@ func TestPurge(t *testing.T) {
 	if _, err := s.GetBatch(ctx, a.ID, open.ID); err != nil {
 		t.Errorf("batch with a queued job: %v", err)
 	}
-	if n := len(batchItems(t, s, a.ID, open.ID)); n != 3 {
+	if n := len(storetest.BatchItems(t, s, a.ID, open.ID)); n != 3 {
 		t.Errorf("batch with a queued job has %d items, want 3", n)
 	}
 	if _, err := s.GetWebhookEndpoint(ctx, a.ID, gone.ID); err == nil {

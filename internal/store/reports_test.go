@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 // TestReportsStoredCompactly: a report is stored compressed with its
@@ -20,7 +22,7 @@ func TestReportsStoredCompactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := batchItems(t, s, a.ID, b.ID)
+	items := storetest.BatchItems(t, s, a.ID, b.ID)
 	seven := 7
 	oldBody := summaryBody(t, 61, "high", [6]*int{&seven})
 	oldJob := completeBatchJob(t, s, *items[0].JobID, oldBody, t0)
@@ -82,7 +84,7 @@ func TestReportsStoredCompactly(t *testing.T) {
 			t.Errorf("%s: stored %d bytes for a %d-byte body", tc.name, row.Size, len(tc.body))
 		}
 	}
-	items = batchItems(t, s, a.ID, b.ID)
+	items = storetest.BatchItems(t, s, a.ID, b.ID)
 	if it := items[0]; it.Score == nil || *it.Score != 61 || *it.ModuleScores["hydrology"] != 7 {
 		t.Errorf("migrated item %+v", it)
 	}

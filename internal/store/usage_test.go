@@ -12,42 +12,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/storetest"
 )
-
-// endJob creates a job of bucket at created and takes it to its final
-// state (completed, or failed when fail) at ended. No other job may be
-// runnable at ended, or the claim would take that one.
-func usageEndJob(t *testing.T, s *Store, acct, bucket string, created, ended time.Time, fail bool) Job {
-	t.Helper()
-	ctx := context.Background()
-	j, _, err := s.CreateJob(ctx, NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, ok, err := s.ClaimJob(ctx, "w", time.Hour, created)
-	if err != nil || !ok || c.ID != j.ID {
-		t.Fatalf("claim %s: got %q ok=%v err=%v", j.ID, c.ID, ok, err)
-	}
-	if fail {
-		c, err = s.FailJob(ctx, j.ID, "w", "generation_error", "failed at "+ended.Format(time.RFC3339), false, ended)
-	} else {
-		c, err = s.CompleteJob(ctx, j.ID, "w", Report{DataVersion: "v", Body: []byte(`{}`)}, ended)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// createJobAt queues a job of bucket at created.
-func usageQueueJob(t *testing.T, s *Store, acct, bucket string, created time.Time) Job {
-	t.Helper()
-	j, _, err := s.CreateJob(context.Background(), NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
 
 func TestNearestRank(t *testing.T) {
 	ms := func(vs ...int) []time.Duration {
@@ -141,25 +107,25 @@ func TestOpsSummary(t *testing.T) {
 	// Completed in the window with completion times 1..10 s; one created
 	// before the window (counts as completed, not created).
 	for i := 1; i <= 9; i++ {
-		usageEndJob(t, s, a.ID, BucketAPI, at(float64(i)), at(float64(i)).Add(time.Duration(i)*sec), false)
+		storetest.EndJob(t, s, a.ID, BucketAPI, at(float64(i)), at(float64(i)).Add(time.Duration(i)*sec), false)
 	}
-	usageEndJob(t, s, a.ID, BucketAPI, at(-1), at(-1).Add(3601*sec), false) // completion 3601 s, ends at 1.0003 h
+	storetest.EndJob(t, s, a.ID, BucketAPI, at(-1), at(-1).Add(3601*sec), false) // completion 3601 s, ends at 1.0003 h
 	// Completed before the window, created before: not counted anywhere.
-	usageEndJob(t, s, a.ID, BucketAPI, at(-3), at(-2), false)
+	storetest.EndJob(t, s, a.ID, BucketAPI, at(-3), at(-2), false)
 	// Ends exactly at `to`: outside [from, to).
-	usageEndJob(t, s, a.ID, BucketAPI, at(23), to, false)
+	storetest.EndJob(t, s, a.ID, BucketAPI, at(23), to, false)
 	// 25 failures in the window, one second apart, and one before it.
-	usageEndJob(t, s, a.ID, BucketAPI, at(-5), at(-4), true)
+	storetest.EndJob(t, s, a.ID, BucketAPI, at(-5), at(-4), true)
 	var failed []Job
 	for i := range 25 {
-		failed = append(failed, usageEndJob(t, s, a.ID, BucketBulk, at(12), at(12).Add(time.Duration(i)*sec), true))
+		failed = append(failed, storetest.EndJob(t, s, a.ID, BucketBulk, at(12), at(12).Add(time.Duration(i)*sec), true))
 	}
 	// Another account's failure, in the window.
-	usageEndJob(t, s, other.ID, BucketAPI, at(10), at(11), true)
+	storetest.EndJob(t, s, other.ID, BucketAPI, at(10), at(11), true)
 	// Backlog: queued now and processing now, one created before the window.
-	usageQueueJob(t, s, a.ID, BucketAPI, at(-10))
-	usageQueueJob(t, s, a.ID, BucketAPI, at(20))
-	usageQueueJob(t, s, a.ID, BucketAPI, at(21))
+	storetest.QueueJob(t, s, a.ID, BucketAPI, at(-10))
+	storetest.QueueJob(t, s, a.ID, BucketAPI, at(20))
+	storetest.QueueJob(t, s, a.ID, BucketAPI, at(21))
 	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, to); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

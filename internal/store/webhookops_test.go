@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 func testEvent(at time.Time) WebhookEvent {
@@ -84,7 +85,7 @@ func TestBatchCompletedExactlyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimBatchJob(t, s, retried.ID, t0.Add(3*time.Second))
+		storetest.ClaimJob(t, s, retried.ID, t0.Add(3*time.Second))
 		if _, err := s.CompleteJob(ctx, retried.ID, "tw", Report{DataVersion: "dv", Body: summaryBody(t, 10, "low", [6]*int{})},
 			t0.Add(4*time.Second)); err != nil {
 			t.Fatal(err)
@@ -138,7 +139,7 @@ func TestMigration9KeepsWebhookRows(t *testing.T) {
 		t.Fatalf("upgrade: %v", err)
 	}
 	defer s.Close()
-	d := deliveryByID(t, s, a.ID, before[0])
+	d := storetest.DeliveryByID(t, s, a.ID, before[0])
 	if d.Status != DeliveryPending || d.JobID == nil {
 		t.Errorf("delivery after the upgrade: %+v", d)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 const (
@@ -64,21 +65,6 @@ func newEvent(t testing.TB, s *Store, acct, typ string, at time.Time) []string {
 	return out
 }
 
-func deliveryByID(t testing.TB, s *Store, acct, id string) WebhookDelivery {
-	t.Helper()
-	ds, err := s.ListWebhookDeliveries(context.Background(), acct, "", 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range ds {
-		if d.ID == id {
-			return d
-		}
-	}
-	t.Fatalf("delivery %s not listed", id)
-	return WebhookDelivery{}
-}
-
 func TestWebhookSubscribersAndOutbox(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
@@ -112,7 +98,7 @@ func TestWebhookSubscribersAndOutbox(t *testing.T) {
 		t.Fatalf("deliveries %v, want 2", ds)
 	}
 	for i, id := range ds {
-		d := deliveryByID(t, s, a.ID, id)
+		d := storetest.DeliveryByID(t, s, a.ID, id)
 		wantEP := []string{both.ID, onlyFailed.ID}[i]
 		if d.EndpointID != wantEP || d.Status != DeliveryPending || d.Attempts != 0 || d.Event != evFailed ||
 			d.ResponseStatus != nil || d.Error != nil || d.LastAttemptUTC != nil || d.DeliveredUTC != nil ||
@@ -150,7 +136,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	ds2 := newEvent(t, s, a.ID, evCompleted, t0)
 	byEP := map[string][]string{}
 	for _, id := range append(ds, ds2...) {
-		d := deliveryByID(t, s, a.ID, id)
+		d := storetest.DeliveryByID(t, s, a.ID, id)
 		byEP[d.EndpointID] = append(byEP[d.EndpointID], id)
 	}
 
@@ -187,14 +173,14 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	ds3 := newEvent(t, s, a.ID, evCompleted, t0.Add(time.Second))
 	var idle string
 	for _, id := range ds3 {
-		if deliveryByID(t, s, a.ID, id).EndpointID == ep.ID {
+		if storetest.DeliveryByID(t, s, a.ID, id).EndpointID == ep.ID {
 			idle = id
 		}
 	}
 	if err := s.DisableWebhookEndpoint(ctx, a.ID, ep.ID, t0.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if d := deliveryByID(t, s, a.ID, idle); d.Status != DeliveryFailed || *d.Error != ErrorEndpointDisabled || d.Attempts != 0 || d.NextAttemptUTC != nil {
+	if d := storetest.DeliveryByID(t, s, a.ID, idle); d.Status != DeliveryFailed || *d.Error != ErrorEndpointDisabled || d.Attempts != 0 || d.NextAttemptUTC != nil {
 		t.Errorf("idle delivery after disable: %+v", d)
 	}
 	// Nothing to the disabled endpoint is claimable, even after leases end;
@@ -214,7 +200,7 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d := deliveryByID(t, s, a.ID, dead.ID); d.Status != DeliveryFailed || *d.Error != ErrorEndpointDisabled {
+	if d := storetest.DeliveryByID(t, s, a.ID, dead.ID); d.Status != DeliveryFailed || *d.Error != ErrorEndpointDisabled {
 		t.Errorf("dead in-flight delivery of a disabled endpoint: %+v", d)
 	}
 	// The in-flight attempt (here with its lease forged to be still valid)
@@ -228,12 +214,12 @@ func TestDisableStopsPendingDeliveries(t *testing.T) {
 	if err != nil || st != DeliveryFailed {
 		t.Fatalf("in-flight failure after disable: %q %v", st, err)
 	}
-	if d := deliveryByID(t, s, a.ID, inFlight.ID); d.NextAttemptUTC != nil || !strings.Contains(*d.Error, ErrorEndpointDisabled) || d.Attempts != 1 {
+	if d := storetest.DeliveryByID(t, s, a.ID, inFlight.ID); d.NextAttemptUTC != nil || !strings.Contains(*d.Error, ErrorEndpointDisabled) || d.Attempts != 1 {
 		t.Errorf("in-flight delivery after its failure: %+v", d)
 	}
 	// The other endpoint's deliveries were untouched.
 	for _, id := range byEP[other.ID] {
-		if d := deliveryByID(t, s, a.ID, id); d.Status == DeliveryFailed {
+		if d := storetest.DeliveryByID(t, s, a.ID, id); d.Status == DeliveryFailed {
 			t.Errorf("delivery %s to the other endpoint failed: %+v", id, d)
 		}
 	}
@@ -288,7 +274,7 @@ func TestClaimPerEndpointLimit(t *testing.T) {
 			}
 		})
 	}
-	if d := deliveryByID(t, s, acct.ID, fastIDs[0]); d.Status != DeliveryPending {
+	if d := storetest.DeliveryByID(t, s, acct.ID, fastIDs[0]); d.Status != DeliveryPending {
 		t.Errorf("fast delivery %+v", d)
 	}
 }
@@ -491,7 +477,7 @@ func TestReleaseAfterDisable(t *testing.T) {
 	if err := s.ReleaseWebhookDelivery(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	d := deliveryByID(t, s, a.ID, id)
+	d := storetest.DeliveryByID(t, s, a.ID, id)
 	if d.Status != DeliveryFailed || d.Error == nil || *d.Error != ErrorEndpointDisabled || d.NextAttemptUTC != nil || d.Attempts != 0 {
 		t.Errorf("released delivery of a disabled endpoint: %+v", d)
 	}
@@ -505,7 +491,7 @@ func TestReleaseAfterDisable(t *testing.T) {
 	if err := s.ReleaseWebhookDelivery(ctx, task2); err != nil {
 		t.Fatal(err)
 	}
-	if d := deliveryByID(t, s, a.ID, id2); d.Status != DeliveryPending || d.NextAttemptUTC == nil {
+	if d := storetest.DeliveryByID(t, s, a.ID, id2); d.Status != DeliveryPending || d.NextAttemptUTC == nil {
 		t.Errorf("released delivery of an active endpoint: %+v", d)
 	}
 }

@@ -42,9 +42,9 @@ func rejectedItem(ext, code string, lat, lon *float64) locrisk.NewBatchItem {
 	return locrisk.NewBatchItem{ExternalID: ext, Latitude: lat, Longitude: lon, ErrorCode: code, ErrorMessage: code + " message"}
 }
 
-// claimBatchJob claims queued jobs until it holds jobID, then releases the
+// ClaimJob claims queued jobs until it holds jobID, then releases the
 // others, so a test can move one chosen job.
-func claimBatchJob(t testing.TB, s locrisk.Store, jobID string, now time.Time) locrisk.Job {
+func ClaimJob(t testing.TB, s locrisk.Store, jobID string, now time.Time) locrisk.Job {
 	t.Helper()
 	ctx := context.Background()
 	var others []string
@@ -83,7 +83,7 @@ func summaryBody(t testing.TB, score int, level string) []byte {
 
 func completeBatchJob(t testing.TB, s locrisk.Store, jobID string, body []byte, now time.Time) locrisk.Job {
 	t.Helper()
-	claimBatchJob(t, s, jobID, now)
+	ClaimJob(t, s, jobID, now)
 	j, err := s.CompleteJob(context.Background(), jobID, "tw", locrisk.Report{DataVersion: "dv", Body: body}, now)
 	if err != nil {
 		t.Fatalf("complete %s: %v", jobID, err)
@@ -93,14 +93,14 @@ func completeBatchJob(t testing.TB, s locrisk.Store, jobID string, body []byte, 
 
 func failBatchJob(t testing.TB, s locrisk.Store, jobID string, transient bool, now time.Time) {
 	t.Helper()
-	claimBatchJob(t, s, jobID, now)
+	ClaimJob(t, s, jobID, now)
 	if _, err := s.FailJob(context.Background(), jobID, "tw", "generation_failed", "boom", transient, now); err != nil {
 		t.Fatalf("fail %s: %v", jobID, err)
 	}
 }
 
-// batchItems collects every item of a batch.
-func batchItems(t testing.TB, s locrisk.Store, acct, id string) []locrisk.BatchItem {
+// BatchItems collects every item of a batch.
+func BatchItems(t testing.TB, s locrisk.Store, acct, id string) []locrisk.BatchItem {
 	t.Helper()
 	var out []locrisk.BatchItem
 	if err := s.BatchItems(context.Background(), acct, id, func(it locrisk.BatchItem) error {
@@ -171,7 +171,7 @@ func createBatch(t testing.TB, h Harness) {
 		t.Errorf("BatchItems by another account: %v, want ErrNotFound", err)
 	}
 
-	items := batchItems(t, s, a.ID, b.ID)
+	items := BatchItems(t, s, a.ID, b.ID)
 	if len(items) != 5 {
 		t.Fatalf("%d items, want 5", len(items))
 	}
@@ -319,7 +319,7 @@ func createBatchIdempotency(t testing.TB, h Harness) {
 		t.Fatalf("first: %v %v", replayed, err)
 	}
 	// The replay shows the batch as it stands now.
-	items := batchItems(t, s, a.ID, b1.ID)
+	items := BatchItems(t, s, a.ID, b1.ID)
 	completeBatchJob(t, s, *items[0].JobID, summaryBody(t, 50, "moderate"), t0.Add(time.Second))
 
 	b2, replayed, err := s.CreateBatch(ctx, nb, t0.Add(time.Hour))
@@ -365,13 +365,13 @@ func batchLifecycle(t testing.TB, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := batchItems(t, s, a.ID, b.ID)
+	items := BatchItems(t, s, a.ID, b.ID)
 	ja, jb, jc := *items[0].JobID, *items[1].JobID, *items[2].JobID
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchProcessing, locrisk.BatchCounts{Queued: 3, Rejected: 1}, 25, nil)
 
-	claimBatchJob(t, s, ja, at(1))
+	ClaimJob(t, s, ja, at(1))
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchProcessing, locrisk.BatchCounts{Queued: 2, Processing: 1, Rejected: 1}, 25, nil)
 
 	if _, err := s.CompleteJob(ctx, ja, "tw", locrisk.Report{DataVersion: "dv", Body: summaryBody(t, 10, "very_low")}, at(2)); err != nil {
@@ -380,12 +380,12 @@ func batchLifecycle(t testing.TB, h Harness) {
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchProcessing, locrisk.BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, nil)
 
 	// A transient failure being retried automatically keeps the item queued.
-	claimBatchJob(t, s, jb, at(3))
+	ClaimJob(t, s, jb, at(3))
 	if err := s.RetryLater(ctx, jb, "tw", at(4), "generation_failed", "try again", at(3)); err != nil {
 		t.Fatal(err)
 	}
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchProcessing, locrisk.BatchCounts{Queued: 2, Completed: 1, Rejected: 1}, 50, nil)
-	if it := batchItems(t, s, a.ID, b.ID)[1]; it.Status != locrisk.StatusQueued || it.ErrorCode != nil {
+	if it := BatchItems(t, s, a.ID, b.ID)[1]; it.Status != locrisk.StatusQueued || it.ErrorCode != nil {
 		t.Errorf("item being retried automatically: %+v, want queued without error", it)
 	}
 
@@ -395,7 +395,7 @@ func batchLifecycle(t testing.TB, h Harness) {
 	completeBatchJob(t, s, jc, summaryBody(t, 20, "low"), at(6))
 	done := at(6)
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchCompleted, locrisk.BatchCounts{Completed: 2, Failed: 1, Rejected: 1}, 100, &done)
-	if it := batchItems(t, s, a.ID, b.ID)[1]; it.Status != locrisk.StatusFailed || it.ErrorCode == nil || *it.ErrorCode != "generation_failed" || *it.ErrorMessage != "boom" {
+	if it := BatchItems(t, s, a.ID, b.ID)[1]; it.Status != locrisk.StatusFailed || it.ErrorCode == nil || *it.ErrorCode != "generation_failed" || *it.ErrorMessage != "boom" {
 		t.Errorf("failed item %+v", it)
 	}
 
@@ -417,10 +417,10 @@ func batchCompletedByFailure(t testing.TB, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failBatchJob(t, s, *batchItems(t, s, a.ID, b.ID)[0].JobID, false, t0.Add(time.Minute))
+	failBatchJob(t, s, *BatchItems(t, s, a.ID, b.ID)[0].JobID, false, t0.Add(time.Minute))
 	done := t0.Add(time.Minute)
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchCompleted, locrisk.BatchCounts{Failed: 1}, 100, &done)
-	if _, err := s.RetryJob(context.Background(), a.ID, *batchItems(t, s, a.ID, b.ID)[0].JobID, t0); !errors.Is(err, locrisk.ErrNotRetryable) {
+	if _, err := s.RetryJob(context.Background(), a.ID, *BatchItems(t, s, a.ID, b.ID)[0].JobID, t0); !errors.Is(err, locrisk.ErrNotRetryable) {
 		t.Errorf("retrying a permanent failure: %v", err)
 	}
 	wantBatch(t, s, a.ID, b.ID, locrisk.BatchCompleted, locrisk.BatchCounts{Failed: 1}, 100, &done)
@@ -528,17 +528,17 @@ func batchItemScores(t testing.TB, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := batchItems(t, s, a.ID, b.ID)
+	items := BatchItems(t, s, a.ID, b.ID)
 	seven := 7
 	body := summaryBody(t, 42, "moderate")
-	claimBatchJob(t, s, *items[0].JobID, t0)
+	ClaimJob(t, s, *items[0].JobID, t0)
 	done, err := s.CompleteJob(ctx, *items[0].JobID, "tw", locrisk.Report{DataVersion: "dv", Body: body,
 		Scores: &locrisk.ReportScores{Overall: 42, RiskLevel: "moderate", Modules: []locrisk.ModuleScore{{Module: "hydrology", Score: &seven}, {Module: "wildfire"}}}}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	completeBatchJob(t, s, *items[1].JobID, []byte(`{"no":"summary"}`), t0)
-	items = batchItems(t, s, a.ID, b.ID)
+	items = BatchItems(t, s, a.ID, b.ID)
 	it := items[0]
 	if it.Score == nil || *it.Score != 42 || it.RiskLevel == nil || *it.RiskLevel != "moderate" || len(it.ModuleScores) != 2 ||
 		it.ModuleScores["hydrology"] == nil || *it.ModuleScores["hydrology"] != 7 || it.ModuleScores["wildfire"] != nil {

@@ -11,6 +11,10 @@
 // alone; this package's own tests run them against deliberately broken
 // stores to show that each one fails.
 //
+// A few helpers that bring a store to a state through its interfaces
+// (ClaimJob, EndJob, QueueJob, BatchItems, DeliveryByID) are exported for
+// the stores' own tests.
+//
 // What only one backend has (SQLite's query plans, migrations of old
 // files, busy waits, group commit) is tested beside that store, not here.
 package storetest

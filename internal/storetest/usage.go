@@ -26,9 +26,9 @@ var referenceTests = []test{
 	{"Cache", referenceCache},
 }
 
-// usageEndJob makes a job of acct created at created and ended (completed,
+// EndJob makes a job of acct created at created and ended (completed,
 // or failed if fail) at ended.
-func usageEndJob(t testing.TB, s locrisk.Store, acct, bucket string, created, ended time.Time, fail bool) locrisk.Job {
+func EndJob(t testing.TB, s locrisk.Store, acct, bucket string, created, ended time.Time, fail bool) locrisk.Job {
 	t.Helper()
 	ctx := context.Background()
 	j, _, err := s.CreateJob(ctx, locrisk.NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
@@ -50,8 +50,8 @@ func usageEndJob(t testing.TB, s locrisk.Store, acct, bucket string, created, en
 	return c
 }
 
-// usageQueueJob makes a queued job of acct created at created.
-func usageQueueJob(t testing.TB, s locrisk.Store, acct, bucket string, created time.Time) locrisk.Job {
+// QueueJob makes a queued job of acct created at created.
+func QueueJob(t testing.TB, s locrisk.Store, acct, bucket string, created time.Time) locrisk.Job {
 	t.Helper()
 	j, _, err := s.CreateJob(context.Background(), locrisk.NewJob{AccountID: acct, Bucket: bucket, Latitude: 40, Longitude: -100}, created)
 	if err != nil {
@@ -66,17 +66,17 @@ func periodUsage(t testing.TB, h Harness) {
 	a, other := newAccount(t, s, 7), newAccount(t, s, 100)
 	oct := time.Date(2026, 10, 31, 23, 59, 59, 999e6, time.UTC)
 	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, oct, oct, false)                   // last month
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
-	usageEndJob(t, s, a.ID, locrisk.BucketBulk, nov, nov.Add(time.Hour), false)   // completed
-	usageEndJob(t, s, a.ID, locrisk.BucketManual, nov.Add(time.Hour), t0, true)   // failed
-	usageEndJob(t, s, other.ID, locrisk.BucketAPI, nov.Add(time.Hour), t0, false) // another account
-	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0)                              // processing, below
-	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0)                              // queued
+	EndJob(t, s, a.ID, locrisk.BucketAPI, oct, oct, false)                   // last month
+	EndJob(t, s, a.ID, locrisk.BucketAPI, oct, nov.Add(time.Hour), false)    // created last month, ended this month
+	EndJob(t, s, a.ID, locrisk.BucketBulk, nov, nov.Add(time.Hour), false)   // completed
+	EndJob(t, s, a.ID, locrisk.BucketManual, nov.Add(time.Hour), t0, true)   // failed
+	EndJob(t, s, other.ID, locrisk.BucketAPI, nov.Add(time.Hour), t0, false) // another account
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, t0)                              // processing, below
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, t0)                              // queued
 	if _, ok, err := s.ClaimJob(ctx, "w", time.Hour, t0); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // next month
 
 	u, err := s.PeriodUsage(ctx, a.ID, t0)
 	if err != nil {
@@ -110,14 +110,14 @@ func usageHistory(t testing.TB, h Harness) {
 	ctx := context.Background()
 	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
 	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, day(18, 12), day(18, 13), false)     // before the range
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, day(20, 1), day(20, 2), false)       // day 1
-	usageEndJob(t, s, a.ID, locrisk.BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
-	usageEndJob(t, s, a.ID, locrisk.BucketManual, day(22, 0), day(22, 0), false)    // day 3
-	usageEndJob(t, s, other.ID, locrisk.BucketManual, day(21, 3), day(21, 4), true) // another account
-	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, day(22, 9))                        // queued, day 3
-	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, day(23, 0))                        // after the range
+	EndJob(t, s, a.ID, locrisk.BucketAPI, day(18, 12), day(18, 13), false)     // before the range
+	EndJob(t, s, a.ID, locrisk.BucketAPI, day(19, 23), day(20, 0), false)      // created before, completed on day 1
+	EndJob(t, s, a.ID, locrisk.BucketAPI, day(20, 1), day(20, 2), false)       // day 1
+	EndJob(t, s, a.ID, locrisk.BucketBulk, day(20, 5), day(22, 1), true)       // created day 1, failed day 3
+	EndJob(t, s, a.ID, locrisk.BucketManual, day(22, 0), day(22, 0), false)    // day 3
+	EndJob(t, s, other.ID, locrisk.BucketManual, day(21, 3), day(21, 4), true) // another account
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, day(22, 9))                        // queued, day 3
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, day(23, 0))                        // after the range
 
 	got, err := s.UsageHistory(ctx, a.ID, day(20, 17), 3, nil)
 	if err != nil {
@@ -276,12 +276,12 @@ func opsSummaryCounts(t testing.TB, h Harness) {
 	s := h.open(t)
 	ctx := context.Background()
 	a, other := newAccount(t, s, 100), newAccount(t, s, 100)
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(-3*time.Hour), t0.Add(-3*time.Hour), false) // before the window
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), false)
-	usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(2*time.Minute), true)
-	usageEndJob(t, s, a.ID, locrisk.BucketBulk, t0, t0.Add(3*time.Minute), true)
-	usageEndJob(t, s, other.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), true)
-	usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(4*time.Minute))
+	EndJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(-3*time.Hour), t0.Add(-3*time.Hour), false) // before the window
+	EndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), false)
+	EndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(2*time.Minute), true)
+	EndJob(t, s, a.ID, locrisk.BucketBulk, t0, t0.Add(3*time.Minute), true)
+	EndJob(t, s, other.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), true)
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(4*time.Minute))
 	ops, err := s.OpsSummary(ctx, a.ID, t0.Add(-time.Hour), t0.Add(time.Hour), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -302,9 +302,9 @@ func purge(t testing.TB, h Harness) {
 	s := h.open(t)
 	ctx := context.Background()
 	a := newAccount(t, s, 100)
-	old := usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), false)
-	recent := usageEndJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(48*time.Hour), t0.Add(49*time.Hour), false)
-	open := usageQueueJob(t, s, a.ID, locrisk.BucketAPI, t0)
+	old := EndJob(t, s, a.ID, locrisk.BucketAPI, t0, t0.Add(time.Minute), false)
+	recent := EndJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(48*time.Hour), t0.Add(49*time.Hour), false)
+	open := QueueJob(t, s, a.ID, locrisk.BucketAPI, t0)
 	keyed := apiJob(a.ID)
 	keyed.IdempotencyKey, keyed.RequestHash = "k", "h"
 	if _, _, err := s.CreateJob(ctx, keyed, t0.Add(48*time.Hour)); err != nil {

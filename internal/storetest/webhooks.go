@@ -101,7 +101,7 @@ func newEvent(t testing.TB, s locrisk.Store, o *outbox, acct, typ string, at tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimBatchJob(t, s, j.ID, at)
+	ClaimJob(t, s, j.ID, at)
 	if typ == evFailed {
 		_, err = s.FailJob(ctx, j.ID, "tw", "generation_error", "failed", false, at)
 	} else {
@@ -115,7 +115,9 @@ func newEvent(t testing.TB, s locrisk.Store, o *outbox, acct, typ string, at tim
 	return o.deliveries[j.ID]
 }
 
-func deliveryByID(t testing.TB, s locrisk.Store, acct, id string) locrisk.WebhookDelivery {
+// DeliveryByID is the account's delivery id, as ListWebhookDeliveries
+// shows it.
+func DeliveryByID(t testing.TB, s locrisk.Store, acct, id string) locrisk.WebhookDelivery {
 	t.Helper()
 	ds, err := s.ListWebhookDeliveries(context.Background(), acct, "", 1000)
 	if err != nil {
@@ -288,7 +290,7 @@ func claimRecordRelease(t testing.TB, h Harness) {
 	if err != nil || st != locrisk.DeliveryPending {
 		t.Fatalf("record failure: %q %v", st, err)
 	}
-	d := deliveryByID(t, s, a.ID, id)
+	d := DeliveryByID(t, s, a.ID, id)
 	if d.Status != locrisk.DeliveryPending || d.Attempts != 1 || d.ResponseStatus == nil || *d.ResponseStatus != 500 ||
 		d.Error == nil || *d.Error != "receiver responded with status 500" || d.LastAttemptUTC == nil ||
 		!d.LastAttemptUTC.Equal(started) || d.NextAttemptUTC == nil || !d.NextAttemptUTC.Equal(next) || d.DeliveredUTC != nil {
@@ -317,7 +319,7 @@ func claimRecordRelease(t testing.TB, h Harness) {
 	if err != nil || st != locrisk.DeliverySucceeded {
 		t.Fatalf("record success: %q %v", st, err)
 	}
-	d = deliveryByID(t, s, a.ID, id)
+	d = DeliveryByID(t, s, a.ID, id)
 	if d.Status != locrisk.DeliverySucceeded || d.Attempts != 2 || *d.ResponseStatus != 204 || d.Error != nil ||
 		d.NextAttemptUTC != nil || d.DeliveredUTC == nil || !d.DeliveredUTC.Equal(done) {
 		t.Errorf("after success: %+v", d)
@@ -336,7 +338,7 @@ func claimRecordRelease(t testing.TB, h Harness) {
 	if err != nil || st != locrisk.DeliveryFailed {
 		t.Fatalf("final failure: %q %v", st, err)
 	}
-	d = deliveryByID(t, s, a.ID, id2)
+	d = DeliveryByID(t, s, a.ID, id2)
 	if d.Status != locrisk.DeliveryFailed || d.ResponseStatus != nil || *d.Error != "timed out" || d.NextAttemptUTC != nil {
 		t.Errorf("after the last failure: %+v", d)
 	}
@@ -459,7 +461,7 @@ func redeliverWebhook(t testing.TB, h Harness) {
 	retry := t0.Add(10 * time.Second)
 	attempt(t0, false, &retry)
 	attempt(retry, false, nil) // failed for good after 2 attempts
-	if d := deliveryByID(t, s, a.ID, id); d.Status != locrisk.DeliveryFailed || d.Attempts != 2 {
+	if d := DeliveryByID(t, s, a.ID, id); d.Status != locrisk.DeliveryFailed || d.Attempts != 2 {
 		t.Fatalf("before redelivery: %+v", d)
 	}
 	for _, tc := range []struct {
@@ -485,7 +487,7 @@ func redeliverWebhook(t testing.TB, h Harness) {
 	if _, err := s.RecordWebhookAttempt(ctx, task, locrisk.DeliveryAttempt{Success: true, ResponseStatus: 204, Started: now}, now); err != nil {
 		t.Fatal(err)
 	}
-	if d := deliveryByID(t, s, a.ID, id); d.Status != locrisk.DeliverySucceeded || d.Attempts != 3 || d.Error != nil {
+	if d := DeliveryByID(t, s, a.ID, id); d.Status != locrisk.DeliverySucceeded || d.Attempts != 3 || d.Error != nil {
 		t.Errorf("after the redelivered attempt: %+v", d)
 	}
 	if _, err := s.RedeliverWebhook(ctx, a.ID, id, now); !errors.Is(err, locrisk.ErrDeliveryNotFailed) {
@@ -500,7 +502,7 @@ func redeliverWebhook(t testing.TB, h Harness) {
 	if _, err := s.RedeliverWebhook(ctx, a.ID, id2, now); !errors.Is(err, locrisk.ErrEndpointDisabled) {
 		t.Errorf("disabled endpoint: %v, want ErrEndpointDisabled", err)
 	}
-	if d := deliveryByID(t, s, a.ID, id2); d.Status != locrisk.DeliveryFailed {
+	if d := DeliveryByID(t, s, a.ID, id2); d.Status != locrisk.DeliveryFailed {
 		t.Errorf("after a refused redelivery: %+v", d)
 	}
 }
