@@ -80,7 +80,7 @@ func undoMigration7(t testing.TB, s *Store) {
 // look older and migrate it again.
 func undoMigration10(t testing.TB, s *Store) {
 	t.Helper()
-	undoMigration12(t, s)
+	undoMigration13(t, s)
 	for _, q := range []string{
 		`DROP TRIGGER report_jobs_usage_insert`, `DROP TRIGGER report_jobs_usage_update`, `DROP TRIGGER report_jobs_usage_delete`,
 		`DROP TRIGGER report_jobs_batch_update`, `DROP TRIGGER batch_items_insert`, `DROP TRIGGER batch_items_delete`,
@@ -100,9 +100,9 @@ func undoMigration10(t testing.TB, s *Store) {
 	}
 }
 
-// undoMigration12 drops the report columns migration 012 added, for tests
+// undoMigration13 drops the report columns migration 013 added, for tests
 // that turn a fresh file back into an older version.
-func undoMigration12(t testing.TB, s *Store) {
+func undoMigration13(t testing.TB, s *Store) {
 	t.Helper()
 	for _, col := range []string{"body_codec", "overall_score", "risk_level", "module_scores"} {
 		if _, err := s.db.Exec(`ALTER TABLE reports DROP COLUMN ` + col); err != nil {

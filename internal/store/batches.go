@@ -266,7 +266,7 @@ type itemRow struct {
 	ReportID         sql.NullString  `db:"report_id"`
 	JobErrorCode     sql.NullString  `db:"job_error_code"`
 	JobErrorMessage  sql.NullString  `db:"job_error_message"`
-	// The report's scores (migration 12), NULL unless the job is
+	// The report's scores (migration 13), NULL unless the job is
 	// completed with a report that has them.
 	OverallScore sql.NullInt64  `db:"overall_score"`
 	RiskLevel    sql.NullString `db:"risk_level"`

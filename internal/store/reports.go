@@ -3,7 +3,7 @@ package store
 // Reports: written once, with the job's completion (jobqueue.go), and read
 // by id. A body is stored compressed (internal/reportcodec; body_codec
 // names how, NULL for the plain JSON of the bodies written before
-// migration 12) and its summary scores beside it, in columns an operator
+// migration 13) and its summary scores beside it, in columns an operator
 // can read in the sqlite3 shell (docs/operations.md, The database).
 
 import (

@@ -10,7 +10,7 @@ import (
 
 // TestReportsStoredCompactly: a report is stored compressed with its
 // scores in columns the sqlite3 shell reads; a database from before
-// migration 12 (plain JSON bodies, no score columns) migrates with its
+// migration 13 (plain JSON bodies, no score columns) migrates with its
 // reports' scores copied out of their bodies, and both kinds of report
 // read back byte for byte, side by side.
 func TestReportsStoredCompactly(t *testing.T) {
@@ -32,8 +32,8 @@ func TestReportsStoredCompactly(t *testing.T) {
 	if _, err := s.db.ExecContext(ctx, `UPDATE reports SET body = ? WHERE id = ?`, string(oldBody), *oldJob.ReportID); err != nil {
 		t.Fatal(err)
 	}
-	undoMigration12(t, s)
-	if _, err := s.db.ExecContext(ctx, `PRAGMA user_version = 11`); err != nil {
+	undoMigration13(t, s)
+	if _, err := s.db.ExecContext(ctx, `PRAGMA user_version = 12`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

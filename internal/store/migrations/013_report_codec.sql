@@ -1,5 +1,5 @@
--- Migration 12: report bodies stored compressed, their scores beside them
--- (schema version 12; docs/operations.md, The database).
+-- Migration 13: report bodies stored compressed, their scores beside them
+-- (schema version 13; docs/operations.md, The database).
 --
 -- A report's JSON is about 40 kB, most of it the labels, units and sources
 -- every report repeats; new bodies are stored compressed against a
