@@ -18,6 +18,24 @@ import (
 // exact nearest-rank percentiles of the completion times of the rows
 // (docs/api.md, Operations summary).
 
+// nearestRank is the p-th percentile (0 < p <= 1) of ds by the nearest-rank
+// method: the smallest value with at least p of the values at or below it,
+// always one of the values. It sorts ds. nil for no values. It is how the
+// summary computed its percentiles before migration 012, and the oracle
+// its histograms are held to.
+func nearestRank(ds []time.Duration, p float64) *time.Duration {
+	if len(ds) == 0 {
+		return nil
+	}
+	slices.Sort(ds)
+	// p*n computed in float can land a hair above an integer (0.95*20);
+	// the epsilon keeps an exact rank exact.
+	rank := int(math.Ceil(p*float64(len(ds)) - 1e-9))
+	rank = min(max(rank, 1), len(ds))
+	v := ds[rank-1]
+	return &v
+}
+
 // completionBucket is a row of completion_buckets.
 type completionBucket struct {
 	Upper int64 `db:"upper_ms"`
@@ -91,6 +109,57 @@ func TestCompletionBuckets(t *testing.T) {
 	}
 	if last := got[len(got)-1]; last.Upper != math.MaxInt64 || last.Lower > 1e13 {
 		t.Errorf("last bucket %+v", last)
+	}
+}
+
+// The periods that cover a window's hours: whole UTC days from their day
+// rows, the hours around them from their hour rows.
+func TestCompletionRanges(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		from, to string
+		want     periodRanges
+	}{
+		// Within a day: the hours that overlap, counted in full.
+		{"2026-11-22T10:37:12.5Z", "2026-11-22T11:37:12.5Z", periodRanges{hoursBefore: [2]string{"2026-11-22T10", "2026-11-22T12"}}},
+		{"2026-11-22T10:00:00Z", "2026-11-22T11:00:00Z", periodRanges{hoursBefore: [2]string{"2026-11-22T10", "2026-11-22T11"}}},
+		// 24 hours not on a day: no whole day among them.
+		{"2026-11-21T10:37:00Z", "2026-11-22T10:37:00Z", periodRanges{hoursBefore: [2]string{"2026-11-21T10", "2026-11-22T11"}}},
+		// A week: six whole days and the hours around them.
+		{"2026-11-15T10:37:00Z", "2026-11-22T10:37:00Z", periodRanges{
+			hoursBefore: [2]string{"2026-11-15T10", "2026-11-16T00"},
+			days:        [2]string{"2026-11-16", "2026-11-22"},
+			hoursAfter:  [2]string{"2026-11-22T00", "2026-11-22T11"}}},
+		// Whole days: no hours.
+		{"2026-11-20T00:00:00Z", "2026-11-22T00:00:00Z", periodRanges{
+			hoursBefore: [2]string{"2026-11-20T00", "2026-11-20T00"},
+			days:        [2]string{"2026-11-20", "2026-11-22"},
+			hoursAfter:  [2]string{"2026-11-22T00", "2026-11-22T00"}}},
+		// Ends a millisecond into a day: that day's first hour.
+		{"2026-11-21T00:00:00Z", "2026-11-22T00:00:00.001Z", periodRanges{
+			hoursBefore: [2]string{"2026-11-21T00", "2026-11-21T00"},
+			days:        [2]string{"2026-11-21", "2026-11-22"},
+			hoursAfter:  [2]string{"2026-11-22T00", "2026-11-22T01"}}},
+		// Another zone is the same instants.
+		{"2026-11-21T19:00:00-05:00", "2026-11-22T19:30:00-05:00", periodRanges{
+			hoursBefore: [2]string{"2026-11-22T00", "2026-11-22T00"},
+			days:        [2]string{"2026-11-22", "2026-11-23"},
+			hoursAfter:  [2]string{"2026-11-23T00", "2026-11-23T01"}}},
+	}
+	for _, tc := range tests {
+		got, ok := completionRanges(at(tc.from), at(tc.to))
+		if !ok || got != tc.want {
+			t.Errorf("[%s, %s): %+v (%v), want %+v", tc.from, tc.to, got, ok, tc.want)
+		}
+	}
+	if _, ok := completionRanges(t0, t0); ok {
+		t.Error("an empty window has ranges")
 	}
 }
 
