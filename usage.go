@@ -59,8 +59,14 @@ type JobOps struct {
 	Failed     int // failed (finally) in the window
 	Queued     int // queued now
 	Processing int // processing now
-	// Completion time (completed_utc - created_utc) of the jobs completed in
-	// the window, nearest-rank percentiles; nil when none completed.
+	// Nearest-rank percentiles of the completion time (completed_utc -
+	// created_utc, whole milliseconds, negative counted as 0) of the jobs
+	// completed in the UTC hours that overlap the window, each such hour
+	// counted in full (so also jobs completed in the part of its first
+	// and last hour outside the window, which Completed leaves out); nil
+	// when none completed in those hours. Each is within 5% of the exact
+	// nearest-rank value, in whole milliseconds (a store may keep
+	// histograms rather than every time: docs/api.md, Operations summary).
 	CompletionP50, CompletionP95 *time.Duration
 }
 

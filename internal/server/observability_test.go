@@ -100,6 +100,14 @@ func getOpsSummary(e *env, key, query string) view.OpsSummary {
 	return decode[view.OpsSummary](e.t, rec)
 }
 
+// fmtMs shows a percentile of the summary: "null" for none.
+func fmtMs(v *int64) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprint(*v)
+}
+
 // TestOpsSummaryNumbers makes known activity and checks every number.
 func TestOpsSummaryNumbers(t *testing.T) {
 	e := newEnv(t) // 2026-11-22T12:00:10Z
@@ -151,8 +159,11 @@ func TestOpsSummaryNumbers(t *testing.T) {
 	}
 	j := s.ReportJobs
 	wantJobs := view.OpsReportJobs{Created: 4, Completed: 2, Failed: 1, Queued: 1, Processing: 0}
-	if j.P50CompletionMs == nil || *j.P50CompletionMs != 2000 || j.P95CompletionMs == nil || *j.P95CompletionMs != 10000 {
-		t.Errorf("completion p50 %v p95 %v, want 2000 and 10000", j.P50CompletionMs, j.P95CompletionMs)
+	// Completion times are reported within 5% of the exact nearest-rank
+	// values (docs/api.md, Operations summary).
+	within5 := func(got *int64, want int64) bool { return got != nil && 20*max(*got-want, want-*got) <= want }
+	if !within5(j.P50CompletionMs, 2000) || !within5(j.P95CompletionMs, 10000) {
+		t.Errorf("completion p50 %s p95 %s, want within 5%% of 2000 and 10000", fmtMs(j.P50CompletionMs), fmtMs(j.P95CompletionMs))
 	}
 	j.P50CompletionMs, j.P95CompletionMs = nil, nil
 	if j != wantJobs {

@@ -80,7 +80,7 @@ func undoMigration7(t testing.TB, s *Store) {
 // look older and migrate it again.
 func undoMigration10(t testing.TB, s *Store) {
 	t.Helper()
-	undoMigration13(t, s)
+	undoMigration12(t, s) // migration 012 is built on 010's tables; 011 can run twice
 	for _, q := range []string{
 		`DROP TRIGGER report_jobs_usage_insert`, `DROP TRIGGER report_jobs_usage_update`, `DROP TRIGGER report_jobs_usage_delete`,
 		`DROP TRIGGER report_jobs_batch_update`, `DROP TRIGGER batch_items_insert`, `DROP TRIGGER batch_items_delete`,

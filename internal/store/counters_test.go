@@ -448,10 +448,11 @@ func TestBatchEndIsLatestJobEnd(t *testing.T) {
 	}
 }
 
-// The summary's counts of jobs created, deliveries created and deliveries
-// succeeded in a window, from ops_hourly and the part hours at its ends,
-// are the row counts over the whole window, for windows of whole hours
-// and of minutes, after random inserts, status changes and deletes.
+// The summary's counts of jobs created, jobs completed, deliveries created
+// and deliveries succeeded in a window, from usage_hourly, ops_hourly and
+// the part hours at its ends, are the row counts over the whole window,
+// for windows of whole hours and of minutes, after random inserts, status
+// changes and deletes.
 func TestOpsEventCountsMatchRowCounts(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
@@ -467,10 +468,18 @@ func TestOpsEventCountsMatchRowCounts(t *testing.T) {
 		acct := accts[rng.IntN(2)]
 		switch rng.IntN(8) {
 		case 0, 1:
-			c := FormatTime(at())
+			created := at()
+			c := FormatTime(created)
 			id := fmt.Sprintf("job_ev%020d", i)
-			if _, err := s.db.Exec(`INSERT INTO report_jobs (id, account_id, bucket, latitude, longitude, status, run_after_utc, created_utc, updated_utc)
-				VALUES (?, ?, 'api', 1, 2, 'queued', ?, ?, ?)`, id, acct, c, c, c); err != nil {
+			// Half of them completed already (jobs completed are counted
+			// like the others; the histograms' part is
+			// TestCompletionHistogramMatchesRows).
+			status, completed := "queued", any(nil)
+			if rng.IntN(2) == 0 {
+				status, completed = "completed", FormatTime(created.Add(time.Duration(rng.Int64N(int64(3*time.Hour)))))
+			}
+			if _, err := s.db.Exec(`INSERT INTO report_jobs (id, account_id, bucket, latitude, longitude, status, run_after_utc, created_utc, updated_utc, completed_utc)
+				VALUES (?, ?, 'api', 1, 2, ?, ?, ?, ?, ?)`, id, acct, status, c, c, c, completed); err != nil {
 				t.Fatal(err)
 			}
 			jobs = append(jobs, id)
@@ -553,7 +562,7 @@ func TestOpsEventCountsMatchRowCounts(t *testing.T) {
 				if err := s.db.Get(&want, opsEventCounts, acct, FormatTime(from), FormatTime(from.Add(d))); err != nil {
 					t.Fatal(err)
 				}
-				if got := (eventCountsRow{o.Jobs.Created, o.Webhooks.Deliveries, o.Webhooks.Succeeded}); got != want {
+				if got := (eventCountsRow{o.Jobs.Created, o.Jobs.Completed, o.Webhooks.Deliveries, o.Webhooks.Succeeded}); got != want {
 					t.Fatalf("step %d, %s from %s for %s: %+v, rows say %+v", i, acct, from.Format(time.RFC3339Nano), d, got, want)
 				}
 			}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ var usageTests = []test{
 	{"History", usageHistory},
 	{"RequestStats", requestStatsMergeAndRange},
 	{"OpsSummary", opsSummaryCounts},
+	{"OpsSummaryPercentiles", opsSummaryPercentiles},
 }
 
 var retentionTests = []test{
@@ -292,6 +296,100 @@ func opsSummaryCounts(t testing.TB, h Harness) {
 	}
 	if len(ops.RecentFailures) != 1 || !ops.RecentFailures[0].OccurredUTC.Equal(t0.Add(3*time.Minute)) {
 		t.Errorf("recent failures %+v; want only the newest, at %v", ops.RecentFailures, t0.Add(3*time.Minute))
+	}
+}
+
+// opsSummaryPercentiles: the completion percentiles (locrisk.JobOps) are
+// within 5% of the exact nearest-rank values of the completion times of
+// the jobs completed in the UTC hours that overlap the window, every
+// such hour counted in full, while the completed count is the window's
+// own.
+func opsSummaryPercentiles(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(28, 12))
+	// Completion times spread evenly in their logarithm from 1 ms to 20
+	// minutes, with ties, ending inside a window that starts and ends
+	// within an hour: [10:10, 12:10).
+	a := newAccount(t, s, 1000)
+	from, to := t0.Add(10*time.Minute), t0.Add(130*time.Minute)
+	var ds []time.Duration
+	for i := range 200 {
+		d := time.Duration(math.Exp(rng.Float64()*math.Log(20*60*1000))) * time.Millisecond
+		if i%10 == 0 {
+			d = 1500 * time.Millisecond
+		}
+		ended := from.Add(time.Duration(rng.Int64N(int64(to.Sub(from))))).Truncate(time.Millisecond)
+		EndJob(t, s, a.ID, locrisk.BucketAPI, ended.Add(-d), ended, false)
+		ds = append(ds, d)
+	}
+	EndJob(t, s, a.ID, locrisk.BucketAPI, from, from.Add(time.Minute), true) // failed: not counted
+	ops, err := s.OpsSummary(ctx, a.ID, from, to, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops.Jobs.Completed != len(ds) {
+		t.Errorf("%d completed, want %d", ops.Jobs.Completed, len(ds))
+	}
+	checkPercentiles(t, "[10:10, 12:10)", ops.Jobs, ds)
+
+	// Over days: jobs completed from 60 hours before 10:00 to 2 hours
+	// after, a window from 49:53 hours before to 0:03 after; the hours
+	// [-50 h, +1 h) count.
+	c := newAccount(t, s, 1000)
+	ds = ds[:0]
+	for range 150 {
+		d := time.Duration(math.Exp(rng.Float64()*math.Log(60*60*1000))) * time.Millisecond
+		ended := t0.Add(-60 * time.Hour).Add(time.Duration(rng.Int64N(int64(62 * time.Hour)))).Truncate(time.Millisecond)
+		EndJob(t, s, c.ID, locrisk.BucketAPI, ended.Add(-d), ended, false)
+		if !ended.Before(t0.Add(-50*time.Hour)) && ended.Before(t0.Add(time.Hour)) {
+			ds = append(ds, d)
+		}
+	}
+	if ops, err = s.OpsSummary(ctx, c.ID, t0.Add(-50*time.Hour+7*time.Minute), t0.Add(3*time.Minute), 0); err != nil {
+		t.Fatal(err)
+	}
+	checkPercentiles(t, "[-49:53 h, +0:03 h)", ops.Jobs, ds)
+
+	// The hours at the window's ends count in full: a job completed at
+	// 10:05 counts in the percentiles of [10:10, 10:40) though not in its
+	// completed count; one completed at 11:00 does not.
+	b := newAccount(t, s, 1000)
+	slow := 3 * time.Hour
+	EndJob(t, s, b.ID, locrisk.BucketAPI, t0.Add(5*time.Minute-slow), t0.Add(5*time.Minute), false)
+	EndJob(t, s, b.ID, locrisk.BucketAPI, t0.Add(time.Hour-time.Millisecond), t0.Add(time.Hour), false)
+	ops, err = s.OpsSummary(ctx, b.ID, t0.Add(10*time.Minute), t0.Add(40*time.Minute), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := ops.Jobs
+	if j.Completed != 0 || j.CompletionP50 == nil || j.CompletionP95 == nil ||
+		20*(*j.CompletionP50-slow).Abs() > slow || *j.CompletionP95 != *j.CompletionP50 {
+		t.Errorf("[10:10, 10:40): %d completed, p50 %v, p95 %v; want 0 and both within 5%% of %v",
+			j.Completed, j.CompletionP50, j.CompletionP95, slow)
+	}
+	// No job completed in the hours: no percentiles.
+	if ops, err = s.OpsSummary(ctx, b.ID, t0.Add(2*time.Hour), t0.Add(3*time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	if ops.Jobs.CompletionP50 != nil || ops.Jobs.CompletionP95 != nil {
+		t.Errorf("no job in the hours: p50 %v p95 %v, want none", ops.Jobs.CompletionP50, ops.Jobs.CompletionP95)
+	}
+}
+
+// checkPercentiles fails the test unless j's completion percentiles are
+// within 5% of the exact nearest-rank values of ds.
+func checkPercentiles(t testing.TB, where string, j locrisk.JobOps, ds []time.Duration) {
+	t.Helper()
+	ds = slices.Sorted(slices.Values(ds))
+	for _, c := range []struct {
+		p   float64
+		got *time.Duration
+	}{{0.50, j.CompletionP50}, {0.95, j.CompletionP95}} {
+		exact := ds[int(math.Ceil(c.p*float64(len(ds))-1e-9))-1] // nearest rank
+		if c.got == nil || 20*(*c.got-exact).Abs() > exact {
+			t.Errorf("%s: p%v = %v, want within 5%% of %v (%d jobs)", where, c.p*100, c.got, exact, len(ds))
+		}
 	}
 }
 
