@@ -103,7 +103,8 @@ type Store interface {
 }
 
 // WriteProber checks that the database could take a write now, writing
-// nothing (locrisk.Store's ProbeWrite).
+// nothing (locrisk.Store's ProbeWrite): ErrBusy when another process holds
+// the lock, ErrStorageFull while the store has no room to write.
 type WriteProber interface {
 	ProbeWrite(ctx context.Context) error
 }

@@ -147,6 +147,11 @@ type Store struct {
 	// queueWait bounds the wait for the write slot behind this process's
 	// own writers when busyWait is set; 0 means DefaultQueueWait.
 	queueWait time.Duration
+	// room is whether the last writes found room (room.go), shared by
+	// the store and its views; path is the database file, for the
+	// readiness probe's test of the file system (ProbeWrite).
+	room *room
+	path string
 }
 
 // stmtCacheSize bounds the prepared statements each connection keeps.
@@ -208,6 +213,8 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
 		scores:  opt.ReportScores,
+		room:    &room{},
+		path:    path,
 	}
 	if s.now == nil {
 		s.now = time.Now
