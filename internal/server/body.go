@@ -36,21 +36,24 @@ const (
 	minBodyRate     = 64 << 10 // bytes per second
 )
 
-// limitBodyTime sets the connection's read deadline for r's body. The
-// deadline is lifted again once the body is read (readBody): an expired
-// read deadline while the handler still works would cancel r's context.
-func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) {
+// limitBodyTime sets the connection's read deadline for r's body and
+// returns it (zero for a request without a body); a large body's wait for
+// its turn to be parsed ends there too (bodyTurn). The deadline is lifted
+// again once the body is read (readBody): an expired read deadline while
+// the handler still works would cancel r's context.
+func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) time.Time {
 	if r.ContentLength == 0 {
-		return
+		return time.Time{}
 	}
 	n := r.ContentLength
 	if n < 0 || n > maxBodyBytes {
 		n = maxBodyBytes
 	}
-	d := s.bodyTime + time.Duration(n)*time.Second/minBodyRate
+	deadline := time.Now().Add(s.bodyTime + time.Duration(n)*time.Second/minBodyRate)
 	// Not every ResponseWriter has a connection (httptest's recorder); the
 	// server's ReadTimeout still bounds the body then.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	return deadline
 }
 
 // readObject reads the request body, which must be exactly one JSON object
@@ -109,7 +112,9 @@ func readObjectFrom(body []byte) (json.RawMessage, error) {
 
 // readBody reads at most maxBodyBytes of r's body. A declared length over
 // the limit is refused before anything is read; a declared length within
-// it sizes the buffer exactly.
+// it sizes the buffer exactly. A body longer than bigBody then waits for
+// its turn to be parsed (inflight.go, bodyTurns), held until the handler
+// has picked its fields out (bodyParsed).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	tooLarge := errorf(codePayloadTooLarge, "the request body is larger than %d bytes", maxBodyBytes)
 	if r.ContentLength > maxBodyBytes {
@@ -129,6 +134,11 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // see limitBodyTime
+			if in := infoOf(r); in != nil && len(buf) > bigBody {
+				if err := in.turn.take(r.Context()); err != nil {
+					return nil, err
+				}
+			}
 			return buf, nil
 		}
 		if err != nil {
@@ -142,6 +152,16 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 			}
 			return nil, errorf(codeInvalidRequest, "the request body could not be read")
 		}
+	}
+}
+
+// bodyParsed gives back r's turn to parse a large body (inflight.go,
+// bodyTurns) once its handler has picked what it needs out of the body,
+// before it waits for anything else (the database, a name lookup). The
+// handler's end gives it back otherwise.
+func bodyParsed(r *http.Request) {
+	if in := infoOf(r); in != nil {
+		in.turn.release()
 	}
 }
 

@@ -20,6 +20,9 @@ type reqInfo struct {
 	pattern     string // route path pattern, "" when no route matched
 	accountID   string // "" until authenticated
 	rateLimited bool
+	// turn is the request's claim on a turn to parse a large body
+	// (inflight.go, bodyTurns); nil for a request without a body.
+	turn *bodyTurn
 }
 
 type reqInfoKey struct{}
