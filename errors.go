@@ -25,6 +25,11 @@ var (
 	// overloaded with writes; nothing was written, and the same call may
 	// succeed later.
 	ErrWriteQueue = errors.New("too many writes queued in this process")
+	// ErrStorageFull: the store has no room for the write (in SQLite,
+	// SQLITE_FULL: the disk or the user's quota is full, or the database
+	// is at its page limit). Nothing was written; the same call may
+	// succeed once space is freed.
+	ErrStorageFull = errors.New("storage is full")
 )
 
 // QuotaError is returned (wrapping ErrQuotaExceeded) when an account has no

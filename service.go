@@ -18,7 +18,7 @@ import (
 // millisecond precision. Errors are the domain's (errors.go): ErrNotFound
 // for an unknown id or another account's, ErrInvalid for values out of
 // range, ErrBusy and ErrWriteQueue when the store cannot take a write in
-// time, ErrClosed after Close.
+// time, ErrStorageFull when it has no room for one, ErrClosed after Close.
 
 // Accounts manages accounts (locrisk accounts, docs/operations.md).
 type Accounts interface {
@@ -226,7 +226,9 @@ type Store interface {
 	ReferenceCache
 	QueueStats
 	// ProbeWrite checks that a write could happen now, writing nothing
-	// (the readiness check, GET /readyz).
+	// to the store (the readiness check, GET /readyz). Once a write has
+	// been refused with ErrStorageFull it fails so too, until it finds
+	// room again or a write commits.
 	ProbeWrite(ctx context.Context) error
 	// Close closes the store once the writes already begun have their
 	// outcome; a write begun after fails with ErrClosed.

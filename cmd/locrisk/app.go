@@ -146,6 +146,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		lock.Unlock()
 		return nil, err
 	}
+	releaseLeftLeases(ctx, st, log)
 
 	// The engine keeps its reference distributions in the database, so only
 	// the first start after a data change builds them.
@@ -158,7 +159,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	}
 
 	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
-		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout, Observer: jobObs})
+		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout, Observer: jobObs, OwnerPrefix: serveJobOwner})
 	if cfg.faults.Enabled() {
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}
@@ -235,6 +236,32 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		}
 	}
 	return a, nil
+}
+
+// serveJobOwner starts the lease owners of serve's job workers
+// (jobs.Config.OwnerPrefix), so that a server can tell the job leases a
+// server before it left from those of `locrisk report`'s worker.
+const serveJobOwner = "srv_"
+
+// releaseLeftLeases hands back the leases the server before this one left
+// in the database (killed, or its machine lost), before the workers start:
+// its webhook deliveries are due again at once and its jobs are taken over
+// at once, instead of each waiting out its lease (30 s by default), during
+// which the deliveries also counted against their endpoint's and
+// account's attempts in flight (issue 28). serve may: it holds the file's
+// exclusive lock (lockServe), so no other server uses these leases
+// (store.ReleaseLeftLeases; docs/operations.md, Webhook delivery). Leases
+// of servers of earlier versions, whose job workers had no prefix of
+// their own, still expire as before. A failure is only logged: the leases
+// then expire as they always did.
+func releaseLeftLeases(ctx context.Context, st *store.Store, log *slog.Logger) {
+	left, err := st.ReleaseLeftLeases(ctx, serveJobOwner, time.Now())
+	switch {
+	case err != nil:
+		log.Warn("could not release the leases a previous server left; they expire as usual", "err", err)
+	case left.Jobs > 0 || left.Deliveries > 0:
+		log.Info("released the leases a previous server left", "jobs", left.Jobs, "webhook_deliveries", left.Deliveries)
+	}
 }
 
 // newAPI builds the HTTP API over st as serve serves it: a request's

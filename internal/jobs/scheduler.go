@@ -92,6 +92,14 @@ type Config struct {
 	BackoffBase  time.Duration // first retry delay [200ms]
 	BackoffMax   time.Duration // retry delay cap [5s]
 	DrainTimeout time.Duration // how long shutdown waits for jobs in hand [10s]
+
+	// OwnerPrefix starts the lease owner of each of the scheduler's
+	// workers, followed by an id of this scheduler and the worker's
+	// number ["wrk_"]. serve gives its own (cmd/locrisk), so that when it
+	// starts it can take back the leases a server before it left without
+	// touching those of `locrisk report`, whose worker may run beside it
+	// (store.ReleaseLeftLeases).
+	OwnerPrefix string
 }
 
 // Outcomes of an attempt, as Observer.JobFinished reports them.
@@ -156,10 +164,13 @@ func New(st locrisk.JobQueue, eng Assessor, cfg Config) *Scheduler {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 10 * time.Second
 	}
+	if cfg.OwnerPrefix == "" {
+		cfg.OwnerPrefix = "wrk_"
+	}
 	s := &Scheduler{st: st, eng: eng, cfg: cfg, log: cfg.Logger,
 		policy: queue.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Attempts: cfg.MaxAttempts}}
 	// instance distinguishes this process's lease owners from others'.
-	instance := ids.New("wrk_")
+	instance := ids.New(cfg.OwnerPrefix)
 	k := &jobKind{Scheduler: s, owners: make([]string, cfg.Workers)}
 	for i := range k.owners {
 		k.owners[i] = fmt.Sprintf("%s-%d", instance, i)

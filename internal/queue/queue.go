@@ -20,6 +20,11 @@
 //     PollInterval, when a retry it recorded falls due, and, for a kind
 //     that knows (Due), when its next item falls due. After each item it
 //     looks again, so a freed slot or an earlier retry is used at once.
+//   - Failed claims: a claim that fails (the store cannot take the write:
+//     a full disk, another process's lock held past the busy wait) pauses
+//     every slot's claims for a backoff that grows with each failure in a
+//     row and ends at the first claim that succeeds; the error is logged
+//     once, then summarised at most once per claimLogEvery (claimFailures).
 //   - Drain: when Run's context ends the dispatcher stops claiming; items in
 //     hand may finish for DrainTimeout, after which their context is
 //     cancelled, and an item whose attempt was cut short is handed back
@@ -35,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -185,6 +191,8 @@ type Runner[T any] struct {
 	// recorded fall due, earliest first. A claim covers, and removes,
 	// every alarm that has passed when it starts.
 	alarms []time.Time
+
+	fails claimFailures
 }
 
 // New makes a runner for kind; nothing runs until Run.
@@ -253,6 +261,20 @@ func (r *Runner[T]) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
+		if pause := r.fails.pause(); pause > 0 {
+			// Claims are failing (claimFailures): neither a wake-up nor
+			// an item due ends the pause, only its end or shutdown.
+			free <- slot
+			timer.Reset(pause)
+			select {
+			case <-ctx.Done():
+			case <-timer.C:
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
 		item, ok, err := r.claim(ctx, slot)
 		if ok {
 			wg.Go(func() {
@@ -266,13 +288,10 @@ func (r *Runner[T]) Run(ctx context.Context) {
 				// claim committed.
 				for ok {
 					r.work(workCtx, item)
-					if ctx.Err() != nil {
+					if ctx.Err() != nil || r.fails.pause() > 0 {
 						break
 					}
-					item, ok, err = r.claim(ctx, slot)
-					if err != nil && ctx.Err() == nil {
-						r.log.Error(r.cfg.Name+" claim failed", "err", err)
-					}
+					item, ok, _ = r.claim(ctx, slot)
 				}
 				free <- slot
 				// A slot is free, and the outcome may have made an item
@@ -286,7 +305,7 @@ func (r *Runner[T]) Run(ctx context.Context) {
 			break
 		}
 		if err != nil {
-			r.log.Error(r.cfg.Name+" claim failed", "err", err)
+			continue // logged by claim; the pause begins at the top
 		}
 		timer.Reset(r.idleWait(ctx))
 		select {
@@ -301,11 +320,99 @@ func (r *Runner[T]) Run(ctx context.Context) {
 	r.drain(&wg, cancelWork)
 }
 
-// claim takes the next due item for slot.
+// claim takes the next due item for slot, and counts a failure
+// (claimFailures) unless shutdown cut the claim short.
 func (r *Runner[T]) claim(ctx context.Context, slot int) (T, bool, error) {
 	now := r.cfg.Now()
-	r.alarmsPassed(time.Now())
-	return r.kind.Claim(ctx, Claim{Worker: slot, Now: now, Lease: r.cfg.Lease})
+	started := time.Now()
+	r.alarmsPassed(started)
+	item, ok, err := r.kind.Claim(ctx, Claim{Worker: slot, Now: now, Lease: r.cfg.Lease})
+	if err == nil || ctx.Err() == nil {
+		r.fails.note(r.log, r.cfg.Name, started, err)
+	}
+	return item, ok, err
+}
+
+// Claim failures. A claim that fails says nothing of when the next one
+// may succeed, and the items it was after stay due: retrying when the
+// next one falls due (at least a millisecond) made the webhook worker
+// claim and log about 690 times a second, on a quarter of a core, while
+// the disk was full (issue 28). So a failed claim pauses every slot's
+// claims, for claimPauseBase doubling with each failure in a row up to
+// claimPauseMax, each pause drawn within ±claimPauseJitter of that so that
+// the two runners of a server (jobs and deliveries) do not retry in step.
+// A claim that succeeds, whether it found an item or none, ends the run.
+// The pause bounds how soon claims resume once the store takes writes
+// again.
+const (
+	claimPauseBase   = 50 * time.Millisecond
+	claimPauseMax    = 5 * time.Second
+	claimPauseJitter = 0.2
+	// claimLogEvery: the first failure of a run is logged at once, later
+	// ones at most once per claimLogEvery, with the number not logged.
+	claimLogEvery = 30 * time.Second
+)
+
+// claimFailures is the run of failed claims of one runner, shared by its
+// dispatcher and workers. Times are on the real clock.
+type claimFailures struct {
+	mu       sync.Mutex
+	n        int       // failures in a row
+	failedAt time.Time // when the last counted failure ended
+	until    time.Time // no claim begins before this
+	loggedAt time.Time // the last "claim failed" line; zero: none in this run
+	unlogged int       // failures since that line
+}
+
+// pause is how long claims must still wait, 0 when they may go ahead.
+func (f *claimFailures) pause() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return max(time.Until(f.until), 0)
+}
+
+// note records the outcome of a claim that began at started. Claims that
+// were under way together fail together: one that began before the last
+// counted failure ended (the workers' own claims, made side by side) does
+// not lengthen the pause.
+func (f *claimFailures) note(log *slog.Logger, name string, started time.Time, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	if err == nil {
+		if f.n > 0 {
+			log.Info(name+" claims succeed again", "failures", f.n, "unlogged", f.unlogged)
+		}
+		f.n, f.unlogged = 0, 0
+		f.failedAt, f.until, f.loggedAt = time.Time{}, time.Time{}, time.Time{}
+		return
+	}
+	if f.n == 0 || started.After(f.failedAt) {
+		f.n++
+		f.failedAt = now
+		f.until = now.Add(jitter(backoffDelay(f.n)))
+	}
+	if !f.loggedAt.IsZero() && now.Sub(f.loggedAt) < claimLogEvery {
+		f.unlogged++
+		return
+	}
+	attrs := []any{"err", err, "failures", f.n, "pause", f.until.Sub(now).Round(time.Millisecond)}
+	if f.unlogged > 0 {
+		attrs = append(attrs, "unlogged", f.unlogged)
+	}
+	log.Error(name+" claim failed", attrs...)
+	f.loggedAt, f.unlogged = now, 0
+}
+
+// backoffDelay is the pause after n failed claims in a row.
+func backoffDelay(n int) time.Duration {
+	return Backoff{Base: claimPauseBase, Max: claimPauseMax}.Delay(n)
+}
+
+// jitter draws a duration within ±claimPauseJitter of d.
+func jitter(d time.Duration) time.Duration {
+	spread := time.Duration(float64(d) * claimPauseJitter)
+	return d - spread + rand.N(2*spread+1)
 }
 
 // work takes one claimed item through Work and routes a failure.

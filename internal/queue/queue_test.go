@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -501,7 +502,10 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
-// TestClaimError: a failed claim is logged and tried again at the next poll.
+// TestClaimError: a failed claim is logged and tried again after the
+// first pause (claimPauseBase, within its jitter), not at the next poll
+// nor when the item is due (it is due at once), and the recovery is
+// logged.
 func TestClaimError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(nil)
@@ -509,20 +513,170 @@ func TestClaimError(t *testing.T) {
 		k := &flakyClaim{fakeKind: f, fails: 1}
 		var logs strings.Builder
 		var mu sync.Mutex
-		rn := start(k, Config{Name: "test queue", PollInterval: 50 * time.Millisecond,
+		rn := start[*claimed](dueFlaky{k}, Config{Name: "test queue", PollInterval: time.Hour,
 			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
 		defer rn.stop()
 		time.Sleep(time.Second)
 		if f.item("a").final != "done" {
 			t.Fatalf("events %q", f.snapshot())
 		}
-		if at := f.at("claim a 1"); at.Sub(k.failedAt) != 50*time.Millisecond {
-			t.Errorf("claimed %v after the failed claim, want the 50ms poll", at.Sub(k.failedAt))
+		lo, hi := pauseBounds(1)
+		if got := f.at("claim a 1").Sub(k.failedAt); got < lo || got > hi {
+			t.Errorf("claimed %v after the failed claim, want the first pause, %v to %v", got, lo, hi)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if !strings.Contains(logs.String(), `msg="test queue claim failed" err="database is locked"`) {
+		if !strings.Contains(logs.String(), `msg="test queue claim failed" err="database is locked" failures=1`) ||
+			!strings.Contains(logs.String(), `msg="test queue claims succeed again" failures=1 unlogged=0`) {
 			t.Errorf("log %q", logs.String())
+		}
+	})
+}
+
+// pauseBounds is the shortest and the longest pause after n failed claims
+// in a row.
+func pauseBounds(n int) (lo, hi time.Duration) {
+	d := backoffDelay(n)
+	spread := time.Duration(float64(d) * claimPauseJitter)
+	return d - spread, d + spread
+}
+
+// dueFlaky is a flakyClaim whose item is always due: as the webhook
+// worker's store, whose reads (NextDue) work while its claims, writes,
+// fail.
+type dueFlaky struct{ *flakyClaim }
+
+func (d dueFlaky) NextDue(ctx context.Context) (time.Time, bool, error) {
+	return dueFake{d.fakeKind}.NextDue(ctx)
+}
+
+// failingClaims is the fake kind whose claims fail while failing is set,
+// with its items due (NextDue) all the while. Claims and their times are
+// counted.
+type failingClaims struct {
+	*fakeKind
+	failing  atomic.Bool
+	mu       sync.Mutex
+	attempts []time.Time // every Claim call
+	failures []time.Time // the failed ones
+}
+
+var errFull = errors.New("database or disk is full")
+
+func (k *failingClaims) Claim(ctx context.Context, c Claim) (*claimed, bool, error) {
+	k.mu.Lock()
+	k.attempts = append(k.attempts, time.Now())
+	if k.failing.Load() {
+		k.failures = append(k.failures, time.Now())
+		k.mu.Unlock()
+		return nil, false, errFull
+	}
+	k.mu.Unlock()
+	return k.fakeKind.Claim(ctx, c)
+}
+
+func (k *failingClaims) NextDue(ctx context.Context) (time.Time, bool, error) {
+	return dueFake{k.fakeKind}.NextDue(ctx)
+}
+
+// counts returns the claims made and failed so far.
+func (k *failingClaims) counts() (attempts, failures int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.attempts), len(k.failures)
+}
+
+// TestClaimFailuresBackOff: while every claim fails (a full disk under the
+// webhook worker, issue 28) with items due and many slots, the runner
+// claims a handful of times a minute, not hundreds of times a second:
+// each failure in a row doubles the pause, up to claimPauseMax; the error
+// is logged once and then summarised at most every claimLogEvery, with
+// the number of failures left out. When claims work again the items go
+// out within one pause, the recovery is logged once, and the next run of
+// failures starts again from the shortest pause.
+func TestClaimFailuresBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(nil)
+		for i := range 100 {
+			f.add(fmt.Sprint("item", i), time.Now())
+		}
+		k := &failingClaims{fakeKind: f}
+		k.failing.Store(true)
+		var logs strings.Builder
+		var mu sync.Mutex
+		logLines := func(msg string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Count(logs.String(), `msg="q `+msg+`"`)
+		}
+		rn := start[*claimed](k, Config{Name: "q", Workers: 32, PollInterval: time.Second,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+		defer rn.stop()
+
+		// Before the backoff, 10 s of this made 10,001 claims and as many
+		// error lines (the 1 ms floor of the wait for a due item).
+		time.Sleep(10 * time.Second)
+		attempts, _ := k.counts()
+		if attempts < 5 || attempts > 12 {
+			t.Errorf("%d claims in the first 10 s of failures, want 5 to 12 (50 ms doubling to %v)", attempts, claimPauseMax)
+		}
+		if n := logLines("claim failed"); n != 1 {
+			t.Errorf("%d error lines in the first 10 s, want 1", n)
+		}
+		// At the cap: one claim per claimPauseMax, give or take the
+		// jitter, and one summary line per claimLogEvery.
+		time.Sleep(time.Minute)
+		total, _ := k.counts()
+		if perMin := total - attempts; perMin < 9 || perMin > 16 {
+			t.Errorf("%d claims in a minute at the longest pause, want about %d", perMin, int(time.Minute/claimPauseMax))
+		}
+		if n := logLines("claim failed"); n < 2 || n > 3 {
+			t.Errorf("%d error lines after 70 s of failures, want the first and a summary per %v", n, claimLogEvery)
+		}
+		mu.Lock()
+		if !strings.Contains(logs.String(), "unlogged=") {
+			t.Errorf("no summary line says how many failures it did not log: %q", logs.String())
+		}
+		mu.Unlock()
+		k.mu.Lock()
+		for i := 1; i < len(k.attempts); i++ {
+			if gap := k.attempts[i].Sub(k.attempts[i-1]); gap > 0 && gap < time.Duration(float64(claimPauseBase)*(1-claimPauseJitter)) {
+				t.Errorf("claims %v apart while failing", gap)
+			}
+		}
+		k.mu.Unlock()
+
+		// Claims work again: every item goes out within the longest pause.
+		recovered := time.Now()
+		k.failing.Store(false)
+		time.Sleep(2 * claimPauseMax)
+		for i := range 100 {
+			if it := f.item(fmt.Sprint("item", i)); it.final != "done" {
+				t.Fatalf("item%d not done %v after claims work again: %+v", i, 2*claimPauseMax, it)
+			}
+		}
+		if took := f.last().Sub(recovered); took > time.Duration(float64(claimPauseMax)*(1+claimPauseJitter)) {
+			t.Errorf("the backlog took %v after the recovery", took)
+		}
+		if n := logLines("claims succeed again"); n != 1 {
+			t.Errorf("%d recovery lines, want 1", n)
+		}
+
+		// A new run of failures starts from the shortest pause.
+		_, before := k.counts()
+		f.add("late", time.Now())
+		k.failing.Store(true)
+		rn.r.Notify()
+		time.Sleep(time.Second)
+		k.mu.Lock()
+		fails := k.failures[before:]
+		k.mu.Unlock()
+		lo, hi := pauseBounds(1)
+		if gap := fails[1].Sub(fails[0]); gap < lo || gap > hi {
+			t.Errorf("first pause of a new run of failures %v, want %v to %v", gap, lo, hi)
+		}
+		if n := logLines("claim failed"); n < 3 {
+			t.Errorf("the new run of failures was not logged at once (%d error lines)", n)
 		}
 	})
 }

@@ -61,7 +61,8 @@ var errInvalidKey = &Error{Code: codeInvalidAPIKey, Message: "the API key is mis
 // 429 when its account holds its share of the requests in flight
 // (inflight.go). The RateLimit-* headers go on every authenticated
 // response. The body is read by h, after all of these, within its time
-// (body.go).
+// (body.go); a large one then waits its turn to be parsed (inflight.go,
+// bodyTurns).
 func (s *Server) authed(a access, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()
@@ -109,7 +110,11 @@ func (s *Server) authed(a access, h handlerFunc) http.Handler {
 				return
 			}
 			defer release()
-			s.limitBodyTime(w, r)
+			deadline := s.limitBodyTime(w, r)
+			if info != nil {
+				info.turn = &bodyTurn{turns: s.turns, deadline: deadline}
+				defer info.turn.release()
+			}
 		}
 		if err := h(w, r, p); err != nil {
 			s.writeError(w, r, err)

@@ -87,6 +87,7 @@ type batchRequest struct {
 // one bad row of a portfolio must not hold up the other 99, and the
 // rejected row keeps its rowNumber, so the results still match up.
 func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
+	defer bodyParsed(r)
 	obj, err := readObject(w, r)
 	if err != nil {
 		return batchRequest{}, err

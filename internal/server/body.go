@@ -36,21 +36,76 @@ const (
 	minBodyRate     = 64 << 10 // bytes per second
 )
 
-// limitBodyTime sets the connection's read deadline for r's body. The
-// deadline is lifted again once the body is read (readBody): an expired
-// read deadline while the handler still works would cancel r's context.
-func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) {
+// limitBodyTime sets the connection's read deadline for r's body and
+// returns it (zero for a request without a body); a large body's wait for
+// its turn to be parsed ends there too (bodyTurn). The deadline is lifted
+// again once the body is read (readBody): an expired read deadline while
+// the handler still works would cancel r's context.
+func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) time.Time {
 	if r.ContentLength == 0 {
-		return
+		return time.Time{}
 	}
 	n := r.ContentLength
 	if n < 0 || n > maxBodyBytes {
 		n = maxBodyBytes
 	}
-	d := s.bodyTime + time.Duration(n)*time.Second/minBodyRate
+	deadline := time.Now().Add(s.bodyTime + time.Duration(n)*time.Second/minBodyRate)
 	// Not every ResponseWriter has a connection (httptest's recorder); the
 	// server's ReadTimeout still bounds the body then.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	return deadline
+}
+
+// A body the handler leaves unread (every GET's, and a body refused before
+// it is read: a bad key, a bad path id) is read and dropped before the
+// answer goes out (drainBody). Otherwise net/http answers and then closes
+// the connection with the body still coming, unread (it discards at most
+// 256 KiB itself, and nothing after Connection: close), and the client's
+// kernel, reset by the server's, throws away the part of the answer not
+// yet read: a GET with a large body and Connection: close lost the end of
+// a 195 KB report (issue 28).
+
+// countingBody is a request body that counts what has been read of it and
+// remembers how reading it ended.
+type countingBody struct {
+	io.ReadCloser
+	n   int64
+	err error // io.EOF once read to the end; the error that stopped it
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// drainBody reads and drops the rest of r's body (body is r's body, as
+// the middleware wrapped it) before the answer's status line, within the
+// body's time (limitBodyTime) and up to maxBodyBytes in all. A body it
+// cannot drain (declared or found longer than that, too slow, broken) is
+// left, and the answer says Connection: close; so does an answer that
+// refuses a body unread on purpose (429 too_many_requests_in_flight), and
+// a client waiting for 100 Continue has not sent its body at all.
+func (s *Server) drainBody(w http.ResponseWriter, r *http.Request, body *countingBody) {
+	h := w.Header()
+	switch {
+	case body.err == io.EOF || h.Get("Connection") == "close":
+		return
+	case body.n == 0 && r.Header.Get("Expect") != "":
+		return
+	case body.err != nil || r.ContentLength > maxBodyBytes || body.n > maxBodyBytes:
+		h.Set("Connection", "close")
+		return
+	}
+	s.limitBodyTime(w, r)
+	_, err := io.CopyN(io.Discard, body, maxBodyBytes+1-body.n)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if err != io.EOF {
+		h.Set("Connection", "close")
+	}
 }
 
 // readObject reads the request body, which must be exactly one JSON object
@@ -109,7 +164,9 @@ func readObjectFrom(body []byte) (json.RawMessage, error) {
 
 // readBody reads at most maxBodyBytes of r's body. A declared length over
 // the limit is refused before anything is read; a declared length within
-// it sizes the buffer exactly.
+// it sizes the buffer exactly. A body longer than bigBody then waits for
+// its turn to be parsed (inflight.go, bodyTurns), held until the handler
+// has picked its fields out (bodyParsed).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	tooLarge := errorf(codePayloadTooLarge, "the request body is larger than %d bytes", maxBodyBytes)
 	if r.ContentLength > maxBodyBytes {
@@ -129,6 +186,11 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // see limitBodyTime
+			if in := infoOf(r); in != nil && len(buf) > bigBody {
+				if err := in.turn.take(r.Context()); err != nil {
+					return nil, err
+				}
+			}
 			return buf, nil
 		}
 		if err != nil {
@@ -142,6 +204,16 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 			}
 			return nil, errorf(codeInvalidRequest, "the request body could not be read")
 		}
+	}
+}
+
+// bodyParsed gives back r's turn to parse a large body (inflight.go,
+// bodyTurns) once its handler has picked what it needs out of the body,
+// before it waits for anything else (the database, a name lookup). The
+// handler's end gives it back otherwise.
+func bodyParsed(r *http.Request) {
+	if in := infoOf(r); in != nil {
+		in.turn.release()
 	}
 }
 

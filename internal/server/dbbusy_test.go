@@ -43,18 +43,21 @@ func (f failingWrites) RetryJob(context.Context, string, string, time.Time) (loc
 
 func (f failingWrites) ProbeWrite(context.Context) error { return fmt.Errorf("probe: %w", f.err) }
 
-// TestStoreBusyAnswers: a write the store could not take in time is
-// answered 503 with Retry-After, database_busy when another process holds
-// the lock and server_busy when this server's own writes queue too long,
+// TestStoreBusyAnswers: a write the store could not take is answered 503
+// with Retry-After, database_busy when another process holds the lock,
+// server_busy when this server's own writes queue too long and
+// storage_full when the store has no room (before, 500 internal_error),
 // never 500; nothing is queued for the workers, and reads keep working
-// (docs/api.md, database_busy and server_busy).
+// (docs/api.md, database_busy, server_busy and storage_full).
 func TestStoreBusyAnswers(t *testing.T) {
 	for _, tt := range []struct {
-		err  error
-		code string
+		err        error
+		code       string
+		retryAfter string
 	}{
-		{locrisk.ErrBusy, codeDatabaseBusy},
-		{locrisk.ErrWriteQueue, codeServerBusy},
+		{locrisk.ErrBusy, codeDatabaseBusy, "1"},
+		{locrisk.ErrWriteQueue, codeServerBusy, "1"},
+		{locrisk.ErrStorageFull, codeStorageFull, "30"},
 	} {
 		t.Run(tt.code, func(t *testing.T) {
 			e := newEnv(t)
@@ -71,8 +74,8 @@ func TestStoreBusyAnswers(t *testing.T) {
 			} {
 				rec := e.do("POST", w.path, key, w.body)
 				wantError(t, rec, http.StatusServiceUnavailable, tt.code)
-				if ra := rec.Header().Get("Retry-After"); ra != "1" {
-					t.Errorf("POST %s: Retry-After = %q, want 1", w.path, ra)
+				if ra := rec.Header().Get("Retry-After"); ra != tt.retryAfter {
+					t.Errorf("POST %s: Retry-After = %q, want %s", w.path, ra, tt.retryAfter)
 				}
 			}
 			if e.notified.Load() != notified {

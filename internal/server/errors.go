@@ -69,6 +69,7 @@ const (
 	codeServerBusy             = "server_busy"
 	codeHeadersTooLarge        = "headers_too_large"
 	codeDatabaseBusy           = "database_busy"
+	codeStorageFull            = "storage_full"
 	codeTooManyInFlight        = "too_many_requests_in_flight"
 	codeWebhookDeliveryMissing = "webhook_delivery_not_found"
 	codeEndpointDisabled       = "webhook_endpoint_disabled"
@@ -124,6 +125,7 @@ var codeStatus = map[string]int{
 	codeInternal:            http.StatusInternalServerError,
 	codeServerBusy:          http.StatusServiceUnavailable,
 	codeDatabaseBusy:        http.StatusServiceUnavailable,
+	codeStorageFull:         http.StatusServiceUnavailable,
 }
 
 // databaseBusyRetryAfter is the Retry-After of database_busy: another
@@ -134,6 +136,11 @@ const databaseBusyRetryAfter = time.Second
 // writeQueueRetryAfter is the Retry-After of server_busy for writes queued
 // too long in this server: the queue drains at hundreds of writes a second.
 const writeQueueRetryAfter = time.Second
+
+// storageFullRetryAfter is the Retry-After of storage_full: room comes
+// back when an operator frees space, in minutes rather than seconds, and
+// clients retrying every second would only add refused writes meanwhile.
+const storageFullRetryAfter = 30 * time.Second
 
 // storeError maps a store error to an API error. notFound is the code for
 // locrisk.ErrNotFound, which depends on the resource asked for. Errors the
@@ -173,6 +180,12 @@ func storeError(err error, notFound string, now time.Time) error {
 		// load, not a lock held elsewhere (docs/operations.md, Limits and defaults).
 		return &Error{Code: codeServerBusy, Message: "the server is busy with writes; nothing was changed, try again shortly",
 			RetryAfter: writeQueueRetryAfter}
+	case errors.Is(err, locrisk.ErrStorageFull):
+		// The disk (or the database) has no room for the write: the
+		// server is unavailable for writes until space is freed, and
+		// /readyz says so (docs/api.md, storage_full).
+		return &Error{Code: codeStorageFull, Message: "the server's storage is full; nothing was changed, try again later",
+			RetryAfter: storageFullRetryAfter}
 	case errors.Is(err, locrisk.ErrClosed):
 		// A write begun while the server shuts down, after its store
 		// stopped taking writes: the next server will take it.
@@ -214,10 +227,11 @@ type errorDetail struct {
 // 500 whose message reveals nothing of the cause.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *Error
-	if !errors.As(err, &ae) && (errors.Is(err, locrisk.ErrBusy) || errors.Is(err, locrisk.ErrWriteQueue) || errors.Is(err, locrisk.ErrClosed)) {
+	if !errors.As(err, &ae) && unavailable(err) {
 		// A handler that returned a store error without storeError (it
 		// expects no not-found, say) still answers a busy database, a
-		// full write queue or a closing store with 503, not 500.
+		// full write queue, a full disk or a closing store with 503, not
+		// 500.
 		err = storeError(err, codeNotFound, s.now())
 	}
 	if !errors.As(err, &ae) {
@@ -233,6 +247,17 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", fmt.Sprint(ceilSeconds(ae.RetryAfter)))
 	}
 	writeJSON(w, status, errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, RequestID: requestID(r)}})
+}
+
+// unavailable reports whether err is a store's refusal of a write that
+// says nothing of the request: storeError answers each with 503.
+func unavailable(err error) bool {
+	for _, e := range []error{locrisk.ErrBusy, locrisk.ErrWriteQueue, locrisk.ErrStorageFull, locrisk.ErrClosed} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // ceilSeconds rounds d up to whole seconds, at least 1, for Retry-After and

@@ -30,7 +30,7 @@ func TestCodeStatus(t *testing.T) {
 		431: {"headers_too_large"},
 		429: {"quota_exceeded", "rate_limit_exceeded", "too_many_requests_in_flight"},
 		500: {"internal_error"},
-		503: {"server_busy", "database_busy"},
+		503: {"server_busy", "database_busy", "storage_full"},
 	}
 	n := 0
 	for status, codes := range want {
@@ -62,6 +62,7 @@ func TestStoreError(t *testing.T) {
 		{fmt.Errorf("redeliver: %w", locrisk.ErrDeliveryNotFailed), "delivery_not_failed", 0},
 		{fmt.Errorf("create job: %w", &locrisk.QuotaError{Limit: 1, Used: 1, ResetsAt: locrisk.NextMonthStart(now)}), "quota_exceeded", time.Hour},
 		{locrisk.ErrQuotaExceeded, "quota_exceeded", 0},
+		{fmt.Errorf("create job: %w", locrisk.ErrStorageFull), "storage_full", 30 * time.Second},
 	}
 	for _, tc := range tests {
 		got := storeError(tc.err, codeReportJobNotFound, now)

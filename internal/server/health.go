@@ -89,7 +89,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // databaseReady probes the database with a write that writes nothing
-// (WriteProber), waiting at most ReadyDBWait.
+// (WriteProber), waiting at most ReadyDBWait. While the store has no room
+// to write (a write was refused with ErrStorageFull) the probe fails so
+// too, until it finds room again (the SQLite store's ProbeWrite).
 func (s *Server) databaseReady(ctx context.Context) string {
 	if s.probe == nil {
 		return "no database"
@@ -102,6 +104,8 @@ func (s *Server) databaseReady(ctx context.Context) string {
 		return "ok"
 	case errors.Is(err, locrisk.ErrBusy):
 		return "locked by another process"
+	case errors.Is(err, locrisk.ErrStorageFull):
+		return "storage full"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no write within " + ReadyDBWait.String()
 	case ctx.Err() != nil:

@@ -111,7 +111,8 @@ func (f probeFunc) ProbeWrite(ctx context.Context) error { return f(ctx) }
 
 // TestReadyzDatabaseProbe: /readyz asks the probe (Config.Probe) within
 // ReadyDBWait, and a probe that cannot write, another process holding the
-// lock (locrisk.ErrBusy) or no answer in time, makes the server not ready
+// lock (locrisk.ErrBusy), no room (locrisk.ErrStorageFull) or no answer in
+// time, makes the server not ready
 // with the reason, and ready again once the probe writes. That the
 // assembly's probe gives up on a foreign SQLite lock within ReadyDBWait
 // is tested with the assembly (cmd/locrisk, dbbusy_test.go).
@@ -139,6 +140,7 @@ func TestReadyzDatabaseProbe(t *testing.T) {
 	}{
 		{nil, "ok"},
 		{fmt.Errorf("probe: %w", locrisk.ErrBusy), "locked by another process"},
+		{fmt.Errorf("probe: %w", locrisk.ErrStorageFull), "storage full"},
 		{context.DeadlineExceeded, "no write within " + ReadyDBWait.String()},
 		{errors.New("disk I/O error"), "write failed"},
 		{nil, "ok"},

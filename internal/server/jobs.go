@@ -93,6 +93,7 @@ func idempotencyKey(r *http.Request) (string, error) {
 // numbers in range. Unknown fields are ignored (and not kept); latitude is
 // checked before longitude.
 func decodeCoordinates(w http.ResponseWriter, r *http.Request) (lat, lon float64, err error) {
+	defer bodyParsed(r)
 	obj, err := readObject(w, r)
 	if err != nil {
 		return 0, 0, err

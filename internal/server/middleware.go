@@ -20,6 +20,9 @@ type reqInfo struct {
 	pattern     string // route path pattern, "" when no route matched
 	accountID   string // "" until authenticated
 	rateLimited bool
+	// turn is the request's claim on a turn to parse a large body
+	// (inflight.go, bodyTurns); nil for a request without a body.
+	turn *bodyTurn
 }
 
 type reqInfoKey struct{}
@@ -118,6 +121,14 @@ func (s *Server) serve(mux *http.ServeMux) http.Handler {
 			return
 		}
 		defer release()
+		// Past the bound, a body the handler leaves unread is read and
+		// dropped before the answer goes out (body.go, drainBody).
+		if r.ContentLength != 0 {
+			body := &countingBody{ReadCloser: r.Body}
+			r.Body = body
+			sw.beforeHeader = func() { s.drainBody(sw, r, body) }
+			defer sw.answering()
+		}
 		// net/http reads up to HeaderReadLimit; the documented limit is
 		// enforced here so its answer has the error shape.
 		if headerBytes(r) > MaxHeaderBytes {
@@ -190,19 +201,32 @@ func (p *probeWriter) WriteHeader(code int) {
 }
 
 // statusWriter remembers the status sent, for the log line and so the panic
-// handler knows whether an error body can still be written.
+// handler knows whether an error body can still be written. beforeHeader,
+// if set, runs once just before the status line goes out (drainBody).
 type statusWriter struct {
 	http.ResponseWriter
-	status      int
-	wroteHeader bool
+	status       int
+	wroteHeader  bool
+	beforeHeader func()
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if !w.wroteHeader {
+		w.answering()
 		w.status = code
 		w.wroteHeader = true
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// answering runs beforeHeader, once; the middleware also calls it when
+// the handler returns without having written anything, before net/http
+// sends its implicit answer.
+func (w *statusWriter) answering() {
+	if f := w.beforeHeader; f != nil {
+		w.beforeHeader = nil
+		f()
+	}
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/locrisk/locrisk"
@@ -103,7 +104,8 @@ type Store interface {
 }
 
 // WriteProber checks that the database could take a write now, writing
-// nothing (locrisk.Store's ProbeWrite).
+// nothing (locrisk.Store's ProbeWrite): ErrBusy when another process holds
+// the lock, ErrStorageFull while the store has no room to write.
 type WriteProber interface {
 	ProbeWrite(ctx context.Context) error
 }
@@ -132,6 +134,7 @@ type Server struct {
 	limiter RateLimiter
 	stats   *requestRecorder
 	busy    *inFlight
+	turns   *bodyTurns // large bodies parsed at once (inflight.go)
 	// bodyTime is the base of the time a body may take (body.go);
 	// DefaultBodyTime, shorter in tests.
 	bodyTime time.Duration
@@ -156,6 +159,7 @@ func New(cfg Config, st Store, loc Locator, notify func()) *Server {
 		notify:   notify,
 		limiter:  cfg.RateLimiter,
 		busy:     newInFlight(cfg.MaxInFlight),
+		turns:    newBodyTurns(runtime.GOMAXPROCS(0)),
 		bodyTime: DefaultBodyTime,
 		reqObs:   cfg.Requests,
 		version:  cfg.Version,

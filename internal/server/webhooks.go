@@ -72,6 +72,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	}
 	var body struct{ name, url, events json.RawMessage }
 	pickFields(obj, field{"name", &body.name}, field{"url", &body.url}, field{"events", &body.events})
+	bodyParsed(r) // before the URL's host is resolved
 	name, err := endpointName(body.name)
 	if err != nil {
 		return err
@@ -248,6 +249,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p *principa
 			return err
 		}
 	}
+	bodyParsed(r)
 	now := s.now()
 	ev := webhook.NewTestEvent(ids.New(ids.Event), id, now)
 	raw, err := webhook.MarshalEvent(ev)

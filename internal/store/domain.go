@@ -82,6 +82,7 @@ var ErrLeaseLost = locrisk.ErrLeaseLost
 var ErrNotFound = locrisk.ErrNotFound
 var ErrNotRetryable = locrisk.ErrNotRetryable
 var ErrQuotaExceeded = locrisk.ErrQuotaExceeded
+var ErrStorageFull = locrisk.ErrStorageFull
 var ErrWriteQueue = locrisk.ErrWriteQueue
 var MonthStart = locrisk.MonthStart
 var NextMonthStart = locrisk.NextMonthStart

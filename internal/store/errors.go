@@ -34,6 +34,29 @@ func corrupt(err error) error {
 	return err
 }
 
+// marked gives the SQLite results that the domain has words for their
+// domain error: busy, then full. Every write's error passes through it
+// (inTx, runGroup, withWriteLock).
+func marked(err error) error { return full(busy(err)) }
+
+// full marks SQLite's "database or disk is full" (SQLITE_FULL, in any of
+// its extended forms) with ErrStorageFull. SQLite answers it when the file
+// system refuses to grow a file (ENOSPC, a quota) and when the database
+// reaches its page limit (PRAGMA max_page_count). modernc.org/sqlite
+// reports it as a *sqlite.Error whose Code() is 13.
+func full(err error) error {
+	if isFull(err) && !errors.Is(err, ErrStorageFull) {
+		return fmt.Errorf("%w: %w", ErrStorageFull, err)
+	}
+	return err
+}
+
+// isFull reports whether err is SQLite's SQLITE_FULL.
+func isFull(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteFull
+}
+
 // busy marks SQLite's SQLITE_BUSY and SQLITE_LOCKED results with ErrBusy.
 func busy(err error) error {
 	if isBusy(err) && !errors.Is(err, ErrBusy) {
@@ -59,5 +82,6 @@ const (
 	sqliteBusy    = 5
 	sqliteLocked  = 6
 	sqliteCorrupt = 11
+	sqliteFull    = 13
 	sqliteNotADB  = 26
 )

@@ -380,6 +380,7 @@ func (c *committer) commitNext(wc *writeConn) (n int, more bool) {
 			w.err = err // nil, or why none of the group's writes committed
 		}
 	}
+	s.room.noteGroup(err, group)
 	if err == nil && s.obs != nil {
 		s.obs.GroupCommit(len(group))
 	}
@@ -466,7 +467,7 @@ func runGroup(tx *sqlx.Tx, group []*groupWrite) error {
 	if len(group) == 1 {
 		w := group[0]
 		if w.err = w.ctx.Err(); w.err == nil {
-			w.err = busy(w.call(tx))
+			w.err = marked(w.call(tx))
 		}
 		return w.err
 	}
@@ -497,10 +498,17 @@ func runOne(tx *sqlx.Tx, w *groupWrite) error {
 	if w.err = w.ctx.Err(); w.err != nil {
 		return nil
 	}
-	return inSavepoint(tx, func() bool {
-		w.err = busy(w.call(tx))
+	err := inSavepoint(tx, func() bool {
+		w.err = marked(w.call(tx))
 		return w.err == nil
 	})
+	if err != nil && errors.Is(w.err, ErrStorageFull) {
+		// SQLite may answer SQLITE_FULL by rolling back the whole
+		// transaction, savepoints and all: then the group fails for
+		// want of room, and says so.
+		return fmt.Errorf("%w: %w", ErrStorageFull, err)
+	}
+	return err
 }
 
 // inSavepoint runs fn inside a savepoint and keeps its writes only if it

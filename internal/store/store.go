@@ -134,6 +134,11 @@ type Store struct {
 	// queueWait bounds the wait for the write slot behind this process's
 	// own writers when busyWait is set; 0 means DefaultQueueWait.
 	queueWait time.Duration
+	// room is whether the last writes found room (room.go), shared by
+	// the store and its views; path is the database file, for the
+	// readiness probe's test of the file system (ProbeWrite).
+	room *room
+	path string
 }
 
 // stmtCacheSize bounds the prepared statements each connection keeps.
@@ -194,6 +199,8 @@ func openMigrated(ctx context.Context, path string, opt Options, ms []migration)
 		onFinal: append([]JobFinalHook(nil), opt.OnJobFinal...),
 		secrets: opt.Secrets,
 		obs:     opt.Observer,
+		room:    &room{},
+		path:    path,
 	}
 	if s.codec, err = reportcodec.New(); err != nil {
 		db.Close()

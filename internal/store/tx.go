@@ -7,7 +7,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -116,7 +115,7 @@ func setBusyTimeout(ctx context.Context, conn *sqlx.Conn, d time.Duration) error
 
 // inTx is WithTx after the write slot: begin on db (the pool or one
 // connection), run fn, commit or roll back. SQLITE_BUSY and SQLITE_LOCKED
-// come back marked with ErrBusy. The BEGIN (IMMEDIATE, so it takes the
+// come back marked with ErrBusy, SQLITE_FULL with ErrStorageFull. The BEGIN (IMMEDIATE, so it takes the
 // write lock) is bracketed in slot for the writers queued behind
 // (writeSlot).
 func inTx(ctx context.Context, slot *writeSlot, db interface {
@@ -126,36 +125,20 @@ func inTx(ctx context.Context, slot *writeSlot, db interface {
 	tx, err := db.BeginTxx(ctx, nil)
 	done()
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", busy(err))
+		return fmt.Errorf("begin transaction: %w", marked(err))
 	}
 	// Rolls back if fn never returns (runtime.Goexit); after the commit or
 	// the rollback below it does nothing.
 	defer func() { _ = tx.Rollback() }()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return busy(err)
+		return marked(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", busy(err))
-	}
-	return nil
-}
-
-// errProbeDone ends ProbeWrite's transaction with a rollback.
-var errProbeDone = errors.New("probe done")
-
-// ProbeWrite checks that a write can happen now: it takes the database's
-// write lock (BEGIN IMMEDIATE) and gives it back with a rollback, so
-// nothing is written and the file does not grow. On a view from
-// WithBusyWait it waits at most that long for a lock another process holds,
-// then fails with ErrBusy. The readiness check (GET /readyz) uses it.
-func (s *Store) ProbeWrite(ctx context.Context) error {
-	err := s.WithTx(ctx, func(context.Context, *sqlx.Tx) error { return errProbeDone })
-	if errors.Is(err, errProbeDone) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("write probe: %w", busy(err))
+		// SQLite rolls the whole transaction back when its commit fails
+		// for want of room (SQLITE_FULL: the WAL cannot grow), so no write
+		// of the group is kept and none is acknowledged.
+		return fmt.Errorf("commit: %w", marked(err))
 	}
 	return nil
 }

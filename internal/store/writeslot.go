@@ -199,7 +199,9 @@ func (s *Store) withWriteLock(ctx context.Context, fn func() error) (err error) 
 	}
 	done := s.slot.askLock()
 	defer done()
-	return busy(fn())
+	err = marked(fn())
+	s.room.noteWrite(err == nil, err)
+	return err
 }
 
 // observeWait tells the observer how long w waited in the group queue,

@@ -13,9 +13,12 @@
 //
 // Restarts: all state is in the database. A delivery whose worker died
 // mid-attempt keeps its lease until it expires (Config.Lease, longer than
-// the 10 s attempt limit) and is then claimed again; its Service-Delivery id
-// is unchanged, so receivers can drop the repeat. Such a lost attempt is not
-// counted in attempts, which count recorded outcomes only.
+// the 10 s attempt limit) and is then claimed again, unless serve, which
+// knows at start that every delivery lease in its file is a dead
+// predecessor's, hands them back first (store.ReleaseLeftLeases); its
+// Service-Delivery id is unchanged, so receivers can drop the repeat. Such
+// a lost attempt is not counted in attempts, which count recorded
+// outcomes only.
 //
 // Shutdown: when Run's context ends, no new claims are made; attempts in
 // flight may finish for DrainTimeout, after which they are cancelled and
