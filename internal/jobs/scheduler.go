@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/locrisk/locrisk"
@@ -133,7 +134,17 @@ type Scheduler struct {
 	log    *slog.Logger
 	policy queue.Backoff
 	runner *queue.Runner[*run]
+	// Completions in flight (complete): a worker hands its job's report
+	// to one and claims its next job while the report commits. pending
+	// bounds them, so a slow disk holds the workers back rather than
+	// piling up reports; Run waits for the last before it returns.
+	pending     chan struct{}
+	completions sync.WaitGroup
 }
+
+// pendingPerWorker is how many completions each worker may have in flight
+// beside the job in its hands (Scheduler.pending).
+const pendingPerWorker = 4
 
 // New makes a scheduler; nothing runs until Run.
 func New(st locrisk.JobQueue, eng Assessor, cfg Config) *Scheduler {
@@ -168,7 +179,8 @@ func New(st locrisk.JobQueue, eng Assessor, cfg Config) *Scheduler {
 		cfg.OwnerPrefix = "wrk_"
 	}
 	s := &Scheduler{st: st, eng: eng, cfg: cfg, log: cfg.Logger,
-		policy: queue.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Attempts: cfg.MaxAttempts}}
+		policy:  queue.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Attempts: cfg.MaxAttempts},
+		pending: make(chan struct{}, pendingPerWorker*cfg.Workers)}
 	// instance distinguishes this process's lease owners from others'.
 	instance := ids.New(cfg.OwnerPrefix)
 	k := &jobKind{Scheduler: s, owners: make([]string, cfg.Workers)}
@@ -200,6 +212,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 	s.log.Info("scheduler started", "workers", s.cfg.Workers, "max_attempts", s.cfg.MaxAttempts,
 		"lease", s.cfg.Lease.String(), "faults", s.cfg.Faults.String())
 	s.runner.Run(ctx)
+	s.completions.Wait()
 	s.log.Info("scheduler stopped")
 }
 
@@ -268,15 +281,7 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 	if err == nil {
 		var rep locrisk.Report
 		if rep, err = ReportOf(a); err == nil {
-			_, err = k.st.CompleteJob(ctx, job.ID, owner, rep, k.cfg.Now())
-			switch {
-			case err == nil:
-				k.transition(r, locrisk.StatusCompleted, OutcomeCompleted)
-			case errors.Is(err, locrisk.ErrLeaseLost):
-				k.log.Warn("job lease lost before completion; another worker owns it", "job_id", job.ID, "worker", owner)
-			default:
-				k.storeFailed(r, err)
-			}
+			k.complete(ctx, r, rep)
 			return queue.Done()
 		}
 	}
@@ -284,6 +289,37 @@ func (k *jobKind) Work(ctx context.Context, r *run) queue.Outcome {
 		return queue.Retryable(job.Attempts, err)
 	}
 	return queue.Permanent(err)
+}
+
+// complete stores the job's report and marks it completed, in a goroutine
+// of its own, so that the worker claims its next job while this one's
+// commit waits for the disk (docs/performance.md, The whole path): with
+// group commit, the completions of many jobs then share one commit. The
+// job stays processing under the worker's lease until the completion
+// commits, so a crash meanwhile loses nothing (the job runs again once
+// its lease expires) and the store completes it once at most. The
+// completion outlives a shutdown's cancellation (Run waits for it); at
+// most pendingPerWorker per worker are in flight, beyond which the worker
+// waits here.
+func (k *jobKind) complete(ctx context.Context, r *run, rep locrisk.Report) {
+	k.pending <- struct{}{}
+	k.completions.Add(1)
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer func() {
+			<-k.pending
+			k.completions.Done()
+		}()
+		_, err := k.st.CompleteJob(ctx, r.job.ID, r.owner, rep, k.cfg.Now())
+		switch {
+		case err == nil:
+			k.transition(r, locrisk.StatusCompleted, OutcomeCompleted)
+		case errors.Is(err, locrisk.ErrLeaseLost):
+			k.log.Warn("job lease lost before completion; another worker owns it", "job_id", r.job.ID, "worker", r.owner)
+		default:
+			k.storeFailed(r, err)
+		}
+	}()
 }
 
 // Retry queues the job again after a transient failure, for the backoff.
