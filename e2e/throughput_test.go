@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -232,4 +233,145 @@ func fetchTo(url, path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// TestBacklogDrain measures how fast the real binary works off a backlog,
+// and what the backlog costs another account meanwhile (issue 28: at least
+// 2,000 jobs/s, and the other account's job done within 1 s). One server,
+// whose single worker is held by an injected delay, takes a backlog of
+// LOCRISK_DRAIN_JOBS (default 30,000) jobs from account A and stops; a
+// second server starts on the database with its default workers and is
+// timed until the backlog is gone, while account B creates a job every
+// 100 ms and waits for it to complete. It prints the figures and asserts
+// only that every job completed.
+//
+//	LOCRISK_LOAD=1 go test -run BacklogDrain -v -timeout 20m ./e2e
+func TestBacklogDrain(t *testing.T) {
+	if os.Getenv("LOCRISK_LOAD") == "" {
+		t.Skip("set LOCRISK_LOAD=1 to run the backlog measurement")
+	}
+	backlog := 30000
+	if v := os.Getenv("LOCRISK_DRAIN_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("LOCRISK_DRAIN_JOBS=%q: want a positive number", v)
+		}
+		backlog = n
+	}
+	dir := t.TempDir()
+	points := coveredPoints(t, dir, 60000)
+	db := filepath.Join(dir, "drain.db")
+	_, keyA := newAccountKey(t, db, "reports:create,reports:read,usage:read")
+	_, keyB := newAccountKey(t, db, "reports:create,reports:read")
+
+	// The backlog: created while the only worker is held up.
+	hold := startServer(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json",
+		"--workers", "1", "--faults", "report.generate=delay:ms=600000", "--shutdown-timeout", "1s")
+	queued := 0
+	for queued < backlog {
+		queued += len(loadgen.Run(t, hold.addr, loadgen.Clients, 250*time.Millisecond, loadgen.CreateJobsAt(keyA, points)).Lat)
+	}
+	hold.signal(os.Interrupt)
+	t.Logf("backlog: %d jobs queued", queued)
+
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json"}
+	profile := os.Getenv("LOCRISK_WHOLE_PROFILE")
+	if profile != "" {
+		args = append(args, "--metrics-addr", "127.0.0.1:0", "--pprof")
+	}
+	srv := startServer(t, nil, args...)
+	start := time.Now()
+	profiled := make(chan error, 1)
+	if profile != "" {
+		url := "http://" + srv.metricsAddr(t) + "/debug/pprof/profile?seconds=10"
+		go func() { profiled <- fetchTo(url, profile) }()
+	} else {
+		profiled <- nil
+	}
+	probes := make(chan time.Duration, 1000)
+	stop := make(chan struct{})
+	go func() {
+		defer close(probes)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			p := points[i%len(points)]
+			begin := time.Now()
+			if err := createAndWait(srv, keyB, p, time.Minute); err != nil {
+				t.Errorf("account B: %v", err)
+				return
+			}
+			probes <- time.Since(begin)
+		}
+	}()
+	var done int
+	for {
+		var u struct {
+			APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
+		}
+		if err := json.Unmarshal(srv.do(t, keyA, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
+			t.Fatal(err)
+		}
+		j := u.APIReportJobs
+		done = j.Completed
+		if j.Queued+j.Processing == 0 {
+			if j.Failed != 0 || j.Completed != queued {
+				t.Errorf("%d queued: %+v", queued, j)
+			}
+			break
+		}
+		if time.Since(start) > 15*time.Minute {
+			t.Fatalf("after %s: %+v of %d", time.Since(start), j, queued)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	drain := time.Since(start)
+	close(stop)
+	if err := <-profiled; err != nil {
+		t.Errorf("profile: %v", err)
+	}
+	var took []time.Duration
+	for d := range probes {
+		took = append(took, d)
+	}
+	slices.Sort(took)
+	if len(took) == 0 {
+		t.Fatal("no job of account B completed during the drain")
+	}
+	t.Logf("drain: %d jobs in %s from the server's start: %.0f jobs/s", done, drain.Round(time.Millisecond), float64(done)/drain.Seconds())
+	t.Logf("account B meanwhile: %d jobs, create to completed p50 %s, max %s",
+		len(took), took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+}
+
+// createAndWait creates a job at p and polls it until it has completed,
+// without failing the test from its goroutine.
+func createAndWait(srv *server, key string, p [2]float64, timeout time.Duration) error {
+	r, err := srv.try(key, "POST", jobsPath, map[string]float64{"latitude": p[0], "longitude": p[1]})
+	if err != nil {
+		return err
+	}
+	var j jobView
+	if err := json.Unmarshal(r.body, &j); err != nil || r.status != http.StatusAccepted {
+		return fmt.Errorf("create: %d %s", r.status, r.body)
+	}
+	deadline := time.Now().Add(timeout)
+	for j.Status != "completed" {
+		if j.Status == "failed" || time.Now().After(deadline) {
+			return fmt.Errorf("job %s: %s", j.JobID, j.Status)
+		}
+		time.Sleep(5 * time.Millisecond)
+		r, err := srv.try(key, "GET", jobsPath+"/"+j.JobID, nil)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(r.body, &j); err != nil {
+			return fmt.Errorf("GET job: %d %s", r.status, r.body)
+		}
+	}
+	return nil
 }
