@@ -210,6 +210,25 @@ type QueueStats interface {
 	QueueDepth(ctx context.Context) (QueueDepth, error)
 }
 
+// SigningKeys keeps the keys reports are signed with (docs/verification.md):
+// one current key with its private half, sealed at rest like the webhook
+// signing secrets, and every retired key's public half, kept for good.
+type SigningKeys interface {
+	// EnsureSigningKey stores k as the current key when there is none and
+	// returns the current key, with created telling whether it is k.
+	EnsureSigningKey(ctx context.Context, k SigningKey) (current SigningKey, created bool, err error)
+	// RotateSigningKey retires the current key (if any) at k.CreatedUTC,
+	// erasing its private half, and stores k as the current key, in one
+	// transaction.
+	RotateSigningKey(ctx context.Context, k SigningKey) error
+	// CurrentSigningKey returns the current key with its private half;
+	// ErrNotFound when there is none.
+	CurrentSigningKey(ctx context.Context) (SigningKey, error)
+	// ListSigningKeys returns every key, newest first, without private
+	// halves.
+	ListSigningKeys(ctx context.Context) ([]SigningKey, error)
+}
+
 // Store is every operation of the service: what `locrisk serve` assembles
 // from one database. Operations only one backend has (SQLite's file
 // statistics, vacuum and busy waits) are on that store's own type.
@@ -225,6 +244,7 @@ type Store interface {
 	Retention
 	ReferenceCache
 	QueueStats
+	SigningKeys
 	// ProbeWrite checks that a write could happen now, writing nothing
 	// to the store (the readiness check, GET /readyz). Once a write has
 	// been refused with ErrStorageFull it fails so too, until it finds

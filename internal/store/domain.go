@@ -101,4 +101,5 @@ type Tx = locrisk.Tx
 var _ locrisk.Store = (*Store)(nil)
 
 type ModuleScore = locrisk.ModuleScore
+type SigningKey = locrisk.SigningKey
 type ReportScores = locrisk.ReportScores

@@ -14,11 +14,12 @@ var (
 	// database or fails its integrity check (Options.IntegrityCheck).
 	ErrCorrupt = errors.New("database file is damaged")
 	// ErrNoSecretKey: the store was opened without Options.Secrets and
-	// was asked to seal or open a webhook signing secret.
-	ErrNoSecretKey = errors.New("no secret key to seal webhook signing secrets with")
+	// was asked to seal or open a webhook signing secret or a report
+	// signing key.
+	ErrNoSecretKey = errors.New("no secret key to seal webhook signing secrets and report signing keys with")
 	// ErrSecretKey: the key given does not open the webhook signing
-	// secrets already in the database.
-	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets in this database")
+	// secrets or report signing keys already in the database.
+	ErrSecretKey = errors.New("the secret key does not open the webhook signing secrets or report signing keys in this database")
 )
 
 // corrupt marks SQLite's "not a database" (SQLITE_NOTADB) and "malformed"

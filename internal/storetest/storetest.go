@@ -76,6 +76,7 @@ func Run(t *testing.T, h Harness) {
 		{"Usage", usageTests},
 		{"Retention", retentionTests},
 		{"ReferenceCache", referenceTests},
+		{"SigningKeys", signingKeyTests},
 		{"Invariants", invariants},
 	}
 	for _, g := range groups {
