@@ -81,8 +81,8 @@ itself, which takes a few seconds.`, `
 func (c *cli) dataInfo(args []string) error {
 	_, name, m, err := c.packCommand("data info", `
 Prints the manifest of the data pack (docs/data.md), the built-in one or
-the one in --data-dir: its data version, derived from the files' paths and
-checksums, and for every file its source, vintage, licence, size and rows,
+the one in --data-dir: its data version and manifest digest, derived from
+the files' paths and checksums (docs/verification.md), and for every file its source, vintage, licence, size and rows,
 then the attributions the licences and publishers ask for. It reads only
 the manifest; data verify checks the files against it.`, `
   locrisk data info
@@ -94,7 +94,7 @@ the manifest; data verify checks the files against it.`, `
 	for _, x := range m.Files {
 		total += x.Bytes
 	}
-	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nfiles: %d, %s bytes\n\n", name, m.Version(), len(m.Files), strconv.FormatInt(total, 10))
+	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nmanifest digest: %s\nfiles: %d, %s bytes\n\n", name, m.Version(), m.Digest(), len(m.Files), strconv.FormatInt(total, 10))
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tVINTAGE\tLICENCE\tBYTES\tROWS\tFILE")
 	for _, x := range m.Files {

@@ -62,9 +62,11 @@ func (e *Engine) Assess(ctx context.Context, lat, lon float64) (*Assessment, err
 		return nil, ErrUnsupportedLocation
 	}
 	results := e.scoreAll(siteFor(p, county), county)
+	prov := e.provenance
 	a := &Assessment{
 		Location:    locationOf(lat, lon, county),
 		DataVersion: e.dataVersion,
+		Provenance:  &prov,
 	}
 	e.summarise(a, results, county, borderKm)
 	return a, nil

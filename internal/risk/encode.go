@@ -23,6 +23,10 @@ func (a *Assessment) AppendJSON(b []byte) ([]byte, error) {
 	a.Summary.appendJSON(&w)
 	w.raw(`,"report":`)
 	a.Report.appendJSON(&w)
+	if a.Provenance != nil {
+		w.raw(`,"provenance":`)
+		w.value(a.Provenance)
+	}
 	w.raw(`}`)
 	return w.b, w.err
 }

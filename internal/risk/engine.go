@@ -35,6 +35,7 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/hydrology"
 	"github.com/locrisk/locrisk/internal/risk/nri"
 	"github.com/locrisk/locrisk/internal/risk/population"
+	"github.com/locrisk/locrisk/internal/version"
 )
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
@@ -53,6 +54,7 @@ type Engine struct {
 	ref         *reference
 	manifest    *data.Manifest // the pack's: its version and every source's vintage
 	dataVersion string
+	provenance  Provenance // what every assessment records of its making
 	rows        map[string]int
 }
 
@@ -83,7 +85,9 @@ func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceC
 		return nil, err
 	}
 	m := pack.Manifest
-	e := &Engine{rows: map[string]int{}, specs: Registry(), manifest: m, dataVersion: m.Version()}
+	e := &Engine{rows: map[string]int{}, specs: Registry(), manifest: m, dataVersion: m.Version(),
+		provenance: Provenance{EngineVersion: version.String(), MethodologyVersion: MethodologyVersion,
+			DataVersion: m.Version(), DataManifestSHA256: m.Digest()}}
 	if trace != nil {
 		cache = nil
 	}

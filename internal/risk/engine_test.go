@@ -560,3 +560,34 @@ func TestDataPackVersionAndVerification(t *testing.T) {
 		}
 	})
 }
+
+// TestAssessRecordsProvenance: every assessment records the methodology,
+// the data version and the manifest digest it was made with, and the
+// engine's version (docs/verification.md).
+func TestAssessRecordsProvenance(t *testing.T) {
+	e := loadFixture(t)
+	a, err := e.Assess(context.Background(), 37.77, -122.42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Provenance
+	if p == nil {
+		t.Fatal("no provenance")
+	}
+	if p.MethodologyVersion != MethodologyVersion || p.DataVersion != e.DataVersion() || p.DataVersion != a.DataVersion {
+		t.Errorf("provenance %+v; methodology %s, data %s", p, MethodologyVersion, e.DataVersion())
+	}
+	if len(p.DataManifestSHA256) != 64 || "data-"+p.DataManifestSHA256[:12] != p.DataVersion {
+		t.Errorf("manifest digest %q does not make the data version %s", p.DataManifestSHA256, p.DataVersion)
+	}
+	if p.EngineVersion == "" {
+		t.Error("no engine version")
+	}
+	b, err := a.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"provenance":{"engineVersion":`) {
+		t.Errorf("the stored body carries no provenance: ...%s", b[max(0, len(b)-300):])
+	}
+}

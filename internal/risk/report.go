@@ -29,6 +29,20 @@ type Assessment struct {
 	DataVersion string   `json:"dataVersion"`
 	Summary     Summary  `json:"summary"`
 	Report      Full     `json:"report"`
+	// Provenance is nil in the bodies of reports stored before it was
+	// recorded.
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance records what made an assessment, so that a report can say it
+// and be recomputed (docs/verification.md): the engine's version (the
+// binary's, internal/version), the methodology's, and the data's with the
+// digest of its manifest (data.Manifest.Digest).
+type Provenance struct {
+	EngineVersion      string `json:"engineVersion"`
+	MethodologyVersion string `json:"methodologyVersion"`
+	DataVersion        string `json:"dataVersion"`
+	DataManifestSHA256 string `json:"dataManifestSha256"`
 }
 
 // Summary is the compact decision output (detail=summary).

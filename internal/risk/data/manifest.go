@@ -131,15 +131,22 @@ func (m *Manifest) check() error {
 
 // Version is the data version of the pack, derived from its files'
 // paths and checksums only, so two binaries or folders with the same data
-// say the same version whatever else differs.
-func (m *Manifest) Version() string {
+// say the same version whatever else differs: "data-" and the first 12
+// hex digits of Digest.
+func (m *Manifest) Version() string { return "data-" + m.Digest()[:12] }
+
+// Digest is the SHA-256 (64 hex digits) of the manifest's file list: one
+// line "<path> <sha256>\n" per file, sorted by path. Each report records
+// it (docs/verification.md), so an auditor can check which files made a
+// report from the pack's manifest alone.
+func (m *Manifest) Digest() string {
 	files := slices.Clone(m.Files)
 	slices.SortFunc(files, func(a, b ManifestFile) int { return strings.Compare(a.Path, b.Path) })
 	h := sha256.New()
 	for _, f := range files {
 		fmt.Fprintf(h, "%s %s\n", f.Path, f.SHA256)
 	}
-	return "data-" + hex.EncodeToString(h.Sum(nil))[:12]
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Entry returns the manifest's entry for a catalog source.

@@ -1,6 +1,8 @@
 package data
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"os"
@@ -172,5 +174,24 @@ func TestManifestVersion(t *testing.T) {
 	other.Files[3].SHA256 = strings.Repeat("0", 64)
 	if got := other.Version(); got == v {
 		t.Error("a changed checksum kept the version")
+	}
+}
+
+// TestManifestDigest: the digest is the SHA-256 of the sorted lines
+// "<path> <sha256>\n" (docs/verification.md states it so an auditor can
+// compute it by hand), and the version is its first 12 hex digits.
+func TestManifestDigest(t *testing.T) {
+	m := &Manifest{Files: []ManifestFile{
+		{Path: "b/two.csv", SHA256: strings.Repeat("b", 64)},
+		{Path: "a/one.csv", SHA256: strings.Repeat("a", 64)},
+	}}
+	lines := "a/one.csv " + strings.Repeat("a", 64) + "\nb/two.csv " + strings.Repeat("b", 64) + "\n"
+	sum := sha256.Sum256([]byte(lines))
+	want := hex.EncodeToString(sum[:])
+	if got := m.Digest(); got != want {
+		t.Errorf("digest %s, want %s", got, want)
+	}
+	if got := m.Version(); got != "data-"+want[:12] {
+		t.Errorf("version %s, want data-%s", got, want[:12])
 	}
 }
