@@ -128,9 +128,16 @@ func (r cliResult) String() string {
 // runCLI runs the binary to completion with the given LOCRISK_* environment.
 func runCLI(tb testing.TB, env map[string]string, args ...string) cliResult {
 	tb.Helper()
+	return runBinary(tb, binary, env, args...)
+}
+
+// runBinary is runCLI with the binary bin (a baseline build, in the
+// measurements that compare two).
+func runBinary(tb testing.TB, bin string, env map[string]string, args ...string) cliResult {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv(env)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -265,8 +272,14 @@ func serveArgs(db string, extra ...string) []string {
 // listens. The process is killed when the test ends, whatever happened.
 func startServer(tb testing.TB, env map[string]string, args ...string) *server {
 	tb.Helper()
+	return startBinary(tb, binary, env, args...)
+}
+
+// startBinary is startServer with the binary bin.
+func startBinary(tb testing.TB, bin string, env map[string]string, args ...string) *server {
+	tb.Helper()
 	s := &server{tb: tb, log: &procLog{addr: make(chan string, 1)}, done: make(chan struct{})}
-	s.cmd = exec.Command(binary, args...)
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = childEnv(env)
 	s.cmd.Stdout = io.Discard
 	s.cmd.Stderr = s.log

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,12 @@ import (
 // also takes a CPU profile of the server from the burst's start for
 // LOCRISK_WHOLE_PROFILE_SECONDS (default 20), written to FILE, for
 // `go tool pprof FILE` (serve --pprof, docs/operations.md, Profiles).
-// LOCRISK_WHOLE_WORKERS sets serve's --workers.
+// LOCRISK_WHOLE_WORKERS sets serve's --workers. LOCRISK_WHOLE_BASE=BINARY
+// measures another build too (a baseline: `git worktree add` the commit,
+// `go build -o` it), the two taking turns twice each, so that a change's
+// cost is read side by side on this noisy machine. It also prints the
+// ceiling no server can pass on these cores: jobs created at the bare
+// insert's rate and computed at the engine's, one after the other.
 func TestWholePathThroughput(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
 		t.Skip("set LOCRISK_LOAD=1 to run the whole-path measurement")
@@ -66,18 +72,64 @@ func TestWholePathThroughput(t *testing.T) {
 	floor := loadgen.Run(t, base.Listener.Addr().String(), loadgen.Clients, burst, loadgen.BaselineSender())
 
 	// The whole path: a burst of creations while the workers run, then the
-	// wait until every accepted job has completed.
-	db := filepath.Join(dir, "whole.db")
-	_, key := newAccountKey(t, db, "reports:create,reports:read,usage:read")
+	// wait until every accepted job has completed. With a baseline binary
+	// (LOCRISK_WHOLE_BASE), the two take turns, twice each, in this run.
+	profile := os.Getenv("LOCRISK_WHOLE_PROFILE")
+	bins := []string{binary}
+	if base := os.Getenv("LOCRISK_WHOLE_BASE"); base != "" {
+		bins = []string{base, binary, base, binary}
+		profile = ""
+	}
+	for i, bin := range bins {
+		name := "this build"
+		if bin != binary {
+			name = "baseline " + filepath.Base(bin)
+		}
+		w := wholePath(t, bin, filepath.Join(dir, fmt.Sprintf("whole%d.db", i)), points, burst, profile)
+		t.Logf("[%s] creation: %d accepted in %s, %.0f jobs/s (p50 %.1f ms, p99 %.1f ms); bare insert %.0f req/s: %.0f%%",
+			name, w.accepted, w.created.Elapsed.Round(time.Millisecond), w.created.Rate(), w.created.PctMS(50), w.created.PctMS(99),
+			floor.Rate(), 100*w.created.Rate()/floor.Rate())
+		t.Logf("[%s] whole path: %d completed %s after the burst began: %.0f jobs/s", name, w.done, w.total.Round(time.Millisecond), w.rate())
+		t.Logf("[%s] engine (locrisk score, same places): %.0f places/s; the whole path is %.0f%% of it", name, engineRate, 100*w.rate()/engineRate)
+		// The most any server could do on these cores: create at the bare
+		// insert's rate and compute at the engine's, one after the other.
+		ceiling := 1 / (1/floor.Rate() + 1/engineRate)
+		t.Logf("[%s] ceiling (bare insert, then engine, on the same cores): %.0f jobs/s, %.0f%% of the engine; the whole path is %.0f%% of the ceiling",
+			name, ceiling, 100*ceiling/engineRate, 100*w.rate()/ceiling)
+		if w.dbBytes > 0 && w.done > 0 {
+			t.Logf("[%s] database: %.1f MB, %.1f kB per completed job (before a checkpoint of the WAL)", name, float64(w.dbBytes)/1e6, float64(w.dbBytes)/1e3/float64(w.done))
+		}
+	}
+}
+
+// wholeRun is one whole-path measurement.
+type wholeRun struct {
+	created        loadgen.Result
+	accepted, done int
+	total          time.Duration
+	dbBytes        int64
+}
+
+func (w wholeRun) rate() float64 { return float64(w.done) / w.total.Seconds() }
+
+// wholePath runs the binary bin's server on a new database db with its
+// workers, sends a burst of job creations, and waits until every accepted
+// job has completed; with profile, it also takes a CPU profile of the
+// server into that file.
+func wholePath(t *testing.T, bin, db string, points [][2]float64, burst time.Duration, profile string) wholeRun {
+	t.Helper()
+	env := map[string]string{"LOCRISK_DB": db}
+	account := strings.TrimSpace(mustRun(t, bin, env, "accounts", "create", "--name", t.Name(), "--monthly-quota", "1000000", "--rate-limit", "1000000"))
+	key := strings.TrimSpace(mustRun(t, bin, env, "keys", "create", "--account", account, "--scopes", "reports:create,reports:read,usage:read"))
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json"}
 	if w := os.Getenv("LOCRISK_WHOLE_WORKERS"); w != "" {
 		args = append(args, "--workers", w)
 	}
-	profile := os.Getenv("LOCRISK_WHOLE_PROFILE")
 	if profile != "" {
 		args = append(args, "--metrics-addr", "127.0.0.1:0", "--pprof")
 	}
-	srv := startServer(t, nil, args...)
+	srv := startBinary(t, bin, nil, args...)
+	defer srv.signal(os.Interrupt)
 	profiled := make(chan error, 1)
 	if profile != "" {
 		seconds := os.Getenv("LOCRISK_WHOLE_PROFILE_SECONDS")
@@ -90,9 +142,9 @@ func TestWholePathThroughput(t *testing.T) {
 		profiled <- nil
 	}
 	start := time.Now()
-	created := loadgen.Run(t, srv.addr, loadgen.Clients, burst, loadgen.CreateJobsAt(key, points))
-	accepted := len(created.Lat)
-	var done, failed int
+	w := wholeRun{created: loadgen.Run(t, srv.addr, loadgen.Clients, burst, loadgen.CreateJobsAt(key, points))}
+	w.accepted = len(w.created.Lat)
+	var failed int
 	for {
 		var u struct {
 			APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
@@ -101,32 +153,37 @@ func TestWholePathThroughput(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := u.APIReportJobs
-		done, failed = j.Completed, j.Failed
+		w.done, failed = j.Completed, j.Failed
 		if j.Queued+j.Processing == 0 {
 			break
 		}
 		if time.Since(start) > 15*time.Minute {
-			t.Fatalf("after %s: %+v of %d accepted", time.Since(start), j, accepted)
+			t.Fatalf("after %s: %+v of %d accepted", time.Since(start), j, w.accepted)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	total := time.Since(start)
+	w.total = time.Since(start)
 	if err := <-profiled; err != nil {
 		t.Errorf("profile: %v", err)
 	}
-	if done+failed != accepted || failed != 0 {
-		t.Errorf("%d accepted, %d completed and %d failed", accepted, done, failed)
+	if w.done+failed != w.accepted || failed != 0 {
+		t.Errorf("%d accepted, %d completed and %d failed", w.accepted, w.done, failed)
 	}
-	whole := float64(done) / total.Seconds()
-	t.Logf("creation: %d accepted in %s, %.0f jobs/s (p50 %.1f ms, p99 %.1f ms); bare insert %.0f req/s: %.0f%%",
-		accepted, created.Elapsed.Round(time.Millisecond), created.Rate(), created.PctMS(50), created.PctMS(99),
-		floor.Rate(), 100*created.Rate()/floor.Rate())
-	t.Logf("whole path: %d completed %s after the burst began: %.0f jobs/s", done, total.Round(time.Millisecond), whole)
-	t.Logf("engine (locrisk score, same places): %.0f places/s; the whole path is %.0f%% of it", engineRate, 100*whole/engineRate)
-	fi, err := os.Stat(db)
-	if err == nil && done > 0 {
-		t.Logf("database: %.1f MB, %.1f kB per completed job (before a checkpoint of the WAL)", float64(fi.Size())/1e6, float64(fi.Size())/1e3/float64(done))
+	if fi, err := os.Stat(db); err == nil {
+		w.dbBytes = fi.Size()
 	}
+	return w
+}
+
+// mustRun runs the binary bin and fails unless it exits 0; it returns
+// stdout.
+func mustRun(tb testing.TB, bin string, env map[string]string, args ...string) string {
+	tb.Helper()
+	r := runBinary(tb, bin, env, args...)
+	if r.code != 0 {
+		tb.Fatalf("%s %s: %s", bin, strings.Join(args, " "), r)
+	}
+	return r.stdout
 }
 
 // coveredPoints draws n random places in the contiguous United States'
