@@ -61,8 +61,18 @@ func TestDependenciesPointInward(t *testing.T) {
 			t.Errorf("the domain imports %s", dep)
 		}
 	}
+	// What receivers and auditors import builds on the standard library
+	// alone (the consumer-module tests in e2e check the build too).
+	for _, public := range []string{"webhookverify", "reportverify"} {
+		for _, dep := range pkgs[module+"/"+public].Deps {
+			if strings.Contains(strings.Split(dep, "/")[0], ".") {
+				t.Errorf("%s depends on %s, outside the standard library", public, dep)
+			}
+		}
+	}
 	for _, consumer := range []string{"internal/server", "internal/jobs", "internal/webhookworker", "internal/outbox",
-		"internal/retention", "internal/metrics", "internal/portfolio", "internal/batchcsv"} {
+		"internal/retention", "internal/metrics", "internal/portfolio", "internal/batchcsv", "internal/signing",
+		"internal/replay", "internal/view"} {
 		p, ok := pkgs[module+"/"+consumer]
 		if !ok {
 			t.Errorf("package %s not found", consumer)

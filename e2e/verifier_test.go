@@ -89,3 +89,69 @@ func main() {
 		t.Errorf("a changed body: %s", out)
 	}
 }
+
+// An auditor's module imports reportverify the same way, offline, builds
+// nothing but it and the standard library, and checks a report the real
+// binary signed (issue 29): the genuine one verifies, one changed in a
+// single byte does not.
+func TestReportVerifierImportsFromAnotherModule(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pkg = module + "/reportverify"
+	dir := t.TempDir()
+	goCmd(t, dir, "mod", "init", "example.com/auditor")
+	goCmd(t, dir, "mod", "edit", "-replace", module+"="+root)
+	goCmd(t, dir, "get", pkg)
+	main := `package main
+
+import (
+	"fmt"
+	"os"
+
+	"` + pkg + `"
+)
+
+func main() {
+	keysJSON, _ := os.ReadFile(os.Args[1])
+	doc, _ := os.ReadFile(os.Args[2])
+	keys, err := reportverify.ParseKeySet(keysJSON)
+	if err != nil {
+		fmt.Println("keys:", err)
+		return
+	}
+	res, err := reportverify.Verify(doc, keys)
+	fmt.Println("verify:", res.KeyID, err)
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deps := strings.Fields(goCmd(t, dir, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "."))
+	if want := []string{pkg, "example.com/auditor"}; strings.Join(deps, " ") != strings.Join(want, " ") {
+		t.Errorf("the auditor compiles %v beyond the standard library, want only %v", deps, want)
+	}
+
+	// A report signed by the real binary.
+	db := filepath.Join(dir, "audit.db")
+	_, key := newAccountKey(t, db, "reports:create,reports:read")
+	srv := startServer(t, nil, serveArgs(db)...)
+	job := srv.waitJob(t, key, srv.createJob(t, key, point{name: "SF", lat: 37.7749, lon: -122.4194}), 30*time.Second)
+	if job.Result == nil {
+		t.Fatalf("job %+v", job)
+	}
+	report := srv.do(t, key, "GET", job.Result.ReportURL, nil).body
+	keysFile, docFile := filepath.Join(dir, "keys.json"), filepath.Join(dir, "report.json")
+	os.WriteFile(keysFile, srv.do(t, "", "GET", "/.well-known/locrisk-signing-keys", nil).body, 0o644)
+	os.WriteFile(docFile, report, 0o644)
+	if out := goCmd(t, dir, "run", ".", keysFile, docFile); !strings.HasPrefix(out, "verify: lrs-") || !strings.Contains(out, "<nil>") {
+		t.Errorf("a genuine report: %s", out)
+	}
+	i := strings.Index(string(report), `"countyName":"`) + len(`"countyName":"`)
+	report[i] ^= 0x01
+	os.WriteFile(docFile, report, 0o644)
+	if out := goCmd(t, dir, "run", ".", keysFile, docFile); !strings.Contains(out, "does not match") {
+		t.Errorf("a report changed in one byte: %s", out)
+	}
+}

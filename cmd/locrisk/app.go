@@ -21,6 +21,7 @@ import (
 	"github.com/locrisk/locrisk/internal/retention"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/server"
+	"github.com/locrisk/locrisk/internal/signing"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/webhook"
 	"github.com/locrisk/locrisk/internal/webhookworker"
@@ -147,6 +148,20 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		return nil, err
 	}
 	releaseLeftLeases(ctx, st, log)
+	// The report signing key: made on the first start, and opened now so
+	// that a secret key file that does not open it stops the server here
+	// rather than at its first report (docs/verification.md).
+	key, created, err := signing.New(st, nil).Key(ctx)
+	if err != nil {
+		st.Close()
+		lock.Unlock()
+		return nil, fmt.Errorf("report signing key: %w", err)
+	}
+	if created {
+		log.Info("created the report signing key", "key_id", key.ID)
+	} else {
+		log.Info("report signing key", "key_id", key.ID)
+	}
 
 	// The engine keeps its reference distributions in the database, so only
 	// the first start after a data change builds them.

@@ -94,7 +94,7 @@ the manifest; data verify checks the files against it.`, `
 	for _, x := range m.Files {
 		total += x.Bytes
 	}
-	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nmanifest digest: %s\nfiles: %d, %s bytes\n\n", name, m.Version(), m.Digest(), len(m.Files), strconv.FormatInt(total, 10))
+	fmt.Fprintf(c.stdout, "data pack: %s\nversion: %s\nfiles: %d, %s bytes\nmanifest digest: %s\n\n", name, m.Version(), len(m.Files), strconv.FormatInt(total, 10), m.Digest())
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tVINTAGE\tLICENCE\tBYTES\tROWS\tFILE")
 	for _, x := range m.Files {

@@ -14,7 +14,9 @@ package main
 // it waits; it stops when its own job is done.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,8 +29,10 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/jobs"
+	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
+	"github.com/locrisk/locrisk/internal/signing"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
@@ -37,7 +41,7 @@ import (
 const reportPollInterval = 25 * time.Millisecond
 
 func (c *cli) report(args []string) error {
-	var account, db, dataDir, pdfPath string
+	var account, db, dataDir, pdfPath, keyFile string
 	var asJSON bool
 	var timeout time.Duration
 	f := c.newFlags("report", "--account ACCOUNT_ID [flags] LATITUDE LONGITUDE", `
@@ -45,6 +49,9 @@ Queues a report job for the coordinate in the account's "manual" usage
 bucket (the monthly quota applies), waits for it, and prints the report's
 summary: as text, or with --json as the API's summary JSON (GET
 .../reports/{id}?detail=summary). --pdf FILE also writes the PDF report.
+The JSON and the PDF are signed with the service's report signing key, as
+the API signs them (docs/verification.md), so the secret key file serve
+uses must be at hand (--secret-key-file).
 
 The command loads the engine itself, from the built-in data or the pack in
 --data-dir, and runs a worker of its own while it waits, so it
@@ -63,6 +70,7 @@ job fails or the wait times out.`, `
 	f.StringVar(&pdfPath, "pdf", "", "also write the PDF report to `file`")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the job")
+	f.StringVar(&keyFile, "secret-key-file", "", "`file` with the key that seals the report signing key at rest, as serve's (default: the --db file name + \".key\", created if absent)")
 	pos, err := f.parse(positionalsLast(f.FlagSet, args))
 	if err != nil {
 		return err
@@ -92,11 +100,17 @@ job fails or the wait times out.`, `
 	if err != nil {
 		return err
 	}
-	st, err := c.openExistingStore(db)
+	// Opened with the secret key file, as serve opens it: the JSON and the
+	// PDF printed are signed with the service's key (docs/verification.md).
+	if err := checkDatabaseExists(db); err != nil {
+		return err
+	}
+	st, err := c.openSealedWith(db, keyFile, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(nil)}}, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	signer := signing.New(st, nil)
 	eng, err := risk.Load(c.ctx, dataFS, log, st)
 	if err != nil {
 		return fmt.Errorf("loading data from %s: %w", dataName, err)
@@ -142,7 +156,7 @@ job fails or the wait times out.`, `
 	}
 
 	if pdfPath != "" {
-		doc, err := view.PDF(rep, eng)
+		doc, err := view.SignedPDF(c.ctx, rep, eng, signer)
 		if err != nil {
 			return err
 		}
@@ -151,12 +165,23 @@ job fails or the wait times out.`, `
 		}
 		fmt.Fprintf(c.stderr, "wrote %s (%d bytes)\n", pdfPath, len(doc))
 	}
+	if asJSON {
+		doc, err := view.SignedReport(c.ctx, rep, view.DetailSummary, signer)
+		if err != nil {
+			return err
+		}
+		// Indented for a reader: the signature covers the canonical form,
+		// which indenting does not change (docs/verification.md).
+		var out bytes.Buffer
+		if err := json.Indent(&out, doc, "", "  "); err != nil {
+			return err
+		}
+		_, err = c.stdout.Write(out.Bytes())
+		return err
+	}
 	v, err := view.NewReport(rep, view.DetailSummary)
 	if err != nil {
 		return err
-	}
-	if asJSON {
-		return writeJSON(c.stdout, v)
 	}
 	return printSummary(c.stdout, v)
 }

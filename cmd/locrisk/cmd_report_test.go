@@ -14,6 +14,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/reportverify"
 )
 
 func TestReportCommand(t *testing.T) {
@@ -56,6 +57,14 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// Signed with the database's key, as the API signs (docs/verification.md).
+	signingKeys, err := st.ListSigningKeys(context.Background())
+	if err != nil || len(signingKeys) != 1 {
+		t.Fatalf("signing keys %v %v", signingKeys, err)
+	}
+	if _, err := reportverify.Verify([]byte(r.stdout), reportverify.NewKeySet(reportverify.Key{ID: signingKeys[0].ID, PublicKey: signingKeys[0].PublicKey})); err != nil {
+		t.Errorf("the printed JSON does not verify: %v", err)
+	}
 	job, err := st.GetJob(context.Background(), acct, v.JobID)
 	if err != nil || job.Bucket != locrisk.BucketManual || job.Status != locrisk.StatusCompleted || job.ReportID == nil || *job.ReportID != v.ReportID {
 		t.Errorf("job = %+v, %v; want a completed manual job with report %s", job, err, v.ReportID)

@@ -78,6 +78,10 @@ func commands() []command {
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
+		{"signing-keys list", "list the keys reports are signed with (public halves)", (*cli).signingKeysList},
+		{"signing-keys rotate", "make a new report signing key current and retire the old one", (*cli).signingKeysRotate},
+		{"report verify", "check a report's signature (JSON or PDF file), offline", (*cli).reportVerify},
+		{"report replay", "recompute a saved report with this binary and data and say what differs", (*cli).reportReplay},
 		{"score", "score a CSV file of coordinates with the engine directly, no server or quota", (*cli).score},
 		{"version", "print the version of this binary", (*cli).version},
 	}
@@ -101,11 +105,13 @@ func (c *cli) run(args []string) int {
 	}
 	var cmd *command
 	var rest []string
+	// The longest command path that starts the arguments: "report verify"
+	// before "report".
 	for _, k := range commands() {
 		words := strings.Fields(k.path)
-		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) &&
+			(cmd == nil || len(words) > len(strings.Fields(cmd.path))) {
 			cmd, rest = &k, args[len(words):]
-			break
 		}
 	}
 	if cmd == nil {

@@ -78,17 +78,24 @@ func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error
 // webhook signing secrets with the key of keyFile (serveSecrets). obs,
 // if not nil, watches the store's writers (serve's metrics).
 func (c *cli) openServeStore(path, keyFile string, wake func(), obs store.Observer, log *slog.Logger) (*store.Store, error) {
+	return c.openSealedWith(path, keyFile, store.Options{
+		OnJobFinal:     []store.JobFinalHook{outbox.Hook(wake)},
+		IntegrityCheck: true,
+		Observer:       obs,
+	}, log)
+}
+
+// openSealedWith opens the database with opt and the box of the secret key
+// file (serveSecrets: keyFile, else beside the database, created the first
+// time), as serve does and `locrisk report`, which signs what it prints.
+func (c *cli) openSealedWith(path, keyFile string, opt store.Options, log *slog.Logger) (*store.Store, error) {
 	keyPath := keyFileOrDefault(path, keyFile)
 	box, created, err := serveSecrets(path, keyFile)
 	if err != nil {
 		return nil, err
 	}
-	st, err := c.openStoreWith(path, store.Options{
-		OnJobFinal:     []store.JobFinalHook{outbox.Hook(wake)},
-		IntegrityCheck: true,
-		Secrets:        box,
-		Observer:       obs,
-	})
+	opt.Secrets = box
+	st, err := c.openStoreWith(path, opt)
 	switch {
 	case err != nil && created:
 		// Nothing was sealed with the new key (sealing is Open's last
@@ -128,6 +135,20 @@ func keyFileOrDefault(db, keyFile string) string {
 		return keyFile
 	}
 	return db + ".key"
+}
+
+// loadSecrets is the box of an existing key file: keyFile, or db + ".key".
+func loadSecrets(db, keyFile string) (*secretbox.Box, error) {
+	path := keyFileOrDefault(db, keyFile)
+	key, err := secretbox.LoadKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: the secret key file that seals the database's secrets is needed; "+
+			"give the one serve uses with --secret-key-file", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return secretbox.New(key)
 }
 
 // serveSecrets is the box that seals the webhook signing secrets at rest

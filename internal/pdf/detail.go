@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -1016,4 +1017,25 @@ func (r *renderer) kv(label, value string) {
 		r.cell(marginL+lw, r.y, contentW-lw, lh, l, "L")
 		r.y += lh
 	}
+}
+
+// verificationSection ends the document: the report's provenance and the
+// line that says how its signature is checked, with the digest a reader
+// can compare (docs/verification.md).
+func (r *renderer) verificationSection(v *Verification) {
+	r.y += 3
+	r.cont = ""
+	r.ensure(14 + 4.2*float64(len(v.Facts)) + 4*proseLineH)
+	r.f.Bookmark("Provenance and verification", 0, r.y)
+	r.h1("Provenance and verification")
+	for _, f := range v.Facts {
+		r.kv(f[0], orDash(clean(f[1], false)))
+	}
+	r.y += 1.5
+	r.setFont(fProse)
+	r.setInk(colInk)
+	r.paragraph(marginL, contentW, proseLineH, clean(fmt.Sprintf("Signed by locrisk key %s (Ed25519). "+
+		"This PDF carries the report's signed JSON as the attached file %s; its signature covers the RFC 8785 "+
+		"canonical form of that JSON, whose SHA-256 is %s. Check it with: locrisk report verify FILE.pdf",
+		v.KeyID, v.AttachmentName, v.SignedSHA256), true))
 }

@@ -48,6 +48,23 @@ type Input struct {
 	// coverage layer. Either may be empty; the map then shows what it has,
 	// or just the point with a note.
 	StateOutline, CountyOutline [][]geo.Point
+	// Verification, when set, ends the document with its provenance and
+	// the check of its signature, and attaches the signed JSON.
+	Verification *Verification
+}
+
+// Verification is what a document says and carries about its report's
+// provenance and signature (docs/verification.md).
+type Verification struct {
+	// Facts are the provenance lines shown: label and value.
+	Facts [][2]string
+	// KeyID is the key that signed Attachment; SignedSHA256 the SHA-256
+	// (hex) of the bytes its signature covers.
+	KeyID, SignedSHA256 string
+	// AttachmentName and Attachment are the file embedded in the PDF: the
+	// report's signed JSON.
+	AttachmentName string
+	Attachment     []byte
 }
 
 // Page geometry in millimetres (US Letter).
@@ -85,6 +102,11 @@ func Render(in Input) ([]byte, error) {
 	}
 	r.methodologySection()
 	r.sourcesSection()
+	if v := in.Verification; v != nil {
+		r.verificationSection(v)
+		r.f.SetAttachments([]fpdf.Attachment{{Content: v.Attachment, Filename: v.AttachmentName,
+			Description: "The signed JSON of this report"}})
+	}
 	r.footers()
 	var buf bytes.Buffer
 	buf.Grow(96 << 10)

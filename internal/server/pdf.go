@@ -24,7 +24,7 @@ func (s *Server) getReportPDF(w http.ResponseWriter, r *http.Request, p *princip
 	if err != nil {
 		return storeError(err, codeReportNotFound, s.now())
 	}
-	doc, err := view.PDF(rep, s.loc)
+	doc, err := view.SignedPDF(r.Context(), rep, s.loc, s.signer)
 	if err != nil {
 		return err
 	}

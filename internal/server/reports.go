@@ -42,7 +42,8 @@ func canonicalUUID(s string) (string, bool) {
 // getReport is GET /location-risk/reports/{reportId} (docs/api.md, Reports).
 // The 400s (report id, then detail) come before the 404, as the check order
 // of docs/api.md (Authentication, scopes and check order) says.
-// The body is view.NewReport of the stored report.
+// The body is view.NewReport of the stored report, signed
+// (view.SignedReport; docs/verification.md).
 func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := reportIDParam(r)
 	if err != nil {
@@ -63,10 +64,33 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal)
 	if err != nil {
 		return storeError(err, codeReportNotFound, s.now())
 	}
-	v, err := view.NewReport(rep, detail)
+	doc, err := view.SignedReport(r.Context(), rep, detail, s.signer)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSONBytes(w, http.StatusOK, doc)
 	return nil
+}
+
+// getSigningKeys is GET /.well-known/locrisk-signing-keys (docs/api.md,
+// Signing keys; docs/verification.md): the public keys, unauthenticated.
+func (s *Server) getSigningKeys(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.signer.PublicKeys(r.Context())
+	if err == nil && len(keys) == 0 {
+		// A server that has not signed yet publishes the key it will sign
+		// with, so that a verifier can fetch the keys before any report.
+		if _, _, err = s.signer.Key(r.Context()); err == nil {
+			keys, err = s.signer.PublicKeys(r.Context())
+		}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v, err := view.NewSigningKeys(keys)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }

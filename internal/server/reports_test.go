@@ -25,7 +25,7 @@ func TestGetReport(t *testing.T) {
 		Job:  jobsPath + "/" + job.JobID,
 	}
 	want := sampleAssessment(37.77, -122.42)
-	summaryKeys := []string{"apiVersion", "dataVersion", "detail", "generatedUtc", "jobId", "location", "reportId", "summary"}
+	summaryKeys := []string{"apiVersion", "dataVersion", "detail", "generatedUtc", "jobId", "location", "provenance", "reportId", "signature", "summary"}
 
 	tests := []struct {
 		name, query, detail string

@@ -61,6 +61,8 @@ func (s *Server) openRoutes() []openRoute {
 		// version; health.go).
 		{"GET " + HealthzPath, s.healthz},
 		{"GET " + ReadyzPath, s.readyz},
+		// The report signing keys (reports.go; docs/verification.md).
+		{"GET " + view.SigningKeysPath, s.getSigningKeys},
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/locrisk/locrisk/internal/apidoc"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
+	"github.com/locrisk/locrisk/internal/signing"
 	"github.com/locrisk/locrisk/internal/version"
 )
 
@@ -100,6 +101,7 @@ type Store interface {
 	locrisk.Batches
 	locrisk.Webhooks
 	locrisk.Usage
+	locrisk.SigningKeys
 	WriteProber
 }
 
@@ -128,6 +130,7 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	store   Store
+	signer  *signing.Signer // signs the reports served (docs/verification.md)
 	loc     Locator
 	notify  func()
 	keys    *keyCache
@@ -172,6 +175,7 @@ func New(cfg Config, st Store, loc Locator, notify func()) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.store, s.probe = st, cfg.Probe
+
 	if s.probe == nil && st != nil {
 		s.probe = st
 	}
@@ -180,6 +184,9 @@ func New(cfg Config, st Store, loc Locator, notify func()) *Server {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if st != nil {
+		s.signer = signing.New(st, s.now)
 	}
 	if s.notify == nil {
 		s.notify = func() {}

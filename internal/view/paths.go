@@ -16,6 +16,9 @@ const (
 	WebhooksPath          = APIPrefix + "/webhooks"
 	WebhookDeliveriesPath = WebhooksPath + "/deliveries"
 	OpenAPIPath           = APIPrefix + "/openapi.json"
+	// SigningKeysPath publishes the report signing keys, outside the API
+	// prefix at a well-known path (RFC 8615; docs/verification.md).
+	SigningKeysPath = "/.well-known/locrisk-signing-keys"
 )
 
 // JobPath is the path of one report job (docs/api.md, Report jobs).

@@ -14,10 +14,16 @@ type Outliner interface {
 	Outlines(countyFIPS string) (state, county [][]geo.Point)
 }
 
-// PDF renders the stored report as the PDF document that
-// GET /location-risk/reports/{reportId}/pdf serves and `locrisk report
-// --pdf` writes. The same stored report always renders to the same bytes.
+// PDF renders the stored report as a PDF document without its provenance
+// and signature (SignedPDF adds them). The same stored report always
+// renders to the same bytes.
 func PDF(rep locrisk.Report, outlines Outliner) ([]byte, error) {
+	return renderPDF(rep, outlines, nil)
+}
+
+// renderPDF renders the stored report, with v's section and attachment
+// when v is not nil.
+func renderPDF(rep locrisk.Report, outlines Outliner, v *pdf.Verification) ([]byte, error) {
 	a, err := assessment(rep)
 	if err != nil {
 		return nil, err
@@ -30,6 +36,7 @@ func PDF(rep locrisk.Report, outlines Outliner) ([]byte, error) {
 		Assessment:    &a,
 		StateOutline:  state,
 		CountyOutline: county,
+		Verification:  v,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("report %s: rendering PDF: %w", rep.ID, err)

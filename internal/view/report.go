@@ -1,6 +1,8 @@
 package view
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -30,6 +32,33 @@ type Report struct {
 	DataVersion  string        `json:"dataVersion"`
 	Summary      risk.Summary  `json:"summary"`
 	Report       *risk.Full    `json:"report,omitempty"`
+	Provenance   Provenance    `json:"provenance"`
+}
+
+// Provenance is the report's provenance member (docs/api.md, Reports;
+// docs/verification.md): what made the report, from what, and when. A
+// report stored before this was recorded has null for what it did not
+// record, named in unrecorded.
+type Provenance struct {
+	EngineVersion      *string `json:"engineVersion"`
+	MethodologyVersion *string `json:"methodologyVersion"`
+	DataVersion        string  `json:"dataVersion"`
+	DataManifestSHA256 *string `json:"dataManifestSha256"`
+	Inputs             Inputs  `json:"inputs"`
+	GeneratedUTC       string  `json:"generatedUtc"`
+	// ReportSHA256 is the SHA-256 of the engine's output as the service
+	// stored it when the job completed (the assessment's JSON, before the
+	// links and this member are added): replay recomputes it.
+	ReportSHA256 string   `json:"reportSha256"`
+	Unrecorded   []string `json:"unrecorded,omitempty"`
+}
+
+// Inputs are what the report was asked for: the coordinate as the job
+// gave it, and the detail of this document.
+type Inputs struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Detail    string  `json:"detail"`
 }
 
 // NewReport renders the stored report at detail (DetailSummary or
@@ -64,7 +93,32 @@ func NewReport(rep locrisk.Report, detail string) (Report, error) {
 		normaliseFull(&a.Report)
 		v.Report = &a.Report
 	}
+	v.Provenance = provenanceOf(rep, &a, v.DataVersion, detail)
 	return v, nil
+}
+
+// provenanceOf is the provenance of the stored report rep, whose body is a.
+func provenanceOf(rep locrisk.Report, a *risk.Assessment, dataVersion, detail string) Provenance {
+	sum := sha256.Sum256(rep.Body)
+	p := Provenance{
+		DataVersion:  dataVersion,
+		Inputs:       Inputs{Latitude: a.Location.Latitude, Longitude: a.Location.Longitude, Detail: detail},
+		GeneratedUTC: Time(rep.GeneratedUTC),
+		ReportSHA256: hex.EncodeToString(sum[:]),
+	}
+	if ap := a.Provenance; ap != nil {
+		p.EngineVersion, p.MethodologyVersion, p.DataManifestSHA256 = &ap.EngineVersion, &ap.MethodologyVersion, &ap.DataManifestSHA256
+		return p
+	}
+	// A body stored before provenance was recorded still names its
+	// methodology in its full section.
+	if v := a.Report.Methodology.Version; v != "" {
+		p.MethodologyVersion = &v
+	} else {
+		p.Unrecorded = append(p.Unrecorded, "methodologyVersion")
+	}
+	p.Unrecorded = append(p.Unrecorded, "engineVersion", "dataManifestSha256")
+	return p
 }
 
 // assessment decodes the stored body of rep, the engine's Assessment.

@@ -1,0 +1,139 @@
+package view
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/pdf"
+	"github.com/locrisk/locrisk/reportverify"
+)
+
+// Signer signs a report document (internal/signing).
+type Signer interface {
+	Sign(ctx context.Context, doc []byte) ([]byte, error)
+}
+
+// SignedReport is the JSON document GET /location-risk/reports/{reportId}
+// serves at detail: NewReport's view, signed (docs/verification.md), with
+// a final newline.
+func SignedReport(ctx context.Context, rep locrisk.Report, detail string, s Signer) ([]byte, error) {
+	v, err := NewReport(rep, detail)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", rep.ID, err)
+	}
+	signed, err := s.Sign(ctx, doc)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", rep.ID, err)
+	}
+	return append(signed, '\n'), nil
+}
+
+// SignedPDF renders the report as PDF (the document GET .../pdf serves and
+// `locrisk report --pdf` writes) with its provenance and the check of its
+// signature on the last page, carrying the signed full JSON as an
+// attached file. With the same signing key, the same stored report always
+// renders to the same bytes.
+func SignedPDF(ctx context.Context, rep locrisk.Report, outlines Outliner, s Signer) ([]byte, error) {
+	signed, err := SignedReport(ctx, rep, DetailFull, s)
+	if err != nil {
+		return nil, err
+	}
+	// The page quotes the digest of the bytes the signature covers, as a
+	// verifier computes it.
+	covered, err := reportverify.SignedBytes(signed)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: the signed JSON: %w", rep.ID, err)
+	}
+	digest := sha256.Sum256(covered)
+	// The attachment is the signed JSON in canonical form, signature
+	// member included: without that member (a sed away) it is exactly
+	// the signed bytes, so openssl alone can check it
+	// (docs/verification.md).
+	attached, err := reportverify.Canonicalize(signed)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: the signed JSON: %w", rep.ID, err)
+	}
+	var v struct {
+		Provenance Provenance
+		Signature  reportverify.Signature
+	}
+	if err := json.Unmarshal(signed, &v); err != nil {
+		return nil, fmt.Errorf("report %s: %w", rep.ID, err)
+	}
+	p := v.Provenance
+	facts := [][2]string{
+		{"Engine version", deref(p.EngineVersion)},
+		{"Methodology", deref(p.MethodologyVersion)},
+		{"Data version", p.DataVersion},
+		{"Data manifest", deref(p.DataManifestSHA256)},
+		{"Coordinate", fmt.Sprintf("%v, %v", p.Inputs.Latitude, p.Inputs.Longitude)},
+		{"Engine output", "SHA-256 " + p.ReportSHA256},
+	}
+	return renderPDF(rep, outlines, &pdf.Verification{Facts: facts, KeyID: v.Signature.KeyID, SignedSHA256: hex.EncodeToString(digest[:]),
+		AttachmentName: "location-risk-" + rep.ID + ".json", Attachment: attached})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "not recorded"
+	}
+	return *s
+}
+
+// SigningKeys is the body of GET /.well-known/locrisk-signing-keys
+// (docs/verification.md): every key reports were signed with, newest
+// first.
+type SigningKeys struct {
+	Keys []SigningKey `json:"keys"`
+}
+
+// SigningKey is one public key of SigningKeys.
+type SigningKey struct {
+	KeyID        string  `json:"keyId"`
+	Algorithm    string  `json:"algorithm"`
+	PublicKey    string  `json:"publicKey"`
+	PublicKeyPEM string  `json:"publicKeyPem"`
+	CreatedUTC   string  `json:"createdUtc"`
+	RetiredUTC   *string `json:"retiredUtc"`
+}
+
+// NewSigningKeys is the public view of keys.
+func NewSigningKeys(keys []locrisk.SigningKey) (SigningKeys, error) {
+	out := SigningKeys{Keys: make([]SigningKey, 0, len(keys))}
+	for _, k := range keys {
+		pemText, err := PublicKeyPEM(k.PublicKey)
+		if err != nil {
+			return SigningKeys{}, fmt.Errorf("signing key %s: %w", k.ID, err)
+		}
+		v := SigningKey{KeyID: k.ID, Algorithm: "Ed25519", PublicKey: base64.StdEncoding.EncodeToString(k.PublicKey),
+			PublicKeyPEM: pemText, CreatedUTC: Time(k.CreatedUTC)}
+		if !k.Current() {
+			r := Time(k.RetiredUTC)
+			v.RetiredUTC = &r
+		}
+		out.Keys = append(out.Keys, v)
+	}
+	return out, nil
+}
+
+// PublicKeyPEM is pub as a PEM "PUBLIC KEY" block (PKIX), as openssl
+// reads it.
+func PublicKeyPEM(pub ed25519.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), nil
+}
