@@ -26,6 +26,7 @@ func TestDependenciesPointInward(t *testing.T) {
 	const (
 		module = "github.com/locrisk/locrisk"
 		sqlite = module + "/internal/store"
+		pg     = module + "/internal/pgstore"
 		engine = module + "/internal/risk"
 	)
 	type pkg struct {
@@ -47,13 +48,20 @@ func TestDependenciesPointInward(t *testing.T) {
 		t.Fatalf("go list found %d packages", len(pkgs))
 	}
 	for path, p := range pkgs {
-		if slices.Contains(p.Imports, sqlite) && path != module+"/cmd/locrisk" {
-			t.Errorf("%s imports the SQLite store; only the assembly (cmd/locrisk) may", path)
+		for _, st := range []string{sqlite, pg} {
+			if slices.Contains(p.Imports, st) && path != module+"/cmd/locrisk" {
+				t.Errorf("%s imports the store %s; only the assembly (cmd/locrisk) may", path, st)
+			}
 		}
 	}
-	for _, dep := range pkgs[sqlite].Deps {
-		if dep == engine || strings.HasPrefix(dep, engine+"/") {
-			t.Errorf("the SQLite store links the engine (%s)", dep)
+	for _, st := range []string{sqlite, pg} {
+		if _, ok := pkgs[st]; !ok {
+			t.Errorf("package %s not found", st)
+		}
+		for _, dep := range pkgs[st].Deps {
+			if dep == engine || strings.HasPrefix(dep, engine+"/") || dep == sqlite || dep == pg {
+				t.Errorf("the store %s links %s", st, dep)
+			}
 		}
 	}
 	for _, dep := range pkgs[module].Deps {

@@ -4,6 +4,10 @@ import (
 	"time"
 )
 
+// DefaultPurgeBatch is how many rows one purge transaction deletes at most
+// (of the kind it walks; a batch counts as its items).
+const DefaultPurgeBatch = 500
+
 // PurgePolicy says what Purge deletes.
 type PurgePolicy struct {
 	// Before is the retention cut-off: records that ended before it are

@@ -28,11 +28,12 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
 )
 
-// DefaultPurgeBatch is how many rows one purge transaction deletes at most
-// (of the kind it walks; a batch counts as its items).
-const DefaultPurgeBatch = 500
+// DefaultPurgeBatch is locrisk.DefaultPurgeBatch under the store's old name.
+const DefaultPurgeBatch = locrisk.DefaultPurgeBatch
 
 // Purge deletes what p allows, kind by kind, in transactions of at most
 // p.Batch rows, and returns the counts. On an error (ctx included) it

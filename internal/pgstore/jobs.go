@@ -1,0 +1,325 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/ids"
+)
+
+type jobRow struct {
+	ID              string         `db:"id"`
+	AccountID       string         `db:"account_id"`
+	BatchID         sql.NullString `db:"batch_id"`
+	Bucket          string         `db:"bucket"`
+	Latitude        float64        `db:"latitude"`
+	Longitude       float64        `db:"longitude"`
+	Status          string         `db:"status"`
+	Attempts        int            `db:"attempts"`
+	ErrorCode       sql.NullString `db:"error_code"`
+	ErrorMessage    sql.NullString `db:"error_message"`
+	ErrorTransient  sql.NullBool   `db:"error_transient"`
+	ReportID        sql.NullString `db:"report_id"`
+	RunAfterUTC     time.Time      `db:"run_after_utc"`
+	LeaseOwner      sql.NullString `db:"lease_owner"`
+	LeaseExpiresUTC sql.NullTime   `db:"lease_expires_utc"`
+	CreatedUTC      time.Time      `db:"created_utc"`
+	UpdatedUTC      time.Time      `db:"updated_utc"`
+	CompletedUTC    sql.NullTime   `db:"completed_utc"`
+}
+
+const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, status, attempts,
+	error_code, error_message, error_transient, report_id, run_after_utc, lease_owner,
+	lease_expires_utc, created_utc, updated_utc, completed_utc`
+
+func (r jobRow) job() locrisk.Job {
+	j := locrisk.Job{ID: r.ID, AccountID: r.AccountID, BatchID: strPtr(r.BatchID), Bucket: r.Bucket,
+		Latitude: r.Latitude, Longitude: r.Longitude, Status: r.Status, Attempts: r.Attempts,
+		ErrorCode: strPtr(r.ErrorCode), ErrorMessage: strPtr(r.ErrorMessage), ReportID: strPtr(r.ReportID),
+		RunAfterUTC: utc(r.RunAfterUTC), CreatedUTC: utc(r.CreatedUTC), UpdatedUTC: utc(r.UpdatedUTC),
+		CompletedUTC: utcPtr(r.CompletedUTC)}
+	if r.ErrorTransient.Valid {
+		b := r.ErrorTransient.Bool
+		j.ErrorTransient = &b
+	}
+	return j
+}
+
+const kindReportJob = "report_job"
+
+// CreateJob creates a queued job, unless its idempotency key replays an
+// earlier one or the quota is used up (see the package comment for how
+// both hold across nodes).
+func (s *Store) CreateJob(ctx context.Context, nj locrisk.NewJob, now time.Time) (locrisk.Job, bool, error) {
+	if nj.Bucket == "" {
+		nj.Bucket = locrisk.BucketAPI
+	}
+	if nj.Bucket != locrisk.BucketAPI && nj.Bucket != locrisk.BucketBulk && nj.Bucket != locrisk.BucketManual {
+		return locrisk.Job{}, false, fmt.Errorf("%w: unknown bucket %q", locrisk.ErrInvalid, nj.Bucket)
+	}
+	if nj.IdempotencyKey != "" && nj.RequestHash == "" {
+		return locrisk.Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
+	}
+	now = ms(now)
+	var job locrisk.Job
+	var replayed bool
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		// The account first: a failed statement would abort the
+		// transaction before it could say which error it was.
+		if _, err := getAccount(ctx, tx, nj.AccountID); err != nil {
+			return err
+		}
+		job = locrisk.Job{ID: ids.New(ids.Job), AccountID: nj.AccountID, Bucket: nj.Bucket,
+			Latitude: nj.Latitude, Longitude: nj.Longitude, Status: locrisk.StatusQueued,
+			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now}
+		replayed = false
+		if nj.IdempotencyKey != "" {
+			id, found, err := takeIdempotencyKey(ctx, tx, nj.AccountID, kindReportJob, nj.IdempotencyKey, nj.RequestHash, job.ID, now)
+			if err != nil {
+				return err
+			}
+			if found {
+				replayed = true
+				var r jobRow
+				if err := tx.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = $1`, id); err != nil {
+					return fmt.Errorf("replayed job %s: %w", id, err)
+				}
+				job = r.job()
+				return nil
+			}
+		}
+		if err := useQuota(ctx, tx, nj.AccountID, 1, now); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
+			(id, account_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
+			VALUES ($1, $2, $3, $4, $5, 'queued', 0, $6, $6, $6)`,
+			job.ID, job.AccountID, job.Bucket, job.Latitude, job.Longitude, now)
+		return err
+	})
+	if err != nil {
+		return locrisk.Job{}, false, fmt.Errorf("create job: %w", err)
+	}
+	return job, replayed, nil
+}
+
+// takeIdempotencyKey records key for resourceID, or returns the resource an
+// unexpired earlier use of the key made (found), or ErrIdempotencyConflict
+// when that use had another request. An expired key is taken over.
+func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account_id, kind, key) DO NOTHING`,
+		accountID, kind, key, hash, resourceID, now)
+	if err != nil {
+		return "", false, fmt.Errorf("remember idempotency key: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", false, err
+	} else if n == 1 {
+		return "", false, nil
+	}
+	var row struct {
+		Hash       string    `db:"request_hash"`
+		ResourceID string    `db:"resource_id"`
+		CreatedUTC time.Time `db:"created_utc"`
+	}
+	// FOR UPDATE: a concurrent take-over of the same expired key waits.
+	err = tx.GetContext(ctx, &row, `SELECT request_hash, resource_id, created_utc FROM idempotency_keys
+		WHERE account_id = $1 AND kind = $2 AND key = $3 FOR UPDATE`, accountID, kind, key)
+	if err != nil {
+		return "", false, fmt.Errorf("idempotency lookup: %w", err)
+	}
+	if !row.CreatedUTC.After(now.Add(-locrisk.IdempotencyTTL)) {
+		if _, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET request_hash = $1, resource_id = $2, created_utc = $3
+			WHERE account_id = $4 AND kind = $5 AND key = $6`, hash, resourceID, now, accountID, kind, key); err != nil {
+			return "", false, fmt.Errorf("take over expired idempotency key: %w", err)
+		}
+		return "", false, nil
+	}
+	if row.Hash != hash {
+		return "", false, locrisk.ErrIdempotencyConflict
+	}
+	return row.ResourceID, true, nil
+}
+
+// useQuota counts n jobs against the account's quota for now's month, or
+// returns *QuotaError. The upsert locks the month's row until the
+// transaction ends.
+func useQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now time.Time) error {
+	var r struct {
+		Used  int           `db:"report_jobs"`
+		Limit int `db:"monthly_quota"`
+	}
+	err := tx.GetContext(ctx, &r, `INSERT INTO quota_usage AS q (account_id, period_start_utc, report_jobs) VALUES ($1, $2, $3)
+		ON CONFLICT (account_id, period_start_utc) DO UPDATE SET report_jobs = q.report_jobs + excluded.report_jobs
+		RETURNING q.report_jobs, (SELECT monthly_quota FROM accounts WHERE accounts.id = q.account_id) AS monthly_quota`,
+		accountID, locrisk.MonthStart(now), n)
+	if err != nil {
+		return fmt.Errorf("count quota usage: %w", err)
+	}
+	if r.Used > r.Limit {
+		return &locrisk.QuotaError{Limit: r.Limit, Used: r.Used - n, ResetsAt: locrisk.NextMonthStart(now)}
+	}
+	return nil
+}
+
+// GetJob returns the account's job.
+func (s *Store) GetJob(ctx context.Context, accountID, jobID string) (locrisk.Job, error) {
+	var r jobRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = $1 AND account_id = $2`, jobID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", jobID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("get job %s: %w", jobID, err)
+	}
+	return r.job(), nil
+}
+
+// cursorVersion starts every page cursor, so that a later format can
+// tell the old one apart.
+const cursorVersion = "1"
+
+func encodeCursor(created time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + "\x00" + created.UTC().Format(time.RFC3339Nano) + "\x00" + id))
+}
+
+func decodeCursor(c, idPrefix string) (time.Time, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, "", locrisk.ErrBadCursor
+	}
+	parts := strings.Split(string(b), "\x00")
+	if len(parts) != 3 || parts[0] != cursorVersion || !ids.HasPrefix(parts[2], idPrefix) {
+		return time.Time{}, "", locrisk.ErrBadCursor
+	}
+	t, err := time.Parse(time.RFC3339Nano, parts[1])
+	if err != nil {
+		return time.Time{}, "", locrisk.ErrBadCursor
+	}
+	return t, parts[2], nil
+}
+
+// ListJobs pages the account's jobs, newest first.
+func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]locrisk.Job, string, error) {
+	if status != "" && !locrisk.ValidStatus(status) {
+		return nil, "", fmt.Errorf("%w: unknown status %q", locrisk.ErrInvalid, status)
+	}
+	if limit <= 0 {
+		return nil, "", fmt.Errorf("%w: limit %d", locrisk.ErrInvalid, limit)
+	}
+	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = $1`
+	args := []any{accountID}
+	if status != "" {
+		args = append(args, status)
+		q += fmt.Sprintf(` AND status = $%d`, len(args))
+	}
+	if cursor != "" {
+		created, id, err := decodeCursor(cursor, ids.Job)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, created, id)
+		q += fmt.Sprintf(` AND (created_utc, id) < ($%d, $%d)`, len(args)-1, len(args))
+	}
+	args = append(args, limit+1)
+	q += fmt.Sprintf(` ORDER BY created_utc DESC, id DESC LIMIT $%d`, len(args))
+	var rows []jobRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1]
+		next = encodeCursor(last.CreatedUTC, last.ID)
+	}
+	out := make([]locrisk.Job, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.job())
+	}
+	return out, next, nil
+}
+
+// RetryJob queues the account's failed job again when its error was
+// transient.
+func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, error) {
+	now = ms(now)
+	var r jobRow
+	err := s.db.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = $1, updated_utc = $1,
+		error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
+		lease_owner = NULL, lease_expires_utc = NULL
+		WHERE id = $2 AND account_id = $3 AND status = 'failed' AND error_transient
+		RETURNING `+jobColumns, now, jobID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, gerr := s.GetJob(ctx, accountID, jobID); gerr != nil {
+			return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, gerr)
+		}
+		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, locrisk.ErrNotRetryable)
+	}
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
+	}
+	return r.job(), nil
+}
+
+// GetReport returns the account's report, its body decoded.
+func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locrisk.Report, error) {
+	var r struct {
+		ID           string         `db:"id"`
+		JobID        string         `db:"job_id"`
+		AccountID    string         `db:"account_id"`
+		GeneratedUTC time.Time      `db:"generated_utc"`
+		DataVersion  string         `db:"data_version"`
+		Body         []byte         `db:"body"`
+		BodyCodec    sql.NullString `db:"body_codec"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT id, job_id, account_id, generated_utc, data_version, body, body_codec
+		FROM reports WHERE id = $1 AND account_id = $2`, reportID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return locrisk.Report{}, fmt.Errorf("report %s: %w", reportID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return locrisk.Report{}, fmt.Errorf("get report %s: %w", reportID, err)
+	}
+	body, err := s.codec.Decode(r.BodyCodec.String, r.Body)
+	if err != nil {
+		return locrisk.Report{}, fmt.Errorf("report %s: %w", reportID, err)
+	}
+	return locrisk.Report{ID: r.ID, JobID: r.JobID, AccountID: r.AccountID, GeneratedUTC: utc(r.GeneratedUTC),
+		DataVersion: r.DataVersion, Body: body}, nil
+}
+
+// PeriodUsage returns the account's usage in now's billing period: the
+// jobs created in it (a retry creates none) by their status now.
+func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (locrisk.PeriodUsage, error) {
+	a, err := getAccount(ctx, s.db, accountID)
+	if err != nil {
+		return locrisk.PeriodUsage{}, err
+	}
+	u := locrisk.PeriodUsage{Limit: a.MonthlyQuota, Start: locrisk.MonthStart(now), End: locrisk.NextMonthStart(now)}
+	var c struct {
+		Queued     int `db:"queued"`
+		Processing int `db:"processing"`
+		Completed  int `db:"completed"`
+		Failed     int `db:"failed"`
+	}
+	err = s.db.GetContext(ctx, &c, `SELECT
+		COUNT(*) FILTER (WHERE status = 'queued') AS queued, COUNT(*) FILTER (WHERE status = 'processing') AS processing,
+		COUNT(*) FILTER (WHERE status = 'completed') AS completed, COUNT(*) FILTER (WHERE status = 'failed') AS failed
+		FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3`, accountID, u.Start, u.End)
+	if err != nil {
+		return locrisk.PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
+	}
+	u.Queued, u.Processing, u.Completed, u.Failed = c.Queued, c.Processing, c.Completed, c.Failed
+	u.Created = c.Queued + c.Processing + c.Completed + c.Failed
+	return u, nil
+}

@@ -1,0 +1,230 @@
+// Package pgstore is the PostgreSQL store (issue 30; docs/postgres.md):
+// the domain's operations (service.go at the root) on a PostgreSQL
+// database that several locrisk processes may share. It is the second
+// store beside the SQLite one (internal/store) and passes the same
+// behaviour suite (internal/storetest) for what it implements so far:
+// accounts, API keys, report jobs and their reports, the job queue, usage
+// per billing period and the signing keys. Batches, webhooks, request
+// statistics, the operations summary, retention and the reference cache
+// come next; until then the binary does not offer this store.
+//
+// How the concurrency invariants hold across processes, not only across
+// goroutines, in PostgreSQL's default READ COMMITTED isolation:
+//   - Quotas: a creation adds to its account's month row with INSERT ... ON
+//     CONFLICT DO UPDATE ... RETURNING, which locks that row until the
+//     transaction ends, so concurrent creations count one after the other,
+//     and one that would pass the quota rolls back.
+//   - Idempotency: the key's primary key. A second insert of a key waits
+//     for the first transaction and then finds the row (ON CONFLICT DO
+//     NOTHING, then a read, which sees the committed row).
+//   - Claims: the chosen row is locked with FOR UPDATE SKIP LOCKED, so two
+//     claimers never take one job and neither waits for the other; the
+//     turns between accounts come from one sequence (job_claims).
+//   - Completion: an UPDATE conditioned on the status and the lease owner
+//     inside the completing transaction, with the report's unique job_id.
+//
+// Serialization failures and deadlocks (SQLSTATE 40001, 40P01) are retried
+// a few times, the whole transaction again.
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/reportcodec"
+	"github.com/locrisk/locrisk/internal/secretbox"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options are the store's settings; zero fields take the defaults.
+type Options struct {
+	// Now is the clock of the operations that take no time argument.
+	Now func() time.Time
+	// OnJobFinal hooks run inside every job's final transition.
+	OnJobFinal []locrisk.JobFinalHook
+	// Secrets seals the report signing keys at rest (package secretbox).
+	Secrets *secretbox.Box
+}
+
+// Store is the PostgreSQL store. It is safe for concurrent use.
+type Store struct {
+	db      *sqlx.DB
+	now     func() time.Time
+	hooks   []locrisk.JobFinalHook
+	secrets *secretbox.Box
+	codec   *reportcodec.Codec
+	dsn     string // the connection string Open was given
+}
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// key=value string), applies the migrations it lacks and returns the store.
+func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
+	db, err := sqlx.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	codec, err := reportcodec.New()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Store{db: db, now: opt.Now, hooks: opt.OnJobFinal, secrets: opt.Secrets, codec: codec, dsn: dsn}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrationLock is the advisory lock key Migrate holds: any fixed number
+// that other programs sharing the database do not use.
+const migrationLock = 0x6c6f6372 // "locr"
+
+// Migrate applies the numbered migrations the database lacks, each in its
+// own transaction, under an advisory lock, so that several nodes starting
+// at once apply each migration once.
+func (s *Store) Migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+		return fmt.Errorf("migrate: take the migration lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_utc timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var have []int
+	if err := conn.SelectContext(ctx, &have, `SELECT version FROM schema_migrations`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for i, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil || version != i+1 {
+			return fmt.Errorf("migrate: %s is not migration %d", base, i+1)
+		}
+		if slices.Contains(have, version) {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTxx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, base); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion is the number of the last migration this binary carries.
+func SchemaVersion() int {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	return len(names)
+}
+
+// withTx runs fn in one transaction, committed if fn returns nil, and
+// runs it again (a few times) when PostgreSQL aborts it for a
+// serialization failure or a deadlock.
+func (s *Store) withTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.tryTx(ctx, fn)
+		if err == nil || !retryable(err) || attempt == 5 {
+			return err
+		}
+		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// retryable says whether PostgreSQL aborted the transaction for a
+// serialization failure or a deadlock, after which it may simply run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// ms is t in UTC at the millisecond precision every stored time has.
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// utc turns a scanned time into UTC (pgx gives the session's zone).
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func utcPtr(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+func strPtr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+// queryer is a *sqlx.DB or a *sqlx.Tx.
+type queryer interface {
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}

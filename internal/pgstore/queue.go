@@ -1,0 +1,214 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/ids"
+)
+
+// ClaimJob takes the next runnable job for owner until now+lease: first a
+// job whose lease expired (the longest expired first), else the accounts
+// take turns: the account with runnable work whose last claim is the
+// oldest (never served first) gets its oldest runnable job. The row is
+// locked FOR UPDATE SKIP LOCKED, so claimers on any node never take the
+// same job and never wait for each other.
+func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (locrisk.Job, bool, error) {
+	if owner == "" || lease <= 0 {
+		return locrisk.Job{}, false, fmt.Errorf("%w: claim needs an owner and a positive lease", locrisk.ErrInvalid)
+	}
+	now = ms(now)
+	var job locrisk.Job
+	found := false
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		found = false
+		var id string
+		reclaimed := true
+		err := tx.GetContext(ctx, &id, `SELECT id FROM report_jobs
+			WHERE status = 'processing' AND lease_expires_utc < $1
+			ORDER BY lease_expires_utc, id LIMIT 1 FOR UPDATE SKIP LOCKED`, now)
+		if errors.Is(err, sql.ErrNoRows) {
+			reclaimed = false
+			err = tx.GetContext(ctx, &id, `SELECT j.id FROM report_jobs j
+				LEFT JOIN job_queue_accounts q ON q.account_id = j.account_id
+				WHERE j.status = 'queued' AND j.run_after_utc <= $1
+				ORDER BY COALESCE(q.last_claim, 0), j.account_id, j.run_after_utc, j.created_utc, j.id
+				LIMIT 1 FOR UPDATE OF j SKIP LOCKED`, now)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var r jobRow
+		if err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'processing', lease_owner = $1,
+			lease_expires_utc = $2, attempts = attempts + 1, updated_utc = $3 WHERE id = $4 RETURNING `+jobColumns,
+			owner, ms(now.Add(lease)), now, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO job_queue_accounts (account_id, last_claim) VALUES ($1, nextval('job_claims'))
+			ON CONFLICT (account_id) DO UPDATE SET last_claim = excluded.last_claim`, r.AccountID); err != nil {
+			return fmt.Errorf("record the account's turn: %w", err)
+		}
+		job, found = r.job(), true
+		job.Reclaimed = reclaimed
+		return nil
+	})
+	if err != nil {
+		return locrisk.Job{}, false, fmt.Errorf("claim job: %w", err)
+	}
+	return job, found, nil
+}
+
+// CompleteJob stores the report and marks the job completed, with the
+// JobFinalHooks, in one transaction, if owner still holds the job.
+func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, rep locrisk.Report, now time.Time) (locrisk.Job, error) {
+	now = ms(now)
+	if rep.ID == "" {
+		rep.ID = ids.NewReportID()
+	}
+	if rep.GeneratedUTC.IsZero() {
+		rep.GeneratedUTC = now
+	}
+	codec, body := s.codec.Encode(nil, rep.Body)
+	var overall sql.NullInt64
+	var level sql.NullString
+	var modules []byte
+	if sc := rep.Scores; sc != nil {
+		overall, level = sql.NullInt64{Int64: int64(sc.Overall), Valid: true}, sql.NullString{String: sc.RiskLevel, Valid: true}
+		m := make(map[string]*int, len(sc.Modules))
+		for _, x := range sc.Modules {
+			m[x.Module] = x.Score
+		}
+		var err error
+		if modules, err = json.Marshal(m); err != nil {
+			return locrisk.Job{}, err
+		}
+	}
+	var job locrisk.Job
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		var r jobRow
+		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'completed', report_id = $1,
+			completed_utc = $2, updated_utc = $2, lease_owner = NULL, lease_expires_utc = NULL,
+			error_code = NULL, error_message = NULL, error_transient = NULL
+			WHERE id = $3 AND status = 'processing' AND lease_owner = $4 RETURNING `+jobColumns, rep.ID, now, jobID, owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return locrisk.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		job = r.job()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO reports
+			(id, job_id, account_id, generated_utc, data_version, body, body_codec, overall_score, risk_level, module_scores)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			rep.ID, job.ID, job.AccountID, ms(rep.GeneratedUTC), rep.DataVersion, body, codec, overall, level, nullJSON(modules)); err != nil {
+			return fmt.Errorf("insert report: %w", err)
+		}
+		return s.afterJobFinal(ctx, tx, job)
+	})
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
+	}
+	return job, nil
+}
+
+func nullJSON(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// FailJob marks the job failed, with the JobFinalHooks, if owner still
+// holds it.
+func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, transient bool, now time.Time) (locrisk.Job, error) {
+	now = ms(now)
+	var job locrisk.Job
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		var r jobRow
+		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'failed',
+			error_code = $1, error_message = $2, error_transient = $3,
+			completed_utc = $4, updated_utc = $4, lease_owner = NULL, lease_expires_utc = NULL
+			WHERE id = $5 AND status = 'processing' AND lease_owner = $6 RETURNING `+jobColumns,
+			code, msg, transient, now, jobID, owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return locrisk.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		job = r.job()
+		return s.afterJobFinal(ctx, tx, job)
+	})
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("fail job %s: %w", jobID, err)
+	}
+	return job, nil
+}
+
+// afterJobFinal runs the JobFinalHooks in the job's final transaction.
+func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job locrisk.Job) error {
+	for _, h := range s.hooks {
+		if err := h(ctx, finalTx{tx: tx}, job); err != nil {
+			return fmt.Errorf("job %s final hook: %w", job.ID, err)
+		}
+	}
+	return nil
+}
+
+// ErrNotImplemented is the error of the operations this store does not
+// have yet (the package comment lists them).
+var ErrNotImplemented = errors.New("pgstore: not implemented on PostgreSQL yet (issue 30)")
+
+// finalTx is a job's final transaction as the hooks see it. Batches and
+// webhooks are not on PostgreSQL yet: no job belongs to a batch, and the
+// webhook operations say so rather than pretend.
+type finalTx struct{ tx *sqlx.Tx }
+
+func (finalTx) CompletedBatch() (locrisk.Batch, bool) { return locrisk.Batch{}, false }
+
+func (finalTx) WebhookSubscribers(context.Context, string, string) ([]string, error) {
+	return nil, fmt.Errorf("webhook subscribers: %w", ErrNotImplemented)
+}
+
+func (finalTx) InsertWebhookEvent(context.Context, locrisk.WebhookEvent, []string) ([]string, error) {
+	return nil, fmt.Errorf("webhook events: %w", ErrNotImplemented)
+}
+
+// RetryLater puts a held job back, runnable from runAfter, keeping the
+// error for operators.
+func (s *Store) RetryLater(ctx context.Context, jobID, owner string, runAfter time.Time, code, msg string, now time.Time) error {
+	return s.requeue(ctx, jobID, owner, now, `run_after_utc = $4, error_code = $5, error_message = $6, error_transient = true`,
+		ms(runAfter), code, msg)
+}
+
+// ReleaseJob hands a held job back without counting the attempt.
+func (s *Store) ReleaseJob(ctx context.Context, jobID, owner string, now time.Time) error {
+	return s.requeue(ctx, jobID, owner, now, `run_after_utc = $3, attempts = GREATEST(attempts - 1, 0)`)
+}
+
+// requeue sets the job owner holds queued again, with set: its
+// placeholders are $3 for now and $4 on for setArgs.
+func (s *Store) requeue(ctx context.Context, jobID, owner string, now time.Time, set string, setArgs ...any) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE report_jobs SET status = 'queued', lease_owner = NULL, lease_expires_utc = NULL, `+
+		set+`, updated_utc = $3 WHERE id = $1 AND status = 'processing' AND lease_owner = $2`,
+		append([]any{jobID, owner, ms(now)}, setArgs...)...)
+	if err != nil {
+		return fmt.Errorf("requeue job %s: %w", jobID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("requeue job %s: %w", jobID, err)
+	} else if n == 0 {
+		return fmt.Errorf("requeue job %s: %w", jobID, locrisk.ErrLeaseLost)
+	}
+	return nil
+}

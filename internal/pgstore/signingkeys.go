@@ -1,0 +1,148 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+)
+
+type signingKeyRow struct {
+	ID         string         `db:"id"`
+	PublicKey  []byte         `db:"public_key"`
+	PrivateKey sql.NullString `db:"private_key"`
+	CreatedUTC time.Time      `db:"created_utc"`
+	RetiredUTC sql.NullTime   `db:"retired_utc"`
+}
+
+const signingKeyColumns = `id, public_key, private_key, created_utc, retired_utc`
+
+// signingKey turns the row into a key, opening the private half when
+// withPrivate (sealed like the SQLite store seals it, under the key's id).
+func (s *Store) signingKey(r signingKeyRow, withPrivate bool) (locrisk.SigningKey, error) {
+	if len(r.PublicKey) != ed25519.PublicKeySize {
+		return locrisk.SigningKey{}, fmt.Errorf("signing key %s: public key of %d bytes", r.ID, len(r.PublicKey))
+	}
+	k := locrisk.SigningKey{ID: r.ID, PublicKey: r.PublicKey, CreatedUTC: utc(r.CreatedUTC)}
+	if r.RetiredUTC.Valid {
+		k.RetiredUTC = utc(r.RetiredUTC.Time)
+	}
+	if withPrivate && r.PrivateKey.Valid {
+		if s.secrets == nil {
+			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: no secret key to open it with", r.ID)
+		}
+		seedText, err := s.secrets.Open(r.PrivateKey.String, r.ID)
+		if err != nil {
+			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the secret key does not open it: %w", r.ID, err)
+		}
+		seed, err := base64.StdEncoding.DecodeString(seedText)
+		if err != nil || len(seed) != ed25519.SeedSize {
+			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the private key is not an Ed25519 seed", r.ID)
+		}
+		k.PrivateKey = ed25519.NewKeyFromSeed(seed)
+		if !k.PrivateKey.Public().(ed25519.PublicKey).Equal(k.PublicKey) {
+			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the private key does not match the public key", r.ID)
+		}
+	}
+	return k, nil
+}
+
+func (s *Store) insertSigningKey(ctx context.Context, tx *sqlx.Tx, k locrisk.SigningKey) error {
+	if len(k.PrivateKey) != ed25519.PrivateKeySize || k.ID == "" || k.CreatedUTC.IsZero() {
+		return fmt.Errorf("%w: a signing key needs an id, a creation time and its private key", locrisk.ErrInvalid)
+	}
+	if s.secrets == nil {
+		return errors.New("no secret key to seal the signing key with")
+	}
+	sealed := s.secrets.Seal(base64.StdEncoding.EncodeToString(k.PrivateKey.Seed()), k.ID)
+	_, err := tx.ExecContext(ctx, `INSERT INTO signing_keys (id, public_key, private_key, created_utc) VALUES ($1, $2, $3, $4)`,
+		k.ID, []byte(k.PrivateKey.Public().(ed25519.PublicKey)), sealed, ms(k.CreatedUTC))
+	if err != nil {
+		return fmt.Errorf("store signing key %s: %w", k.ID, err)
+	}
+	return nil
+}
+
+// EnsureSigningKey stores k as the current key when there is none. Two
+// nodes ensuring at once make one key: the unique index on the current
+// key refuses the second insert, whose node then reads the first's.
+func (s *Store) EnsureSigningKey(ctx context.Context, k locrisk.SigningKey) (locrisk.SigningKey, bool, error) {
+	created := false
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		created = false
+		// The table lock orders concurrent ensures, so the second sees the
+		// first's key rather than failing on the unique index.
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM signing_keys WHERE retired_utc IS NULL`); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		created = true
+		return s.insertSigningKey(ctx, tx, k)
+	})
+	if err != nil {
+		return locrisk.SigningKey{}, false, fmt.Errorf("ensure signing key: %w", err)
+	}
+	cur, err := s.CurrentSigningKey(ctx)
+	return cur, created, err
+}
+
+// RotateSigningKey retires the current key at k.CreatedUTC and stores k.
+func (s *Store) RotateSigningKey(ctx context.Context, k locrisk.SigningKey) error {
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_utc = $1, private_key = NULL WHERE retired_utc IS NULL`,
+			ms(k.CreatedUTC)); err != nil {
+			return err
+		}
+		return s.insertSigningKey(ctx, tx, k)
+	})
+	if err != nil {
+		return fmt.Errorf("rotate signing key: %w", err)
+	}
+	return nil
+}
+
+// CurrentSigningKey returns the current key with its private half.
+func (s *Store) CurrentSigningKey(ctx context.Context) (locrisk.SigningKey, error) {
+	var r signingKeyRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+signingKeyColumns+` FROM signing_keys WHERE retired_utc IS NULL`)
+	if errors.Is(err, sql.ErrNoRows) {
+		return locrisk.SigningKey{}, fmt.Errorf("current signing key: %w", locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return locrisk.SigningKey{}, fmt.Errorf("current signing key: %w", err)
+	}
+	return s.signingKey(r, true)
+}
+
+// ListSigningKeys returns every key, newest first, public halves only.
+func (s *Store) ListSigningKeys(ctx context.Context) ([]locrisk.SigningKey, error) {
+	var rows []signingKeyRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+signingKeyColumns+` FROM signing_keys ORDER BY created_utc DESC, id DESC`); err != nil {
+		return nil, fmt.Errorf("list signing keys: %w", err)
+	}
+	keys := make([]locrisk.SigningKey, 0, len(rows))
+	for _, r := range rows {
+		k, err := s.signingKey(r, false)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
