@@ -155,7 +155,7 @@ func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, 
 // transaction ends.
 func useQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now time.Time) error {
 	var r struct {
-		Used  int           `db:"report_jobs"`
+		Used  int `db:"report_jobs"`
 		Limit int `db:"monthly_quota"`
 	}
 	err := tx.GetContext(ctx, &r, `INSERT INTO quota_usage AS q (account_id, period_start_utc, report_jobs) VALUES ($1, $2, $3)
