@@ -208,14 +208,21 @@ func decodeCursor(c, idPrefix string) (time.Time, string, error) {
 	return t, parts[2], nil
 }
 
+// pageLimit is the page size of the list operations: 20 unless given,
+// at most 1,000, as every store pages.
+func pageLimit(limit int) int {
+	if limit <= 0 {
+		return 20
+	}
+	return min(limit, 1000)
+}
+
 // ListJobs pages the account's jobs, newest first.
 func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]locrisk.Job, string, error) {
 	if status != "" && !locrisk.ValidStatus(status) {
 		return nil, "", fmt.Errorf("%w: unknown status %q", locrisk.ErrInvalid, status)
 	}
-	if limit <= 0 {
-		return nil, "", fmt.Errorf("%w: limit %d", locrisk.ErrInvalid, limit)
-	}
+	limit = pageLimit(limit)
 	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = $1`
 	args := []any{accountID}
 	if status != "" {
@@ -250,25 +257,41 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 }
 
 // RetryJob queues the account's failed job again when its error was
-// transient.
+// transient, and its batch, if any, is processing again.
 func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, error) {
 	now = ms(now)
-	var r jobRow
-	err := s.db.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = $1, updated_utc = $1,
-		error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
-		lease_owner = NULL, lease_expires_utc = NULL
-		WHERE id = $2 AND account_id = $3 AND status = 'failed' AND error_transient
-		RETURNING `+jobColumns, now, jobID, accountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		if _, gerr := s.GetJob(ctx, accountID, jobID); gerr != nil {
-			return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, gerr)
+	var job locrisk.Job
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		var r jobRow
+		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = $1, updated_utc = $1,
+			error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
+			lease_owner = NULL, lease_expires_utc = NULL
+			WHERE id = $2 AND account_id = $3 AND status = 'failed' AND error_transient
+			RETURNING `+jobColumns, now, jobID, accountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			var n int
+			if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM report_jobs WHERE id = $1 AND account_id = $2`, jobID, accountID); err != nil {
+				return err
+			}
+			if n == 0 {
+				return locrisk.ErrNotFound
+			}
+			return locrisk.ErrNotRetryable
 		}
-		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, locrisk.ErrNotRetryable)
-	}
+		if err != nil {
+			return err
+		}
+		job = r.job()
+		if job.BatchID != nil {
+			_, err := syncBatchStatus(ctx, tx, *job.BatchID)
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
 	}
-	return r.job(), nil
+	return job, nil
 }
 
 // GetReport returns the account's report, its body decoded.

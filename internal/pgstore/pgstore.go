@@ -2,11 +2,7 @@
 // the domain's operations (service.go at the root) on a PostgreSQL
 // database that several locrisk processes may share. It is the second
 // store beside the SQLite one (internal/store) and passes the same
-// behaviour suite (internal/storetest) for what it implements so far:
-// accounts, API keys, report jobs and their reports, the job queue, usage
-// per billing period and the signing keys. Batches, webhooks, request
-// statistics, the operations summary, retention and the reference cache
-// come next; until then the binary does not offer this store.
+// behaviour suite (internal/storetest), every group of it.
 //
 // How the concurrency invariants hold across processes, not only across
 // goroutines, in PostgreSQL's default READ COMMITTED isolation:
@@ -60,6 +56,9 @@ type Options struct {
 	// Secrets seals the report signing keys at rest (package secretbox).
 	Secrets *secretbox.Box
 }
+
+// Store implements every service interface of the domain.
+var _ locrisk.Store = (*Store)(nil)
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {

@@ -3,91 +3,165 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk"
 )
 
-// Purge deletes what p allows of what this store holds (finished jobs and
-// their reports, old API keys, quota counters of past months, expired
-// idempotency keys), at most p.Batch rows of a kind per transaction, and
-// returns the counts, with what it had committed on an error. With
-// p.DryRun it counts and deletes nothing.
+// purgeStep is one kind of record the purge deletes: pick chooses the ids
+// of at most $2 records past the cut-off $1; deletes remove them and what
+// belongs to them ($1 the ids), each counted.
+type purgeStep struct {
+	pick    string
+	cutoff  time.Time
+	limit   int
+	deletes []purgeDelete
+}
+
+type purgeDelete struct {
+	sql   string
+	count *int64
+}
+
+// jobDeletes remove the jobs' webhook deliveries and events and reports;
+// jobsOf selects the jobs from $1.
+func jobDeletes(jobsOf string, c *locrisk.PurgeCounts) []purgeDelete {
+	return []purgeDelete{
+		{`DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM webhook_events WHERE job_id IN (` + jobsOf + `))`, &c.Deliveries},
+		{`DELETE FROM webhook_events WHERE job_id IN (` + jobsOf + `)`, &c.Events},
+		{`DELETE FROM reports WHERE job_id IN (` + jobsOf + `)`, &c.Reports},
+	}
+}
+
+// noPendingDelivery holds when none of the events of the jobs jobCond
+// selects (e.job_id ...) still waits to be delivered.
+func noPendingDelivery(jobCond string) string {
+	return `NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id
+		WHERE ` + jobCond + ` AND d.status = 'pending')`
+}
+
+// Purge deletes what p allows, with the SQLite store's rules
+// (docs/operations.md, Retention): finished batches and jobs whose
+// webhook deliveries are all done, with their reports, events and
+// deliveries; disabled webhook endpoints no job delivery names; revoked or
+// expired API keys; request statistics and quota counters past the
+// cut-off; expired idempotency keys. Each kind goes in transactions of at
+// most p.Batch records (a batch counting as up to 100); with p.DryRun,
+// one transaction counts everything and rolls back.
 func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error) {
 	var c locrisk.PurgeCounts
 	batch := p.Batch
 	if batch <= 0 {
 		batch = locrisk.DefaultPurgeBatch
 	}
-	type step struct {
-		count *int64
-		// where picks the rows ($1 the cut-off); before runs on the picked
-		// ids first (the reports of the jobs).
-		table, where string
-		cutoff       any
-		reports      bool
-	}
-	var steps []step
+	var steps []purgeStep
 	if !p.Before.IsZero() {
 		before := ms(p.Before)
 		steps = append(steps,
-			step{&c.Jobs, "report_jobs", `completed_utc IS NOT NULL AND completed_utc < $1 AND batch_id IS NULL
-				AND status IN ('completed', 'failed')`, before, true},
-			step{&c.Keys, "api_keys", `revoked_utc < $1 OR expires_utc < $1`, before, false},
-			step{&c.QuotaCounters, "quota_usage", `period_start_utc < $1`, locrisk.MonthStart(before), false})
+			purgeStep{pick: `SELECT b.id FROM batches b WHERE b.status = 'completed' AND b.completed_utc < $1
+				AND NOT EXISTS (SELECT 1 FROM report_jobs j WHERE j.batch_id = b.id
+					AND (j.status NOT IN ('completed', 'failed') OR j.completed_utc IS NULL OR j.completed_utc >= $1))
+				AND ` + noPendingDelivery(`e.job_id IN (SELECT id FROM report_jobs WHERE batch_id = b.id)`) + `
+				ORDER BY b.completed_utc, b.id LIMIT $2`,
+				cutoff: before, limit: max(1, batch/100),
+				deletes: append(jobDeletes(`SELECT id FROM report_jobs WHERE batch_id = ANY($1)`, &c),
+					purgeDelete{`DELETE FROM batch_items WHERE batch_id = ANY($1)`, &c.BatchItems},
+					purgeDelete{`DELETE FROM report_jobs WHERE batch_id = ANY($1)`, &c.Jobs},
+					purgeDelete{`DELETE FROM batches WHERE id = ANY($1)`, &c.Batches})},
+			purgeStep{pick: `SELECT j.id FROM report_jobs j WHERE j.batch_id IS NULL AND j.status IN ('completed', 'failed')
+				AND j.completed_utc < $1 AND ` + noPendingDelivery(`e.job_id = j.id`) + `
+				ORDER BY j.completed_utc, j.id LIMIT $2`,
+				cutoff: before, limit: batch,
+				deletes: append(jobDeletes(`SELECT unnest($1::text[])`, &c),
+					purgeDelete{`DELETE FROM report_jobs WHERE id = ANY($1)`, &c.Jobs})},
+			purgeStep{pick: `SELECT w.id FROM webhook_endpoints w WHERE NOT w.is_active AND w.disabled_utc < $1
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+					WHERE d.endpoint_id = w.id AND e.job_id IS NOT NULL)
+				ORDER BY w.disabled_utc, w.id LIMIT $2`,
+				cutoff: before, limit: batch,
+				deletes: []purgeDelete{
+					{`DELETE FROM webhook_deliveries WHERE endpoint_id = ANY($1)
+						AND event_id IN (SELECT id FROM webhook_events WHERE job_id IS NULL)`, &c.Deliveries},
+					{`DELETE FROM webhook_events WHERE job_id IS NULL
+						AND account_id IN (SELECT account_id FROM webhook_endpoints WHERE id = ANY($1))
+						AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, &c.Events},
+					{`DELETE FROM webhook_endpoints WHERE id = ANY($1)`, &c.Endpoints}}},
+			purgeStep{pick: `SELECT id FROM api_keys WHERE revoked_utc < $1 OR expires_utc < $1 ORDER BY created_utc, id LIMIT $2`,
+				cutoff: before, limit: batch,
+				deletes: []purgeDelete{{`DELETE FROM api_keys WHERE id = ANY($1)`, &c.Keys}}},
+			purgeStep{pick: `SELECT ctid::text FROM request_stats WHERE hour_utc < $1 ORDER BY account_id, hour_utc LIMIT $2`,
+				cutoff: before, limit: batch,
+				deletes: []purgeDelete{{`DELETE FROM request_stats WHERE ctid = ANY($1::tid[])`, &c.RequestStats}}},
+			purgeStep{pick: `SELECT ctid::text FROM quota_usage WHERE period_start_utc < $1 ORDER BY account_id, period_start_utc LIMIT $2`,
+				cutoff: locrisk.MonthStart(before), limit: batch,
+				deletes: []purgeDelete{{`DELETE FROM quota_usage WHERE ctid = ANY($1::tid[])`, &c.QuotaCounters}}})
 	}
 	if !p.Now.IsZero() {
-		steps = append(steps, step{&c.IdempotencyKeys, "idempotency_keys", `created_utc <= $1`,
-			ms(p.Now.Add(-locrisk.IdempotencyTTL)), false})
+		steps = append(steps, purgeStep{pick: `SELECT ctid::text FROM idempotency_keys WHERE created_utc <= $1
+			ORDER BY created_utc LIMIT $2`,
+			cutoff: ms(p.Now.Add(-locrisk.IdempotencyTTL)), limit: batch,
+			deletes: []purgeDelete{{`DELETE FROM idempotency_keys WHERE ctid = ANY($1::tid[])`, &c.IdempotencyKeys}}})
+	}
+	if p.DryRun {
+		// Everything at once in one transaction, rolled back: the counts
+		// of a real run (see locrisk.PurgePolicy.DryRun).
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			return c, fmt.Errorf("purge (dry run): %w", err)
+		}
+		defer tx.Rollback()
+		for _, st := range steps {
+			st.limit = 1 << 30
+			if _, err := runPurgeStep(ctx, tx, st); err != nil {
+				return locrisk.PurgeCounts{}, fmt.Errorf("purge (dry run): %w", err)
+			}
+		}
+		return c, nil
 	}
 	for _, st := range steps {
-		if p.DryRun {
-			var n int64
-			if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM `+st.table+` WHERE `+st.where, st.cutoff); err != nil {
-				return c, fmt.Errorf("purge %s: %w", st.table, err)
-			}
-			*st.count += n
-			if st.reports {
-				if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM reports WHERE job_id IN
-					(SELECT id FROM report_jobs WHERE `+st.where+`)`, st.cutoff); err != nil {
-					return c, fmt.Errorf("purge reports: %w", err)
-				}
-				c.Reports += n
-			}
-			continue
-		}
 		for {
-			var deleted, reports int64
+			before := c
+			var picked int
 			err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-				deleted, reports = 0, 0
-				pick := `SELECT ctid FROM ` + st.table + ` WHERE ` + st.where + ` LIMIT $2 FOR UPDATE SKIP LOCKED`
-				if st.reports {
-					res, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE job_id IN
-						(SELECT id FROM report_jobs WHERE ctid IN (`+pick+`))`, st.cutoff, batch)
-					if err != nil {
-						return err
-					}
-					if reports, err = res.RowsAffected(); err != nil {
-						return err
-					}
-				}
-				res, err := tx.ExecContext(ctx, `DELETE FROM `+st.table+` WHERE ctid IN (`+pick+`)`, st.cutoff, batch)
-				if err != nil {
-					return err
-				}
-				deleted, err = res.RowsAffected()
+				c = before // a retried transaction counts afresh
+				var err error
+				picked, err = runPurgeStep(ctx, tx, st)
 				return err
 			})
 			if err != nil {
-				return c, fmt.Errorf("purge %s: %w", st.table, err)
+				c = before
+				return c, fmt.Errorf("purge: %w", err)
 			}
-			*st.count += deleted
-			c.Reports += reports
-			if deleted < int64(batch) {
+			if picked < st.limit {
 				break
 			}
 		}
 	}
 	return c, nil
+}
+
+// runPurgeStep picks one transaction's worth of st's records and deletes
+// them, adding to the counts; it returns how many it picked.
+func runPurgeStep(ctx context.Context, tx *sqlx.Tx, st purgeStep) (int, error) {
+	var keys []string
+	if err := tx.SelectContext(ctx, &keys, st.pick, st.cutoff, st.limit); err != nil {
+		return 0, err
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	for _, d := range st.deletes {
+		res, err := tx.ExecContext(ctx, d.sql, keys)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		*d.count += n
+	}
+	return len(keys), nil
 }

@@ -155,33 +155,51 @@ func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, tra
 	return job, nil
 }
 
-// afterJobFinal runs the JobFinalHooks in the job's final transaction.
+// afterJobFinal brings the job's batch up to date and runs the
+// JobFinalHooks, in the job's final transaction.
 func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job locrisk.Job) error {
+	ftx := finalTx{tx: tx}
+	if job.BatchID != nil {
+		completed, err := syncBatchStatus(ctx, tx, *job.BatchID)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", job.ID, err)
+		}
+		if completed {
+			b, err := getBatch(ctx, tx, job.AccountID, *job.BatchID)
+			if err != nil {
+				return fmt.Errorf("job %s: %w", job.ID, err)
+			}
+			ftx.completedBatch = &b
+		}
+	}
 	for _, h := range s.hooks {
-		if err := h(ctx, finalTx{tx: tx}, job); err != nil {
+		if err := h(ctx, ftx, job); err != nil {
 			return fmt.Errorf("job %s final hook: %w", job.ID, err)
 		}
 	}
 	return nil
 }
 
-// ErrNotImplemented is the error of the operations this store does not
-// have yet (the package comment lists them).
-var ErrNotImplemented = errors.New("pgstore: not implemented on PostgreSQL yet (issue 30)")
-
-// finalTx is a job's final transaction as the hooks see it. Batches and
-// webhooks are not on PostgreSQL yet: no job belongs to a batch, and the
-// webhook operations say so rather than pretend.
-type finalTx struct{ tx *sqlx.Tx }
-
-func (finalTx) CompletedBatch() (locrisk.Batch, bool) { return locrisk.Batch{}, false }
-
-func (finalTx) WebhookSubscribers(context.Context, string, string) ([]string, error) {
-	return nil, fmt.Errorf("webhook subscribers: %w", ErrNotImplemented)
+// finalTx is a job's final transaction as the hooks see it
+// (locrisk.Tx).
+type finalTx struct {
+	tx             *sqlx.Tx
+	completedBatch *locrisk.Batch // set when this transition completed the job's batch
 }
 
-func (finalTx) InsertWebhookEvent(context.Context, locrisk.WebhookEvent, []string) ([]string, error) {
-	return nil, fmt.Errorf("webhook events: %w", ErrNotImplemented)
+func (t finalTx) CompletedBatch() (locrisk.Batch, bool) {
+	if t.completedBatch == nil {
+		return locrisk.Batch{}, false
+	}
+	return *t.completedBatch, true
+}
+
+func (t finalTx) WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error) {
+	return webhookSubscribers(ctx, t.tx, accountID, eventType)
+}
+
+func (t finalTx) InsertWebhookEvent(ctx context.Context, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
+	return insertWebhookEvent(ctx, t.tx, ev, endpointIDs)
 }
 
 // RetryLater puts a held job back, runnable from runAfter, keeping the

@@ -24,23 +24,14 @@ import (
 // throwaway server; .ci/run starts one).
 const serverEnv = "LOCRISK_TEST_POSTGRES"
 
-// missing are the groups of the suite this store does not implement yet
-// (the package comment).
-var missing = map[string]string{
-	"Batches":        "batches are not on PostgreSQL yet (issue 30)",
-	"Webhooks":       "webhooks are not on PostgreSQL yet (issue 30)",
-	"Usage":          "usage history, request statistics and the operations summary are not on PostgreSQL yet (issue 30)",
-	"Retention":      "retention is not on PostgreSQL yet (issue 30)",
-	"ReferenceCache": "the reference cache is not on PostgreSQL yet (issue 30)",
-}
 
 // TestBehaviour runs the behaviour suite on PostgreSQL, each check on a
 // database of its own.
 func TestBehaviour(t *testing.T) {
 	server := serverDSN(t)
 	storetest.Run(t, storetest.Harness{Open: func(t testing.TB, cfg storetest.Config) locrisk.Store {
-		return partial{Store: openFresh(t, server, Options{Now: cfg.Now, OnJobFinal: cfg.OnJobFinal})}
-	}, Missing: missing})
+		return openFresh(t, server, Options{Now: cfg.Now, OnJobFinal: cfg.OnJobFinal})
+	}})
 }
 
 // TestInvariantsAcrossNodes runs the concurrency invariants with every
@@ -60,23 +51,13 @@ func TestInvariantsAcrossNodes(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			nodes = append(nodes, s)
 		}
-		return &roundRobin{partial: partial{Store: first}, nodes: nodes}
+		return &roundRobin{Store: first, nodes: nodes}
 	}})
 }
 
-// partial is a pgstore.Store as a locrisk.Store: the operations it lacks
-// (the groups in missing, which the suite skips) come from the nil
-// interface one level down and are never called.
-type partial struct {
-	*Store
-	unimplemented
-}
-
-type unimplemented struct{ locrisk.Store }
-
 // roundRobin spreads the invariants' calls over several stores.
 type roundRobin struct {
-	partial
+	*Store
 	nodes []*Store
 	next  atomic.Uint64
 }

@@ -1,0 +1,311 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/ids"
+)
+
+const kindBatch = "batch"
+
+// CreateBatch creates a batch, its items and one queued job per valid
+// item, all or nothing, with CreateJob's idempotency and quota rules.
+func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.Time) (locrisk.Batch, bool, error) {
+	if len(nb.Items) == 0 {
+		return locrisk.Batch{}, false, fmt.Errorf("%w: a batch needs at least one item", locrisk.ErrInvalid)
+	}
+	if nb.IdempotencyKey != "" && nb.RequestHash == "" {
+		return locrisk.Batch{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
+	}
+	valid := 0
+	for i, it := range nb.Items {
+		switch {
+		case it.ErrorCode != "":
+		case it.Latitude == nil || it.Longitude == nil:
+			return locrisk.Batch{}, false, fmt.Errorf("%w: item %d is valid but lacks a coordinate", locrisk.ErrInvalid, i+1)
+		default:
+			valid++
+		}
+	}
+	now = ms(now)
+	var b locrisk.Batch
+	var replayed bool
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		replayed = false
+		if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
+			return err
+		}
+		batchID := ids.New(ids.Batch)
+		if nb.IdempotencyKey != "" {
+			id, found, err := takeIdempotencyKey(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, batchID, now)
+			if err != nil {
+				return err
+			}
+			if found {
+				replayed = true
+				var err error
+				b, err = getBatch(ctx, tx, nb.AccountID, id)
+				return err
+			}
+		}
+		if valid > 0 {
+			if err := useQuota(ctx, tx, nb.AccountID, valid, now); err != nil {
+				return err
+			}
+		}
+		b = locrisk.Batch{ID: batchID, AccountID: nb.AccountID, Name: nb.Name, TotalItems: len(nb.Items),
+			Status: locrisk.BatchProcessing, Counts: locrisk.BatchCounts{Queued: valid, Rejected: len(nb.Items) - valid},
+			CreatedUTC: now}
+		var completed sql.NullTime
+		if valid == 0 {
+			b.Status, b.CompletedUTC = locrisk.BatchCompleted, &now
+			completed = sql.NullTime{Time: now, Valid: true}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, now, completed); err != nil {
+			return fmt.Errorf("insert batch: %w", err)
+		}
+		for i, it := range nb.Items {
+			var jobID, code, msg sql.NullString
+			if it.ErrorCode == "" {
+				id := ids.New(ids.Job)
+				if _, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
+					(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
+					VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, $7, $7, $7)`,
+					id, nb.AccountID, b.ID, locrisk.BucketBulk, *it.Latitude, *it.Longitude, now); err != nil {
+					return fmt.Errorf("insert job of item %d: %w", i+1, err)
+				}
+				jobID = sql.NullString{String: id, Valid: true}
+			} else {
+				code, msg = sql.NullString{String: it.ErrorCode, Valid: true}, sql.NullString{String: it.ErrorMessage, Valid: true}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_items
+				(batch_id, row_number, external_id, latitude, longitude, job_id, error_code, error_message)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+				b.ID, i+1, it.ExternalID, nullFloat(it.Latitude), nullFloat(it.Longitude), jobID, code, msg); err != nil {
+				return fmt.Errorf("insert batch item %d: %w", i+1, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return locrisk.Batch{}, false, fmt.Errorf("create batch: %w", err)
+	}
+	return b, replayed, nil
+}
+
+func nullFloat(f *float64) sql.NullFloat64 {
+	if f == nil {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: *f, Valid: true}
+}
+
+func floatPtr(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	v := f.Float64
+	return &v
+}
+
+type batchRow struct {
+	ID           string       `db:"id"`
+	AccountID    string       `db:"account_id"`
+	Name         string       `db:"name"`
+	TotalItems   int          `db:"total_items"`
+	CreatedUTC   time.Time    `db:"created_utc"`
+	Queued       int          `db:"queued"`
+	Processing   int          `db:"processing"`
+	Completed    int          `db:"completed"`
+	Failed       int          `db:"failed"`
+	Rejected     int          `db:"rejected"`
+	LastFinalUTC sql.NullTime `db:"last_final_utc"`
+}
+
+// batchSelect derives each batch's counts from its items' jobs now.
+const batchSelect = `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
+		COUNT(*) FILTER (WHERE j.status = 'queued') AS queued,
+		COUNT(*) FILTER (WHERE j.status = 'processing') AS processing,
+		COUNT(*) FILTER (WHERE j.status = 'completed') AS completed,
+		COUNT(*) FILTER (WHERE j.status = 'failed') AS failed,
+		COUNT(*) FILTER (WHERE i.job_id IS NULL) AS rejected,
+		MAX(j.completed_utc) AS last_final_utc
+	FROM batches b JOIN batch_items i ON i.batch_id = b.id LEFT JOIN report_jobs j ON j.id = i.job_id`
+
+func (r batchRow) batch() locrisk.Batch {
+	b := locrisk.Batch{ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: locrisk.BatchProcessing,
+		Counts:     locrisk.BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
+		CreatedUTC: utc(r.CreatedUTC)}
+	if r.Queued+r.Processing == 0 {
+		b.Status = locrisk.BatchCompleted
+		done := b.CreatedUTC
+		if r.LastFinalUTC.Valid {
+			done = utc(r.LastFinalUTC.Time)
+		}
+		b.CompletedUTC = &done
+	}
+	return b
+}
+
+func getBatch(ctx context.Context, q queryer, accountID, batchID string) (locrisk.Batch, error) {
+	var r batchRow
+	err := q.GetContext(ctx, &r, batchSelect+` WHERE b.id = $1 AND b.account_id = $2 GROUP BY b.id`, batchID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return locrisk.Batch{}, fmt.Errorf("batch %s: %w", batchID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return locrisk.Batch{}, fmt.Errorf("get batch %s: %w", batchID, err)
+	}
+	return r.batch(), nil
+}
+
+// GetBatch returns the account's batch with its state derived from its items.
+func (s *Store) GetBatch(ctx context.Context, accountID, batchID string) (locrisk.Batch, error) {
+	return getBatch(ctx, s.db, accountID, batchID)
+}
+
+// ListBatches pages the account's batches, newest first.
+func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cursor string) ([]locrisk.Batch, string, error) {
+	limit = pageLimit(limit)
+	q := batchSelect + ` WHERE b.account_id = $1`
+	args := []any{accountID}
+	if cursor != "" {
+		created, id, err := decodeCursor(cursor, ids.Batch)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, created, id)
+		q += ` AND (b.created_utc, b.id) < ($2, $3)`
+	}
+	args = append(args, limit+1)
+	q += fmt.Sprintf(` GROUP BY b.id ORDER BY b.created_utc DESC, b.id DESC LIMIT $%d`, len(args))
+	var rows []batchRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list batches: %w", err)
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		next = encodeCursor(rows[limit-1].CreatedUTC, rows[limit-1].ID)
+	}
+	out := make([]locrisk.Batch, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.batch())
+	}
+	return out, next, nil
+}
+
+// syncBatchStatus brings the batch's stored status in line with its items,
+// under the batch row's lock, so that of concurrent transitions on any
+// node exactly one sees the batch become complete.
+func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (completed bool, err error) {
+	var stored string
+	if err := tx.GetContext(ctx, &stored, `SELECT status FROM batches WHERE id = $1 FOR UPDATE`, batchID); err != nil {
+		return false, fmt.Errorf("lock batch %s: %w", batchID, err)
+	}
+	var open int
+	if err := tx.GetContext(ctx, &open, `SELECT COUNT(*) FROM report_jobs WHERE batch_id = $1 AND status IN ('queued', 'processing')`,
+		batchID); err != nil {
+		return false, fmt.Errorf("count open items of batch %s: %w", batchID, err)
+	}
+	after := locrisk.BatchProcessing
+	if open == 0 {
+		after = locrisk.BatchCompleted
+	}
+	if after == stored {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE batches SET status = $2, completed_utc = CASE WHEN $2 = 'completed' THEN
+			COALESCE((SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = $1), created_utc) END
+		WHERE id = $1`, batchID, after); err != nil {
+		return false, fmt.Errorf("update status of batch %s: %w", batchID, err)
+	}
+	return after == locrisk.BatchCompleted, nil
+}
+
+type itemRow struct {
+	RowNumber        int             `db:"row_number"`
+	ExternalID       string          `db:"external_id"`
+	Latitude         sql.NullFloat64 `db:"latitude"`
+	Longitude        sql.NullFloat64 `db:"longitude"`
+	JobID            sql.NullString  `db:"job_id"`
+	ItemErrorCode    sql.NullString  `db:"item_error_code"`
+	ItemErrorMessage sql.NullString  `db:"item_error_message"`
+	JobStatus        sql.NullString  `db:"job_status"`
+	ReportID         sql.NullString  `db:"report_id"`
+	JobErrorCode     sql.NullString  `db:"job_error_code"`
+	JobErrorMessage  sql.NullString  `db:"job_error_message"`
+	OverallScore     sql.NullInt64   `db:"overall_score"`
+	RiskLevel        sql.NullString  `db:"risk_level"`
+	ModuleScores     sql.NullString  `db:"module_scores"`
+}
+
+func (r itemRow) item() locrisk.BatchItem {
+	it := locrisk.BatchItem{RowNumber: r.RowNumber, ExternalID: r.ExternalID, Latitude: floatPtr(r.Latitude),
+		Longitude: floatPtr(r.Longitude), JobID: strPtr(r.JobID)}
+	if !r.JobID.Valid {
+		it.Status = locrisk.ItemRejected
+		it.ErrorCode, it.ErrorMessage = strPtr(r.ItemErrorCode), strPtr(r.ItemErrorMessage)
+		return it
+	}
+	it.Status = r.JobStatus.String
+	switch it.Status {
+	case locrisk.StatusCompleted:
+		it.ReportID = strPtr(r.ReportID)
+		if r.OverallScore.Valid {
+			score := int(r.OverallScore.Int64)
+			it.Score, it.RiskLevel = &score, strPtr(r.RiskLevel)
+			if r.ModuleScores.Valid {
+				var m map[string]*int
+				if json.Unmarshal([]byte(r.ModuleScores.String), &m) == nil {
+					it.ModuleScores = m
+				}
+			}
+		}
+	case locrisk.StatusFailed:
+		it.ErrorCode, it.ErrorMessage = strPtr(r.JobErrorCode), strPtr(r.JobErrorMessage)
+	}
+	return it
+}
+
+// BatchItems calls fn for each item of the account's batch, in input order.
+func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn func(locrisk.BatchItem) error) error {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM batches WHERE id = $1 AND account_id = $2`, batchID, accountID); err != nil {
+		return fmt.Errorf("find batch %s: %w", batchID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("batch %s: %w", batchID, locrisk.ErrNotFound)
+	}
+	rows, err := s.db.QueryxContext(ctx, `SELECT i.row_number, i.external_id, i.latitude, i.longitude, i.job_id,
+			i.error_code AS item_error_code, i.error_message AS item_error_message,
+			j.status AS job_status, j.report_id, j.error_code AS job_error_code, j.error_message AS job_error_message,
+			r.overall_score, r.risk_level, r.module_scores::text AS module_scores
+		FROM batch_items i
+		LEFT JOIN report_jobs j ON j.id = i.job_id
+		LEFT JOIN reports r ON r.id = j.report_id AND j.status = 'completed'
+		WHERE i.batch_id = $1 ORDER BY i.row_number`, batchID)
+	if err != nil {
+		return fmt.Errorf("list items of batch %s: %w", batchID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r itemRow
+		if err := rows.StructScan(&r); err != nil {
+			return fmt.Errorf("read item of batch %s: %w", batchID, err)
+		}
+		if err := fn(r.item()); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,334 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+)
+
+// UsageHistory returns one entry per day and bucket: jobs created that day,
+// and jobs that completed or failed that day. It counts the jobs
+// themselves; the retention period (at least 91 days) is longer than the
+// history the API offers (docs/api.md, Usage history), so the purge takes
+// nothing the history shows.
+func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay time.Time, days int, buckets []string) ([]locrisk.DailyUsage, error) {
+	if days < 1 {
+		return nil, fmt.Errorf("%w: usage history needs at least one day, got %d", locrisk.ErrInvalid, days)
+	}
+	if len(buckets) == 0 {
+		buckets = locrisk.Buckets()
+	}
+	for _, b := range buckets {
+		if !locrisk.ValidBucket(b) {
+			return nil, fmt.Errorf("%w: unknown bucket %q", locrisk.ErrInvalid, b)
+		}
+	}
+	f := firstDay.UTC()
+	from := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, time.UTC)
+	to := from.AddDate(0, 0, days)
+	var rows []struct {
+		Day       time.Time `db:"day"`
+		Bucket    string    `db:"bucket"`
+		Created   int       `db:"created"`
+		Completed int       `db:"completed"`
+		Failed    int       `db:"failed"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT day, bucket, SUM(created) AS created, SUM(completed) AS completed, SUM(failed) AS failed
+		FROM (
+			SELECT date_trunc('day', created_utc AT TIME ZONE 'UTC') AS day, bucket, 1 AS created, 0 AS completed, 0 AS failed
+				FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3
+			UNION ALL
+			SELECT date_trunc('day', completed_utc AT TIME ZONE 'UTC'), bucket, 0,
+				CASE WHEN status = 'completed' THEN 1 ELSE 0 END, CASE WHEN status = 'failed' THEN 1 ELSE 0 END
+				FROM report_jobs WHERE account_id = $1 AND completed_utc >= $2 AND completed_utc < $3
+				  AND status IN ('completed', 'failed')
+		) AS e GROUP BY day, bucket`, accountID, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
+	}
+	type key struct {
+		day    string
+		bucket string
+	}
+	got := make(map[key]locrisk.DailyUsage, len(rows))
+	for _, r := range rows {
+		got[key{r.Day.Format(time.DateOnly), r.Bucket}] = locrisk.DailyUsage{ReportJobs: r.Created, Completed: r.Completed, Failed: r.Failed}
+	}
+	out := make([]locrisk.DailyUsage, 0, days*len(buckets))
+	for d := range days {
+		day := from.AddDate(0, 0, d)
+		for _, b := range buckets {
+			u := got[key{day.Format(time.DateOnly), b}]
+			u.Day, u.Bucket = day, b
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// AddRequestStats adds hourly request aggregates to the stored ones. The
+// upsert locks the hour's row, so nodes adding at once add one after the
+// other; the histograms are merged under that lock.
+func (s *Store) AddRequestStats(ctx context.Context, rows []locrisk.HourStats) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		for _, r := range rows {
+			hour := r.Hour.UTC().Truncate(time.Hour)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO request_stats (account_id, hour_utc) VALUES ($1, $2)
+				ON CONFLICT DO NOTHING`, r.AccountID, hour); err != nil {
+				return fmt.Errorf("add %s %s: %w", r.AccountID, hour, err)
+			}
+			var stored []byte
+			if err := tx.GetContext(ctx, &stored, `SELECT latency_histogram FROM request_stats
+				WHERE account_id = $1 AND hour_utc = $2 FOR UPDATE`, r.AccountID, hour); err != nil {
+				return fmt.Errorf("read %s %s: %w", r.AccountID, hour, err)
+			}
+			var merged locrisk.RequestCounts
+			if err := json.Unmarshal(stored, &merged.Latency); err != nil {
+				return fmt.Errorf("request stats %s %s: bad latency histogram: %w", r.AccountID, hour, err)
+			}
+			merged.Add(locrisk.RequestCounts{Latency: r.Latency})
+			if merged.Latency == nil {
+				merged.Latency = []int64{}
+			}
+			hist, err := json.Marshal(merged.Latency)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE request_stats SET total = total + $3, succeeded = succeeded + $4,
+					client_errors = client_errors + $5, server_errors = server_errors + $6, rate_limited = rate_limited + $7,
+					latency_histogram = $8
+				WHERE account_id = $1 AND hour_utc = $2`, r.AccountID, hour, r.Total, r.Succeeded, r.ClientErrors,
+				r.ServerErrors, r.RateLimited, string(hist)); err != nil {
+				return fmt.Errorf("add %s %s: %w", r.AccountID, hour, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add request stats: %w", err)
+	}
+	return nil
+}
+
+// RequestStats sums the account's aggregates of the hours in [fromHour, toHour).
+func (s *Store) RequestStats(ctx context.Context, accountID string, fromHour, toHour time.Time) (locrisk.RequestCounts, error) {
+	var rows []struct {
+		Total        int64  `db:"total"`
+		Succeeded    int64  `db:"succeeded"`
+		ClientErrors int64  `db:"client_errors"`
+		ServerErrors int64  `db:"server_errors"`
+		RateLimited  int64  `db:"rate_limited"`
+		Histogram    []byte `db:"latency_histogram"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT total, succeeded, client_errors, server_errors, rate_limited, latency_histogram
+		FROM request_stats WHERE account_id = $1 AND hour_utc >= $2 AND hour_utc < $3`, accountID, fromHour, toHour)
+	if err != nil {
+		return locrisk.RequestCounts{}, fmt.Errorf("request stats of %s: %w", accountID, err)
+	}
+	var sum locrisk.RequestCounts
+	for _, r := range rows {
+		var h []int64
+		if err := json.Unmarshal(r.Histogram, &h); err != nil {
+			return locrisk.RequestCounts{}, fmt.Errorf("request stats of %s: bad latency histogram: %w", accountID, err)
+		}
+		sum.Add(locrisk.RequestCounts{Total: r.Total, Succeeded: r.Succeeded, ClientErrors: r.ClientErrors,
+			ServerErrors: r.ServerErrors, RateLimited: r.RateLimited, Latency: h})
+	}
+	return sum, nil
+}
+
+// Kinds and code of RecentFailures, as the SQLite store names them
+// (docs/api.md, Operations summary).
+const (
+	failureReportJob          = "report_job"
+	failureWebhookDelivery    = "webhook_delivery"
+	codeWebhookDeliveryFailed = "webhook_delivery_failed"
+)
+
+// OpsSummary computes the job, batch and webhook parts of the operations
+// summary over [from, to) from the rows themselves. The completion
+// percentiles are exact nearest-rank values over the jobs completed in
+// the UTC hours that overlap the window (within the 5% docs/api.md
+// allows, by being exact); their cost grows with those jobs, where the
+// SQLite store keeps histograms.
+func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (locrisk.OpsSummary, error) {
+	var o locrisk.OpsSummary
+	from, to = ms(from), ms(to)
+	var c struct {
+		Created    int `db:"created"`
+		Completed  int `db:"completed"`
+		Failed     int `db:"failed"`
+		Queued     int `db:"queued"`
+		Processing int `db:"processing"`
+	}
+	err := s.db.GetContext(ctx, &c, `SELECT
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS created,
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS completed,
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= $2 AND completed_utc < $3) AS failed,
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'queued') AS queued,
+		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'processing') AS processing`, accountID, from, to)
+	if err != nil {
+		return o, fmt.Errorf("operations summary of %s: jobs: %w", accountID, err)
+	}
+	o.Jobs = locrisk.JobOps{Created: c.Created, Completed: c.Completed, Failed: c.Failed, Queued: c.Queued, Processing: c.Processing}
+	if from.Before(to) {
+		lo, hi := from.Truncate(time.Hour), to.Truncate(time.Hour)
+		if hi.Before(to) {
+			hi = hi.Add(time.Hour)
+		}
+		var p struct {
+			P50 sql.NullInt64 `db:"p50"`
+			P95 sql.NullInt64 `db:"p95"`
+		}
+		err := s.db.GetContext(ctx, &p, `SELECT
+			percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_disc(0.95) WITHIN GROUP (ORDER BY ms) AS p95
+			FROM (SELECT GREATEST(0, round(EXTRACT(EPOCH FROM completed_utc - created_utc) * 1000))::bigint AS ms
+				FROM report_jobs WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS t`,
+			accountID, lo, hi)
+		if err != nil {
+			return o, fmt.Errorf("operations summary of %s: completion times: %w", accountID, err)
+		}
+		if p.P50.Valid {
+			p50, p95 := time.Duration(p.P50.Int64)*time.Millisecond, time.Duration(p.P95.Int64)*time.Millisecond
+			o.Jobs.CompletionP50, o.Jobs.CompletionP95 = &p50, &p95
+		}
+	}
+	if err := s.db.GetContext(ctx, &o.Batches, `SELECT
+		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS created,
+		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'processing') AS processing,
+		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS completed`,
+		accountID, from, to); err != nil {
+		return o, fmt.Errorf("operations summary of %s: batches: %w", accountID, err)
+	}
+	if err := s.db.GetContext(ctx, &o.Webhooks, `SELECT
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS deliveries,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded' AND delivered_utc >= $2 AND delivered_utc < $3) AS succeeded,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
+			AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3) AS failed,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending') AS pending`,
+		accountID, from, to); err != nil {
+		return o, fmt.Errorf("operations summary of %s: webhooks: %w", accountID, err)
+	}
+	o.RecentFailures = []locrisk.Failure{}
+	if failureLimit > 0 {
+		var rows []struct {
+			Kind     string    `db:"kind"`
+			ID       string    `db:"id"`
+			Code     string    `db:"code"`
+			Message  string    `db:"message"`
+			Occurred time.Time `db:"occurred"`
+		}
+		err := s.db.SelectContext(ctx, &rows, `(SELECT $5::text AS kind, id, COALESCE(error_code, '') AS code,
+				COALESCE(error_message, '') AS message, completed_utc AS occurred
+			FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= $2 AND completed_utc < $3
+			ORDER BY completed_utc DESC, id DESC LIMIT $4)
+			UNION ALL
+			(SELECT $6::text, id, $7::text,
+				COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status
+					ELSE 'delivery failed' END),
+				COALESCE(last_attempt_utc, created_utc) AS occurred
+			FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
+			  AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3
+			ORDER BY occurred DESC, id DESC LIMIT $4)`,
+			accountID, from, to, failureLimit, failureReportJob, failureWebhookDelivery, codeWebhookDeliveryFailed)
+		if err != nil {
+			return o, fmt.Errorf("operations summary of %s: recent failures: %w", accountID, err)
+		}
+		for _, r := range rows {
+			o.RecentFailures = append(o.RecentFailures, locrisk.Failure{Kind: r.Kind, ID: r.ID, Code: r.Code, Message: r.Message,
+				OccurredUTC: utc(r.Occurred)})
+		}
+		sort.Slice(o.RecentFailures, func(i, k int) bool {
+			a, b := o.RecentFailures[i], o.RecentFailures[k]
+			if !a.OccurredUTC.Equal(b.OccurredUTC) {
+				return a.OccurredUTC.After(b.OccurredUTC)
+			}
+			return a.ID > b.ID
+		})
+		if len(o.RecentFailures) > failureLimit {
+			o.RecentFailures = o.RecentFailures[:failureLimit]
+		}
+	}
+	return o, nil
+}
+
+// LoadReference returns the engine reference saved under key, or nil.
+func (s *Store) LoadReference(ctx context.Context, key string) ([]byte, error) {
+	var body []byte
+	err := s.db.GetContext(ctx, &body, `SELECT body FROM reference_cache WHERE cache_key = $1`, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read reference cache: %w", err)
+	}
+	return body, nil
+}
+
+// SaveReference keeps body under key and drops every other key.
+func (s *Store) SaveReference(ctx context.Context, key string, body []byte) error {
+	return s.withTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM reference_cache WHERE cache_key <> $1`, key); err != nil {
+			return fmt.Errorf("clear reference cache: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO reference_cache (cache_key, body, created_utc) VALUES ($1, $2, $3)
+			ON CONFLICT (cache_key) DO UPDATE SET body = excluded.body, created_utc = excluded.created_utc`, key, body, ms(time.Now())); err != nil {
+			return fmt.Errorf("save reference cache: %w", err)
+		}
+		return nil
+	})
+}
+
+// QueueDepth reads the job queue's and the webhook outbox's backlog.
+func (s *Store) QueueDepth(ctx context.Context) (locrisk.QueueDepth, error) {
+	var d struct {
+		Queued     int          `db:"queued"`
+		Processing int          `db:"processing"`
+		Oldest     sql.NullTime `db:"oldest"`
+		Pending    int          `db:"pending"`
+	}
+	err := s.db.GetContext(ctx, &d, `SELECT
+		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued') AS queued,
+		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing') AS processing,
+		(SELECT MIN(run_after_utc) FROM report_jobs WHERE status = 'queued') AS oldest,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`)
+	if err != nil {
+		return locrisk.QueueDepth{}, fmt.Errorf("queue depth: %w", err)
+	}
+	q := locrisk.QueueDepth{JobsQueued: d.Queued, JobsProcessing: d.Processing, DeliveriesQueued: d.Pending}
+	if d.Oldest.Valid {
+		q.OldestRunnable = utc(d.Oldest.Time)
+	}
+	return q, nil
+}
+
+// ProbeWrite checks that a write could happen now, writing nothing: a
+// transaction that takes a write lock on nothing and rolls back, which
+// fails on a read-only server (a standby, a full disk that stopped it) or
+// a lost connection.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("probe write: %w", err)
+	}
+	defer tx.Rollback()
+	var readOnly string
+	if err := tx.GetContext(ctx, &readOnly, `SHOW transaction_read_only`); err != nil {
+		return fmt.Errorf("probe write: %w", err)
+	}
+	if readOnly == "on" {
+		return fmt.Errorf("probe write: the database is read-only")
+	}
+	return nil
+}
