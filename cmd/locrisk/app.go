@@ -84,7 +84,6 @@ type app struct {
 	purge       runner
 	stats       statsFlusher
 	store       io.Closer
-	serveLock   *filelock.Lock // released after the database is closed
 
 	mu             sync.Mutex
 	dataLoaded     bool // the engine has its data (newApp loads it first)
@@ -110,17 +109,46 @@ type app struct {
 // error everything opened so far is closed again.
 func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	openStore func(path string, wake func(), obs store.Observer) (*store.Store, error)) (*app, error) {
+	if isPostgres(cfg.db) {
+		// PostgreSQL: no serve lock, since several nodes share the
+		// database (docs/postgres.md); SQLite's observer has no meaning.
+		return newAppOn(ctx, cfg, log, func(wake func(), _ store.Observer) (*serveBackend, error) {
+			st, err := openPostgres(ctx, cfg.db, cfg.secretKeyFile, wake)
+			if err != nil {
+				return nil, err
+			}
+			return &serveBackend{store: st, api: st, probe: st}, nil
+		})
+	}
+	return newAppOn(ctx, cfg, log, func(wake func(), obs store.Observer) (*serveBackend, error) {
+		// One server per database file (docs/operations.md, Limits and defaults): the
+		// rate limits live in each server's memory, so a second server would
+		// double them. db vacuum takes the same lock; the other commands do not.
+		lock, err := lockServe(cfg.db)
+		if err != nil {
+			return nil, err
+		}
+		st, err := openStore(cfg.db, wake, obs)
+		if err != nil {
+			lock.Unlock()
+			return nil, err
+		}
+		// A request's write waits at most server.DefaultDBBusyWait for
+		// another process's lock before it is answered 503 database_busy,
+		// and GET /readyz's probe at most server.ReadyDBWait
+		// (docs/operations.md, Limits and defaults), while the workers keep
+		// the store's own, longer wait.
+		return &serveBackend{store: st, api: st.WithBusyWait(server.DefaultDBBusyWait),
+			probe: st.WithBusyWait(server.ReadyDBWait), sqlite: st, lock: lock}, nil
+	})
+}
+
+// newAppOn is newApp on the store openBackend opens.
+func newAppOn(ctx context.Context, cfg appConfig, log *slog.Logger,
+	openBackend func(wake func(), obs store.Observer) (*serveBackend, error)) (*app, error) {
 	// The data files first: without them there is nothing to serve, and no
 	// database file should be created.
 	dataFS, dataName, err := checkedDataPack(cfg.dataDir)
-	if err != nil {
-		return nil, err
-	}
-
-	// One server per database file (docs/operations.md, Limits and defaults): the
-	// rate limits live in each server's memory, so a second server would
-	// double them. db vacuum takes the same lock; the other commands do not.
-	lock, err := lockServe(cfg.db)
 	if err != nil {
 		return nil, err
 	}
@@ -142,19 +170,20 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		met = metrics.New(metrics.Config{Logger: log})
 		storeObs, jobObs, deliverObs, requestObs = met, met, met, met
 	}
-	st, err := openStore(cfg.db, wake.Notify, storeObs)
+	be, err := openBackend(wake.Notify, storeObs)
 	if err != nil {
-		lock.Unlock()
 		return nil, err
 	}
-	releaseLeftLeases(ctx, st, log)
+	st := be.store
+	if be.sqlite != nil {
+		releaseLeftLeases(ctx, be.sqlite, log)
+	}
 	// The report signing key: made on the first start, and opened now so
 	// that a secret key file that does not open it stops the server here
 	// rather than at its first report (docs/verification.md).
 	key, created, err := signing.New(st, nil).Key(ctx)
 	if err != nil {
-		st.Close()
-		lock.Unlock()
+		be.Close()
 		return nil, fmt.Errorf("report signing key: %w", err)
 	}
 	if created {
@@ -168,8 +197,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	log.Info("loading data", "data", dataName)
 	eng, err := risk.Load(ctx, dataFS, log, st)
 	if err != nil {
-		st.Close()
-		lock.Unlock()
+		be.Close()
 		return nil, fmt.Errorf("loading data from %s: %w", dataName, err)
 	}
 
@@ -185,11 +213,14 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		"allow_private", cfg.webhookAllowPrivate, "workers", cfg.webhookWorkers, "per_endpoint", cfg.webhookPerEndpoint,
 		"per_account", cfg.webhookPerAccount)
 
-	purge := newPurger(st, retention.Config{Keep: cfg.retention, Logger: log})
+	purge := retention.New(st, retention.Config{Keep: cfg.retention, Logger: log})
+	if be.sqlite != nil {
+		purge = newPurger(be.sqlite, retention.Config{Keep: cfg.retention, Logger: log})
+	}
 	// A file created before incremental vacuum was the default keeps the
 	// pages a purge frees for reuse instead of returning them (docs/operations.md,
 	// "Limits and defaults").
-	if f, err := st.FileStats(ctx); err == nil && !f.IncrementalOK {
+	if f, err := sqliteFileStats(ctx, be.sqlite); err == nil && !f.IncrementalOK {
 		log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
 			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
 	}
@@ -198,11 +229,10 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// there (Health, below), so it exists before the API.
 	a := &app{cfg: cfg, log: log, dataLoaded: true}
 	api := newAPI(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
-		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, be, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		st.Close()
-		lock.Unlock()
+		be.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
 	// Each connection holds a file descriptor: the cap stays below the
@@ -225,7 +255,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.ln, a.http, a.jobs, a.deliveries, a.purge, a.stats, a.store, a.serveLock = limited, httpSrv, sched, deliveries, purge, api, st, lock
+	a.ln, a.http, a.jobs, a.deliveries, a.purge, a.stats, a.store = limited, httpSrv, sched, deliveries, purge, api, be
 	if met != nil {
 		// The metrics have a listener of their own, so they are never
 		// served on the API's address (docs/operations.md, Metrics).
@@ -233,8 +263,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 		mln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {
 			limited.Close()
-			st.Close()
-			lock.Unlock()
+			be.Close()
 			return nil, fmt.Errorf("metrics: listen on %s: %w", cfg.metricsAddr, err)
 		}
 		a.metricsLn = mln
@@ -279,15 +308,20 @@ func releaseLeftLeases(ctx context.Context, st *store.Store, log *slog.Logger) {
 	}
 }
 
-// newAPI builds the HTTP API over st as serve serves it: a request's
-// write waits at most server.DefaultDBBusyWait for another process's lock
-// before it is answered 503 database_busy, and GET /readyz's probe at most
-// server.ReadyDBWait (docs/operations.md, Limits and defaults), while the
-// workers keep the store's own, longer wait. cfg.Probe is set here; loc
-// decides coverage and notify wakes the scheduler, as in server.New.
-func newAPI(cfg server.Config, st *store.Store, loc server.Locator, notify func()) *server.Server {
-	cfg.Probe = st.WithBusyWait(server.ReadyDBWait)
-	return server.New(cfg, st.WithBusyWait(server.DefaultDBBusyWait), loc, notify)
+// newAPI builds the HTTP API over the backend as serve serves it: the
+// requests and GET /readyz on the backend's views of its store (for SQLite,
+// with their busy waits). cfg.Probe is set here; loc decides coverage and
+// notify wakes the scheduler, as in server.New.
+func newAPI(cfg server.Config, be *serveBackend, loc server.Locator, notify func()) *server.Server {
+	cfg.Probe = be.probe
+	return server.New(cfg, be.api, loc, notify)
+}
+
+// newSQLiteAPI is newAPI on the SQLite store st, for the tests that need
+// SQLite's locks under the API.
+func newSQLiteAPI(cfg server.Config, st *store.Store, loc server.Locator, notify func()) *server.Server {
+	return newAPI(cfg, &serveBackend{store: st, api: st.WithBusyWait(server.DefaultDBBusyWait),
+		probe: st.WithBusyWait(server.ReadyDBWait), sqlite: st}, loc, notify)
 }
 
 // lockServe takes the serve lock of the database file db: an exclusive
@@ -346,7 +380,7 @@ func (a *app) Run(ctx context.Context) error {
 		a.log.Info("metrics listening", "addr", a.metricsLn.Addr().String(), "path", metrics.Path)
 	}
 	go func() { serveErr <- a.http.Serve(a.ln) }()
-	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", a.cfg.db, "workers", a.cfg.workers,
+	a.log.Info("listening", "addr", a.ln.Addr().String(), "db", redactDB(a.cfg.db), "workers", a.cfg.workers,
 		"retention", a.cfg.retention.String())
 
 	select {
@@ -435,7 +469,6 @@ func (a *app) close(ctx context.Context) error {
 		warn("saving request statistics", a.stats.Close(shutCtx))
 	}
 	warn("closing database", a.store.Close())
-	warn("releasing the serve lock", a.serveLock.Unlock())
 	return errors.Join(errs...)
 }
 

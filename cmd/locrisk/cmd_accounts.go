@@ -29,7 +29,7 @@ calendar month (UTC); the rate limit counts API requests per minute.`, `
 	f.IntVar(&quota, "monthly-quota", locrisk.DefaultMonthlyQuota, "report jobs per calendar month")
 	f.IntVar(&rate, "rate-limit", locrisk.DefaultRateLimit, "API requests per minute")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ calendar month (UTC); the rate limit counts API requests per minute.`, `
 	if rate < 1 {
 		return usagef("--rate-limit must be at least 1, got %d", rate)
 	}
-	st, err := c.openStore(db)
+	st, err := c.openDomainStore(db, storeUse{}, nil)
 	if err != nil {
 		return err
 	}
@@ -114,11 +114,11 @@ when) and creation time (UTC).`, `
   locrisk accounts list
   locrisk accounts list --json`)
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openStore(db)
+	st, err := c.openDomainStore(db, storeUse{}, nil)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ report job at once and a new rate limit within a second.`, `
 	f.IntVar(&quota, "monthly-quota", 0, "new quota: report jobs per calendar month")
 	f.IntVar(&rate, "rate-limit", 0, "new limit: API requests per minute")
 	f.BoolVar(&asJSON, "json", false, "print the account as JSON")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -174,7 +174,7 @@ report job at once and a new rate limit within a second.`, `
 	case u.RateLimit != nil && rate < 1:
 		return usagef("--rate-limit must be at least 1, got %d", rate)
 	}
-	st, err := c.openStore(db)
+	st, err := c.openDomainStore(db, storeUse{}, nil)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ account changes nothing.`
 	}
 	var db string
 	f := c.newFlags("accounts "+verb, "ACCOUNT_ID", about, "  locrisk accounts "+verb+" acct_...")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -218,7 +218,7 @@ account changes nothing.`
 	if len(pos) != 1 {
 		return usagef("want exactly one ACCOUNT_ID, got %s", plural(len(pos), "argument"))
 	}
-	st, err := c.openStore(db)
+	st, err := c.openDomainStore(db, storeUse{}, nil)
 	if err != nil {
 		return err
 	}

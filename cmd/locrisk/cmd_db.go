@@ -36,7 +36,7 @@ only once they are gone).`, `
 	f.StringVar(&retain, "retention", "180d", "how long finished records are kept (`duration` such as 180d or 4320h; at least 91d; 0 keeps everything)")
 	f.BoolVar(&dry, "dry-run", false, "count what would be deleted, delete nothing")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
@@ -44,13 +44,24 @@ only once they are gone).`, `
 	if err != nil {
 		return usagef("--retention: %v", err)
 	}
-	st, err := c.openExistingStore(db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	log := slog.New(slog.NewTextHandler(c.stderr, nil))
-	r, err := newPurger(st, retention.Config{Keep: keep, Logger: log}).Once(c.ctx, dry)
+	var purger *retention.Purger
+	if isPostgres(db) {
+		st, err := c.openDomainStore(db, storeUse{}, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		purger = retention.New(st, retention.Config{Keep: keep, Logger: log})
+	} else {
+		st, err := c.openExistingStore(db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		purger = newPurger(st, retention.Config{Keep: keep, Logger: log})
+	}
+	r, err := purger.Once(c.ctx, dry)
 	if err != nil {
 		return err
 	}
@@ -90,6 +101,9 @@ the file: stop the server first.`, `
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
+	}
+	if isPostgres(db) {
+		return usagef("db vacuum switches a SQLite file to incremental vacuum; PostgreSQL reclaims space with its own autovacuum")
 	}
 	if err := checkDatabaseExists(db); err != nil {
 		return err
@@ -132,4 +146,26 @@ the file: stop the server first.`, `
 func newPurger(st *store.Store, cfg retention.Config) *retention.Purger {
 	cfg.Reclaim = func(ctx context.Context) (int64, error) { return st.IncrementalVacuum(ctx, retention.VacuumStep) }
 	return retention.New(st, cfg)
+}
+
+func (c *cli) dbMigrate(args []string) error {
+	var db string
+	f := c.newFlags("db migrate", "[--db FILE|URL]", `
+Brings the database up to this binary's schema and prints its version.
+Every command that opens a database migrates it too; for PostgreSQL, run
+this once per upgrade before starting the new version's nodes
+(docs/postgres.md). Several at once are safe: PostgreSQL's migrations run
+under a lock, and a SQLite file admits one writer at a time.`, `
+  locrisk db migrate
+  locrisk db migrate --db ./locrisk.db`)
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
+	if err := f.parseNoArgs(args); err != nil {
+		return err
+	}
+	v, err := c.migrateOnly(c.ctx, db)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s: schema version %d\n", redactDB(db), v)
+	return nil
 }

@@ -38,7 +38,7 @@ reports:read also opens the usage endpoints.`, `
 	f.StringVar(&allowIP, "allow-ip", "", "comma-separated `CIDRs` or addresses the key may be used from; default any")
 	f.IntVar(&version, "scope-version", locrisk.ScopeVersionCurrent, "scope version: 2 (current) or 1 (legacy)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ reports:read also opens the usage endpoints.`, `
 	if err != nil {
 		return usagef("--allow-ip: %v", err)
 	}
-	st, err := c.openExistingStore(db)
+	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
 	if err != nil {
 		return err
 	}
@@ -153,11 +153,11 @@ request. "-" (null in JSON) means not used since the server recorded uses.`, `
   locrisk keys list --account acct_... --json`)
 	f.StringVar(&account, "account", "", "only this account's keys")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openExistingStore(db)
+	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (c *cli) keysRevoke(args []string) error {
 Revokes an API key (key_..., as 'keys list' shows it). A running server
 refuses it within a second. Revoking a revoked key changes nothing.`, `
   locrisk keys revoke key_...`)
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -224,7 +224,7 @@ refuses it within a second. Revoking a revoked key changes nothing.`, `
 	if len(pos) != 1 {
 		return usagef("want exactly one KEY_ID, got %s", plural(len(pos), "argument"))
 	}
-	st, err := c.openExistingStore(db)
+	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
 	if err != nil {
 		return err
 	}

@@ -29,11 +29,9 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/jobs"
-	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/signing"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -65,7 +63,7 @@ job fails or the wait times out.`, `
   locrisk report --account acct_... --json 41.8781,-87.6298 > summary.json
   locrisk report --account acct_... --data-dir ./pack --pdf chicago.pdf 41.8781 -87.6298`)
 	f.StringVar(&account, "account", "", "account `id` the job is made for (required)")
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	f.StringVar(&dataDir, "data-dir", "", dataFlagUsage)
 	f.StringVar(&pdfPath, "pdf", "", "also write the PDF report to `file`")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
@@ -102,10 +100,7 @@ job fails or the wait times out.`, `
 	}
 	// Opened with the secret key file, as serve opens it: the JSON and the
 	// PDF printed are signed with the service's key (docs/verification.md).
-	if err := checkDatabaseExists(db); err != nil {
-		return err
-	}
-	st, err := c.openSealedWith(db, keyFile, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(nil)}}, log)
+	st, err := c.openDomainStore(db, storeUse{mustExist: true, sealed: true, keyFile: keyFile}, log)
 	if err != nil {
 		return err
 	}
@@ -206,7 +201,7 @@ func coordinateArgs(pos []string) ([2]string, error) {
 
 // waitForJob runs a one-worker scheduler until job is final, the timeout
 // passes or the command is interrupted.
-func (c *cli) waitForJob(st *store.Store, eng *risk.Engine, log *slog.Logger, job locrisk.Job, timeout time.Duration) (locrisk.Job, error) {
+func (c *cli) waitForJob(st locrisk.Store, eng *risk.Engine, log *slog.Logger, job locrisk.Job, timeout time.Duration) (locrisk.Job, error) {
 	ctx, stop := context.WithCancel(c.ctx)
 	sched := jobs.New(st, eng, jobs.Config{Workers: 1, Logger: log})
 	stopped := make(chan struct{})

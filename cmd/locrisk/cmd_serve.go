@@ -38,9 +38,9 @@ releases unfinished jobs back to the queue, and exits 0.`, `
   locrisk serve --faults report.generate=transient:first=1
   locrisk serve --metrics-addr 127.0.0.1:9464`)
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
-	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent)")
+	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent), or a postgres:// URL (docs/postgres.md)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", dataFlagUsage)
-	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets at rest (default: the --db file name + \".key\", created if absent)")
+	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets and the report signing key at rest (default for SQLite: the --db file name + \".key\", created if absent; required for PostgreSQL)")
 	f.IntVar(&cfg.workers, "workers", jobs.DefaultWorkers(), "report job worker goroutines")
 	f.IntVar(&cfg.maxAttempts, "job-max-attempts", 3, "attempts per job before a transient failure is final")
 	f.StringVar(&cfg.webhookScheduleSpec, "webhook-retry-schedule", webhook.DefaultScheduleSpec, "comma-separated `delays` between webhook delivery attempts")

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/outbox"
-	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -30,7 +28,7 @@ yet: serve creates the first at start.`, `
   locrisk signing-keys list
   locrisk signing-keys list --json > keys.json
   locrisk signing-keys list --pem > key.pem`)
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	f.BoolVar(&asJSON, "json", false, "print the keys as the well-known path serves them")
 	f.BoolVar(&asPEM, "pem", false, "print each public key as PEM")
 	if err := f.parseNoArgs(args); err != nil {
@@ -39,7 +37,7 @@ yet: serve creates the first at start.`, `
 	if asJSON && asPEM {
 		return usagef("--json and --pem do not go together")
 	}
-	st, err := c.openExistingStore(db)
+	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
 	if err != nil {
 		return err
 	}
@@ -94,12 +92,12 @@ Prints the new key's id. The new private key is sealed with the secret key
 file serve uses (--secret-key-file, by default the --db file name + ".key").`, `
   locrisk signing-keys rotate
   locrisk signing-keys rotate --db ./locrisk.db --secret-key-file ./locrisk.db.key`)
-	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file`")
+	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	f.StringVar(&keyFile, "secret-key-file", "", "`file` with the key that seals secrets at rest (default: the --db file name + \".key\")")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openSealedStore(db, keyFile)
+	st, err := c.openDomainStore(db, storeUse{mustExist: true, sealed: true, keyFile: keyFile}, c.quietLog())
 	if err != nil {
 		return err
 	}
@@ -113,19 +111,4 @@ file serve uses (--secret-key-file, by default the --db file name + ".key").`, `
 	}
 	fmt.Fprintln(c.stdout, k.ID)
 	return nil
-}
-
-// openSealedStore opens an existing database with the secret key file
-// that seals its secrets, for the commands that sign or make a signing
-// key outside serve. Unlike serve, it never creates the key file: a new
-// key would not open what the old one sealed.
-func (c *cli) openSealedStore(db, keyFile string) (*store.Store, error) {
-	if err := checkDatabaseExists(db); err != nil {
-		return nil, err
-	}
-	box, err := loadSecrets(db, keyFile)
-	if err != nil {
-		return nil, err
-	}
-	return c.openStoreWith(db, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(nil)}, Secrets: box})
 }

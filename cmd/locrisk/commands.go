@@ -76,6 +76,7 @@ func commands() []command {
 		{"data export", "write the built-in data pack out to a folder, to inspect or replace its files", (*cli).dataExport},
 		{"data fetch", "download a data pack archive, check it, and install it in a folder", (*cli).dataFetch},
 		{"db purge", "delete what the retention period no longer keeps, and give the space back", (*cli).dbPurge},
+		{"db migrate", "apply the database migrations this binary carries (once per upgrade on PostgreSQL)", (*cli).dbMigrate},
 		{"db vacuum", "switch an older database file to incremental vacuum (once, server stopped)", (*cli).dbVacuum},
 		{"report", "queue a report job (bucket manual), wait for it and print the summary or PDF", (*cli).report},
 		{"signing-keys list", "list the keys reports are signed with (public halves)", (*cli).signingKeysList},

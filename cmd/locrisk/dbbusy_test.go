@@ -76,7 +76,7 @@ func newAPIEnv(t testing.TB, cfg server.Config) *apiEnv {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	api := newAPI(cfg, st, anywhere{}, nil)
+	api := newSQLiteAPI(cfg, st, anywhere{}, nil)
 	t.Cleanup(func() { api.Close(context.Background()) })
 	return &apiEnv{t: t, path: path, st: st, api: api, key: key}
 }

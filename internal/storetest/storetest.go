@@ -32,10 +32,6 @@ type Harness struct {
 	// Open returns a new, empty store for one test and closes it when the
 	// test ends (t.Cleanup).
 	Open func(t testing.TB, cfg Config) locrisk.Store
-	// Missing names the groups of checks (Run's group names) a store
-	// does not implement yet, each with the reason, which the skip
-	// shows; a store is complete when it is empty.
-	Missing map[string]string
 }
 
 // Config is what a test asks of the store it opens.
@@ -85,9 +81,6 @@ func Run(t *testing.T, h Harness) {
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
-			if why, ok := h.Missing[g.name]; ok {
-				t.Skip(why)
-			}
 			for _, tt := range g.tests {
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
