@@ -24,7 +24,6 @@ import (
 // throwaway server; .ci/run starts one).
 const serverEnv = "LOCRISK_TEST_POSTGRES"
 
-
 // TestBehaviour runs the behaviour suite on PostgreSQL, each check on a
 // database of its own.
 func TestBehaviour(t *testing.T) {
