@@ -2,6 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,8 +96,9 @@ func main() {
 }
 
 // An auditor's module imports reportverify the same way, offline, builds
-// nothing but it and the standard library, and checks a report the real
-// binary signed (issue 29): the genuine one verifies, one changed in a
+// nothing but it and the standard library, and checks reports the real
+// binary signed (issue 29): the JSON and the PDF's attachment verify with
+// the published key set and with a PEM key alone; a report changed in a
 // single byte does not.
 func TestReportVerifierImportsFromAnotherModule(t *testing.T) {
 	root, err := filepath.Abs("..")
@@ -107,22 +113,38 @@ func TestReportVerifierImportsFromAnotherModule(t *testing.T) {
 	main := `package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"strings"
 
 	"` + pkg + `"
 )
 
+// auditor KEYS REPORT: KEYS is a published key set (.json) or one PEM
+// key (.pem); REPORT a signed JSON report or a PDF report.
 func main() {
-	keysJSON, _ := os.ReadFile(os.Args[1])
+	keysData, _ := os.ReadFile(os.Args[1])
 	doc, _ := os.ReadFile(os.Args[2])
-	keys, err := reportverify.ParseKeySet(keysJSON)
+	var keys reportverify.KeySet
+	var err error
+	if strings.HasSuffix(os.Args[1], ".pem") {
+		keys, err = reportverify.ParsePublicKeyPEM(keysData, "")
+	} else {
+		keys, err = reportverify.ParseKeySet(keysData)
+	}
 	if err != nil {
 		fmt.Println("keys:", err)
 		return
 	}
+	if bytes.HasPrefix(doc, []byte("%PDF-")) {
+		if doc, err = reportverify.FromPDF(doc); err != nil {
+			fmt.Println("pdf:", err)
+			return
+		}
+	}
 	res, err := reportverify.Verify(doc, keys)
-	fmt.Println("verify:", res.KeyID, err)
+	fmt.Println("verify:", res.KeyID, len(res.SignedSHA256), err)
 }
 `
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644); err != nil {
@@ -132,26 +154,62 @@ func main() {
 	if want := []string{pkg, "example.com/auditor"}; strings.Join(deps, " ") != strings.Join(want, " ") {
 		t.Errorf("the auditor compiles %v beyond the standard library, want only %v", deps, want)
 	}
+	goCmd(t, dir, "build", "-o", "auditor", ".")
+	auditor := func(keysFile, docFile string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(dir, "auditor"), keysFile, docFile).CombinedOutput()
+		if err != nil {
+			t.Fatalf("auditor: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
 
-	// A report signed by the real binary.
+	// Reports signed by the real binary, and its published keys.
 	db := filepath.Join(dir, "audit.db")
-	_, key := newAccountKey(t, db, "reports:create,reports:read")
+	_, key := newAccountKey(t, db, "reports:create,reports:read,reports:pdf")
 	srv := startServer(t, nil, serveArgs(db)...)
 	job := srv.waitJob(t, key, srv.createJob(t, key, point{name: "SF", lat: 37.7749, lon: -122.4194}), 30*time.Second)
 	if job.Result == nil {
 		t.Fatalf("job %+v", job)
 	}
-	report := srv.do(t, key, "GET", job.Result.ReportURL, nil).body
-	keysFile, docFile := filepath.Join(dir, "keys.json"), filepath.Join(dir, "report.json")
-	os.WriteFile(keysFile, srv.do(t, "", "GET", "/.well-known/locrisk-signing-keys", nil).body, 0o644)
-	os.WriteFile(docFile, report, 0o644)
-	if out := goCmd(t, dir, "run", ".", keysFile, docFile); !strings.HasPrefix(out, "verify: lrs-") || !strings.Contains(out, "<nil>") {
-		t.Errorf("a genuine report: %s", out)
+	save := func(name, path, key string) (string, []byte) {
+		t.Helper()
+		r := srv.do(t, key, "GET", path, nil)
+		if r.status != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, r.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f, r.body
+	}
+	docFile, report := save("report.json", job.Result.ReportURL, key)
+	pdfFile, _ := save("report.pdf", job.Result.ReportURL+"/pdf", key)
+	keysFile, keysJSON := save("keys.json", "/.well-known/locrisk-signing-keys", "")
+	var published struct {
+		Keys []struct{ PublicKey string }
+	}
+	if err := json.Unmarshal(keysJSON, &published); err != nil || len(published.Keys) != 1 {
+		t.Fatalf("keys: %s (%v)", keysJSON, err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(published.Keys[0].PublicKey)
+	der, err := x509.MarshalPKIXPublicKey(ed25519.PublicKey(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemFile := filepath.Join(dir, "key.pem")
+	os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
+
+	for _, c := range []struct{ keys, doc string }{{keysFile, docFile}, {keysFile, pdfFile}, {pemFile, docFile}, {pemFile, pdfFile}} {
+		if out := auditor(c.keys, c.doc); !strings.HasPrefix(out, "verify: lrs-") || !strings.HasSuffix(out, " 64 <nil>") {
+			t.Errorf("a genuine report (%s, %s): %s", filepath.Base(c.keys), filepath.Base(c.doc), out)
+		}
 	}
 	i := strings.Index(string(report), `"countyName":"`) + len(`"countyName":"`)
 	report[i] ^= 0x01
 	os.WriteFile(docFile, report, 0o644)
-	if out := goCmd(t, dir, "run", ".", keysFile, docFile); !strings.Contains(out, "does not match") {
+	if out := auditor(keysFile, docFile); !strings.Contains(out, "does not match") {
 		t.Errorf("a report changed in one byte: %s", out)
 	}
 }

@@ -1,9 +1,11 @@
 package reportverify
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"strings"
@@ -73,6 +75,21 @@ func TestNumbers(t *testing.T) {
 		{"1.7976931348623157e308", "1.7976931348623157e+308"},
 		{"5e-324", "5e-324"},
 		{"1e-400", "0"},
+		{"-0.0", "0"},
+		{"-0e5", "0"},
+		{"100", "100"},
+		{"999999999999999", "999999999999999"},
+		{"9999999999999999", "10000000000000000"},
+		{"123456789012345678901", "123456789012345680000"},
+		{"0.0000010", "0.000001"},
+		{"0.00000099", "9.9e-7"},
+		{"1.5E+3", "1500"},
+		{"2.50", "2.5"},
+		{"-1e-6", "-0.000001"},
+		{"999999999999999999999", "1e+21"},
+		{"1e+0", "1"},
+		{"4.940656458412e-324", "5e-324"},
+		{"0.1e1", "1"},
 	}
 	for _, tt := range tests {
 		got, err := Canonicalize([]byte(tt.in))
@@ -95,6 +112,46 @@ func TestNumbersRoundTrip(t *testing.T) {
 		back, err := strconv.ParseFloat(string(got), 64)
 		if err != nil || back != x {
 			t.Errorf("%v: %s reads back as %v (%v)", x, got, back, err)
+		}
+	}
+}
+
+// TestNumbersRandom: for doubles of every magnitude (random bit
+// patterns), the canonical text reads back as the same double, uses
+// exponent form exactly outside [1e-6, 1e21), and has the digits strconv
+// finds shortest; integers of up to 15 digits, which the scanner copies
+// without formatting, come out as formatting their double would write.
+func TestNumbersRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 8785))
+	for range 20000 {
+		x := math.Float64frombits(r.Uint64())
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		got := string(appendNumber(nil, x))
+		back, err := strconv.ParseFloat(got, 64)
+		if err != nil || back != x {
+			t.Fatalf("%v: %s reads back as %v (%v)", x, got, back, err)
+		}
+		abs := math.Abs(x)
+		if exp := strings.Contains(got, "e"); x != 0 && exp != (abs < 1e-6 || abs >= 1e21) {
+			t.Fatalf("%v: %s", x, got)
+		}
+		shortest := strconv.FormatFloat(abs, 'e', -1, 64)
+		wantDigits := strings.Replace(shortest[:strings.IndexByte(shortest, 'e')], ".", "", 1)
+		if gotDigits := strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(strings.Split(got, "e")[0]), "0"); x != 0 && !strings.HasPrefix(gotDigits, wantDigits) || strings.Trim(strings.TrimPrefix(gotDigits, wantDigits), "0") != "" {
+			t.Fatalf("%v: %s, want the digits %s", x, got, wantDigits)
+		}
+	}
+	for range 20000 {
+		n := r.Int64N(int64(math.Pow10(1 + r.IntN(15))))
+		if r.IntN(2) == 0 {
+			n = -n
+		}
+		lit := strconv.FormatInt(n, 10)
+		got, err := Canonicalize([]byte(lit))
+		if want := appendNumber(nil, float64(n)); err != nil || string(got) != string(want) {
+			t.Fatalf("%s: %s, want %s (%v)", lit, got, want, err)
 		}
 	}
 }
@@ -133,30 +190,81 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
-// FuzzCanonicalize: the canonical form is a fixed point, means what the
-// input means to encoding/json, and nothing panics.
+// FuzzCanonicalize: the canonical form is a fixed point, is valid JSON
+// that means what the input means to encoding/json (numbers read with
+// UseNumber and compared as the doubles they denote), and nothing panics.
 func FuzzCanonicalize(f *testing.F) {
-	for _, s := range []string{`{"b":[1,2.5,"x"],"a":null}`, `"\u00e9\ud83d\ude00"`, `1e21`, `-0.000001`, `[{},[]]`, `{"€":1,"😀":2}`} {
+	for _, s := range []string{`{"b":[1,2.5,"x"],"a":null}`, `"\u00e9\ud83d\ude00"`, `1e21`, `-0.000001`, `[{},[]]`,
+		`{"€":1,"😀":2}`, `{"\u0062":1,"a":{"d":true,"c":false}}`, `[1E400]`, `{"a":1,"a":2}`, "\"\\u003c\u2028\""} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := Canonicalize(in)
 		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error not ErrMalformed: %v", err)
+			}
 			return
 		}
-		if !json.Valid(in) {
-			t.Fatalf("accepted what encoding/json refuses: %q", in)
+		if !json.Valid(in) || !json.Valid(out) {
+			t.Fatalf("accepted %q or wrote %q, which encoding/json refuses", in, out)
 		}
 		again, err := Canonicalize(out)
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("not a fixed point: %q -> %q -> %q (%v)", in, out, again, err)
 		}
-		var a, b any
-		if json.Unmarshal(in, &a) != nil || json.Unmarshal(out, &b) != nil {
-			t.Fatalf("does not parse: %q -> %q", in, out)
-		}
-		if !reflect.DeepEqual(a, b) {
+		a, b := decodeNumbers(t, in), decodeNumbers(t, out)
+		if !sameValue(a, b) {
 			t.Fatalf("meaning changed: %q -> %q", in, out)
 		}
 	})
+}
+
+func decodeNumbers(t *testing.T, doc []byte) any {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("encoding/json cannot read %q: %v", doc, err)
+	}
+	return v
+}
+
+// sameValue compares values decoded with UseNumber, numbers as doubles
+// (RFC 8785 keeps the double, not the digits).
+func sameValue(a, b any) bool {
+	switch a := a.(type) {
+	case json.Number:
+		b, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		x, errx := strconv.ParseFloat(string(a), 64)
+		y, erry := strconv.ParseFloat(string(b), 64)
+		return errx == nil && erry == nil && x == y
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !sameValue(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameValue(v, w) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(a, b)
+	}
 }

@@ -86,7 +86,7 @@ func ParseKeySet(data []byte) (KeySet, error) {
 		if k.Algorithm != Algorithm {
 			return KeySet{}, fmt.Errorf("%w: key %d (%s) is %q", ErrUnsupported, i, k.KeyID, k.Algorithm)
 		}
-		raw, err := base64.StdEncoding.DecodeString(k.PublicKey)
+		raw, err := base64.StdEncoding.Strict().DecodeString(k.PublicKey)
 		if err != nil || len(raw) != ed25519.PublicKeySize || k.KeyID == "" {
 			return KeySet{}, fmt.Errorf("reportverify: key set: key %d (%s) is not a 32-byte Ed25519 public key with an id", i, k.KeyID)
 		}
@@ -113,10 +113,12 @@ func parseTime(s string) (time.Time, error) {
 
 // ParsePublicKeyPEM reads one Ed25519 public key in a PEM "PUBLIC KEY"
 // block (PKIX, as `openssl pkey -pubout` writes it and `locrisk
-// signing-keys list --pem` prints it). The key has no id: the set tries
-// it for whatever key a document names, so a document signed by another
-// key fails with ErrBadSignature.
-func ParsePublicKeyPEM(data []byte) (KeySet, error) {
+// signing-keys list --pem` prints it) as the key keyID. A PEM file does
+// not name its key: with keyID empty, the set tries the key for whatever
+// key id a document names (Result.KeyID is then the document's claim,
+// proven only in that this key made the signature), so a document signed
+// by another key fails with ErrBadSignature rather than ErrUnknownKey.
+func ParsePublicKeyPEM(data []byte, keyID string) (KeySet, error) {
 	var block *pem.Block
 	for rest := data; ; {
 		if block, rest = pem.Decode(rest); block == nil || block.Type == "PUBLIC KEY" {
@@ -133,6 +135,9 @@ func ParsePublicKeyPEM(data []byte) (KeySet, error) {
 	k, ok := pub.(ed25519.PublicKey)
 	if !ok {
 		return KeySet{}, fmt.Errorf("%w: the PEM key is %T, not Ed25519", ErrUnsupported, pub)
+	}
+	if keyID != "" {
+		return NewKeySet(Key{ID: keyID, PublicKey: k}), nil
 	}
 	s := NewKeySet()
 	s.any = &Key{PublicKey: k}

@@ -9,6 +9,9 @@ import (
 	"fmt"
 )
 
+// ErrAlreadySigned: Sign was given a document with a signature member.
+var ErrAlreadySigned = errors.New("reportverify: the document is already signed")
+
 // Sign returns doc, a JSON object, with the signature member of keyID's
 // private key appended as its last member (before the closing brace; the
 // rest of doc is kept byte for byte, a final newline included). A document
@@ -17,31 +20,30 @@ func Sign(doc []byte, keyID string, priv ed25519.PrivateKey) ([]byte, error) {
 	if len(priv) != ed25519.PrivateKeySize {
 		return nil, errors.New("reportverify: not an Ed25519 private key")
 	}
-	p := parser{src: doc}
-	v, err := p.document()
-	if err != nil {
+	sc := scanner{src: doc, cut: SignatureMember}
+	if err := sc.document(); err != nil {
 		return nil, err
 	}
-	if v.kind != 'o' {
+	if sc.out[0] != '{' {
 		return nil, fmt.Errorf("%w: a report is a JSON object", ErrMalformed)
 	}
-	for _, m := range v.members {
-		if string(m.name) == SignatureMember {
-			return nil, errors.New("reportverify: the document is already signed")
-		}
+	if sc.cutFound {
+		return nil, ErrAlreadySigned
 	}
-	signed := v.appendCanonical(make([]byte, 0, len(doc)))
+	signed := sc.out
 	sig := Signature{Algorithm: Algorithm, KeyID: keyID, Canonicalization: Canonicalization,
 		Value: base64.StdEncoding.EncodeToString(ed25519.Sign(priv, signed))}
 	member, err := json.Marshal(sig)
 	if err != nil {
 		return nil, err
 	}
+	// Whitespace is all that can follow the closing brace of a document
+	// the scanner accepted.
 	body := bytes.TrimRight(doc, " \t\r\n")
 	tail := doc[len(body):]
 	out := make([]byte, 0, len(doc)+len(member)+16)
 	out = append(out, body[:len(body)-1]...) // up to the closing brace
-	if len(v.members) > 0 {
+	if len(signed) > len("{}") {
 		out = append(out, ',')
 	}
 	out = append(out, `"`+SignatureMember+`":`...)

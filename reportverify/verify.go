@@ -1,29 +1,47 @@
 // Package reportverify signs and verifies locrisk reports
 // (docs/verification.md in the locrisk repository). It imports the
 // standard library only, so an auditor's program can use it without
-// taking anything else in; the locrisk service signs with it.
+// taking anything else in; the locrisk service signs with it, so there is
+// one implementation of the format.
 //
-// The format. A signed report is a JSON object, the report document as
-// the API serves it, whose last member is
+// # Format
+//
+// A signed report is a JSON object, the report document as the API serves
+// it (summary or full detail), with a top-level member
 //
 //	"signature": {"algorithm": "Ed25519", "keyId": "<key id>",
 //	              "canonicalization": "RFC8785", "value": "<base64>"}
 //
-// value is the standard base64 of the 64-byte Ed25519 signature of the
-// RFC 8785 (JSON Canonicalization Scheme) form of the document without its
-// "signature" member. Signing the canonical form rather than the file's
-// bytes means a report still verifies after it is re-indented or its
-// members reordered (stored in a database, say), while any change of a
-// name or a value breaks it.
+// value is the standard base64 (with padding) of the 64-byte Ed25519
+// signature of the RFC 8785 (JSON Canonicalization Scheme) form of the
+// document with its top-level "signature" member removed. The service
+// writes the member last, but where it stands does not matter.
+//
+// Signing the canonical form rather than the file's bytes means a report
+// still verifies after it is re-indented or its members reordered
+// (stored in a jsonb column, say), while any change of a name or a value
+// breaks it. The canonical form: no whitespace; object members sorted by
+// their names as UTF-16 code units; strings with only the escapes \" \\
+// \b \f \n \r \t and \u00xx (lowercase hex) for the other controls,
+// everything else as UTF-8; numbers as ECMAScript's Number.prototype.toString
+// writes the nearest IEEE 754 double ("1e+21", "1e-7", -0 as 0). A document
+// with a duplicate member name, invalid UTF-8, a lone surrogate escape, a
+// number beyond a double or data after the value has no canonical form
+// (ErrMalformed).
 //
 // The service publishes its public keys, current and retired, at
 // /.well-known/locrisk-signing-keys:
 //
-//	{"keys": [{"keyId": "...", "algorithm": "Ed25519", "publicKey": "<base64 of 32 bytes>",
+//	{"keys": [{"keyId": "...", "algorithm": "Ed25519", "publicKey": "<base64 of the 32 raw bytes>",
 //	           "createdUtc": "2026-11-28T07:00:00Z", "retiredUtc": null}]}
 //
-// A PDF report carries its signed JSON (full detail, in canonical form
-// with its signature member) as an embedded file; FromPDF returns it.
+// retiredUtc is a time once the key was rotated out; a retired key still
+// verifies what it signed. A single key may also come as a PEM "PUBLIC
+// KEY" block (PKIX), as `openssl pkey -pubout` writes for Ed25519.
+//
+// A PDF report carries the signed full JSON as a document-level embedded
+// file whose name ends in ".json" (a /Filespec whose /EF names a stream
+// object of /Type /EmbeddedFile, flate-compressed); FromPDF returns it.
 package reportverify
 
 import (
@@ -78,7 +96,10 @@ func Verify(doc []byte, keys KeySet) (Result, error) {
 	if sig.Algorithm != Algorithm || sig.Canonicalization != Canonicalization {
 		return Result{}, fmt.Errorf("%w: %q over %q", ErrUnsupported, sig.Algorithm, sig.Canonicalization)
 	}
-	raw, err := base64.StdEncoding.DecodeString(sig.Value)
+	// Strict: the last character before "==" carries four bits that a
+	// lenient decoder ignores, so a changed value would still decode to
+	// the same signature.
+	raw, err := base64.StdEncoding.Strict().DecodeString(sig.Value)
 	if err != nil || len(raw) != ed25519.SignatureSize {
 		return Result{}, fmt.Errorf("%w: the value is not a base64 Ed25519 signature", ErrBadSignature)
 	}
@@ -104,30 +125,36 @@ func SignedBytes(doc []byte) ([]byte, error) {
 // split parses doc and returns its signature member and the canonical
 // form of the rest.
 func split(doc []byte) (Signature, []byte, error) {
-	p := parser{src: doc}
-	v, err := p.document()
-	if err != nil {
+	sc := scanner{src: doc, cut: SignatureMember}
+	if err := sc.document(); err != nil {
 		return Signature{}, nil, err
 	}
-	if v.kind != 'o' {
+	if sc.out[0] != '{' {
 		return Signature{}, nil, fmt.Errorf("%w: a report is a JSON object", ErrMalformed)
 	}
-	var sigVal *value
-	rest := v.members[:0:0]
-	for i := range v.members {
-		if string(v.members[i].name) == SignatureMember {
-			sigVal = &v.members[i].val
-			continue
-		}
-		rest = append(rest, v.members[i])
-	}
-	if sigVal == nil {
+	if !sc.cutFound {
 		return Signature{}, nil, ErrNoSignature
 	}
-	var sig Signature
-	if err := json.Unmarshal(sigVal.appendCanonical(nil), &sig); err != nil || sigVal.kind != 'o' {
-		return Signature{}, nil, fmt.Errorf("%w: the signature member is not an object of strings", ErrMalformed)
+	sig, err := parseSignature(sc.cutValue)
+	return sig, sc.out, err
+}
+
+// parseSignature reads the signature member's value (canonical JSON):
+// an object of exactly the four members, all strings, names matched
+// exactly. The member is not itself signed, so this strictness guards
+// nothing cryptographic; it keeps a mangled member from passing
+// (encoding/json alone would take "KEYID" for "keyId").
+func parseSignature(canonical []byte) (Signature, error) {
+	var m map[string]string
+	bad := fmt.Errorf("%w: the signature member is not an object of the four strings algorithm, keyId, canonicalization, value", ErrMalformed)
+	if json.Unmarshal(canonical, &m) != nil || m == nil || len(m) != 4 {
+		return Signature{}, bad
 	}
-	v.members = rest
-	return sig, v.appendCanonical(make([]byte, 0, len(doc))), nil
+	sig := Signature{Algorithm: m["algorithm"], KeyID: m["keyId"], Canonicalization: m["canonicalization"], Value: m["value"]}
+	for _, name := range []string{"algorithm", "keyId", "canonicalization", "value"} {
+		if _, ok := m[name]; !ok {
+			return Signature{}, bad
+		}
+	}
+	return sig, nil
 }

@@ -133,7 +133,7 @@ func (c *cli) loadKeySet(keysFile, keyFile, keysURL string) (reportverify.KeySet
 		if err != nil {
 			return reportverify.KeySet{}, err
 		}
-		return reportverify.ParsePublicKeyPEM(b)
+		return reportverify.ParsePublicKeyPEM(b, "")
 	default:
 		ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 		defer cancel()
