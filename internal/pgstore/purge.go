@@ -10,6 +10,10 @@ import (
 	"github.com/locrisk/locrisk"
 )
 
+// purgeLock is the advisory lock a purge holds, so that one node purges
+// at a time.
+const purgeLock = 0x6c6f6370 // "locp"
+
 // purgeStep is one kind of record the purge deletes: pick chooses the ids
 // of at most $2 records past the cut-off $1; deletes remove them and what
 // belongs to them ($1 the ids), each counted.
@@ -49,7 +53,8 @@ func noPendingDelivery(jobCond string) string {
 // expired API keys; request statistics and quota counters past the
 // cut-off; expired idempotency keys. Each kind goes in transactions of at
 // most p.Batch records (a batch counting as up to 100); with p.DryRun,
-// one transaction counts everything and rolls back.
+// one transaction counts everything and rolls back. While another node
+// purges, a purge does nothing and counts nothing.
 func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error) {
 	var c locrisk.PurgeCounts
 	batch := p.Batch
@@ -120,6 +125,21 @@ func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.Purge
 		}
 		return c, nil
 	}
+	// One node purges at a time: the others find the lock taken and leave
+	// the work to it (their hourly run counts nothing).
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return c, fmt.Errorf("purge: %w", err)
+	}
+	defer conn.Close()
+	var mine bool
+	if err := conn.GetContext(ctx, &mine, `SELECT pg_try_advisory_lock($1)`, purgeLock); err != nil {
+		return c, fmt.Errorf("purge: %w", err)
+	}
+	if !mine {
+		return c, nil
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, purgeLock)
 	for _, st := range steps {
 		for {
 			before := c

@@ -180,3 +180,40 @@ func TestMigrateConcurrently(t *testing.T) {
 		t.Errorf("%d migrations recorded (%v), want %d", n, err, SchemaVersion())
 	}
 }
+
+// TestPurgeOneNodeAtATime: while one node purges, another's purge leaves
+// the work to it.
+func TestPurgeOneNodeAtATime(t *testing.T) {
+	s := openFresh(t, serverDSN(t), Options{})
+	ctx := context.Background()
+	other, err := Open(ctx, s.dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	// The first node's purge, held in the middle: its lock taken by hand.
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, purgeLock); err != nil {
+		t.Fatal(err)
+	}
+	a, err := other.CreateAccount(ctx, "a", 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := locrisk.NewJob{AccountID: a.ID, Latitude: 1, Longitude: 1, IdempotencyKey: "k", RequestHash: "h"}
+	if _, _, err := other.CreateJob(ctx, key, time.Now().Add(-48*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	policy := locrisk.PurgePolicy{Now: time.Now()}
+	if c, err := other.Purge(ctx, policy); err != nil || c.Total() != 0 {
+		t.Errorf("purge beside another node's: %+v %v, want nothing", c, err)
+	}
+	conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, purgeLock)
+	if c, err := other.Purge(ctx, policy); err != nil || c.IdempotencyKeys != 1 {
+		t.Errorf("purge alone: %+v %v, want the expired key", c, err)
+	}
+}
