@@ -21,6 +21,7 @@ import (
 	"github.com/locrisk/locrisk/internal/retention"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/server"
+	"github.com/locrisk/locrisk/internal/sharedrate"
 	"github.com/locrisk/locrisk/internal/signing"
 	"github.com/locrisk/locrisk/internal/store"
 	"github.com/locrisk/locrisk/internal/webhook"
@@ -117,7 +118,13 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 			if err != nil {
 				return nil, err
 			}
-			return &serveBackend{store: st, api: st, probe: st}, nil
+			// The rate limits count every node's requests (package
+			// sharedrate), exchanged until the store is closed.
+			rate := sharedrate.New(st, log, nil)
+			rateCtx, stopRate := context.WithCancel(context.WithoutCancel(ctx))
+			done := make(chan struct{})
+			go func() { rate.Run(rateCtx); close(done) }()
+			return &serveBackend{store: st, api: st, probe: st, rate: rate, stopRate: func() { stopRate(); <-done }}, nil
 		})
 	}
 	return newAppOn(ctx, cfg, log, func(wake func(), obs store.Observer) (*serveBackend, error) {
@@ -228,7 +235,7 @@ func newAppOn(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// The app itself tells /readyz whether the data and the workers are
 	// there (Health, below), so it exists before the API.
 	a := &app{cfg: cfg, log: log, dataLoaded: true}
-	api := newAPI(server.Config{Logger: log, Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
+	api := newAPI(server.Config{Logger: log, RateLimiter: be.rateLimiter(), Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
 		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, be, eng, sched.Notify)
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/locrisk/locrisk/internal/pgstore"
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/server"
+	"github.com/locrisk/locrisk/internal/sharedrate"
 	"github.com/locrisk/locrisk/internal/store"
 )
 
@@ -136,10 +137,27 @@ type serveBackend struct {
 	// a killed server, its vacuum after a purge, its file statistics.
 	sqlite *store.Store
 	lock   *filelock.Lock // SQLite's serve lock, released after the store is closed
+	// rate is the rate limiter several nodes share (PostgreSQL), whose
+	// exchanges stopRate ends; nil on SQLite, where one server counts.
+	rate     *sharedrate.Limiter
+	stopRate func()
 }
 
-// Close closes the store, then releases the serve lock.
+// rateLimiter is the API's rate limiter: nil (one server's, in memory)
+// unless the nodes share one.
+func (b *serveBackend) rateLimiter() server.RateLimiter {
+	if b.rate == nil {
+		return nil
+	}
+	return b.rate
+}
+
+// Close stops the shared rate counts, closes the store, then releases
+// the serve lock.
 func (b *serveBackend) Close() error {
+	if b.stopRate != nil {
+		b.stopRate()
+	}
 	err := b.store.Close()
 	return errors.Join(err, b.lock.Unlock())
 }

@@ -217,3 +217,32 @@ func TestPurgeOneNodeAtATime(t *testing.T) {
 		t.Errorf("purge alone: %+v %v, want the expired key", c, err)
 	}
 }
+
+// TestRateCounts: two nodes' requests add up per account and window, and a
+// new window starts from nothing and drops the old one.
+func TestRateCounts(t *testing.T) {
+	s := openFresh(t, serverDSN(t), Options{})
+	ctx := context.Background()
+	other, err := Open(ctx, s.dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	w := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	if _, err := s.AddRateCounts(ctx, w, map[string]int{"a": 3, "b": 1}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := other.AddRateCounts(ctx, w, map[string]int{"a": 2})
+	if err != nil || got["a"] != 5 || got["b"] != 1 {
+		t.Errorf("totals %v %v, want a 5, b 1", got, err)
+	}
+	got, err = s.AddRateCounts(ctx, w.Add(time.Minute), map[string]int{"a": 1})
+	if err != nil || got["a"] != 1 || len(got) != 1 {
+		t.Errorf("next window %v %v, want a 1 only", got, err)
+	}
+	var rows int
+	s.db.GetContext(ctx, &rows, `SELECT COUNT(*) FROM rate_windows`)
+	if rows != 1 {
+		t.Errorf("%d rows kept, want the current window's one", rows)
+	}
+}
