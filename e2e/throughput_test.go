@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -431,4 +432,84 @@ func createAndWait(srv *server, key string, p [2]float64, timeout time.Duration)
 		}
 	}
 	return nil
+}
+
+// TestStoresSideBySide measures job creation and the whole path on each
+// store in one run (issue 30; docs/postgres.md, Performance): SQLite, one
+// node on PostgreSQL, and two nodes on PostgreSQL sharing the burst's
+// clients, each on a fresh database, in turns, twice. The PostgreSQL
+// server is LOCRISK_TEST_POSTGRES's, on this machine.
+//
+//	LOCRISK_LOAD=1 LOCRISK_TEST_POSTGRES=postgres://... go test -run StoresSideBySide -v -timeout 30m ./e2e
+func TestStoresSideBySide(t *testing.T) {
+	if os.Getenv("LOCRISK_LOAD") == "" {
+		t.Skip("set LOCRISK_LOAD=1 to run the side-by-side measurement")
+	}
+	burst := 6 * time.Second
+	dir := t.TempDir()
+	points := coveredPoints(t, dir, 60000)
+	keyFile := filepath.Join(dir, "secret.key")
+	if err := os.WriteFile(keyFile, []byte("c2VjcmV0LWtleS1vZi10aGUtdHdvLW5vZGUtdGVzdCE=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type setup struct {
+		name  string
+		nodes int
+		pg    bool
+	}
+	setups := []setup{{"sqlite", 1, false}, {"postgres, 1 node", 1, true}, {"postgres, 2 nodes", 2, true}}
+	for round := range 2 {
+		for i, s := range setups {
+			db := filepath.Join(dir, fmt.Sprintf("side-%d-%d.db", round, i))
+			env := map[string]string{"LOCRISK_DB": db}
+			if s.pg {
+				env = map[string]string{"LOCRISK_DB": postgresDB(t), "LOCRISK_SECRET_KEY_FILE": keyFile}
+			}
+			account := mustCLI(t, env, "accounts", "create", "--name", "side", "--monthly-quota", "1000000", "--rate-limit", "1000000")
+			key := mustCLI(t, env, "keys", "create", "--account", account, "--scopes", "reports:create,reports:read,usage:read")
+			var nodes []*server
+			for range s.nodes {
+				nodes = append(nodes, startServer(t, env, "serve", "--addr", "127.0.0.1:0", "--log-format", "json"))
+			}
+			start := time.Now()
+			results := make([]loadgen.Result, len(nodes))
+			var wg sync.WaitGroup
+			for n, srv := range nodes {
+				wg.Go(func() {
+					results[n] = loadgen.Run(t, srv.addr, loadgen.Clients/len(nodes), burst, loadgen.CreateJobsAt(key, points))
+				})
+			}
+			wg.Wait()
+			var created loadgen.Result
+			for _, r := range results {
+				created.Lat = append(created.Lat, r.Lat...)
+				created.Elapsed = max(created.Elapsed, r.Elapsed)
+			}
+			for {
+				var u struct {
+					APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
+				}
+				if err := json.Unmarshal(nodes[0].do(t, key, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
+					t.Fatal(err)
+				}
+				if u.APIReportJobs.Queued+u.APIReportJobs.Processing == 0 {
+					if u.APIReportJobs.Completed != len(created.Lat) {
+						t.Errorf("%s: %d accepted, %+v", s.name, len(created.Lat), u.APIReportJobs)
+					}
+					break
+				}
+				if time.Since(start) > 15*time.Minute {
+					t.Fatalf("%s: not done after 15 minutes", s.name)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			total := time.Since(start)
+			t.Logf("[%s] creation %.0f jobs/s (p50 %.1f ms, p99 %.1f ms); whole path %d jobs in %s: %.0f jobs/s",
+				s.name, created.Rate(), created.PctMS(50), created.PctMS(99), len(created.Lat), total.Round(time.Millisecond),
+				float64(len(created.Lat))/total.Seconds())
+			for _, n := range nodes {
+				n.signal(os.Interrupt)
+			}
+		}
+	}
 }

@@ -40,6 +40,9 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 	var replayed bool
 	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
 		replayed = false
+		if err := lockAccounts(ctx, tx, []string{nb.AccountID}); err != nil {
+			return err
+		}
 		if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
 			return err
 		}

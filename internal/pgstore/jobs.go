@@ -57,7 +57,8 @@ const kindReportJob = "report_job"
 
 // CreateJob creates a queued job, unless its idempotency key replays an
 // earlier one or the quota is used up (see the package comment for how
-// both hold across nodes).
+// both hold across nodes). Creations that arrive together share one
+// transaction and so one commit (creations.go).
 func (s *Store) CreateJob(ctx context.Context, nj locrisk.NewJob, now time.Time) (locrisk.Job, bool, error) {
 	if nj.Bucket == "" {
 		nj.Bucket = locrisk.BucketAPI
@@ -68,47 +69,47 @@ func (s *Store) CreateJob(ctx context.Context, nj locrisk.NewJob, now time.Time)
 	if nj.IdempotencyKey != "" && nj.RequestHash == "" {
 		return locrisk.Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
 	}
-	now = ms(now)
-	var job locrisk.Job
-	var replayed bool
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-		// The account first: a failed statement would abort the
-		// transaction before it could say which error it was.
-		if _, err := getAccount(ctx, tx, nj.AccountID); err != nil {
-			return err
-		}
-		job = locrisk.Job{ID: ids.New(ids.Job), AccountID: nj.AccountID, Bucket: nj.Bucket,
-			Latitude: nj.Latitude, Longitude: nj.Longitude, Status: locrisk.StatusQueued,
-			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now}
-		replayed = false
-		if nj.IdempotencyKey != "" {
-			id, found, err := takeIdempotencyKey(ctx, tx, nj.AccountID, kindReportJob, nj.IdempotencyKey, nj.RequestHash, job.ID, now)
-			if err != nil {
-				return err
-			}
-			if found {
-				replayed = true
-				var r jobRow
-				if err := tx.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = $1`, id); err != nil {
-					return fmt.Errorf("replayed job %s: %w", id, err)
-				}
-				job = r.job()
-				return nil
-			}
-		}
-		if err := useQuota(ctx, tx, nj.AccountID, 1, now); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
-			(id, account_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
-			VALUES ($1, $2, $3, $4, $5, 'queued', 0, $6, $6, $6)`,
-			job.ID, job.AccountID, job.Bucket, job.Latitude, job.Longitude, now)
-		return err
-	})
+	res, err := s.creations.create(ctx, nj, ms(now))
 	if err != nil {
 		return locrisk.Job{}, false, fmt.Errorf("create job: %w", err)
 	}
-	return job, replayed, nil
+	return res.job, res.replayed, nil
+}
+
+// createOne creates (or replays) one job in tx: the body of CreateJob's
+// transaction.
+func createOne(ctx context.Context, tx *sqlx.Tx, nj locrisk.NewJob, now time.Time) (creation, error) {
+	// The account first: a failed statement would abort the transaction
+	// before it could say which error it was.
+	if _, err := getAccount(ctx, tx, nj.AccountID); err != nil {
+		return creation{}, err
+	}
+	job := locrisk.Job{ID: ids.New(ids.Job), AccountID: nj.AccountID, Bucket: nj.Bucket,
+		Latitude: nj.Latitude, Longitude: nj.Longitude, Status: locrisk.StatusQueued,
+		RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now}
+	if nj.IdempotencyKey != "" {
+		id, found, err := takeIdempotencyKey(ctx, tx, nj.AccountID, kindReportJob, nj.IdempotencyKey, nj.RequestHash, job.ID, now)
+		if err != nil {
+			return creation{}, err
+		}
+		if found {
+			var r jobRow
+			if err := tx.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = $1`, id); err != nil {
+				return creation{}, fmt.Errorf("replayed job %s: %w", id, err)
+			}
+			return creation{job: r.job(), replayed: true}, nil
+		}
+	}
+	if err := useQuota(ctx, tx, nj.AccountID, 1, now); err != nil {
+		return creation{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
+		(id, account_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
+		VALUES ($1, $2, $3, $4, $5, 'queued', 0, $6, $6, $6)`,
+		job.ID, job.AccountID, job.Bucket, job.Latitude, job.Longitude, now); err != nil {
+		return creation{}, err
+	}
+	return creation{job: job}, nil
 }
 
 // takeIdempotencyKey records key for resourceID, or returns the resource an

@@ -68,6 +68,8 @@ type Store struct {
 	secrets *secretbox.Box
 	codec   *reportcodec.Codec
 	dsn     string // the connection string Open was given
+
+	creations *creator // gathers job creations into shared transactions
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
@@ -77,6 +79,13 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	// Keep the connections: database/sql keeps only 2 idle by default, and
+	// opening a PostgreSQL connection starts a server process, which under
+	// a load of requests and workers costs more than the queries. The cap
+	// leaves room for a second node under PostgreSQL's default of 100.
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
@@ -90,6 +99,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.creations = newCreator(s)
 	if err := s.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -97,8 +107,15 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the connections.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the store once the creations queued have their outcome; a
+// creation begun after fails with ErrClosed.
+func (s *Store) Close() error {
+	s.creations.close()
+	return s.db.Close()
+}
+
+// maxConns bounds one node's connections to the database.
+const maxConns = 40
 
 // migrationLock is the advisory lock key Migrate holds: any fixed number
 // that other programs sharing the database do not use.

@@ -77,7 +77,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne locrisk.NewWebhook
 	}
 	err = s.withTx(ctx, func(tx *sqlx.Tx) error {
 		var id string
-		err := tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, ne.AccountID)
+		err := tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, ne.AccountID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("account %s: %w", ne.AccountID, locrisk.ErrNotFound)
 		}
