@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -157,11 +158,9 @@ const (
 )
 
 // OpsSummary computes the job, batch and webhook parts of the operations
-// summary over [from, to) from the rows themselves. The completion
-// percentiles are exact nearest-rank values over the jobs completed in
-// the UTC hours that overlap the window (within the 5% docs/api.md
-// allows, by being exact); their cost grows with those jobs, where the
-// SQLite store keeps histograms.
+// summary over [from, to) from the rows themselves, and the completion
+// percentiles from the histograms of migration 4, as the SQLite store
+// does (completionPercentiles).
 func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (locrisk.OpsSummary, error) {
 	var o locrisk.OpsSummary
 	from, to = ms(from), ms(to)
@@ -182,27 +181,8 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 		return o, fmt.Errorf("operations summary of %s: jobs: %w", accountID, err)
 	}
 	o.Jobs = locrisk.JobOps{Created: c.Created, Completed: c.Completed, Failed: c.Failed, Queued: c.Queued, Processing: c.Processing}
-	if from.Before(to) {
-		lo, hi := from.Truncate(time.Hour), to.Truncate(time.Hour)
-		if hi.Before(to) {
-			hi = hi.Add(time.Hour)
-		}
-		var p struct {
-			P50 sql.NullInt64 `db:"p50"`
-			P95 sql.NullInt64 `db:"p95"`
-		}
-		err := s.db.GetContext(ctx, &p, `SELECT
-			percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_disc(0.95) WITHIN GROUP (ORDER BY ms) AS p95
-			FROM (SELECT GREATEST(0, round(EXTRACT(EPOCH FROM completed_utc - created_utc) * 1000))::bigint AS ms
-				FROM report_jobs WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS t`,
-			accountID, lo, hi)
-		if err != nil {
-			return o, fmt.Errorf("operations summary of %s: completion times: %w", accountID, err)
-		}
-		if p.P50.Valid {
-			p50, p95 := time.Duration(p.P50.Int64)*time.Millisecond, time.Duration(p.P95.Int64)*time.Millisecond
-			o.Jobs.CompletionP50, o.Jobs.CompletionP95 = &p50, &p95
-		}
+	if err := completionPercentiles(ctx, s.db, accountID, from, to, &o.Jobs); err != nil {
+		return o, fmt.Errorf("operations summary of %s: %w", accountID, err)
 	}
 	if err := s.db.GetContext(ctx, &o.Batches, `SELECT
 		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS created,
@@ -331,4 +311,78 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 		return fmt.Errorf("probe write: the database is read-only")
 	}
 	return nil
+}
+
+// completionPercentiles sets j's completion percentiles from the
+// histograms of migration 4 (completion_histograms): every UTC hour that
+// overlaps [from, to) counts in full, as in the SQLite store, its whole
+// UTC days read from their day rows and the hours before and after them
+// from their hour rows, so the cost is at most 46 hours and 7 days of
+// buckets for a week, whatever the number of jobs. The nearest rank is
+// counted exactly over the buckets and answered with its bucket's
+// value_ms, within 5% of the exact value.
+func completionPercentiles(ctx context.Context, q queryer, accountID string, from, to time.Time, j *locrisk.JobOps) error {
+	if !from.Before(to) {
+		return nil
+	}
+	const day = 24 * time.Hour
+	lo, hi := from.UTC().Truncate(time.Hour), to.UTC().Truncate(time.Hour)
+	if hi.Before(to) {
+		hi = hi.Add(time.Hour)
+	}
+	// UTC days are whole multiples of 24 hours from Go's zero time, so
+	// Truncate finds midnight.
+	d0, d1 := lo.Truncate(day), hi.Truncate(day)
+	if d0.Before(lo) {
+		d0 = d0.Add(day)
+	}
+	// Hours [lo, d0) and [d1, hi), days [d0, d1); with no whole day among
+	// the hours, every hour from its hour rows and no day.
+	if !d0.Before(d1) {
+		d0, d1 = hi, hi
+	}
+	var h []histogramBucket
+	err := q.SelectContext(ctx, &h, `SELECT b.value_ms, SUM(h.jobs)::bigint AS jobs
+		FROM completion_histograms h JOIN completion_buckets b ON b.upper_ms = h.bucket
+		WHERE h.account_id = $1 AND (
+			(h.span = 'hour' AND ((h.period >= $2 AND h.period < $3) OR (h.period >= $5 AND h.period < $6)))
+			OR (h.span = 'day' AND h.period >= $3 AND h.period < $4))
+		GROUP BY h.bucket, b.value_ms ORDER BY h.bucket`, accountID, lo, d0, d1, d1, hi)
+	if err != nil {
+		return fmt.Errorf("completion times: %w", err)
+	}
+	j.CompletionP50 = histogramRank(h, 0.50)
+	j.CompletionP95 = histogramRank(h, 0.95)
+	return nil
+}
+
+// histogramBucket is a bucket's reported value and the jobs it holds.
+type histogramBucket struct {
+	ValueMs int64 `db:"value_ms"`
+	Jobs    int64 `db:"jobs"`
+}
+
+// histogramRank is the p-th percentile (0 < p <= 1) of the times counted
+// in h (buckets in ascending order) by the nearest-rank method: the value
+// of the bucket holding the smallest time with at least p of the times at
+// or below it; nil for no times.
+func histogramRank(h []histogramBucket, p float64) *time.Duration {
+	var n int64
+	for _, b := range h {
+		n += b.Jobs
+	}
+	if n == 0 {
+		return nil
+	}
+	// p*n in floating point can land a hair above an integer (0.95*20 is
+	// 19.000000000000004); the epsilon keeps an exact rank exact.
+	rank := min(max(int64(math.Ceil(p*float64(n)-1e-9)), 1), n)
+	var seen int64
+	for _, b := range h {
+		if seen += b.Jobs; seen >= rank {
+			v := time.Duration(b.ValueMs) * time.Millisecond
+			return &v
+		}
+	}
+	return nil // unreachable: the rank is at most the count
 }
