@@ -13,7 +13,8 @@ import (
 
 // The dependency rules of docs/architecture.md, checked on the module as
 // it is: the domain imports nothing of the module, only the assembly
-// imports the SQLite store, and the store does not link the engine.
+// imports a store (SQLite's or PostgreSQL's), and no store links the
+// engine or the other store.
 func TestDependenciesPointInward(t *testing.T) {
 	gotool, err := exec.LookPath("go")
 	if err != nil {
@@ -86,8 +87,10 @@ func TestDependenciesPointInward(t *testing.T) {
 			t.Errorf("package %s not found", consumer)
 			continue
 		}
-		if slices.Contains(p.Deps, sqlite) {
-			t.Errorf("%s depends on the SQLite store", consumer)
+		for _, st := range []string{sqlite, pg} {
+			if slices.Contains(p.Deps, st) {
+				t.Errorf("%s depends on the store %s", consumer, st)
+			}
 		}
 	}
 }
