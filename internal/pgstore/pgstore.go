@@ -121,62 +121,89 @@ const maxConns = 40
 // that other programs sharing the database do not use.
 const migrationLock = 0x6c6f6372 // "locr"
 
-// Migrate applies the numbered migrations the database lacks, each in its
-// own transaction, under an advisory lock, so that several nodes starting
-// at once apply each migration once.
+// Migrate applies the numbered migrations the database lacks, in order,
+// and is safe to run from several processes at once. Each migration runs
+// in a transaction of its own that first takes the advisory lock
+// migrationLock with pg_advisory_xact_lock and then reads which
+// migrations are applied: a second process waits for the first's
+// transaction and then sees its migration recorded, so each is applied
+// once. A transaction-scoped lock rather than a session one because it
+// goes with the transaction, whatever happens: a session lock left held
+// on a pooled connection (a failed unlock) would block every other node's
+// migration until that connection closed. A database that has a migration
+// this binary does not carry was written by a newer locrisk and is
+// refused, as the SQLite store refuses a newer file.
 func (s *Store) Migrate(ctx context.Context) error {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
-		return err
+		return fmt.Errorf("migrate: %w", err)
 	}
 	slices.Sort(names)
-	conn, err := s.db.Connx(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
-		return fmt.Errorf("migrate: take the migration lock: %w", err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version integer PRIMARY KEY, name text NOT NULL, applied_utc timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	var have []int
-	if err := conn.SelectContext(ctx, &have, `SELECT version FROM schema_migrations`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
 	for i, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
 		if err != nil || version != i+1 {
 			return fmt.Errorf("migrate: %s is not migration %d", base, i+1)
 		}
-		if slices.Contains(have, version) {
-			continue
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
+	}
+	// One more round than there are migrations: the last only checks,
+	// under the lock, that the database is not newer than the binary.
+	for i := 0; i <= len(names); i++ {
+		done := false
+		err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+			var err error
+			done, err = migrateStep(ctx, tx, names)
 			return err
-		}
-		tx, err := conn.BeginTxx(ctx, nil)
+		})
 		if err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
+			return fmt.Errorf("migrate: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, base); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
+		if done {
+			return nil
 		}
 	}
-	return nil
+	return fmt.Errorf("migrate: %d migrations applied and still not done", len(names))
+}
+
+// migrateStep applies, in tx and under the migration lock, the first of
+// names (sorted, numbered from 1) the database lacks; done when it lacks
+// none.
+func migrateStep(ctx context.Context, tx *sqlx.Tx, names []string) (done bool, err error) {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
+		return false, fmt.Errorf("take the migration lock: %w", err)
+	}
+	// Under the lock, so that two first starts do not race to create it
+	// (CREATE TABLE IF NOT EXISTS is not safe against a concurrent one).
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_utc timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return false, err
+	}
+	var latest int
+	if err := tx.GetContext(ctx, &latest, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`); err != nil {
+		return false, err
+	}
+	if latest > len(names) {
+		return false, fmt.Errorf("database schema version %d is newer than this binary supports (%d): "+
+			"the database was migrated by a newer locrisk; use that version", latest, len(names))
+	}
+	if latest == len(names) {
+		return true, nil
+	}
+	// Migrations are applied in order, one per transaction, so the
+	// versions recorded are always 1..latest.
+	name := names[latest]
+	base := strings.TrimPrefix(name, "migrations/")
+	body, err := migrations.ReadFile(name)
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return false, fmt.Errorf("%s: %w", base, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, latest+1, base); err != nil {
+		return false, fmt.Errorf("%s: record it: %w", base, err)
+	}
+	return latest+1 == len(names), nil
 }
 
 // SchemaVersion is the number of the last migration this binary carries.

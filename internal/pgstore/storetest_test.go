@@ -246,3 +246,37 @@ func TestRateCounts(t *testing.T) {
 		t.Errorf("%d rows kept, want the current window's one", rows)
 	}
 }
+
+// TestMigrateAgain: migrating a migrated database changes nothing, and a
+// database with a migration this binary lacks (a newer locrisk's) is
+// refused, as the SQLite store refuses a newer file.
+func TestMigrateAgain(t *testing.T) {
+	server := serverDSN(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		before  string // SQL run on the migrated database before migrating again
+		wantErr string // "" for success
+	}{
+		{"again (Open migrated it)", ``, ""},
+		{"newer database", `INSERT INTO schema_migrations (version, name) VALUES (1000, '1000_from_the_future.sql')`, "newer than this binary"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := openFresh(t, server, Options{})
+			if tt.before != "" {
+				if _, err := s.db.ExecContext(ctx, tt.before); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := s.Migrate(ctx)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("migrate: %v, want %q", err, tt.wantErr)
+			}
+			var n int
+			if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version <= $1`, SchemaVersion()); err != nil || n != SchemaVersion() {
+				t.Errorf("%d migrations recorded (%v), want %d", n, err, SchemaVersion())
+			}
+		})
+	}
+}
