@@ -19,8 +19,28 @@
 //   - Completion: an UPDATE conditioned on the status and the lease owner
 //     inside the completing transaction, with the report's unique job_id.
 //
-// Serialization failures and deadlocks (SQLSTATE 40001, 40P01) are retried
-// a few times, the whole transaction again.
+// Why row locks in READ COMMITTED rather than SERIALIZABLE: each
+// invariant comes down to one row (the account's month of quota, the
+// idempotency key, the job) that the statement locks anyway, so
+// concurrent requests wait for each other only where they conflict, and
+// the store's answers (ErrQuotaExceeded, a replay, ErrLeaseLost) are the
+// ones the SQLite store gives rather than serialization failures to
+// retry; under SERIALIZABLE every concurrent creation on one account
+// would fail and retry, and a retry budget would then decide whether a
+// request within quota succeeds. The invariants are checked across four
+// connection pools (TestInvariantsAcrossNodes, TestTwoNodesRace).
+//
+// Claims are fair per account, not strictly: claimers on several nodes at
+// the same moment each take the account whose turn it is, skipping the
+// jobs the others locked, so an account may get as many jobs in a row as
+// there are simultaneous claimers before its stamp moves it back.
+//
+// Migrations (Migrate) each run under pg_advisory_xact_lock, so nodes
+// starting together apply each once. Deadlocks and serialization failures
+// (SQLSTATE 40P01, 40001), possible where a transaction touches several
+// counter rows (a purge against completions updating the completion
+// histograms of migration 4), are retried a few times, the whole
+// transaction again.
 package pgstore
 
 import (
