@@ -241,7 +241,13 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		if err == nil || !retryable(err) || attempt == 5 {
 			return err
 		}
-		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+		// A short, growing pause so that the transactions that collided
+		// do not collide again at once; cut short if ctx ends.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (retry abandoned: %w)", err, ctx.Err())
+		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+		}
 	}
 }
 
