@@ -10,7 +10,7 @@ import (
 	"github.com/locrisk/locrisk/internal/storetest"
 )
 
-// histogramRow is a row of completion_histograms (migration 4).
+// histogramRow is a row of completion_histograms (migration 5).
 type histogramRow struct {
 	AccountID string    `db:"account_id"`
 	Span      string    `db:"span"`
@@ -20,7 +20,7 @@ type histogramRow struct {
 }
 
 // TestCompletionHistogramsFollowJobs: whatever moves jobs into and out of
-// completed (completion, failure, the purge), the trigger of migration 4
+// completed (completion, failure, the purge), the trigger of migration 5
 // leaves completion_histograms equal to the rows its backfill computes
 // from the jobs themselves, with no row at zero; the storetest checks
 // only see the percentiles read from them.

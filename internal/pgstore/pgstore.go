@@ -39,7 +39,7 @@
 // starting together apply each once. Deadlocks and serialization failures
 // (SQLSTATE 40P01, 40001), possible where a transaction touches several
 // counter rows (a purge against completions updating the completion
-// histograms of migration 4), are retried a few times, the whole
+// histograms of migration 5), are retried a few times, the whole
 // transaction again.
 package pgstore
 

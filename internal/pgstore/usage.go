@@ -159,7 +159,7 @@ const (
 
 // OpsSummary computes the job, batch and webhook parts of the operations
 // summary over [from, to) from the rows themselves, and the completion
-// percentiles from the histograms of migration 4, as the SQLite store
+// percentiles from the histograms of migration 5, as the SQLite store
 // does (completionPercentiles).
 func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (locrisk.OpsSummary, error) {
 	var o locrisk.OpsSummary
@@ -314,7 +314,7 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 }
 
 // completionPercentiles sets j's completion percentiles from the
-// histograms of migration 4 (completion_histograms): every UTC hour that
+// histograms of migration 5 (completion_histograms): every UTC hour that
 // overlaps [from, to) counts in full, as in the SQLite store, its whole
 // UTC days read from their day rows and the hours before and after them
 // from their hour rows, so the cost is at most 46 hours and 7 days of

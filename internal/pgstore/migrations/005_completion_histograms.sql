@@ -1,4 +1,4 @@
--- Migration 4 of the PostgreSQL store: completion-time histograms per
+-- Migration 5 of the PostgreSQL store: completion-time histograms per
 -- account and UTC hour and day, so that the operations summary's
 -- completion percentiles cost the same however many jobs completed in its
 -- window. The same approach, buckets and bounds as the SQLite store's
