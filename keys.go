@@ -94,6 +94,50 @@ type NewKey struct {
 	ExpiresIn    time.Duration // 0: never expires
 }
 
+// Normalized checks k and returns what a store keeps of it: its scopes
+// in AllScopes order, its scope version (0 becomes ScopeVersionCurrent) and
+// its allowlist, each network unmapped, masked and listed once. Values out
+// of range are ErrInvalid.
+func (k NewKey) Normalized() (scopes []string, version int, cidrs []netip.Prefix, err error) {
+	if len(k.Scopes) == 0 {
+		return nil, 0, nil, fmt.Errorf("%w: a key needs at least one scope (known: %s)", ErrInvalid, strings.Join(AllScopes(), ", "))
+	}
+	for _, sc := range k.Scopes {
+		if !ValidScope(sc) {
+			return nil, 0, nil, fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, strings.Join(AllScopes(), ", "))
+		}
+	}
+	for _, sc := range AllScopes() {
+		if slices.Contains(k.Scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	if err := CheckKeyName(k.Name); err != nil {
+		return nil, 0, nil, err
+	}
+	version = k.ScopeVersion
+	if version == 0 {
+		version = ScopeVersionCurrent
+	}
+	if version != ScopeVersionLegacy && version != ScopeVersionCurrent {
+		return nil, 0, nil, fmt.Errorf("%w: scope version %d (want %d or %d)", ErrInvalid, k.ScopeVersion, ScopeVersionLegacy, ScopeVersionCurrent)
+	}
+	if k.ExpiresIn < 0 {
+		return nil, 0, nil, fmt.Errorf("%w: negative expiry %s", ErrInvalid, k.ExpiresIn)
+	}
+	cidrs = make([]netip.Prefix, 0, len(k.AllowedCIDRs))
+	for _, p := range k.AllowedCIDRs {
+		if !p.IsValid() {
+			return nil, 0, nil, fmt.Errorf("%w: invalid CIDR in allowlist", ErrInvalid)
+		}
+		p = UnmapPrefix(p).Masked()
+		if !slices.Contains(cidrs, p) {
+			cidrs = append(cidrs, p)
+		}
+	}
+	return scopes, version, cidrs, nil
+}
+
 // MaxKeyNameLen is the longest key label, in characters (Unicode code
 // points): the rule of the API's other names (docs/api.md, "Create an
 // endpoint").

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestParseCIDRs(t *testing.T) {
@@ -74,5 +75,38 @@ func TestAllowsIP(t *testing.T) {
 	}
 	if !(APIKey{}).AllowsIP(netip.MustParseAddr("198.51.100.1")) {
 		t.Error("a key without an allowlist refused an address")
+	}
+}
+
+// TestNewKeyNormalized: what every store keeps of a new key.
+func TestNewKeyNormalized(t *testing.T) {
+	pfx := func(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+	scopes, version, cidrs, err := NewKey{
+		Scopes:       []string{ScopeReportsRead, ScopeReportsCreate, ScopeReportsRead},
+		AllowedCIDRs: []netip.Prefix{pfx("10.1.2.3/8"), pfx("10.0.0.0/8"), pfx("::ffff:192.0.2.1/128")},
+	}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{ScopeReportsCreate, ScopeReportsRead}; !slices.Equal(scopes, want) {
+		t.Errorf("scopes %v, want %v", scopes, want)
+	}
+	if version != ScopeVersionCurrent {
+		t.Errorf("version %d", version)
+	}
+	if want := []netip.Prefix{pfx("10.0.0.0/8"), pfx("192.0.2.1/32")}; !slices.Equal(cidrs, want) {
+		t.Errorf("cidrs %v, want %v", cidrs, want)
+	}
+	for name, k := range map[string]NewKey{
+		"no scope":      {},
+		"unknown scope": {Scopes: []string{"admin"}},
+		"bad version":   {Scopes: []string{ScopeReportsRead}, ScopeVersion: 5},
+		"past expiry":   {Scopes: []string{ScopeReportsRead}, ExpiresIn: -time.Second},
+		"control name":  {Scopes: []string{ScopeReportsRead}, Name: "a\nb"},
+		"invalid cidr":  {Scopes: []string{ScopeReportsRead}, AllowedCIDRs: []netip.Prefix{{}}},
+	} {
+		if _, _, _, err := k.Normalized(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -150,42 +148,9 @@ func hashSecret(secret string) string {
 
 // CreateKey makes a key for an existing account.
 func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey, string, error) {
-	if len(k.Scopes) == 0 {
-		return locrisk.APIKey{}, "", fmt.Errorf("%w: a key needs at least one scope (known: %s)", locrisk.ErrInvalid, strings.Join(locrisk.AllScopes(), ", "))
-	}
-	var scopes []string
-	for _, sc := range k.Scopes {
-		if !locrisk.ValidScope(sc) {
-			return locrisk.APIKey{}, "", fmt.Errorf("%w: unknown scope %q (known: %s)", locrisk.ErrInvalid, sc, strings.Join(locrisk.AllScopes(), ", "))
-		}
-	}
-	for _, sc := range locrisk.AllScopes() {
-		if slices.Contains(k.Scopes, sc) {
-			scopes = append(scopes, sc)
-		}
-	}
-	if err := locrisk.CheckKeyName(k.Name); err != nil {
+	scopes, version, cidrs, err := k.Normalized()
+	if err != nil {
 		return locrisk.APIKey{}, "", err
-	}
-	version := k.ScopeVersion
-	if version == 0 {
-		version = locrisk.ScopeVersionCurrent
-	}
-	if version != locrisk.ScopeVersionLegacy && version != locrisk.ScopeVersionCurrent {
-		return locrisk.APIKey{}, "", fmt.Errorf("%w: scope version %d (want %d or %d)", locrisk.ErrInvalid, k.ScopeVersion, locrisk.ScopeVersionLegacy, locrisk.ScopeVersionCurrent)
-	}
-	if k.ExpiresIn < 0 {
-		return locrisk.APIKey{}, "", fmt.Errorf("%w: negative expiry %s", locrisk.ErrInvalid, k.ExpiresIn)
-	}
-	cidrs := make([]netip.Prefix, 0, len(k.AllowedCIDRs))
-	for _, p := range k.AllowedCIDRs {
-		if !p.IsValid() {
-			return locrisk.APIKey{}, "", fmt.Errorf("%w: invalid CIDR in allowlist", locrisk.ErrInvalid)
-		}
-		p = locrisk.UnmapPrefix(p).Masked()
-		if !slices.Contains(cidrs, p) {
-			cidrs = append(cidrs, p)
-		}
 	}
 	now := ms(s.now())
 	secret := ids.NewSecret(ids.KeySecret)
@@ -200,7 +165,7 @@ func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey
 	for i, p := range cidrs {
 		parts[i] = p.String()
 	}
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.withTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := getAccount(ctx, tx, k.AccountID); err != nil {
 			return err
 		}

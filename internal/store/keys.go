@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
@@ -25,58 +23,14 @@ func HashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// normalizeScopes checks the names and returns them deduplicated in the
-// scope table's order, so stored keys compare and list predictably.
-func normalizeScopes(in []string) ([]string, error) {
-	if len(in) == 0 {
-		return nil, fmt.Errorf("%w: a key needs at least one scope (known: %s)", ErrInvalid, strings.Join(AllScopes(), ", "))
-	}
-	for _, sc := range in {
-		if !ValidScope(sc) {
-			return nil, fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, strings.Join(AllScopes(), ", "))
-		}
-	}
-	var out []string
-	for _, sc := range AllScopes() {
-		if slices.Contains(in, sc) {
-			out = append(out, sc)
-		}
-	}
-	return out, nil
-}
-
 // CreateKey makes a key for an existing account and returns it with its
 // secret, which is not stored and cannot be shown again. An unknown account
 // is ErrNotFound; bad scopes, scope version or expiry are ErrInvalid.
 func (s *Store) CreateKey(ctx context.Context, k NewKey) (APIKey, string, error) {
-	scopes, err := normalizeScopes(k.Scopes)
+	scopes, version, cidrs, err := k.Normalized()
 	if err != nil {
 		return APIKey{}, "", err
 	}
-	if err := CheckKeyName(k.Name); err != nil {
-		return APIKey{}, "", err
-	}
-	version := k.ScopeVersion
-	if version == 0 {
-		version = ScopeVersionCurrent
-	}
-	if version != ScopeVersionLegacy && version != ScopeVersionCurrent {
-		return APIKey{}, "", fmt.Errorf("%w: scope version %d (want %d or %d)", ErrInvalid, k.ScopeVersion, ScopeVersionLegacy, ScopeVersionCurrent)
-	}
-	if k.ExpiresIn < 0 {
-		return APIKey{}, "", fmt.Errorf("%w: negative expiry %s", ErrInvalid, k.ExpiresIn)
-	}
-	cidrs := make([]netip.Prefix, 0, len(k.AllowedCIDRs))
-	for _, p := range k.AllowedCIDRs {
-		if !p.IsValid() {
-			return APIKey{}, "", fmt.Errorf("%w: invalid CIDR in allowlist", ErrInvalid)
-		}
-		p = locrisk.UnmapPrefix(p).Masked()
-		if !slices.Contains(cidrs, p) {
-			cidrs = append(cidrs, p)
-		}
-	}
-
 	now := truncMs(s.now())
 	secret := ids.NewSecret(ids.KeySecret)
 	key := APIKey{
