@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -25,19 +26,38 @@ type Signer interface {
 // serves at detail: NewReport's view, signed (docs/verification.md), with
 // a final newline.
 func SignedReport(ctx context.Context, rep locrisk.Report, detail string, s Signer) ([]byte, error) {
+	_, signed, err := signedView(ctx, rep, detail, s)
+	return signed, err
+}
+
+// signedView is SignedReport with the view it signed.
+func signedView(ctx context.Context, rep locrisk.Report, detail string, s Signer) (Report, []byte, error) {
 	v, err := NewReport(rep, detail)
 	if err != nil {
-		return nil, err
+		return Report{}, nil, err
 	}
 	doc, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", rep.ID, err)
+		return Report{}, nil, fmt.Errorf("report %s: %w", rep.ID, err)
 	}
 	signed, err := s.Sign(ctx, doc)
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", rep.ID, err)
+		return Report{}, nil, fmt.Errorf("report %s: %w", rep.ID, err)
 	}
-	return append(signed, '\n'), nil
+	return v, append(signed, '\n'), nil
+}
+
+// signatureOf reads the signature member of a document reportverify.Sign
+// signed, which is its last member, without decoding the rest.
+func signatureOf(signed []byte) (reportverify.Signature, error) {
+	var sig reportverify.Signature
+	const member = `,"` + reportverify.SignatureMember + `":`
+	i := bytes.LastIndex(signed, []byte(member))
+	if i < 0 {
+		return sig, reportverify.ErrNoSignature
+	}
+	tail := bytes.TrimRight(signed[i+len(member):], " \t\r\n")
+	return sig, json.Unmarshal(bytes.TrimSuffix(tail, []byte("}")), &sig)
 }
 
 // SignedPDF renders the report as PDF (the document GET .../pdf serves and
@@ -46,9 +66,13 @@ func SignedReport(ctx context.Context, rep locrisk.Report, detail string, s Sign
 // attached file. With the same signing key, the same stored report always
 // renders to the same bytes.
 func SignedPDF(ctx context.Context, rep locrisk.Report, outlines Outliner, s Signer) ([]byte, error) {
-	signed, err := SignedReport(ctx, rep, DetailFull, s)
+	v, signed, err := signedView(ctx, rep, DetailFull, s)
 	if err != nil {
 		return nil, err
+	}
+	sig, err := signatureOf(signed)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: the signed JSON: %w", rep.ID, err)
 	}
 	// The page quotes the digest of the bytes the signature covers, as a
 	// verifier computes it.
@@ -65,13 +89,6 @@ func SignedPDF(ctx context.Context, rep locrisk.Report, outlines Outliner, s Sig
 	if err != nil {
 		return nil, fmt.Errorf("report %s: the signed JSON: %w", rep.ID, err)
 	}
-	var v struct {
-		Provenance Provenance
-		Signature  reportverify.Signature
-	}
-	if err := json.Unmarshal(signed, &v); err != nil {
-		return nil, fmt.Errorf("report %s: %w", rep.ID, err)
-	}
 	p := v.Provenance
 	facts := [][2]string{
 		{"Engine version", deref(p.EngineVersion)},
@@ -81,7 +98,7 @@ func SignedPDF(ctx context.Context, rep locrisk.Report, outlines Outliner, s Sig
 		{"Coordinate", fmt.Sprintf("%v, %v", p.Inputs.Latitude, p.Inputs.Longitude)},
 		{"Engine output", "SHA-256 " + p.ReportSHA256},
 	}
-	return renderPDF(rep, outlines, &pdf.Verification{Facts: facts, KeyID: v.Signature.KeyID, SignedSHA256: hex.EncodeToString(digest[:]),
+	return renderPDF(rep, outlines, &pdf.Verification{Facts: facts, KeyID: sig.KeyID, SignedSHA256: hex.EncodeToString(digest[:]),
 		AttachmentName: "location-risk-" + rep.ID + ".json", Attachment: attached})
 }
 
