@@ -178,28 +178,16 @@ func (s *Store) GetBatch(ctx context.Context, accountID, batchID string) (locris
 
 // ListBatches pages the account's batches, newest first.
 func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cursor string) ([]locrisk.Batch, string, error) {
-	limit = pageLimit(limit)
-	q := batchSelect + ` WHERE b.account_id = $1`
-	args := []any{accountID}
-	if cursor != "" {
-		created, id, err := decodeCursor(cursor, ids.Batch)
-		if err != nil {
-			return nil, "", err
-		}
-		args = append(args, created, id)
-		q += ` AND (b.created_utc, b.id) < ($2, $3)`
+	pg, err := newPage(limit, cursor, ids.Batch)
+	if err != nil {
+		return nil, "", err
 	}
-	args = append(args, limit+1)
-	q += fmt.Sprintf(` GROUP BY b.id ORDER BY b.created_utc DESC, b.id DESC LIMIT $%d`, len(args))
+	q, args := pg.query(batchSelect+` WHERE b.account_id = $1`, []any{accountID}, "b.", "b.id")
 	var rows []batchRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list batches: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = encodeCursor(rows[limit-1].CreatedUTC, rows[limit-1].ID)
-	}
+	rows, next := pageRows(pg, rows, func(r batchRow) (time.Time, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.Batch, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.batch())

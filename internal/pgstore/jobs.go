@@ -3,10 +3,8 @@ package pgstore
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -185,71 +183,27 @@ func (s *Store) GetJob(ctx context.Context, accountID, jobID string) (locrisk.Jo
 	return r.job(), nil
 }
 
-// cursorVersion starts every page cursor, so that a later format can
-// tell the old one apart.
-const cursorVersion = "1"
-
-func encodeCursor(created time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + "\x00" + created.UTC().Format(time.RFC3339Nano) + "\x00" + id))
-}
-
-func decodeCursor(c, idPrefix string) (time.Time, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return time.Time{}, "", locrisk.ErrBadCursor
-	}
-	parts := strings.Split(string(b), "\x00")
-	if len(parts) != 3 || parts[0] != cursorVersion || !ids.HasPrefix(parts[2], idPrefix) {
-		return time.Time{}, "", locrisk.ErrBadCursor
-	}
-	t, err := time.Parse(time.RFC3339Nano, parts[1])
-	if err != nil {
-		return time.Time{}, "", locrisk.ErrBadCursor
-	}
-	return t, parts[2], nil
-}
-
-// pageLimit is the page size of the list operations: 20 unless given,
-// at most 1,000, as every store pages.
-func pageLimit(limit int) int {
-	if limit <= 0 {
-		return 20
-	}
-	return min(limit, 1000)
-}
-
 // ListJobs pages the account's jobs, newest first.
 func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]locrisk.Job, string, error) {
 	if status != "" && !locrisk.ValidStatus(status) {
 		return nil, "", fmt.Errorf("%w: unknown status %q", locrisk.ErrInvalid, status)
 	}
-	limit = pageLimit(limit)
+	pg, err := newPage(limit, cursor, ids.Job)
+	if err != nil {
+		return nil, "", err
+	}
 	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = $1`
 	args := []any{accountID}
 	if status != "" {
 		args = append(args, status)
 		q += fmt.Sprintf(` AND status = $%d`, len(args))
 	}
-	if cursor != "" {
-		created, id, err := decodeCursor(cursor, ids.Job)
-		if err != nil {
-			return nil, "", err
-		}
-		args = append(args, created, id)
-		q += fmt.Sprintf(` AND (created_utc, id) < ($%d, $%d)`, len(args)-1, len(args))
-	}
-	args = append(args, limit+1)
-	q += fmt.Sprintf(` ORDER BY created_utc DESC, id DESC LIMIT $%d`, len(args))
+	q, args = pg.query(q, args, "", "")
 	var rows []jobRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		next = encodeCursor(last.CreatedUTC, last.ID)
-	}
+	rows, next := pageRows(pg, rows, func(r jobRow) (time.Time, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.Job, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.job())

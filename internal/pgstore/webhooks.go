@@ -116,28 +116,16 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, accountID, id string) (l
 
 // ListWebhookEndpoints pages the account's endpoints, newest first.
 func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limit int, cursor string) ([]locrisk.WebhookEndpoint, string, error) {
-	limit = pageLimit(limit)
-	q := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE account_id = $1`
-	args := []any{accountID}
-	if cursor != "" {
-		created, id, err := decodeCursor(cursor, ids.WebhookEndpoint)
-		if err != nil {
-			return nil, "", err
-		}
-		args = append(args, created, id)
-		q += ` AND (created_utc, id) < ($2, $3)`
+	pg, err := newPage(limit, cursor, ids.WebhookEndpoint)
+	if err != nil {
+		return nil, "", err
 	}
-	args = append(args, limit+1)
-	q += fmt.Sprintf(` ORDER BY created_utc DESC, id DESC LIMIT $%d`, len(args))
+	q, args := pg.query(`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE account_id = $1`, []any{accountID}, "", "")
 	var rows []endpointRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list webhook endpoints: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = encodeCursor(rows[limit-1].CreatedUTC, rows[limit-1].ID)
-	}
+	rows, next := pageRows(pg, rows, func(r endpointRow) (time.Time, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.WebhookEndpoint, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.endpoint())
