@@ -145,25 +145,9 @@ func wholePath(t *testing.T, bin, db string, points [][2]float64, burst time.Dur
 	start := time.Now()
 	w := wholeRun{created: loadgen.Run(t, srv.addr, loadgen.Clients, burst, loadgen.CreateJobsAt(key, points))}
 	w.accepted = len(w.created.Lat)
-	var failed int
-	for {
-		var u struct {
-			APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
-		}
-		if err := json.Unmarshal(srv.do(t, key, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
-			t.Fatal(err)
-		}
-		j := u.APIReportJobs
-		w.done, failed = j.Completed, j.Failed
-		if j.Queued+j.Processing == 0 {
-			break
-		}
-		if time.Since(start) > 15*time.Minute {
-			t.Fatalf("after %s: %+v of %d accepted", time.Since(start), j, w.accepted)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	w.total = time.Since(start)
+	j := waitDrained(t, srv, key, start)
+	w.done, w.total = j.Completed, time.Since(start)
+	failed := j.Failed
 	if err := <-profiled; err != nil {
 		t.Errorf("profile: %v", err)
 	}
@@ -367,28 +351,11 @@ func TestBacklogDrain(t *testing.T) {
 			probes <- time.Since(begin)
 		}
 	}()
-	var done int
-	for {
-		var u struct {
-			APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
-		}
-		if err := json.Unmarshal(srv.do(t, keyA, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
-			t.Fatal(err)
-		}
-		j := u.APIReportJobs
-		done = j.Completed
-		if j.Queued+j.Processing == 0 {
-			if j.Failed != 0 || j.Completed != queued {
-				t.Errorf("%d queued: %+v", queued, j)
-			}
-			break
-		}
-		if time.Since(start) > 15*time.Minute {
-			t.Fatalf("after %s: %+v of %d", time.Since(start), j, queued)
-		}
-		time.Sleep(20 * time.Millisecond)
+	j := waitDrained(t, srv, keyA, start)
+	drain, done := time.Since(start), j.Completed
+	if j.Failed != 0 || j.Completed != queued {
+		t.Errorf("%d queued: %+v", queued, j)
 	}
-	drain := time.Since(start)
 	close(stop)
 	if err := <-profiled; err != nil {
 		t.Errorf("profile: %v", err)
@@ -485,23 +452,8 @@ func TestStoresSideBySide(t *testing.T) {
 				created.Lat = append(created.Lat, r.Lat...)
 				created.Elapsed = max(created.Elapsed, r.Elapsed)
 			}
-			for {
-				var u struct {
-					APIReportJobs struct{ Queued, Processing, Completed, Failed int } `json:"apiReportJobs"`
-				}
-				if err := json.Unmarshal(nodes[0].do(t, key, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
-					t.Fatal(err)
-				}
-				if u.APIReportJobs.Queued+u.APIReportJobs.Processing == 0 {
-					if u.APIReportJobs.Completed != len(created.Lat) {
-						t.Errorf("%s: %d accepted, %+v", s.name, len(created.Lat), u.APIReportJobs)
-					}
-					break
-				}
-				if time.Since(start) > 15*time.Minute {
-					t.Fatalf("%s: not done after 15 minutes", s.name)
-				}
-				time.Sleep(50 * time.Millisecond)
+			if j := waitDrained(t, nodes[0], key, start); j.Completed != len(created.Lat) {
+				t.Errorf("%s: %d accepted, %+v", s.name, len(created.Lat), j)
 			}
 			total := time.Since(start)
 			t.Logf("[%s] creation %.0f jobs/s (p50 %.1f ms, p99 %.1f ms); whole path %d jobs in %s: %.0f jobs/s",
@@ -511,5 +463,32 @@ func TestStoresSideBySide(t *testing.T) {
 				n.signal(os.Interrupt)
 			}
 		}
+	}
+}
+
+// jobCounts are the account's jobs by status, as GET /usage/current shows
+// them.
+type jobCounts struct{ Queued, Processing, Completed, Failed int }
+
+// waitDrained polls the account's usage until none of its jobs is queued
+// or processing and returns the counts then; 15 minutes after start it
+// fails the test.
+func waitDrained(t *testing.T, srv *server, key string, start time.Time) jobCounts {
+	t.Helper()
+	for {
+		var u struct {
+			APIReportJobs jobCounts `json:"apiReportJobs"`
+		}
+		if err := json.Unmarshal(srv.do(t, key, "GET", view.UsageCurrentPath, nil).body, &u); err != nil {
+			t.Fatal(err)
+		}
+		j := u.APIReportJobs
+		if j.Queued+j.Processing == 0 {
+			return j
+		}
+		if time.Since(start) > 15*time.Minute {
+			t.Fatalf("after %s: %+v", time.Since(start), j)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
