@@ -53,14 +53,7 @@ instead, and checks nothing: openssl can then check the signature itself
 	f.StringVar(&keyFile, "key", "", "`file` with one PEM public key")
 	f.StringVar(&keysURL, "keys-url", "", "`URL` of a server's published keys")
 	f.BoolVar(&printSigned, "print-signed-bytes", false, "print the signed bytes and check nothing")
-	pos, err := f.parse(positionalsLast(f.FlagSet, args))
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one report file (JSON or PDF), got %s", plural(len(pos), "argument"))
-	}
-	doc, err := readReportFile(pos[0])
+	path, doc, err := f.reportFileArg(args)
 	if err != nil {
 		return err
 	}
@@ -87,9 +80,9 @@ instead, and checks nothing: openssl can then check the signature itself
 	}
 	res, err := reportverify.Verify(doc, keys)
 	if err != nil {
-		return fmt.Errorf("%s does not verify: %w", pos[0], err)
+		return fmt.Errorf("%s does not verify: %w", path, err)
 	}
-	fmt.Fprintf(c.stdout, "verified: %s\n", pos[0])
+	fmt.Fprintf(c.stdout, "verified: %s\n", path)
 	validity := "current since " + apiTime(res.Key.CreatedUTC)
 	if res.Key.CreatedUTC.IsZero() {
 		validity = "the key given as PEM; its validity is listed where the keys are published"
@@ -157,6 +150,20 @@ func (c *cli) loadKeySet(keysFile, keyFile, keysURL string) (reportverify.KeySet
 	}
 }
 
+// reportFileArg parses the flags and the one report file the command
+// takes, and reads the file.
+func (f *flags) reportFileArg(args []string) (path string, doc []byte, err error) {
+	pos, err := f.parse(positionalsLast(f.FlagSet, args))
+	if err != nil {
+		return "", nil, err
+	}
+	if len(pos) != 1 {
+		return "", nil, usagef("want one report file (JSON or PDF), got %s", plural(len(pos), "argument"))
+	}
+	doc, err = readReportFile(pos[0])
+	return pos[0], doc, err
+}
+
 // readReportFile reads a saved report: a JSON document, or the signed
 // JSON a PDF carries.
 func readReportFile(path string) ([]byte, error) {
@@ -198,14 +205,7 @@ reference, several seconds; --reference-cache keeps it between runs.`, `
   locrisk report replay --data-dir ./pack chicago.pdf`)
 	f.StringVar(&dataDir, "data-dir", "", dataFlagUsage)
 	f.StringVar(&refCache, "reference-cache", "", "keep the engine's reference distributions in `file` between runs")
-	pos, err := f.parse(positionalsLast(f.FlagSet, args))
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one report file (JSON or PDF), got %s", plural(len(pos), "argument"))
-	}
-	doc, err := readReportFile(pos[0])
+	path, doc, err := f.reportFileArg(args)
 	if err != nil {
 		return err
 	}
@@ -242,14 +242,14 @@ reference, several seconds; --reference-cache keeps it between runs.`, `
 		if !res.ByteForByte {
 			how = "member for member (the file was re-encoded since it was served)"
 		}
-		fmt.Fprintf(c.stdout, "identical: the recomputed report is %s's document %s\n%s\n", pos[0], how, digest)
+		fmt.Fprintf(c.stdout, "identical: the recomputed report is %s's document %s\n%s\n", path, how, digest)
 		return nil
 	}
 	n := fmt.Sprint(len(res.Differences))
 	if res.Truncated {
 		n = "more than " + n
 	}
-	fmt.Fprintf(c.stdout, "differs: %s fields of the recomputed report differ from %s\n", n, pos[0])
+	fmt.Fprintf(c.stdout, "differs: %s fields of the recomputed report differ from %s\n", n, path)
 	for _, d := range res.Differences {
 		fmt.Fprintf(c.stdout, "  %s\n    report: %s\n    replay: %s\n", d.Path, orAbsent(d.Document), orAbsent(d.Replay))
 	}
