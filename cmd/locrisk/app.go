@@ -227,9 +227,11 @@ func newAppOn(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// A file created before incremental vacuum was the default keeps the
 	// pages a purge frees for reuse instead of returning them (docs/operations.md,
 	// "Limits and defaults").
-	if f, err := sqliteFileStats(ctx, be.sqlite); err == nil && !f.IncrementalOK {
-		log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
-			"db", cfg.db, "auto_vacuum", f.AutoVacuum)
+	if be.sqlite != nil {
+		if f, err := be.sqlite.FileStats(ctx); err == nil && !f.IncrementalOK {
+			log.Warn("the database file does not give space back after purges; run 'locrisk db vacuum' once with the server stopped",
+				"db", cfg.db, "auto_vacuum", f.AutoVacuum)
+		}
 	}
 
 	// The app itself tells /readyz whether the data and the workers are

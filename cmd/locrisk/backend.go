@@ -175,12 +175,3 @@ func openPostgres(ctx context.Context, db, keyFile string, wake func()) (*pgstor
 	}
 	return st, nil
 }
-
-// sqliteFileStats reads the SQLite file's statistics; on PostgreSQL (st
-// nil) there is no file, and nothing to warn about.
-func sqliteFileStats(ctx context.Context, st *store.Store) (store.FileStats, error) {
-	if st == nil {
-		return store.FileStats{IncrementalOK: true}, nil
-	}
-	return st.FileStats(ctx)
-}
