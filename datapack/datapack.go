@@ -11,7 +11,7 @@ import (
 	"io/fs"
 )
 
-//go:embed manifest.json boundaries census nri earthquake severe_weather coast_rivers flood disasters wildfire landslide environmental
+//go:embed manifest.json boundaries census nri earthquake severe_weather coast_rivers flood disasters wildfire landslide environmental terrain
 var files embed.FS
 
 // FS is the embedded pack, laid out as a data folder (--data-dir) is.

@@ -3,9 +3,11 @@ package datapack
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +67,11 @@ func TestSameFilesAsShared(t *testing.T) {
 		}
 		from := data.Path(f.SourceID)
 		sum, err := fileSHA256(filepath.Join(shared, filepath.FromSlash(from)))
+		if st, serr := os.Stat(filepath.Join(shared, filepath.FromSlash(from))); serr == nil && st.IsDir() {
+			// A folder of files packed into one (the SRTM30_PLUS tiles):
+			// the origin names the SHA-256 of its sha256sum listing.
+			sum, err = listingSHA256(filepath.Join(shared, filepath.FromSlash(from)))
+		}
 		if err != nil {
 			t.Errorf("%s: neither it nor %s is in the mirror: %v", f.Path, from, err)
 			continue
@@ -83,4 +90,32 @@ func fileSHA256(path string) (string, error) {
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:]), nil
+}
+
+// listingSHA256 is the SHA-256 of what `sha256sum` prints for every file
+// under dir, by path relative to dir sorted in the C locale: lines
+// "<sha256>  <path>\n".
+func listingSHA256(dir string) (string, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, rerr := filepath.Rel(dir, p)
+			paths = append(paths, filepath.ToSlash(rel))
+			return rerr
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s  %s\n", sum, p)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

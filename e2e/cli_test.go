@@ -65,7 +65,7 @@ func TestStartupWithoutData(t *testing.T) {
 		want []string
 	}{
 		{empty, []string{"no manifest.json", "locrisk data export DIR"}},
-		{partial, []string{"31 file(s)", "boundaries/us-atlas-2023-4.0.0_counties-10m.json: missing",
+		{partial, []string{"34 file(s)", "boundaries/us-atlas-2023-4.0.0_counties-10m.json: missing",
 			"earthquake/usgs_nshm2018_pga_2pct50yr_BC_conus_0p05deg.csv"}},
 		{filepath.Join(tmp, "nowhere"), []string{"nowhere: no such file or directory"}},
 		{flipped, []string{"environmental/epa_superfund_npl_sites_2022-09.csv: sha256 "}},

@@ -22,13 +22,13 @@ import (
 // manifest.
 func TestDataInfoAndVerify(t *testing.T) {
 	r := cmd(t, nil, "data", "info", "--data-dir", fixtureData)
-	for _, want := range []string{"version: data-", "files: 31", "SOURCE", "LICENCE", "census-cenpop-2020-blockgroups", "usfs-wrc-v1"} {
+	for _, want := range []string{"version: data-", "files: 34", "SOURCE", "LICENCE", "census-cenpop-2020-blockgroups", "usfs-wrc-v1"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("data info: exit %d, output lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	}
 	r = cmd(t, map[string]string{"LOCRISK_DATA_DIR": fixtureData}, "data", "verify")
-	if r.code != 0 || !strings.Contains(r.stdout, "ok: 31 files match") {
+	if r.code != 0 || !strings.Contains(r.stdout, "ok: 34 files match") {
 		t.Errorf("data verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -51,7 +51,7 @@ func TestDataInfoAndVerify(t *testing.T) {
 	r = cmd(t, nil, "data", "verify", "--data-dir", dir)
 	if r.code != 1 || !strings.Contains(r.stdout, "MISMATCH  environmental/epa_superfund_npl_sites_2022-09.csv: size") ||
 		!strings.Contains(r.stdout, "NOT LISTED  old.csv: not in the manifest, so never read") ||
-		!strings.Contains(r.stderr, "1 of 31 files do not match") {
+		!strings.Contains(r.stderr, "1 of 34 files do not match") {
 		t.Errorf("data verify on a changed copy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -67,12 +67,12 @@ func TestDataInfoAndVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = cmd(t, nil, "data", "info")
-	if r.code != 0 || !strings.Contains(r.stdout, "data pack: the built-in data\nversion: "+builtIn.Version()+"\nfiles: 31") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "data pack: the built-in data\nversion: "+builtIn.Version()+"\nfiles: 34") ||
 		!strings.Contains(r.stdout, "LGPL-3.0-or-later") || !strings.Contains(r.stdout, "not endorsed by FEMA") {
 		t.Errorf("data info on the built-in data: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = cmd(t, nil, "data", "verify")
-	if r.code != 0 || !strings.Contains(r.stdout, "ok: 31 files match the manifest of the built-in data (version "+builtIn.Version()+")") {
+	if r.code != 0 || !strings.Contains(r.stdout, "ok: 34 files match the manifest of the built-in data (version "+builtIn.Version()+")") {
 		t.Errorf("data verify on the built-in data: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -87,7 +87,7 @@ func TestDataExport(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "pack")
 	r := cmd(t, nil, "data", "export", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "exported data pack "+builtIn.Version()+" (31 files and manifest.json) to "+dir) {
+	if r.code != 0 || !strings.Contains(r.stdout, "exported data pack "+builtIn.Version()+" (34 files and manifest.json) to "+dir) {
 		t.Fatalf("data export: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = cmd(t, nil, "data", "verify", "--data-dir", dir)
@@ -141,7 +141,7 @@ func TestDataFetch(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pack")
 
 	r := cmd(t, nil, "data", "fetch", srv.URL+"/pack.tar.gz", "--sha256", sum, "--data-dir", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "installed data pack data-") || !strings.Contains(r.stdout, "(31 files)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "installed data pack data-") || !strings.Contains(r.stdout, "(34 files)") {
 		t.Fatalf("data fetch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := cmd(t, nil, "data", "verify", "--data-dir", dir); r.code != 0 {

@@ -11,7 +11,6 @@ package reportcodec
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
 
 	"github.com/klauspost/compress/s2"
@@ -26,13 +25,21 @@ const (
 	// (dict1.s2), trained on 2,000 reports of random places in the
 	// contiguous United States (TestTrainDictionary).
 	S2Dict1 = "s2d1"
+	// S2Dict2 is S2 against dictionary 2 (dict2.s2), trained the same way
+	// on reports of methodology 4, whose terrain indicators and wording
+	// dictionary 1 does not know.
+	S2Dict2 = "s2d2"
 )
 
 // Current is the codec new bodies are written with.
-const Current = S2Dict1
+const Current = S2Dict2
 
-//go:embed dict1.s2
-var dict1 []byte
+var (
+	//go:embed dict1.s2
+	dict1 []byte
+	//go:embed dict2.s2
+	dict2 []byte
+)
 
 // Codec encodes and decodes report bodies. It is safe for concurrent use.
 type Codec struct {
@@ -41,11 +48,18 @@ type Codec struct {
 
 // New returns a Codec with every dictionary this package has shipped.
 func New() (*Codec, error) {
-	d := s2.NewDict(dict1)
-	if d == nil {
-		return nil, errors.New("reportcodec: dictionary 1 is not an S2 dictionary")
+	c := &Codec{dicts: map[string]*s2.Dict{}}
+	for _, d := range []struct {
+		codec string
+		body  []byte
+	}{{S2Dict1, dict1}, {S2Dict2, dict2}} {
+		sd := s2.NewDict(d.body)
+		if sd == nil {
+			return nil, fmt.Errorf("reportcodec: %s: not an S2 dictionary", d.codec)
+		}
+		c.dicts[d.codec] = sd
 	}
-	return &Codec{dicts: map[string]*s2.Dict{S2Dict1: d}}, nil
+	return c, nil
 }
 
 // Encode appends body compressed with the Current codec to dst and returns

@@ -239,6 +239,13 @@ func (e *Engine) perilsOut(r *moduleResult) []Peril {
 		pr := r.perils[pi]
 		if !math.IsNaN(pr.share) {
 			s := scoreOf(pr.share)
+			if len(r.spec.Perils) == 1 && r.basis == basisHazard && r.score != nil {
+				// A module of one peril shows one number: its peril's
+				// value is the module's, and the module's score (any cap
+				// included) is the one both state (docs/methodology.md,
+				// "The scoring chain").
+				s = *r.score
+			}
 			lvl := RiskLevel(s)
 			c := confidenceOf(round2(pr.conf * r.meas.Quality))
 			p.Score, p.RiskLevel, p.Confidence = &s, &lvl, &c
@@ -403,11 +410,9 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 	switch r.basis {
 	case basisHazard:
 		v, _ := moduleValue(r.perils)
+		rank, _ := e.moduleRankOf(e.ref, mi, v, math.NaN())
 		fmt.Fprintf(&b, "The %s at this location is %s: by its combined hazard value it is %s.",
-			r.spec.Noun, levelWords(RiskLevel(*r.score)), residentsPhrase(r.share, e.ref.modules[mi], v))
-		if r.spec.NewsReports && *r.score == newsScoreCap {
-			fmt.Fprintf(&b, " That is at least %d%%: a measure built from news reports alone stops at %d (high), however high it ranks.", newsScoreCap, newsScoreCap)
-		}
+			r.spec.Noun, levelWords(RiskLevel(*r.score)), residentsPhrase(r.share, e.ref.scored[mi], rank))
 		if len(r.spec.Perils) > 1 {
 			dp := r.spec.Perils[r.driver]
 			// The peril's own score ranks a different quantity than the
@@ -631,13 +636,10 @@ func (e *Engine) benchHigh(spec *ModuleSpec, fips string) []string {
 }
 
 // canLead reports whether a scored module can be a top risk or name the
-// overall score: not a module measured from news reports alone
-// (ModuleSpec.NewsReports), and not one whose leading peril misses its
-// relevance condition (a Superfund site 9 km away calls for no action, so
-// it leads nothing either).
-func canLead(r *moduleResult) bool {
-	return !(r.spec.NewsReports && r.basis == basisHazard) && relevant(r)
-}
+// overall score: not one whose leading peril misses its relevance
+// condition (a Superfund site 9 km away calls for no action, so it leads
+// nothing either).
+func canLead(r *moduleResult) bool { return relevant(r) }
 
 // overallDriver names the module that drives the overall score: the one
 // with the highest score among those that can lead (canLead), the first in

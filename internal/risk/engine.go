@@ -35,12 +35,13 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/hydrology"
 	"github.com/locrisk/locrisk/internal/risk/nri"
 	"github.com/locrisk/locrisk/internal/risk/population"
+	"github.com/locrisk/locrisk/internal/risk/terrain"
 	"github.com/locrisk/locrisk/internal/version"
 )
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
 // weight or reference set changes.
-const MethodologyVersion = "locrisk-methodology-3.0"
+const MethodologyVersion = "locrisk-methodology-4.0"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
 var ErrUnsupportedLocation = errors.New("coordinate outside supported United States coverage")
@@ -219,9 +220,12 @@ func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, 
 	for k, v := range e.coverage.Rows() {
 		e.rows[k] = v
 	}
-	env := loadEnv{countyLandKm2: make(map[string]float64)}
+	env := loadEnv{countyLandKm2: make(map[string]float64), countyPoint: make(map[string]geo.Point)}
 	for _, c := range e.coverage.Counties() {
 		env.countyLandKm2[c.FIPS] = c.LandAreaKm2
+	}
+	for _, r := range e.coverage.Reference() {
+		env.countyPoint[r.FIPS] = r.Point
 	}
 	env.countyOf = func(p geo.Point) (string, bool) {
 		c, _, ok := e.coverage.Locate(p)
@@ -242,6 +246,15 @@ func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, 
 	env.nri = sync.OnceValues(func() (*nri.Table, error) {
 		t, err := nri.Load(fsys)
 		return t, wrapLoad("FEMA NRI", err)
+	})
+	var ground *terrain.Model // set by env.terrain inside a loader, read after runAll
+	env.terrain = sync.OnceValues(func() (*terrain.Model, error) {
+		m, err := terrain.Load(fsys)
+		if err != nil {
+			return nil, wrapLoad("terrain grids", err)
+		}
+		ground = m
+		return m, nil
 	})
 
 	// The layers are independent once coverage is known; load them side by side.
@@ -276,6 +289,11 @@ func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, 
 	}
 	if popRows > 0 {
 		e.rows[population.Source] = popRows
+	}
+	if ground != nil {
+		for k, v := range ground.Rows() {
+			e.rows[k] = v
+		}
 	}
 	for _, m := range e.modules {
 		if m == nil {

@@ -3,6 +3,7 @@ package risk
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 )
@@ -14,13 +15,24 @@ import (
 // events and the NRI benchmark earn it at medium priority, worded as
 // screening. A moderate module gets a check at medium priority; low scores
 // get nothing, since a report that recommends everything recommends nothing.
+// Where the leading peril's physical evidence puts its annual chance below
+// what is worth acting on (PerilSpec.Negligible), a moderate or high
+// percentile earns only a low-priority note that says so.
 func recommendations(results []moduleResult) []Recommendation {
-	var high, medium []Recommendation
+	var high, medium, low []Recommendation
 	for i := range results {
 		r := &results[i]
 		key, advice := r.spec.Key, r.spec.Advice
 		if r.score != nil && !relevant(r) {
 			continue
+		}
+		if r.score != nil && *r.score >= scoreModerate && r.basis == basisHazard {
+			if why, ok := negligible(r); ok {
+				low = append(low, Recommendation{Module: key, Priority: "low", Text: fmt.Sprintf(
+					"No %s action needed: %s. The score of %d ranks the site above the many residents with less on record; it is not an annual chance worth acting on.",
+					strings.ToLower(r.spec.Title), why, *r.score)})
+				continue
+			}
 		}
 		switch {
 		case r.score == nil:
@@ -48,16 +60,48 @@ func recommendations(results []moduleResult) []Recommendation {
 			}
 		}
 	}
-	return append(append([]Recommendation{}, high...), medium...)
+	return append(append(append([]Recommendation{}, high...), medium...), low...)
+}
+
+// negligible reports whether the module's leading peril meets every one of
+// its Negligible levels at the site, and says with what values.
+func negligible(r *moduleResult) (string, bool) {
+	if r.driver < 0 || r.driver >= len(r.spec.Perils) {
+		return "", false
+	}
+	levels := r.spec.Perils[r.driver].Negligible
+	if len(levels) == 0 {
+		return "", false
+	}
+	parts := make([]string, 0, len(levels))
+	for _, t := range levels {
+		in, ok := indicatorByID(r.meas.Indicators, t.Indicator)
+		if !ok || !t.Met(in.Value) {
+			return "", false
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (%s; %s)", lowerFirst(in.Label), negligibleValue(in), resolutionWords(in.Resolution), t.Text))
+	}
+	return joinWords(parts), true
+}
+
+// negligibleValue writes a small value as its level is worded: an annual
+// chance as "about 1 in N a year", or "none on record".
+func negligibleValue(in hazard.Indicator) string {
+	if in.AnnualChance && in.Value <= 0 {
+		return "none on record"
+	}
+	return thresholdValue(in)
 }
 
 // strongEvidence finds a peril scored high or above whose threshold
 // indicator passes (docs/methodology.md, "Recommendations"): measured at
 // the site, on a grid, from a table of places or as the site's allocated
-// share of county figures, it must meet the threshold; a county average or
-// a count of reported events must meet it by coarseMargin, and the FEMA
-// NRI benchmark for the peril's hazard must agree (rated relatively high
-// or very high for the county).
+// share of county figures, it must meet the threshold; a record of
+// reported events around the site must meet it by coarseMargin, and the
+// FEMA NRI benchmark for the peril's hazard must agree (rated relatively
+// high or very high for the county). A county average never earns a high
+// priority, with or without the benchmark (a county figure beside a county
+// figure is still no evidence at the site).
 func strongEvidence(r *moduleResult) (string, bool) {
 	for pi, ps := range r.spec.Perils {
 		if ps.High == nil || math.IsNaN(r.perils[pi].share) || scoreOf(r.perils[pi].share) < 60 {
@@ -72,7 +116,7 @@ func strongEvidence(r *moduleResult) (string, bool) {
 		switch in.Resolution.Kind {
 		case hazard.ResSite, hazard.ResGrid, hazard.ResPlaceTable, hazard.ResCountyAllocated:
 			met, how = ps.High.Met(in.Value), "threshold: "+ps.High.Text
-		case hazard.ResCounty, hazard.ResReportedEvents:
+		case hazard.ResReportedEvents:
 			agrees := ""
 			if pi < len(r.benchHigh) {
 				agrees = r.benchHigh[pi]

@@ -33,7 +33,7 @@ type ReferenceCache interface {
 }
 
 // referenceFormat changes whenever the cached encoding changes.
-const referenceFormat = 1
+const referenceFormat = 2
 
 // referenceKey names the cached reference for a data version and a build
 // of the engine: the methodology version says what the scores mean, the
@@ -242,7 +242,22 @@ func (e *Engine) buildReference(ctx context.Context, tracts []coverage.Tract, lo
 		ref.bench[mi] = newDistribution(benchObs[mi])
 	}
 
-	// Pass 4: the overall index and the benchmark divergence thresholds.
+	// Pass 4: every resident's module share on its own basis, ranked once
+	// more among all residents with a module score.
+	scoredObs := make([][]weighted, nm)
+	for ti, r := range recs {
+		for mi := range e.specs {
+			pre, _ := e.moduleRankOf(ref, mi, modVals[ti][mi], benchVals[ti][mi])
+			scoredObs[mi] = append(scoredObs[mi], weighted{pre, r.weight})
+		}
+	}
+	ref.scored = make([]*distribution, nm)
+	for mi := range e.specs {
+		ref.scored[mi] = newDistribution(scoredObs[mi])
+	}
+	scoredObs = nil
+
+	// Pass 5: the overall index and the benchmark divergence thresholds.
 	var overallObs []weighted
 	gapObs := make([][]weighted, nm)
 	modShares := make([]float64, nm)
@@ -330,27 +345,31 @@ func (r *reference) moduleShare(module int, value, bench float64) (float64, stri
 	return math.NaN(), basisNone
 }
 
-// moduleShare is the reference's moduleShare with the news-report cap
-// applied, as Assess and the reference's overall index both use it.
+// moduleShare is a module's share as Assess and the reference's overall
+// index use it: its score is scoreOf(share).
 func (e *Engine) moduleShare(mi int, value, bench float64) (float64, string) {
 	return e.moduleShareOf(e.ref, mi, value, bench)
 }
 
-// newsScoreCap is the highest module score a module measured from news
-// reports alone can have (ModuleSpec.NewsReports): the top of "high".
-// Capping the share just above 0.79 keeps the score a true statement
-// ("more hazardous than at least 79% of US residents") while the measure
-// alone cannot make the module very high; its peril keeps its own score.
-const newsScoreCap = 79
+// moduleRankOf is a module's share on its own basis: its hazard value
+// ranked among residents with a hazard value, or its NRI benchmark ranked
+// among residents with one. Shares on the two bases rank different populations,
+// so moduleShareOf ranks this rank once more among all scored residents.
+func (e *Engine) moduleRankOf(ref *reference, mi int, value, bench float64) (float64, string) {
+	return ref.moduleShare(mi, value, bench)
+}
 
-// moduleShareOf ranks a module's value in ref and caps a hazard-based
-// share of a news-report module.
+// moduleShareOf is the population share of residents with a module score
+// whose own module rank (moduleRankOf) is lower than the site's: the share
+// the module score states, the mass at the minimum and residents scored
+// from the NRI benchmark included. Ranking a rank keeps the order of each
+// basis.
 func (e *Engine) moduleShareOf(ref *reference, mi int, value, bench float64) (float64, string) {
-	share, basis := ref.moduleShare(mi, value, bench)
-	if e.specs[mi].NewsReports && basis == basisHazard && share > (newsScoreCap+0.5)/100 {
-		share = (newsScoreCap + 0.5) / 100
+	share, basis := e.moduleRankOf(ref, mi, value, bench)
+	if math.IsNaN(share) || ref.scored == nil || ref.scored[mi].empty() {
+		return share, basis // while the reference is being built
 	}
-	return share, basis
+	return ref.scored[mi].below(share), basis
 }
 
 // referenceFile is the cached form of a reference.
@@ -379,6 +398,7 @@ func (e *Engine) encodeReference(r *reference) ([]byte, error) {
 		}
 		add("module/"+spec.Key, r.modules[mi])
 		add("bench/"+spec.Key, r.bench[mi])
+		add("scored/"+spec.Key, r.scored[mi])
 	}
 	for code, d := range r.nri {
 		add("nri/"+code, d)
@@ -402,7 +422,7 @@ func (e *Engine) decodeReference(body []byte) (*reference, error) {
 	r := &reference{
 		indicators: map[indKey]*distribution{}, nri: map[string]*distribution{},
 		perils: make([][]*distribution, len(e.specs)), modules: make([]*distribution, len(e.specs)),
-		bench: make([]*distribution, len(e.specs)), divergence: f.Divergence,
+		bench: make([]*distribution, len(e.specs)), scored: make([]*distribution, len(e.specs)), divergence: f.Divergence,
 		tracts: f.Tracts, population: f.Population, unlocated: f.Unlocated,
 	}
 	moduleIndex := map[string]int{}
@@ -431,6 +451,8 @@ func (e *Engine) decodeReference(body []byte) (*reference, error) {
 			r.modules[mi] = d
 		case parts[0] == "bench" && len(parts) == 2 && known:
 			r.bench[mi] = d
+		case parts[0] == "scored" && len(parts) == 2 && known:
+			r.scored[mi] = d
 		case parts[0] == "peril" && len(parts) == 3 && known && perilIndex(&e.specs[mi], parts[2]) >= 0:
 			r.perils[mi][perilIndex(&e.specs[mi], parts[2])] = d
 		default:
@@ -441,7 +463,7 @@ func (e *Engine) decodeReference(body []byte) (*reference, error) {
 		return nil, errors.New("cached reference lacks the overall distribution")
 	}
 	for mi := range e.specs {
-		if r.modules[mi] == nil || r.bench[mi] == nil {
+		if r.modules[mi] == nil || r.bench[mi] == nil || r.scored[mi] == nil {
 			return nil, errors.New("cached reference lacks a module distribution")
 		}
 		for pi := range r.perils[mi] {

@@ -6,12 +6,14 @@ import (
 
 	"github.com/locrisk/locrisk/internal/risk/earthquake"
 	"github.com/locrisk/locrisk/internal/risk/environment"
+	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/hydrology"
 	"github.com/locrisk/locrisk/internal/risk/landslide"
 	"github.com/locrisk/locrisk/internal/risk/nri"
 	"github.com/locrisk/locrisk/internal/risk/population"
 	"github.com/locrisk/locrisk/internal/risk/severeweather"
+	"github.com/locrisk/locrisk/internal/risk/terrain"
 	"github.com/locrisk/locrisk/internal/risk/wildfire"
 )
 
@@ -31,13 +33,6 @@ type ModuleSpec struct {
 	// flood-zone map is used.
 	Near       []Threshold
 	NearAdvice string
-	// NewsReports marks a module whose every peril is measured from a
-	// record compiled from news and media reports (the landslide
-	// catalog), which follows where people are: such a measure may not on
-	// its own rank the module very high or make it a top risk, so its
-	// module score stops at newsScoreCap (docs/methodology.md, "Top risks,
-	// recommendations, review flags").
-	NewsReports bool
 	// load reads the module's data sets.
 	load func(fsys fs.FS, env loadEnv) (hazard.Module, error)
 }
@@ -66,6 +61,12 @@ type PerilSpec struct {
 	// recommendation needs; nil means the peril's data can never justify
 	// one on their own (docs/methodology.md, "Recommendations").
 	High *Threshold
+	// Negligible lists physical levels that, all met at the site, make the
+	// peril's annual chance too small to act on, whatever its percentile:
+	// where the peril leads, the module earns a low-priority note saying
+	// so instead of its check or action. An indicator the site lacks
+	// leaves the chance unproven, so the condition is not met.
+	Negligible []Threshold
 }
 
 // Threshold is a documented level of one indicator.
@@ -97,6 +98,9 @@ type Advice struct {
 // loadEnv is what module loaders may need beyond the data directory.
 type loadEnv struct {
 	countyLandKm2 map[string]float64 // county land area by FIPS
+	// countyPoint is a point inside each county (the Gazetteer's interior
+	// point), for the severe weather module's regional hail and wind rates.
+	countyPoint map[string]geo.Point
 	// population loads the block-group centres and profiles each county's
 	// local density once, for the modules that need it (wildfire,
 	// landslide); later calls wait for the first and share its result.
@@ -107,6 +111,9 @@ type loadEnv struct {
 	// nri loads the FEMA NRI county table once; the engine keeps it as the
 	// benchmark, the landslide module reads its county ratings as priors.
 	nri func() (*nri.Table, error)
+	// terrain loads the repaired elevation grids once, for the modules
+	// that read the ground (landslide, hydrology, wildfire).
+	terrain func() (*terrain.Model, error)
 }
 
 // registry is the ordered list of modules: report order, CSV column order,
@@ -129,14 +136,28 @@ var registry = [...]ModuleSpec{
 			{Indicator: hydrology.IndDistanceToCoast, AtMost: 1, Text: "an ocean shoreline within 1 km"},
 			{Indicator: hydrology.IndDistanceToRiver, AtMost: 1, Text: "a river within 1 km"},
 		},
-		NearAdvice: "Order a flood zone determination for the parcel: this report uses no FEMA flood-zone map or elevation data, and the site is close to open water.",
-		load:       func(fsys fs.FS, _ loadEnv) (hazard.Module, error) { return orNil(hydrology.Load(fsys)) },
+		NearAdvice: "Order a flood zone determination for the parcel: this report uses no FEMA flood-zone map and only a 2 km elevation grid, and the site is close to open water.",
+		// The terrain gives the height of the site above its river and
+		// gauge, which tempers their proximity indices.
+		load: func(fsys fs.FS, env loadEnv) (hazard.Module, error) {
+			m, err := hydrology.Load(fsys)
+			if err != nil {
+				return nil, err
+			}
+			ground, err := env.terrain()
+			if err != nil {
+				return nil, err
+			}
+			m.UseGround(ground)
+			return m, nil
+		},
 	},
 	{
 		Key: hazard.SevereWeather, Title: "Severe weather", Noun: "severe weather hazard",
 		Perils: []PerilSpec{
 			{Key: hazard.PerilTornado, Title: "Tornado", NRI: []string{"TRND"}, ChanceOf: "an EF2+ tornado path crossing the site", Evidence: severeweather.IndTornadoStrikeSig,
-				High: &Threshold{Indicator: severeweather.IndTornadoStrikeSig, AtLeast: 0.0005, Text: "an EF2 or stronger tornado path crossing the site about once in 2,000 years or more often"}},
+				High:       &Threshold{Indicator: severeweather.IndTornadoStrikeSig, AtLeast: 0.0005, Text: "an EF2 or stronger tornado path crossing the site about once in 2,000 years or more often"},
+				Negligible: []Threshold{{Indicator: severeweather.IndTornadoStrikeSig, AtMost: 0.00001, Text: "an EF2+ tornado path crossing the site less often than once in 100,000 years"}}},
 			{Key: hazard.PerilHurricaneWind, Title: "Hurricane wind", NRI: []string{"HRCN"}, ChanceOf: "hurricane-force winds at the site", Evidence: severeweather.IndHurricaneWind,
 				High: &Threshold{Indicator: severeweather.IndHurricaneWind, AtLeast: 0.02, Text: "hurricane-force winds at the site about once in 50 years or more often"}},
 			{Key: hazard.PerilHail, Title: "Hail", NRI: []string{"HAIL"}, Evidence: severeweather.IndHailDensity},
@@ -148,7 +169,17 @@ var registry = [...]ModuleSpec{
 			NoData: "Severe weather could not be assessed here; review local storm history and building-code wind requirements.",
 		},
 		load: func(fsys fs.FS, env loadEnv) (hazard.Module, error) {
-			return orNil(severeweather.Load(fsys, env.countyLandKm2))
+			// Hail and wind reports are read against the residents who
+			// file them (docs/methodology.md, "Hail and damaging wind").
+			pop, err := env.population()
+			if err != nil {
+				return nil, err
+			}
+			counties := make(map[string]severeweather.County, len(env.countyLandKm2))
+			for fips, km2 := range env.countyLandKm2 {
+				counties[fips] = severeweather.County{LandKm2: km2, Residents: pop.Residents(fips), Point: env.countyPoint[fips]}
+			}
+			return orNil(severeweather.Load(fsys, counties))
 		},
 	},
 	{
@@ -170,14 +201,30 @@ var registry = [...]ModuleSpec{
 			if err != nil {
 				return nil, err
 			}
-			return orNil(wildfire.Load(fsys, pop))
+			ground, err := env.terrain()
+			if err != nil {
+				return nil, err
+			}
+			relief := func(p geo.Point, km float64) (float64, bool) {
+				s, ok := ground.Relief(p, km)
+				return s.Metres, ok
+			}
+			return orNil(wildfire.Load(fsys, wildfire.NewExposure(pop, relief)))
 		},
 	},
 	{
 		Key: hazard.Earthquake, Title: "Earthquake", Noun: "earthquake hazard",
 		Perils: []PerilSpec{
 			{Key: hazard.PerilGroundShaking, Title: "Ground shaking", NRI: []string{"ERQK"}, ChanceOf: "an M5+ earthquake within 50 km", Evidence: earthquake.IndicatorPGA,
-				High: &Threshold{Indicator: earthquake.IndicatorPGA, AtLeast: 0.4, Text: "a 2%-in-50-years peak ground acceleration of 0.4 g or more"}},
+				High: &Threshold{Indicator: earthquake.IndicatorPGA, AtLeast: 0.4, Text: "a 2%-in-50-years peak ground acceleration of 0.4 g or more"},
+				// Light shaking at the 2,475-year level and an M5+ nearby
+				// rarer than once in 1,000 years: about a 3% chance over a
+				// 30-year mortgage of a moderate earthquake within 50 km,
+				// which seldom damages a sound building.
+				Negligible: []Threshold{
+					{Indicator: earthquake.IndicatorPGA, AtMost: 0.1, Text: "a 2%-in-50-years peak ground acceleration of 0.1 g or less (light shaking)"},
+					{Indicator: earthquake.IndicatorM5Annual, AtMost: 0.001, Text: "an M5+ earthquake within 50 km less often than once in 1,000 years"},
+				}},
 		},
 		Advice: Advice{
 			Act:    "Obtain a structural review for seismic retrofit needs (soft storey, unreinforced masonry, foundation bolting) and quote earthquake cover separately.",
@@ -187,13 +234,14 @@ var registry = [...]ModuleSpec{
 		load: func(fsys fs.FS, _ loadEnv) (hazard.Module, error) { return orNil(earthquake.Load(fsys)) },
 	},
 	{
-		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard", NewsReports: true,
+		Key: hazard.Landslide, Title: "Landslide", Noun: "landslide hazard",
 		Perils: []PerilSpec{
-			// Reported landslides relative to the residents around the site
-			// who could have reported them, shrunk toward the county's own
-			// rate and that toward its NRI rating class; the raw density is
-			// context.
-			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorRatio},
+			// Slope and relief on the terrain grid and the county's NRI
+			// landslide score allocated by terrain; reported landslides
+			// are context (docs/methodology.md, "Landslide module").
+			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorRelief,
+				High: &Threshold{Indicator: landslide.IndicatorSlope, AtLeast: 3,
+					Text: "a ground slope of 3 degrees or more within 2 km on the 2 km terrain grid (a mountain front or canyon side; about the steepest 3% of residents' sites)"}},
 		},
 		Advice: Advice{
 			Act:    "Commission a geotechnical review of slope stability and drainage before binding; landslide damage is usually excluded from standard policies.",
@@ -209,7 +257,11 @@ var registry = [...]ModuleSpec{
 			if err != nil {
 				return nil, err
 			}
-			return orNil(landslide.Load(fsys, landslide.Exposure{Residents: pop, CountyOf: env.countyOf, NRI: tab}))
+			ground, err := env.terrain()
+			if err != nil {
+				return nil, err
+			}
+			return orNil(landslide.Load(fsys, landslide.Exposure{Residents: pop, CountyOf: env.countyOf, NRI: tab, Terrain: ground}))
 		},
 	},
 	{

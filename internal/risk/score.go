@@ -59,7 +59,14 @@ type indKey struct {
 type reference struct {
 	indicators map[indKey]*distribution
 	perils     [][]*distribution // [module][peril]
-	modules    []*distribution   // [module]
+	modules    []*distribution   // [module]: hazard values, among residents the module's data score
+	// scored, per module, ranks the share a module's own basis gives a
+	// resident (its hazard value's rank, or its NRI benchmark's where no
+	// hazard layer covers it; news cap applied) among every resident with
+	// a module score, so a module score is the share of all scored
+	// residents whose own module score is lower, whatever each one's basis
+	// (docs/methodology.md, "The scoring chain").
+	scored     []*distribution // [module]
 	nri        map[string]*distribution
 	bench      []*distribution // [module]: the module's NRI benchmark value
 	overall    *distribution

@@ -251,17 +251,23 @@ func checkPercentileClaim(t *testing.T, e *Engine, tr *referenceTrace, n int) {
 		}
 		for mi, spec := range e.specs {
 			mr, _ := a.Report.Modules.Get(spec.Key)
+			// A module score ranks every resident with one, whichever
+			// basis (hazard data or the NRI benchmark) scores each: the
+			// brute force counts each tract's own rank on its basis.
+			rank := func(j int) float64 {
+				r, _ := e.moduleRankOf(e.ref, mi, tr.modVals[j][mi], tr.benchVals[j][mi])
+				return r
+			}
+			if r := rank(i); !math.IsNaN(r) {
+				want := scoreOf(share(rank, r) / covered(rank))
+				if mr.Score == nil || *mr.Score != want {
+					t.Errorf("tract %d %s: score %v, brute-force percentile %d", i, spec.Key, mr.Score, want)
+				}
+			} else if mr.Score != nil {
+				t.Errorf("tract %d %s: score %d without a value", i, spec.Key, *mr.Score)
+			}
 			if mr.Basis != basisHazard {
 				continue
-			}
-			mv := func(j int) float64 { return tr.modVals[j][mi] }
-			want := scoreOf(share(mv, tr.modVals[i][mi]) / covered(mv))
-			if spec.NewsReports {
-				// Capped, so "at least" the score holds (newsScoreCap).
-				want = min(want, newsScoreCap)
-			}
-			if mr.Score == nil || *mr.Score != want {
-				t.Errorf("tract %d %s: score %v, brute-force percentile %d", i, spec.Key, mr.Score, want)
 			}
 			for pi := range spec.Perils {
 				pv := func(j int) float64 { return tr.perilVals[j][mi][pi] }
@@ -273,7 +279,12 @@ func checkPercentileClaim(t *testing.T, e *Engine, tr *referenceTrace, n int) {
 					}
 					continue
 				}
-				if want := scoreOf(share(pv, v) / covered(pv)); got == nil || *got != want {
+				want := scoreOf(share(pv, v) / covered(pv))
+				if len(spec.Perils) == 1 {
+					// A single peril shows its module's score.
+					want = *mr.Score
+				}
+				if got == nil || *got != want {
 					t.Errorf("tract %d %s/%s: score %v, brute-force percentile %d", i, spec.Key, spec.Perils[pi].Key, got, want)
 				}
 			}
@@ -334,6 +345,15 @@ func TestRecommendationsNeedSiteEvidence(t *testing.T) {
 		r.spec, r.score, r.benchHigh = sw, score(sc), []string{rating, "", "", ""}
 		return r
 	}
+	quake := func(sc int, pga, m5 float64) moduleResult {
+		r := eq(sc, pga, hazard.ResGrid)
+		m := ind("m5_annual_probability_50km", m5, hazard.ResReportedEvents)
+		m.AnnualChance = true
+		r.meas.Indicators = append(r.meas.Indicators, m)
+		r.os = append(r.os, obs{id: m.ID, peril: 0, weight: 1, value: m5, res: m.Resolution.Kind})
+		r.shares = append(r.shares, 0)
+		return r
+	}
 	fire := func(sc int, bp float64, kind string) moduleResult {
 		r := one(float64(sc)/100, ind("burn_probability", bp, kind))
 		r.spec, r.score = spec(hazard.Wildfire), score(sc)
@@ -350,7 +370,9 @@ func TestRecommendationsNeedSiteEvidence(t *testing.T) {
 		{"place-table PGA below 0.4 g", eq(90, 0.3, hazard.ResPlaceTable), "medium"},
 		{"county value above threshold", eq(95, 0.74, hazard.ResCounty), "medium"},
 		{"county value by the margin, benchmark silent", eq(95, 0.74, hazard.ResCounty), "medium"},
-		{"county value by the margin, benchmark agrees", withBench(eq(95, 0.74, hazard.ResCounty), "NRI earthquake rated \"Very High\""), "high"},
+		// A county figure beside a county benchmark is still no evidence
+		// at the site: never high.
+		{"county value by the margin, benchmark agrees", withBench(eq(95, 0.74, hazard.ResCounty), "NRI earthquake rated \"Very High\""), "medium"},
 		{"county value short of the margin, benchmark agrees", withBench(eq(95, 0.5, hazard.ResCounty), "NRI earthquake rated \"Very High\""), "medium"},
 		{"tornado 1 in 580, benchmark agrees", tornado(99, 0.001726, "NRI tornado rated \"Very High\""), "high"},
 		{"tornado 1 in 580, benchmark silent", tornado(99, 0.001726, ""), "medium"},
@@ -359,6 +381,12 @@ func TestRecommendationsNeedSiteEvidence(t *testing.T) {
 		{"allocated burn probability 1 in 900", fire(92, 0.0011, hazard.ResCountyAllocated), "medium"},
 		{"county burn probability 1 in 280, benchmark silent", fire(98, 0.0036, hazard.ResCounty), "medium"},
 		{"moderate", eq(45, 0.1, hazard.ResGrid), "medium"},
+		// Gulfport, MS: 0.056 g and an M5+ within 50 km once in 3,800
+		// years rank 48 but are no chance worth acting on.
+		{"moderate, negligible chance", quake(48, 0.056, 0.00027), "low"},
+		{"moderate, PGA light but M5+ nearby once in 400 years", quake(48, 0.056, 0.0025), "medium"},
+		{"moderate, M5+ rare but PGA 0.15 g", quake(48, 0.15, 0.00027), "medium"},
+		{"moderate, PGA light, catalog too sparse to say", eq(48, 0.056, hazard.ResGrid), "medium"},
 		{"low", eq(25, 0.05, hazard.ResGrid), ""},
 		{"no data", moduleResult{spec: spec(hazard.Earthquake), basis: basisNone, driver: -1}, "medium"},
 	}
@@ -377,10 +405,94 @@ func TestRecommendationsNeedSiteEvidence(t *testing.T) {
 			}
 		})
 	}
-	// High priority comes first.
-	got := recommendations([]moduleResult{eq(45, 0.1, hazard.ResGrid), eq(95, 0.74, hazard.ResGrid)})
-	if len(got) != 2 || got[0].Priority != "high" {
+	// High priority comes first, low last.
+	got := recommendations([]moduleResult{quake(48, 0.056, 0.00027), eq(45, 0.1, hazard.ResGrid), eq(95, 0.74, hazard.ResGrid)})
+	if len(got) != 3 || got[0].Priority != "high" || got[1].Priority != "medium" || got[2].Priority != "low" {
 		t.Errorf("order %+v", got)
+	}
+	// The low note says why, with the values and the levels.
+	if txt := got[2].Text; !strings.Contains(txt, "No earthquake action needed") || !strings.Contains(txt, "0.1 g or less") ||
+		!strings.Contains(txt, "1 in 3,700 a year") || strings.Contains(txt, "offer earthquake cover") {
+		t.Errorf("negligible note: %q", txt)
+	}
+}
+
+// TestHighPriorityNamesSiteEvidence sweeps the registry: for every peril,
+// evidence far past its High threshold earns a high priority only when it
+// is measured at the site, on a grid, from the place table or as the
+// site's allocated share of county figures (or from reported events around
+// the site, by the margin and with the benchmark agreeing), never from a
+// county average or news reports; and the high recommendation names the
+// peril, the indicator, its value and the threshold. A peril without a
+// High threshold never earns one.
+func TestHighPriorityNamesSiteEvidence(t *testing.T) {
+	for _, spec := range Registry() {
+		for pi, ps := range spec.Perils {
+			for _, kind := range []string{hazard.ResSite, hazard.ResGrid, hazard.ResPlaceTable, hazard.ResCountyAllocated, hazard.ResReportedEvents, hazard.ResCounty} {
+				id, v := ps.Evidence, 1.0
+				if ps.High != nil {
+					id, v = ps.High.Indicator, ps.High.AtLeast*10
+					if ps.High.AtMost > 0 {
+						v = ps.High.AtMost / 10
+					}
+				}
+				ins := []hazard.Indicator{{ID: id, Label: "The evidence", Value: v, Unit: "km", Resolution: hazard.Resolution{Kind: kind, Detail: "d"}}}
+				if ps.Relevant != nil {
+					ins = append(ins, hazard.Indicator{ID: ps.Relevant.Indicator, Label: "R", Value: ps.Relevant.AtLeast + 1})
+				}
+				perils := make([]perilResult, len(spec.Perils))
+				bench := make([]string, len(spec.Perils))
+				for i := range perils {
+					perils[i] = perilResult{value: 0.1, share: 0.1}
+					bench[i] = "NRI rated \"Very High\""
+				}
+				perils[pi] = perilResult{value: 0.95, share: 0.95}
+				s := 95
+				r := moduleResult{spec: &spec, score: &s, basis: basisHazard, driver: pi, perils: perils, benchHigh: bench,
+					meas: hazard.Measurement{Indicators: ins}, os: []obs{{id: id, peril: pi, weight: 1, value: v, res: kind}}, shares: []float64{0.95}}
+				got := recommendations([]moduleResult{r})
+				high := len(got) > 0 && got[0].Priority == "high"
+				want := ps.High != nil && kind != hazard.ResCounty
+				if high != want {
+					t.Errorf("%s/%s from %s evidence: high %v, want %v (%+v)", spec.Key, ps.Key, kind, high, want, got)
+					continue
+				}
+				if high && (!strings.Contains(got[0].Text, "Evidence: "+ps.Title) || !strings.Contains(got[0].Text, "the evidence") ||
+					!strings.Contains(got[0].Text, ps.High.Text)) {
+					t.Errorf("%s/%s: high priority does not name its evidence and threshold: %q", spec.Key, ps.Key, got[0].Text)
+				}
+			}
+		}
+	}
+}
+
+// TestSinglePerilShowsModuleScore: a module of one peril states one number,
+// the module's (a capped module score included), at every fixture place.
+func TestSinglePerilShowsModuleScore(t *testing.T) {
+	e := loadFixture(t)
+	checked := 0
+	for _, p := range [][2]float64{{37.77, -122.44}, {35.47, -97.52}, {39.74, -104.99}, {25.76, -80.19}, {47.6, -122.33}} {
+		a, err := e.Assess(context.Background(), p[0], p[1])
+		if err != nil {
+			continue
+		}
+		for _, spec := range Registry() {
+			if len(spec.Perils) != 1 {
+				continue
+			}
+			mr, _ := a.Report.Modules.Get(spec.Key)
+			perils, _ := a.Summary.Perils.Get(spec.Key)
+			if mr.Basis != basisHazard || len(perils) != 1 {
+				continue
+			}
+			checked++
+			if mr.Score == nil || perils[0].Score == nil || *mr.Score != *perils[0].Score || perils[0].RiskLevel == nil || *perils[0].RiskLevel != *mr.RiskLevel {
+				t.Errorf("%v %s: module %v, peril %v", p, spec.Key, scoreText(mr.Score), scoreText(perils[0].Score))
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no single-peril module scored at the fixture places")
 	}
 }
 
@@ -411,9 +523,10 @@ func TestSuperfundRecommendationNeedsANearbySite(t *testing.T) {
 	}
 }
 
-// A module measured from news reports alone is never a top risk, and the
-// overall score names the module with the highest share.
-func TestNewsReportModulesAreNoTopRisk(t *testing.T) {
+// The top risks and the overall driver are the scored modules with the
+// highest shares, leaving out those whose leading peril misses its
+// relevance condition.
+func TestTopRisksAndDriver(t *testing.T) {
 	score := func(v int) *int { return &v }
 	mk := func(key string, sc int) moduleResult {
 		s, _ := ModuleByKey(key)
@@ -424,21 +537,21 @@ func TestNewsReportModulesAreNoTopRisk(t *testing.T) {
 		r.meas = hazard.Measurement{Indicators: []hazard.Indicator{{ID: "burn_probability", Value: bp}}}
 		return r
 	}
-	results := []moduleResult{mk(hazard.Hydrology, 45), fire(62, 0.001), mk(hazard.Landslide, newsScoreCap), mk(hazard.Earthquake, 41)}
+	results := []moduleResult{mk(hazard.Hydrology, 45), fire(62, 0.001), mk(hazard.Landslide, 79), mk(hazard.Earthquake, 41)}
 	got := topRisks(results)
 	var keys []string
 	for _, r := range got {
 		keys = append(keys, r.Module)
 	}
-	if want := []string{hazard.Wildfire, hazard.Hydrology, hazard.Earthquake}; !slices.Equal(keys, want) {
+	// Landslide reads the terrain since methodology 4: it leads like any
+	// other module.
+	if want := []string{hazard.Landslide, hazard.Wildfire, hazard.Hydrology}; !slices.Equal(keys, want) {
 		t.Errorf("top risks %v, want %v", keys, want)
 	}
-	if d := overallDriver(results); d != hazard.Wildfire {
-		t.Errorf("overall driver %q, want wildfire (the highest module that can lead, as the first top risk)", d)
+	if d := overallDriver(results); d != hazard.Landslide {
+		t.Errorf("overall driver %q, want landslide (the highest module that can lead, as the first top risk)", d)
 	}
-	// Only the news-report module scored: it is the driver, there being
-	// no other.
-	only := []moduleResult{mk(hazard.Landslide, newsScoreCap)}
+	only := []moduleResult{mk(hazard.Landslide, 79)}
 	if d := overallDriver(only); d != hazard.Landslide {
 		t.Errorf("overall driver %q, want landslide when nothing else is scored", d)
 	}
@@ -464,24 +577,5 @@ func TestNewsReportModulesAreNoTopRisk(t *testing.T) {
 	}
 	if d := overallDriver(mixed); d != hazard.Hydrology {
 		t.Errorf("overall driver %q, want hydrology", d)
-	}
-}
-
-// The cap keeps a news-report module's share below very high and leaves
-// every other module's share as ranked.
-func TestNewsReportCap(t *testing.T) {
-	e := loadFixture(t)
-	for mi, spec := range e.specs {
-		for _, v := range []float64{0, 0.5, 1e9} {
-			share, basis := e.moduleShare(mi, v, math.NaN())
-			raw, _ := e.ref.moduleShare(mi, v, math.NaN())
-			switch {
-			case basis != basisHazard:
-			case spec.NewsReports && scoreOf(share) != min(scoreOf(raw), newsScoreCap):
-				t.Errorf("%s at %g: score %d, want min(%d, %d)", spec.Key, v, scoreOf(share), scoreOf(raw), newsScoreCap)
-			case !spec.NewsReports && share != raw:
-				t.Errorf("%s at %g: share %g, ranked %g", spec.Key, v, share, raw)
-			}
-		}
 	}
 }

@@ -41,6 +41,8 @@ func knownGap(key string) (string, bool) {
 	switch key {
 	case "wildfire/wildfire: Lower Manhattan, NY < 30":
 		return "local density is a proxy for wildfire exposure that counts the harbour as thinly settled land, so the Financial District is placed among New York County's 4.2% of homes WRC counts as exposed (a chance of tens of thousands of years to one, above the national minimum that about 29% of residents share)", true
+	case "landslide/landslide: Pacifica (Esplanade bluffs), CA > Redwood City, CA":
+		return "Pacifica's hazard is its eroding sea bluffs, tens of metres high and far below the 2 km terrain grid, which sees the coastal hills behind both towns alike: Redwood City's 5 km circle reaches the Santa Cruz foothills (relief 171 m against Pacifica's 174 m)", true
 	}
 	return "", false
 }
@@ -137,7 +139,7 @@ func (e *Engine) Validate(ctx context.Context, w io.Writer) (ValidationResult, e
 		key := validationKey(o.Module, o.Peril, o.Higher, o.Lower)
 		res.record(key, fmt.Sprintf("%s (%s vs %s)", key, scoreText(hs), scoreText(ls)), holds, o.Why)
 	}
-	for _, lo := range validationLows {
+	for _, lo := range allValidationLows() {
 		a := byName[lo.Place]
 		if a == nil {
 			return res, fmt.Errorf("validation low for %s names an unknown place", lo.Place)
@@ -147,7 +149,7 @@ func (e *Engine) Validate(ctx context.Context, w io.Writer) (ValidationResult, e
 		key := lowKey(lo)
 		res.record(key, fmt.Sprintf("%s (%s)", key, scoreText(s)), holds, lo.Why)
 	}
-	for _, pr := range validationPriorities {
+	for _, pr := range allValidationPriorities() {
 		a := byName[pr.Place]
 		if a == nil {
 			return res, fmt.Errorf("validation priority for %s names an unknown place", pr.Place)

@@ -1,5 +1,7 @@
 package risk
 
+import "slices"
+
 // The metropolitan part of the validation table (docs/methodology.md,
 // "Validation"), added with methodology 3: in each metro a dense core and a
 // wildland or hillside edge of the same county, so that the wildfire
@@ -81,12 +83,20 @@ var validationPriorities = []validationPriority{
 
 // allValidationPlaces is the whole table's places, in display order.
 func allValidationPlaces() []validationPlace {
-	return append(append([]validationPlace(nil), validationPlaces...), metroPlaces...)
+	return slices.Concat(validationPlaces, metroPlaces, terrainPlaces)
+}
+
+// allValidationLows adds the terrain ceilings to the lows.
+func allValidationLows() []validationLow { return slices.Concat(validationLows, terrainLows) }
+
+// allValidationPriorities adds the terrain priorities.
+func allValidationPriorities() []validationPriority {
+	return slices.Concat(validationPriorities, terrainPriorities)
 }
 
 // allValidationOrders adds the metro pairs to the orderings.
 func allValidationOrders() []validationOrder {
-	out := append([]validationOrder(nil), validationOrders...)
+	out := slices.Concat(validationOrders, terrainOrders)
 	for _, p := range metroWildfirePairs {
 		out = append(out, validationOrder{Module: "wildfire", Peril: "wildfire", Higher: p.edge, Lower: p.core, Why: "Same county: " + p.why + "."})
 	}

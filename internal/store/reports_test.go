@@ -51,7 +51,7 @@ func TestReportsStoredCompactly(t *testing.T) {
 		module string // json_extract(module_scores, '$.hydrology')
 	}{
 		{"migrated", oldJob, oldBody, "", 61, "7"},
-		{"new", newJob, newBody, "s2d1", 12, ""},
+		{"new", newJob, newBody, "s2d2", 12, ""},
 	} {
 		r, err := s.GetReport(ctx, a.ID, *tc.job.ReportID)
 		if err != nil || string(r.Body) != string(tc.body) {

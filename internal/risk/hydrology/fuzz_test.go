@@ -241,3 +241,39 @@ func FuzzParseLines(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseNELines feeds arbitrary bytes to the parser in its Natural
+// Earth mode: it must never panic, errors name the file and a line inside
+// the input, and what it accepts is valid JSON with well-formed features.
+func FuzzParseNELines(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"featurecla":"River","scalerank":10,"strokeweig":0.2,"name":"Russian"},"geometry":{"type":"LineString","coordinates":[[-123.1,38.5],[-122.9,38.5]]}}]}`,
+		`{"type":"FeatureCollection","features":[{"properties":{"featurecla":"River (Intermittent)","scalerank":12,"name":null},"geometry":{"type":"LineString","coordinates":[[1,2],[3,4]]}}]}`,
+		`{"type":"FeatureCollection","features":[{"properties":{"featurecla":"Lake Centerline","name":"a\u00e9"},"geometry":{"type":"LineString","coordinates":[[1,2],[3,4]]}}]}`,
+		`{"type":"FeatureCollection","features":[{"properties":{"scalerank":11},"geometry":{"type":"MultiLineString","coordinates":[[[1,2],[3,4]]]}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseNELines("x.geojson", b)
+		if err != nil {
+			rest, ok := strings.CutPrefix(err.Error(), "x.geojson line ")
+			if !ok {
+				t.Fatalf("error %q does not name the file and line", err)
+			}
+			n, _, _ := strings.Cut(rest, ":")
+			if line, aerr := strconv.Atoi(n); aerr != nil || line < 1 || line > 1+bytes.Count(b, []byte{'\n'}) {
+				t.Fatalf("error %q names a line outside the input", err)
+			}
+			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("accepted invalid JSON %q", b)
+		}
+		for i, f := range got {
+			if f.level < 0 || f.level > 100 || len(f.pts) < 2 || f.kind > kindIntermittent {
+				t.Fatalf("feature %d: %+v", i+1, f)
+			}
+		}
+	})
+}

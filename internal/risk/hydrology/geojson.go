@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/locrisk/locrisk/internal/risk/geo"
 )
@@ -35,6 +36,48 @@ type lineParser struct {
 	i    int
 	pts  []geo.Point // shared backing store for every feature's positions
 	nth  int         // current feature number, 1-based, for messages
+	// ne reads Natural Earth river properties (parseNELines) instead of
+	// the GSHHG "level".
+	ne bool
+}
+
+// parseNELines reads a GeoJSON FeatureCollection of LineStrings with the
+// Natural Earth river properties "featurecla" (a string), "scalerank" (a
+// small integer, kept as the feature's level) and "name" (a string or
+// null), as the data pack's clip of the Natural Earth North American
+// rivers has them (cmd/neclip). Other properties are skipped.
+func parseNELines(name string, b []byte) ([]lineFeature, error) {
+	p := &lineParser{name: name, b: b, ne: true}
+	fs, err := p.collection()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return nil, p.errf("unexpected %s after the FeatureCollection", p.what())
+	}
+	return fs, nil
+}
+
+// Natural Earth feature classes (lineFeature.kind).
+const (
+	kindNone           = iota // GSHHG, or a class the module does not use
+	kindRiver                 // "River"
+	kindLakeCenterline        // "Lake Centerline": a line drawn through a lake
+	kindIntermittent          // "River (Intermittent)", "Lake Centerline (Intermittent)"
+)
+
+// neKind classifies a Natural Earth "featurecla".
+func neKind(cla string) uint8 {
+	switch {
+	case strings.Contains(cla, "Intermittent"):
+		return kindIntermittent
+	case cla == "River":
+		return kindRiver
+	case cla == "Lake Centerline":
+		return kindLakeCenterline
+	}
+	return kindNone
 }
 
 func (p *lineParser) errf(format string, args ...any) error {
@@ -266,7 +309,10 @@ func (p *lineParser) null() bool {
 }
 
 func (p *lineParser) collection() ([]lineFeature, error) {
-	type span struct{ level, from, to int }
+	type span struct {
+		meta     lineFeature // level, kind and name; no positions
+		from, to int
+	}
 	var spans []span
 	var typ []byte
 	err := p.object(func(key []byte) error {
@@ -278,11 +324,11 @@ func (p *lineParser) collection() ([]lineFeature, error) {
 		case "features":
 			return p.array(func() error {
 				p.nth++
-				level, from, err := p.feature()
+				meta, from, err := p.feature()
 				if err != nil {
 					return err
 				}
-				spans = append(spans, span{level, from, len(p.pts)})
+				spans = append(spans, span{meta, from, len(p.pts)})
 				return nil
 			})
 		}
@@ -297,24 +343,44 @@ func (p *lineParser) collection() ([]lineFeature, error) {
 	}
 	out := make([]lineFeature, len(spans))
 	for i, s := range spans {
-		out[i] = lineFeature{level: s.level, pts: p.pts[s.from:s.to:s.to]}
+		out[i] = s.meta
+		out[i].pts = p.pts[s.from:s.to:s.to]
 	}
 	return out, nil
 }
 
-// feature parses one Feature, appending its positions to p.pts.
-func (p *lineParser) feature() (level, from int, err error) {
+// feature parses one Feature, appending its positions to p.pts; meta has
+// the feature's properties and no positions.
+func (p *lineParser) feature() (meta lineFeature, from int, err error) {
 	from = len(p.pts)
-	hasLevel, hasGeom := false, false
+	hasLevel, hasGeom, hasClass := false, false, false
 	var gtype []byte
+	level := 0
 	err = p.object(func(key []byte) error {
 		switch string(key) {
 		case "properties":
 			if p.null() {
 				return nil
 			}
+			levelKey := "level"
+			if p.ne {
+				levelKey = "scalerank"
+			}
 			return p.object(func(k []byte) error {
-				if string(k) != "level" {
+				switch {
+				case p.ne && string(k) == "featurecla":
+					s, err := p.str()
+					meta.kind, hasClass = neKind(string(s)), true
+					return err
+				case p.ne && string(k) == "name":
+					if p.null() {
+						meta.name = ""
+						return nil
+					}
+					s, err := p.str()
+					meta.name = string(s)
+					return err
+				case string(k) != levelKey:
 					return p.skip()
 				}
 				v, err := p.number()
@@ -322,7 +388,7 @@ func (p *lineParser) feature() (level, from int, err error) {
 					return err
 				}
 				if v != math.Trunc(v) || v < 0 || v > 100 {
-					return p.errf(`property "level" is %g, expected a small integer`, v)
+					return p.errf(`property %q is %g, expected a small integer`, levelKey, v)
 				}
 				level, hasLevel = int(v), true
 				return nil
@@ -350,20 +416,25 @@ func (p *lineParser) feature() (level, from int, err error) {
 		return p.skip()
 	})
 	if err != nil {
-		return 0, 0, err
+		return lineFeature{}, 0, err
 	}
 	switch {
 	case !hasGeom || string(gtype) != "LineString":
 		if !hasGeom {
 			gtype = []byte("null")
 		}
-		return 0, 0, p.errf("geometry is %s, expected LineString", gtype)
+		return lineFeature{}, 0, p.errf("geometry is %s, expected LineString", gtype)
+	case !hasLevel && p.ne:
+		return lineFeature{}, 0, p.errf(`property "scalerank" is missing`)
 	case !hasLevel:
-		return 0, 0, p.errf(`property "level" is missing`)
+		return lineFeature{}, 0, p.errf(`property "level" is missing`)
+	case p.ne && !hasClass:
+		return lineFeature{}, 0, p.errf(`property "featurecla" is missing`)
 	case len(p.pts)-from < 2:
-		return 0, 0, p.errf("LineString has %d position(s), needs at least 2", len(p.pts)-from)
+		return lineFeature{}, 0, p.errf("LineString has %d position(s), needs at least 2", len(p.pts)-from)
 	}
-	return level, from, nil
+	meta.level = level
+	return meta, from, nil
 }
 
 // position parses [lon, lat(, z...)].

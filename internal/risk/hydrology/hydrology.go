@@ -1,17 +1,22 @@
-// Package hydrology measures flood exposure at a site from six public data
+// Package hydrology measures flood exposure at a site from seven public data
 // sets: the distance to the ocean shoreline (GSHHG), the distances to the
 // nearest river in two WDBII river layers of GSHHG (the major rivers,
-// levels 1-3, and the additional rivers, level 4), the NWS river gauges
+// levels 1-3, and the additional rivers, level 4) and in the Natural Earth
+// North American rivers, the NWS river gauges
 // with a defined flood stage nearby (NOAA NWPS), the county's NFIP
 // residential take-up (OpenFEMA) and the county's count of flood-related
 // federal disaster declarations (OpenFEMA, 1980 to March 2019). Where the
 // engine supplies a hurricane wind climate (UseStormClimate) it also
 // combines coastal proximity with the annual chance of hurricane-force
-// winds into a storm surge exposure index.
+// winds into a storm surge exposure index. Where the engine supplies the
+// terrain (UseGround), the site's height above its river and gauge, on a
+// grid of about 2 km, tempers the river and gauge proximity indices.
 //
-// Limits: no floodplain (FEMA flood-zone) map, terrain or elevation data was
-// available, so the module measures proximity to water and county flood
-// history, not whether a site lies in a mapped floodplain. WDBII is a
+// Limits: no floodplain (FEMA flood-zone) map was available, and the
+// terrain grid tells a ridge from a riverbank, not a bluff from its
+// floodplain, so the module measures proximity to water, coarse height
+// above it and county flood history, not whether a site lies in a mapped
+// floodplain. WDBII is a
 // small-scale river set: streams smaller than its level 4 and urban
 // drainage flooding are invisible to it. Distances are searched out to fixed
 // radii (100 km for the coast, 50 km for major rivers, 25 km for any river,
@@ -23,6 +28,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +43,7 @@ const (
 	SrcShorelines   = "gshhg-shorelines"
 	SrcRivers       = "gshhg-rivers"
 	SrcMinorRivers  = "gshhg-rivers-levels4-11"
+	SrcNERivers     = "ne-rivers-north-america"
 	SrcGauges       = "noaa-nwps-gauges"
 	SrcNFIP         = "fema-nfip-penetration"
 	SrcDeclarations = "fema-disaster-declarations"
@@ -52,21 +59,29 @@ const (
 	coastIndexKm = 10.0
 	coastDecayKm = 2.0
 	riverMaxKm   = 50.0 // search radius for the major-river distance
-	// The river proximity index is the larger of two decays, one per
-	// layer, because floodplains widen with the river: exp(-d / 1 km), 0
-	// beyond 3 km, for the additional rivers (WDBII level 4), whose
-	// floodplains reach a few hundred metres to a kilometre or two from the
-	// channel, and exp(-d / 3 km), 0 beyond 10 km, for the major rivers
-	// (levels 1-3), whose valleys are wider.
+	// The river proximity index (riverClasses) decays with the distance to
+	// the nearest river of each size class, over a reach that grows with
+	// the river: exp(-d / 3 km), 0 beyond 10 km, for the largest (WDBII
+	// level 1), whose valleys are widest, down to exp(-d / 1 km), 0 beyond
+	// 3 km, for the additional and minor rivers, whose floodplains reach a
+	// few hundred metres to a kilometre or two from the channel.
 	riverIndexKm      = 3.0
 	riverDecayKm      = 1.0
 	majorRiverIndexKm = 10.0
 	majorRiverDecayKm = 3.0
 	anyRiverMaxKm     = 25.0 // search radius for the nearest river of either layer
 	lakeMaxKm         = 25.0
-	// The river gauge proximity index is exp(-d / 3 km), 0 beyond 10 km,
-	// d the distance to the nearest river gauge with a flood stage.
-	gaugeIndexKm = 10.0
+	// heightReachKm: the height above the nearest river or gauge is
+	// measured and reported out to the largest reach of a proximity index;
+	// farther, it would compare the site with another valley.
+	heightReachKm = majorRiverIndexKm
+	// The river gauge proximity index is exp(-d / 3 km), 0 beyond 6 km
+	// (two decay lengths), d the distance to the nearest river gauge with
+	// a flood stage: a gauge marks one point of a stream whose floodplain
+	// is a few km wide at most, so a site farther away is on that stream
+	// only if the stream runs towards it, which the river layers show for
+	// the larger streams.
+	gaugeIndexKm = 6.0
 	gaugeDecayKm = 3.0
 	gaugeCountKm = 10.0
 	gaugeMaxKm   = 25.0
@@ -94,6 +109,11 @@ const (
 	IndStormSurge           = "storm_surge_exposure_index"
 	IndRiverProximity       = "river_proximity_index"
 	IndRiverGaugeProximity  = "river_gauge_proximity_index"
+	// IndHeightAboveRiver and IndHeightAboveGauge are the site's height
+	// above the nearest mapped river and above the nearest river gauge, on
+	// the terrain grid.
+	IndHeightAboveRiver = "height_above_river_m"
+	IndHeightAboveGauge = "height_above_river_gauge_m"
 )
 
 // Resolutions of the module's indicators.
@@ -173,9 +193,14 @@ type StormClimate interface {
 type Module struct {
 	coast       *tieredLines
 	lakes       *tieredLines
-	rivers      *tieredLines // WDBII levels 1-3
-	minorRivers *tieredLines // WDBII levels 4-5
+	rivers      *tieredLines    // WDBII levels 1-3
+	majorLevel  [3]*tieredLines // WDBII levels 1, 2 and 3 apart, for their sizes
+	minorRivers *tieredLines    // WDBII levels 4-5
+	neRivers    *tieredLines    // Natural Earth rivers, scalerank 10
+	neMinor     *tieredLines    // Natural Earth rivers, scalerank 11-12
 	gauges      *geo.PointIndex
+	gaugePts    []geo.Point
+	ground      Ground
 	gauge       []gaugeInfo
 	nfip        map[string]nfipCounty
 	decl        map[string]int // flood-related declarations per county; absent = county unknown to the file
@@ -191,19 +216,22 @@ var _ hazard.Module = (*Module)(nil)
 // storm surge indicator is absent.
 func (m *Module) UseStormClimate(c StormClimate) { m.climate = c }
 
-// Load reads the six data sets from the data pack fsys. The line
+// Load reads the seven data sets from the data pack fsys. The line
 // layers and the tables load side by side; errors are reported in a fixed
 // order so the message does not depend on scheduling.
 func Load(fsys fs.FS) (*Module, error) {
 	m := &Module{rows: map[string]int{}}
 	var (
-		wg                           sync.WaitGroup
-		shoreErr, riverErr, minorErr error
-		nShores, nRivers, nMinor     int
-		coast, lakes, riversIx       *tieredLines
-		minorIx                      *tieredLines
+		wg                                  sync.WaitGroup
+		shoreErr, riverErr, minorErr, neErr error
+		nShores, nRivers, nMinor, nNE       int
+		coast, lakes, riversIx              *tieredLines
+		minorIx, neIx, neMinorIx            *tieredLines
+		levelIx                             [3]*tieredLines
+		neLines                             []lineFeature
+		dry                                 *geo.SegmentIndex
 	)
-	wg.Add(3)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		shores, err := readLines(fsys, data.Path(SrcShorelines))
@@ -227,6 +255,19 @@ func Load(fsys fs.FS) (*Module, error) {
 		}
 		nRivers = len(rivers)
 		riversIx = newTieredLines(rivers, isMajorRiver, riverTiers)
+		for lv := range levelIx {
+			levelIx[lv] = newTieredLines(rivers, func(l int) bool { return l == lv+1 }, riverTiers)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		rivers, err := readNELines(fsys, data.Path(SrcNERivers))
+		if err != nil {
+			neErr = err
+			return
+		}
+		nNE = len(rivers)
+		neLines = slices.DeleteFunc(rivers, func(f lineFeature) bool { return f.kind != kindRiver })
 	}()
 	go func() {
 		defer wg.Done()
@@ -236,7 +277,11 @@ func Load(fsys fs.FS) (*Module, error) {
 			return
 		}
 		nMinor = len(rivers)
+		var inner sync.WaitGroup
+		inner.Add(1)
+		go func() { defer inner.Done(); dry = intermittentIndex(rivers) }()
 		minorIx = newTieredLines(rivers, isMinorRiver, minorRiverTiers)
+		inner.Wait()
 	}()
 	tableErr := m.loadGauges(fsys)
 	if tableErr == nil {
@@ -246,13 +291,19 @@ func Load(fsys fs.FS) (*Module, error) {
 		tableErr = m.loadDeclarations(fsys)
 	}
 	wg.Wait()
-	for _, err := range []error{shoreErr, riverErr, minorErr, tableErr} {
+	for _, err := range []error{shoreErr, riverErr, minorErr, neErr, tableErr} {
 		if err != nil {
 			return nil, err
 		}
 	}
+	neLines = dropIntermittent(neLines, dry)
+	wg.Add(1)
+	go func() { defer wg.Done(); neIx = newTieredLines(neLines, isNERiver, minorRiverTiers) }()
+	neMinorIx = newTieredLines(neLines, isNEMinorRiver, minorRiverTiers)
+	wg.Wait()
 	m.coast, m.lakes, m.rivers, m.minorRivers = coast, lakes, riversIx, minorIx
-	m.rows[SrcShorelines], m.rows[SrcRivers], m.rows[SrcMinorRivers] = nShores, nRivers, nMinor
+	m.majorLevel, m.neRivers, m.neMinor = levelIx, neIx, neMinorIx
+	m.rows[SrcShorelines], m.rows[SrcRivers], m.rows[SrcMinorRivers], m.rows[SrcNERivers] = nShores, nRivers, nMinor, nNE
 	return m, nil
 }
 
@@ -282,12 +333,95 @@ func isMajorRiver(level int) bool { return level >= 1 && level <= 3 }
 //     Arizona, which carry water across deserts and flood nothing.
 func isMinorRiver(level int) bool { return level == 4 || level == 5 }
 
+// Natural Earth rivers ("River" features only; the module drops lake
+// centerlines, lines drawn through lakes whose shores the lake distance
+// measures, and intermittent rivers, for the reasons WDBII's are left
+// out): scalerank 10, drawn from the smallest map scales on, count as
+// additional rivers like WDBII level 4; scalerank 11 and 12 as minor
+// rivers.
+//
+// Natural Earth marks fewer rivers intermittent than WDBII: the Salt River
+// through Phoenix, dry below its dams, is a "River" there. So a Natural
+// Earth river is treated as intermittent, and dropped, along the stretches
+// within intermittentMatchKm of a WDBII intermittent river (levels 6-8).
+func isNERiver(scalerank int) bool      { return scalerank <= 10 }
+func isNEMinorRiver(scalerank int) bool { return scalerank >= 11 }
+
+// intermittentMatchKm is how close a Natural Earth river segment's middle
+// must come to a WDBII intermittent river to be taken for the same river:
+// the two layers are drawn at different scales (about 1:10,000,000 and
+// 1:3,000,000) and part by up to about a kilometre.
+const intermittentMatchKm = 1.5
+
+// isIntermittent: WDBII levels 6-8, intermittent rivers.
+func isIntermittent(level int) bool { return level >= 6 && level <= 8 }
+
+// intermittentIndex indexes the WDBII intermittent rivers of the levels
+// 4-11 file.
+func intermittentIndex(fs []lineFeature) *geo.SegmentIndex {
+	segs, _ := segments(fs, isIntermittent)
+	return geo.NewSegmentIndex(segs, nil, 0.1)
+}
+
+// dropIntermittent removes from the Natural Earth rivers the segments
+// whose middle lies within intermittentMatchKm of a WDBII intermittent
+// river, splitting lines where they are cut.
+func dropIntermittent(fs []lineFeature, dry *geo.SegmentIndex) []lineFeature {
+	if dry == nil || dry.Len() == 0 {
+		return fs
+	}
+	out := make([]lineFeature, 0, len(fs))
+	for _, f := range fs {
+		start := 0
+		for j := 1; j <= len(f.pts); j++ {
+			cut := j == len(f.pts)
+			if !cut {
+				a, b := f.pts[j-1], f.pts[j]
+				mid := geo.Point{Lat: (a.Lat + b.Lat) / 2, Lon: geo.NormalizeLon(a.Lon + geo.NormalizeLon(b.Lon-a.Lon)/2)}
+				_, _, cut = dry.Nearest(mid, intermittentMatchKm)
+			}
+			if cut {
+				if j-start >= 2 {
+					g := f
+					g.pts = f.pts[start:j:j]
+					out = append(out, g)
+				}
+				start = j // the segment j-1..j is dropped; the next run starts at j
+			}
+		}
+	}
+	return out
+}
+
+// riverClass is one size class of mapped river: its index is weight ×
+// exp(-d / decayKm) out to reachKm. Floodplains widen with the river, so
+// larger rivers reach farther and count more at the same distance
+// (docs/methodology.md, "river_proximity_index").
+type riverClass struct {
+	lines                    *tieredLines
+	src                      string
+	major                    bool // WDBII levels 1-3
+	weight, decayKm, reachKm float64
+}
+
+// riverClasses lists the size classes, largest first.
+func (m *Module) riverClasses() [6]riverClass {
+	return [6]riverClass{
+		{m.majorLevel[0], SrcRivers, true, 1.0, majorRiverDecayKm, majorRiverIndexKm}, // WDBII 1, permanent major rivers
+		{m.majorLevel[1], SrcRivers, true, 0.9, 2, 6},                                 // WDBII 2, additional major rivers
+		{m.majorLevel[2], SrcRivers, true, 0.8, 1.5, 5},                               // WDBII 3, additional rivers
+		{m.minorRivers, SrcMinorRivers, false, 0.8, riverDecayKm, riverIndexKm},       // WDBII 4-5
+		{m.neRivers, SrcNERivers, false, 0.8, riverDecayKm, riverIndexKm},             // Natural Earth scalerank 10
+		{m.neMinor, SrcNERivers, false, 0.65, riverDecayKm, riverIndexKm},             // Natural Earth scalerank 11-12
+	}
+}
+
 // Name implements hazard.Module.
 func (m *Module) Name() string { return hazard.Hydrology }
 
 // Sources implements hazard.Module.
 func (m *Module) Sources() []string {
-	return []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcGauges, SrcNFIP, SrcDeclarations}
+	return []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcNERivers, SrcGauges, SrcNFIP, SrcDeclarations}
 }
 
 // Rows implements hazard.Module: data rows (features for the GeoJSON files)
@@ -322,7 +456,7 @@ func gaugeCovered(s hazard.Site) bool {
 }
 
 // noFloodMapNote is said at every site.
-const noFloodMapNote = "No FEMA flood-zone map and no elevation data are used: these indicators measure distance to the sea, to mapped rivers and to river gauges, and the county's flood history, not whether the site lies in a mapped floodplain."
+const noFloodMapNote = "No FEMA flood-zone map is used, and elevation comes only from a terrain grid of about 2 km: these indicators measure distance to the sea, to mapped rivers and to river gauges, height above them on that grid, and the county's flood history, not whether the site lies in a mapped floodplain."
 
 // Measure implements hazard.Module.
 func (m *Module) Measure(s hazard.Site) hazard.Measurement {
@@ -357,37 +491,56 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			"The site is %.1f km from the ocean shoreline. Storm surge and coastal flood zones are not mapped by this report: check the FEMA Flood Insurance Rate Map for the address.", coastKm)})
 	}
 
-	// Rivers: a decay per layer, the larger one is the index; the distance
-	// to the nearest river of either layer is the cited evidence.
+	// The site's elevation, read once for the heights above rivers and
+	// gauges.
+	site := m.readSite(p)
+
+	// Rivers: one index over the union of the layers, the largest over the
+	// nearest river of each size class of size weight × distance decay ×
+	// height factor, so a river drawn in two layers counts once; the
+	// distance to the nearest river of any layer is the cited evidence.
 	rv := riverResult{covered: riverCovered(s)}
 	if rv.covered {
-		rv.majorKm, rv.majorOK = m.rivers.nearest(p)
-		minorKm, minorOK := m.minorRivers.nearest(p)
-		rv.anyKm, rv.anyOK = minorKm, minorOK
-		if rv.majorOK && rv.majorKm <= anyRiverMaxKm && (!minorOK || rv.majorKm <= minorKm) {
-			rv.anyKm, rv.anyOK, rv.nearestMajor = rv.majorKm, true, true
-		}
-		riverIdx, idxSrc := 0.0, rv.source()
-		if rv.majorOK {
-			riverIdx = decay(rv.majorKm, majorRiverDecayKm, majorRiverIndexKm)
-		}
-		if minorOK {
-			if v := decay(minorKm, riverDecayKm, riverIndexKm); v > riverIdx {
-				riverIdx, idxSrc = v, SrcMinorRivers
-			} else if riverIdx > 0 {
-				idxSrc = SrcRivers
+		best, bestUntempered := 0.0, 0.0
+		idxSrc := SrcRivers
+		var idxHeight height
+		var nearest lineHit
+		for _, c := range m.riverClasses() {
+			hit, ok := c.lines.nearestHit(p)
+			if !ok {
+				continue
 			}
-		} else if riverIdx > 0 {
-			idxSrc = SrcRivers
+			if c.major && (!rv.majorOK || hit.km < rv.majorKm) {
+				rv.majorKm, rv.majorOK = hit.km, true
+			}
+			if hit.km <= anyRiverMaxKm && (!rv.anyOK || hit.km < rv.anyKm) {
+				rv.anyKm, rv.anyOK, rv.nearestMajor, rv.src, rv.name = hit.km, true, c.major, c.src, hit.name
+				nearest = hit
+			}
+			raw := c.weight * decay(hit.km, c.decayKm, c.reachKm)
+			if raw == 0 {
+				continue
+			}
+			h := m.heightAbove(site, hit.at, hit.km, false)
+			v := tempered(raw, h.factor())
+			bestUntempered = math.Max(bestUntempered, raw)
+			if v > best {
+				best, idxSrc, idxHeight = v, c.src, h
+			}
 		}
-		anyLabel, anyText := "Distance to the nearest mapped river (WDBII additional rivers, level 4)", ""
-		switch {
-		case !rv.anyOK:
+		if best == 0 && bestUntempered > 0 {
+			idxSrc = SrcRivers // every river within reach is far below the site
+		}
+		rv.tempered = best < bestUntempered
+		if rv.anyOK && rv.anyKm <= heightReachKm {
+			rv.height = m.heightAbove(site, nearest.at, nearest.km, false)
+		}
+		anyLabel, anyText := "Distance to the nearest mapped river ("+layerText(rv.src, rv.name)+")", ""
+		if !rv.anyOK {
 			rv.anyKm = anyRiverMaxKm
-			anyLabel = "Distance to the nearest mapped river (WDBII rivers, levels 1-4; capped: none within 25 km)"
+			anyLabel = "Distance to the nearest mapped river (WDBII rivers, levels 1-4, and Natural Earth rivers; capped: none within 25 km)"
 			anyText = "none within 25 km"
-		case rv.nearestMajor:
-			anyLabel = "Distance to the nearest mapped river (WDBII major rivers, levels 1-3)"
+			rv.src = SrcRivers
 		}
 		majorLabel, majorText := "Distance to the nearest major river (WDBII major rivers, levels 1-3)", ""
 		if !rv.majorOK {
@@ -395,12 +548,20 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			majorLabel = "Distance to the nearest major river (WDBII major rivers, levels 1-3; capped: none within 50 km)"
 			majorText = "none within 50 km"
 		}
+		idxRes := resRiver
+		if rv.tempered {
+			idxRes = hazard.Resolution{Kind: hazard.ResGrid, Detail: "river lines about 0.1-0.2 km, tempered by the height above the river on the terrain grid, about " + cellText(math.Max(idxHeight.cellKm, rv.height.cellKm)) + " cells"}
+		}
 		ins = append(ins,
-			hazard.Indicator{ID: IndRiverProximity, Label: "River proximity index: the larger of exp(-distance to a major river / 3 km), 0 beyond 10 km, and exp(-distance to an additional river / 1 km), 0 beyond 3 km (WDBII rivers)",
-				Value: riverIdx, Unit: "index", Source: idxSrc, Peril: hazard.PerilRiverineFlood, Resolution: resRiver, Ranked: true, Weight: wRiver, Basis: IndDistanceToRiver},
-			hazard.Indicator{ID: IndDistanceToRiver, Label: anyLabel, Value: rv.anyKm, Text: anyText, Unit: "km", Source: rv.source(), Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
+			hazard.Indicator{ID: IndRiverProximity, Label: "River proximity index: the largest, over the nearest river of each size, of size weight × exp(-distance / decay length) within the size's reach × a height factor, 1 up to 15 m above the river and falling by e every 15 m above (WDBII and Natural Earth rivers)",
+				Value: best, Unit: "index", Source: idxSrc, Peril: hazard.PerilRiverineFlood, Resolution: idxRes, Ranked: true, Weight: wRiver, Basis: IndDistanceToRiver},
+			hazard.Indicator{ID: IndDistanceToRiver, Label: anyLabel, Value: rv.anyKm, Text: anyText, Unit: "km", Source: rv.src, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
 			hazard.Indicator{ID: IndDistanceToMajorRiver, Label: majorLabel, Value: rv.majorKm, Text: majorText, Unit: "km", Source: SrcRivers, Peril: hazard.PerilRiverineFlood, Resolution: resRiver},
 		)
+		if rv.height.ok {
+			ins = append(ins, hazard.Indicator{ID: IndHeightAboveRiver, Label: "Height of the site above the nearest mapped river: the site's elevation less the lowest ground within 2 km of the nearest point of the river, on the terrain grid",
+				Value: math.Round(rv.height.m), Unit: "m", Source: rv.height.source, Peril: hazard.PerilRiverineFlood, Resolution: rv.height.resolution()})
+		}
 	} else {
 		quality = partialQuality
 	}
@@ -431,8 +592,17 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			near, nearKm = m.gauges.Nearest(p, gaugeMaxKm)
 		}
 		gaugeIdx := 0.0
+		var gh height
 		if near >= 0 {
+			if nearKm <= heightReachKm {
+				gh = m.heightAbove(site, m.gaugePts[near], nearKm, true)
+			}
 			gaugeIdx = decay(nearKm, gaugeDecayKm, gaugeIndexKm)
+		}
+		gaugeRes := resGauges
+		if t := tempered(gaugeIdx, gh.factor()); t < gaugeIdx {
+			gaugeIdx = t
+			gaugeRes = hazard.Resolution{Kind: hazard.ResGrid, Detail: "NWS river gauge points, tempered by the height above the gauge on the terrain grid, about " + cellText(gh.cellKm) + " cells"}
 		}
 		// Without the river layers (Hawaii) a gauge alone would carry the
 		// whole riverine peril and rank it above mainland sites where the
@@ -443,8 +613,8 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			gaugeWeight = 0
 		}
 		ins = append(ins,
-			hazard.Indicator{ID: IndRiverGaugeProximity, Label: "River gauge proximity index: exp(-distance to the nearest NWS river gauge with a defined flood stage / 3 km), 0 beyond 10 km",
-				Value: gaugeIdx, Unit: "index", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true, Weight: gaugeWeight, Basis: IndNearestRiverGaugeKm},
+			hazard.Indicator{ID: IndRiverGaugeProximity, Label: "River gauge proximity index: exp(-distance to the nearest NWS river gauge with a defined flood stage / 3 km), 0 beyond 6 km, × the height factor of the site above the gauge",
+				Value: gaugeIdx, Unit: "index", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: gaugeRes, Ranked: true, Weight: gaugeWeight, Basis: IndNearestRiverGaugeKm},
 			hazard.Indicator{ID: "river_gauges_with_flood_stage_10km", Label: "In-service NWS river gauges with a defined flood stage within 10 km",
 				Value: float64(count), Unit: "count", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true},
 		)
@@ -454,6 +624,10 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 				hazard.Indicator{ID: IndNearestRiverGaugeKm, Label: "Distance to the nearest NWS river gauge with a defined flood stage", Value: nearKm, Unit: "km", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges},
 				hazard.Indicator{ID: "nearest_river_gauge", Label: "Nearest NWS river gauge with a defined flood stage", Unit: "name", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Text: g.label},
 			)
+			if gh.ok {
+				ins = append(ins, hazard.Indicator{ID: IndHeightAboveGauge, Label: "Height of the site above the nearest NWS river gauge with a defined flood stage: the site's elevation less the lowest ground within 2 km of the gauge, on the terrain grid",
+					Value: math.Round(gh.m), Unit: "m", Source: gh.source, Peril: hazard.PerilRiverineFlood, Resolution: gh.resolution()})
+			}
 			notes = append(notes, gaugeNote(count, g, nearKm))
 		} else {
 			ins = append(ins, hazard.Indicator{ID: IndNearestRiverGaugeKm, Label: "Distance to the nearest NWS river gauge with a defined flood stage (capped: none within 25 km)",
@@ -482,6 +656,9 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 	if n := countyNote(nf, nfOK, decl, declOK); n != "" {
 		notes = append(notes, n)
 	}
+	if n := heightNote(m.ground != nil, site.ok, rv); n != "" {
+		notes = append(notes, n)
+	}
 	notes = append(notes, noFloodMapNote)
 
 	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: notes, Flags: flags}
@@ -490,19 +667,46 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 // riverResult is what the river layers found at a site.
 type riverResult struct {
 	covered      bool    // the river layers cover the site
-	anyKm        float64 // nearest river of either layer
+	anyKm        float64 // nearest river of any layer
 	anyOK        bool    // one lies within anyRiverMaxKm
 	nearestMajor bool    // the nearest river is a major one
+	src          string  // the nearest river's layer
+	name         string  // its name, where the layer names it
 	majorKm      float64 // nearest major river
 	majorOK      bool    // one lies within riverMaxKm
+	height       height  // the site's height above the nearest river
+	tempered     bool    // the height lowered the river proximity index
 }
 
-// source is the layer the nearest river came from.
-func (r riverResult) source() string {
-	if r.nearestMajor {
-		return SrcRivers
+// layerText names a river layer (and the river, where it is named) for
+// labels.
+func layerText(src, name string) string {
+	switch src {
+	case SrcRivers:
+		return "WDBII major rivers, levels 1-3"
+	case SrcMinorRivers:
+		return "WDBII additional rivers, level 4"
 	}
-	return SrcMinorRivers
+	if name != "" {
+		return "Natural Earth rivers: " + name
+	}
+	return "Natural Earth rivers"
+}
+
+// heightNote says what the terrain told about the height above the river,
+// or that it could not be measured.
+func heightNote(hasGround, siteOK bool, rv riverResult) string {
+	switch {
+	case !hasGround || !rv.covered || !rv.anyOK:
+		return ""
+	case !rv.height.ok && rv.anyKm > heightReachKm:
+		return ""
+	case !siteOK || !rv.height.ok:
+		return "The terrain grids do not cover the site: its height above the river is not measured, and the river and gauge proximity indices are not tempered by height."
+	case rv.tempered:
+		return fmt.Sprintf("On the terrain grid (about %s cells) the site stands about %.0f m above the nearest mapped river, which lowers its river proximity index: high ground does not flood like a riverbank. The grid tells a ridge from a riverbank, not a bluff from the floodplain below it.", cellText(rv.height.cellKm), rv.height.m)
+	}
+	return fmt.Sprintf("On the terrain grid (about %s cells) the site stands about %.0f m above the nearest mapped river; heights up to %.0f m here, within the grid's error, change nothing.", cellText(rv.height.cellKm), math.Max(0, rv.height.m), rv.height.free)
 }
 
 func waterNote(coastKm float64, coastOK bool, rv riverResult) string {

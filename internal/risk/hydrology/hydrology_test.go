@@ -55,11 +55,11 @@ func eastOf(p geo.Point, km float64) geo.Point {
 
 func TestFixtureRows(t *testing.T) {
 	m := fixture(t)
-	want := map[string]int{SrcShorelines: 9, SrcRivers: 3, SrcMinorRivers: 5, SrcGauges: 22, SrcNFIP: 11, SrcDeclarations: 23}
+	want := map[string]int{SrcShorelines: 9, SrcRivers: 3, SrcMinorRivers: 5, SrcNERivers: 6, SrcGauges: 22, SrcNFIP: 11, SrcDeclarations: 23}
 	if got := m.Rows(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Rows() = %v, want %v", got, want)
 	}
-	if got, want := m.Sources(), []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcGauges, SrcNFIP, SrcDeclarations}; !reflect.DeepEqual(got, want) {
+	if got, want := m.Sources(), []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcNERivers, SrcGauges, SrcNFIP, SrcDeclarations}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Sources() = %v, want %v", got, want)
 	}
 	for _, id := range m.Sources() {
@@ -192,7 +192,7 @@ func TestRivers(t *testing.T) {
 		return hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: "40109", StateCode: "OK", Conus: true}
 	}
 	majorIdx := func(km float64) float64 { return math.Exp(-km / 3) }
-	minorIdx := func(km float64) float64 { return math.Exp(-km / 1) }
+	minorIdx := func(km float64) float64 { return 0.8 * math.Exp(-km/1) } // level 4: size weight 0.8
 	type riverCase struct {
 		name         string
 		site         hazard.Site
@@ -331,6 +331,8 @@ func TestGauges(t *testing.T) {
 		{"Denver", denver, 1, "Cherry Creek at Denver (CHDC2)", 0.99, 0.01, false},
 		// The Canadian point (LID ending Q2) sits downtown and is dropped.
 		{"Seattle", seattle, 0, "Green River near Auburn (AUBW1)", 18.7, 0.05, false},
+		{"5.9 km from a gauge", auburnAt(5.9), 1, "Green River near Auburn (AUBW1)", 5.9, 1e-6, false},
+		{"6.1 km from a gauge: counted, no exposure", auburnAt(6.1), 1, "Green River near Auburn (AUBW1)", 6.1, 1e-6, false},
 		{"9.9 km from a gauge", auburnAt(9.9), 1, "Green River near Auburn (AUBW1)", 9.9, 1e-6, false},
 		{"10.1 km from a gauge", auburnAt(10.1), 0, "Green River near Auburn (AUBW1)", 10.1, 1e-6, false},
 		// River stage (HG), tailwater stage (HT) and discharge (QR) gauges
@@ -370,7 +372,7 @@ func TestGauges(t *testing.T) {
 		if math.Abs(d.Value-c.nearestKm) > c.tolerance {
 			t.Errorf("%s: nearest gauge %g km, want %g", c.name, d.Value, c.nearestKm)
 		}
-		// exp(-d / 3 km) out to 10 km, 0 beyond.
+		// exp(-d / 3 km) out to 6 km, 0 beyond.
 		want := 0.0
 		if d.Value <= gaugeIndexKm {
 			want = math.Exp(-d.Value / 3)
@@ -378,8 +380,8 @@ func TestGauges(t *testing.T) {
 		if math.Abs(idx-want) > 1e-12 {
 			t.Errorf("%s: river gauge proximity %g at %g km, want %g", c.name, idx, d.Value, want)
 		}
-		if (idx > 0) != (c.count > 0) {
-			t.Errorf("%s: index %g with %g gauges within 10 km", c.name, idx, c.count)
+		if (idx > 0) != (d.Value <= gaugeIndexKm) || (idx > 0 && c.count == 0) {
+			t.Errorf("%s: index %g with %g gauges within 10 km, the nearest %g km away", c.name, idx, c.count, d.Value)
 		}
 	}
 	kept := map[string]bool{}
@@ -785,7 +787,7 @@ func TestMeasureDeterministicAndConcurrent(t *testing.T) {
 func copyFixtures(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, id := range []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcGauges, SrcNFIP, SrcDeclarations} {
+	for _, id := range []string{SrcShorelines, SrcRivers, SrcMinorRivers, SrcNERivers, SrcGauges, SrcNFIP, SrcDeclarations} {
 		rel := strings.TrimSuffix(data.Path(id), ".gz")
 		b, err := os.ReadFile(filepath.Join(datatest.FixtureDir(t), rel))
 		if err != nil {
@@ -821,6 +823,7 @@ func replaceLine(t *testing.T, content string, n int, line string) string {
 func TestMalformedFiles(t *testing.T) {
 	shore := strings.TrimSuffix(data.Path(SrcShorelines), ".gz")
 	minor := strings.TrimSuffix(data.Path(SrcMinorRivers), ".gz")
+	ne := strings.TrimSuffix(data.Path(SrcNERivers), ".gz")
 	gauges := strings.TrimSuffix(data.Path(SrcGauges), ".gz")
 	nfip := data.Path(SrcNFIP)
 	decl := strings.TrimSuffix(data.Path(SrcDeclarations), ".gz")
@@ -853,6 +856,15 @@ func TestMalformedFiles(t *testing.T) {
 		{"minor river without a level", minor, replaceLine(t, read(minor), 3,
 			`{"type": "Feature", "properties": {"region": "CONUS", "kind": "additional rivers"}, "geometry": {"type": "LineString", "coordinates": [[-97.8, 35.40], [-97.3, 35.40]]}},`),
 			[]string{minor, "line 3", "feature 3", `"level" is missing`}},
+		{"Natural Earth river without a featurecla", ne, replaceLine(t, read(ne), 3,
+			`{"type":"Feature","properties":{"scalerank":11,"name":"Tar"},"geometry":{"type":"LineString","coordinates":[[-77.60,35.90],[-77.40,35.90]]}},`),
+			[]string{ne, "line 3", "feature 2", `"featurecla" is missing`}},
+		{"Natural Earth river without a scalerank", ne, replaceLine(t, read(ne), 2,
+			`{"type":"Feature","properties":{"featurecla":"River","name":"Russian"},"geometry":{"type":"LineString","coordinates":[[-123.10,38.50],[-122.90,38.50]]}},`),
+			[]string{ne, "line 2", "feature 1", `"scalerank" is missing`}},
+		{"Natural Earth MultiLineString", ne, replaceLine(t, read(ne), 2,
+			`{"type":"Feature","properties":{"featurecla":"River","scalerank":10,"name":"Russian"},"geometry":{"type":"MultiLineString","coordinates":[[[-123.10,38.50],[-122.90,38.50]]]}},`),
+			[]string{ne, "line 2", "feature 1", "expected LineString"}},
 		{"gauge without the pedts column", gauges, "location name,nws shef id,latitude,longitude,flood stage,in service\nA,AAAA1,1,2,3,TRUE\n", []string{gauges, "line 1", `"pedts"`}},
 		{"gauge latitude", gauges, replaceLine(t, read(gauges), 3,
 			"Deep Fork near Arcadia,DFAO2,,north,-97.53,OUN,ABRFC,OK,Oklahoma,,,FALSE,,-9999,-9999,-9999,-9999,ft,,,HGIRG,TRUE"),

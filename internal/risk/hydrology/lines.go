@@ -8,9 +8,13 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/geo"
 )
 
-// lineFeature is one GeoJSON LineString with the GSHHG properties we use.
+// lineFeature is one GeoJSON LineString with the properties we use: the
+// GSHHG level, or for Natural Earth rivers the scalerank (as level), the
+// feature class and the name.
 type lineFeature struct {
 	level int
+	kind  uint8  // Natural Earth class (kindRiver, ...); kindNone for GSHHG
+	name  string // Natural Earth name; "" for GSHHG
 	pts   []geo.Point
 }
 
@@ -24,8 +28,18 @@ func readLines(fsys fs.FS, rel string) ([]lineFeature, error) {
 	return parseLines(rel, raw)
 }
 
-// segments flattens the features whose level passes keep into segments.
-func segments(fs []lineFeature, keep func(level int) bool) []geo.Segment {
+// readNELines reads the Natural Earth river file (parseNELines).
+func readNELines(fsys fs.FS, rel string) ([]lineFeature, error) {
+	raw, err := data.ReadAll(fsys, rel)
+	if err != nil {
+		return nil, err
+	}
+	return parseNELines(rel, raw)
+}
+
+// segments flattens the features whose level passes keep into segments,
+// with each segment's tag: the number of its feature among the kept ones.
+func segments(fs []lineFeature, keep func(level int) bool) ([]geo.Segment, []int32) {
 	n := 0
 	for _, f := range fs {
 		if keep(f.level) {
@@ -33,15 +47,19 @@ func segments(fs []lineFeature, keep func(level int) bool) []geo.Segment {
 		}
 	}
 	segs := make([]geo.Segment, 0, n)
+	tags := make([]int32, 0, n)
+	k := int32(0)
 	for _, f := range fs {
 		if !keep(f.level) {
 			continue
 		}
 		for j := 1; j < len(f.pts); j++ {
 			segs = append(segs, geo.Segment{A: f.pts[j-1], B: f.pts[j]})
+			tags = append(tags, k)
 		}
+		k++
 	}
-	return segs
+	return segs, tags
 }
 
 // simplify returns a copy of the features' lines reduced with the
@@ -98,7 +116,7 @@ func simplify(fs []lineFeature, keep func(level int) bool, tolKm float64) []line
 				all = append(all, pts[k])
 			}
 		}
-		out = append(out, lineFeature{level: f.level, pts: all[from:len(all):len(all)]})
+		out = append(out, lineFeature{level: f.level, kind: f.kind, name: f.name, pts: all[from:len(all):len(all)]})
 	}
 	// all may have moved while growing; re-slice every line from its final
 	// backing array.

@@ -70,6 +70,7 @@ func (m *Module) loadGauges(fsys fs.FS) error {
 	// 0.2 degree cells: the 10 km count visits about 6 cells and the 25 km
 	// nearest-gauge search about 12.
 	m.gauges = geo.NewPointIndex(pts, 0.2)
+	m.gaugePts = pts
 	return nil
 }
 

@@ -5,12 +5,15 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/locrisk/locrisk/internal/risk/data"
 	"github.com/locrisk/locrisk/internal/risk/data/datatest"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
+	"github.com/locrisk/locrisk/internal/risk/terrain"
 )
 
 // The tests in this file run against the real data sets,
@@ -240,4 +243,116 @@ func TestRealMemory(t *testing.T) {
 		t.Errorf("module keeps %d MB, more than the 60 MB share of the 150 MB budget", kept>>20)
 	}
 	runtime.KeepAlive(m)
+}
+
+// realWithGround is the real module with the real terrain, measured at s.
+func realWithGround(t *testing.T) func(s hazard.Site) hazard.Measurement {
+	t.Helper()
+	m := realModule(t)
+	g, err := realTerrain(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(s hazard.Site) hazard.Measurement {
+		m.UseGround(g)
+		defer m.UseGround(nil)
+		return m.Measure(s)
+	}
+}
+
+var realTerrain = func() func(*testing.T) (*terrain.Model, error) {
+	var (
+		once sync.Once
+		g    *terrain.Model
+		err  error
+	)
+	return func(t *testing.T) (*terrain.Model, error) {
+		dir := datatest.Real(t)
+		once.Do(func() { g, err = terrain.Load(dir) })
+		return g, err
+	}
+}()
+
+// TestRealRiverPlaces: the public examples of the hydrology part of issue
+// 36, and riverbank/high-ground pairs in one county, on the real data and
+// terrain.
+func TestRealRiverPlaces(t *testing.T) {
+	measure := realWithGround(t)
+	site := func(lat, lon float64, fips, st string) hazard.Site {
+		return hazard.Site{Lat: lat, Lon: lon, CountyFIPS: fips, StateCode: st, Conus: true}
+	}
+	// Blowing Rock, NC: a ridge town on the Eastern Continental Divide; the
+	// nearest major river (South Fork New River) is 8.6 km away, beyond a
+	// level-3 river's 5 km reach, and the nearest gauge (Watauga River
+	// near Foscoe) 7.4 km, beyond the gauges' 6 km.
+	br := measure(site(36.1351, -81.6779, "37189", "NC"))
+	if r, g := value(t, br, IndRiverProximity), value(t, br, IndRiverGaugeProximity); r != 0 || g != 0 {
+		t.Errorf("Blowing Rock: river proximity %g, gauge proximity %g, want 0 and 0", r, g)
+	}
+	// Moore, OK: the Canadian River (WDBII level 3) 6.6 km away.
+	moore := measure(site(35.3395, -97.4867, "40027", "OK"))
+	if d, r := value(t, moore, IndDistanceToRiver), value(t, moore, IndRiverProximity); d < 6 || r != 0 {
+		t.Errorf("Moore: nearest river %g km, river proximity %g, want over 6 km and 0", d, r)
+	}
+	// Downtown Denver: the South Platte 1.4 km away and Cherry Creek's
+	// gauge 0.9 km away, a few metres above both on the 2 km grid: the
+	// evidence stands, weighed as a level-3 river (0.8 × exp(-d / 1.5 km)).
+	den := measure(site(39.7392, -104.9903, "08031", "CO"))
+	if h := value(t, den, IndHeightAboveRiver); h > 30 {
+		t.Errorf("Denver: %g m above the South Platte on the grid, want under 30", h)
+	}
+	if d, r := value(t, den, IndDistanceToRiver), value(t, den, IndRiverProximity); math.Abs(r-0.8*math.Exp(-d/1.5)) > 1e-9 {
+		t.Errorf("Denver: river proximity %g at %g km, want the untempered level-3 value", r, d)
+	}
+	// Named rivers the Natural Earth layer adds.
+	for _, c := range []struct {
+		name, river string
+		s           hazard.Site
+		maxKm       float64
+	}{
+		{"Guerneville, CA", "Russian", site(38.5019, -123.0011, "06097", "CA"), 1},
+		{"Kerrville, TX", "Guadalupe", site(30.0474, -99.1403, "48265", "TX"), 1},
+		{"Tarboro, NC", "Tar", site(35.8968, -77.5358, "37065", "NC"), 1.5},
+	} {
+		ms := measure(c.s)
+		d := indicator(t, ms, IndDistanceToRiver)
+		if d.Value > c.maxKm || d.Source != SrcNERivers || !strings.Contains(d.Label, c.river) {
+			t.Errorf("%s: nearest river %g km %q (%s), want the %s within %g km", c.name, d.Value, d.Label, d.Source, c.river, c.maxKm)
+		}
+		if value(t, ms, IndRiverProximity) == 0 {
+			t.Errorf("%s: river proximity 0 beside the %s", c.name, c.river)
+		}
+	}
+	// Riverbank above high ground in the same county, on both indices.
+	for _, c := range []struct {
+		bank, high       string
+		bankSite, hiSite hazard.Site
+	}{
+		{"Guerneville", "Occidental", site(38.5019, -123.0011, "06097", "CA"), site(38.4074, -122.9489, "06097", "CA")},
+		{"Harpers Ferry", "Charles Town", site(39.3245, -77.7300, "54037", "WV"), site(39.2890, -77.8597, "54037", "WV")},
+		{"Gauley Bridge", "Fayetteville", site(38.1668, -81.1951, "54019", "WV"), site(38.0529, -81.1040, "54019", "WV")},
+		{"Oroville", "Paradise", site(39.5138, -121.5564, "06007", "CA"), site(39.7596, -121.6219, "06007", "CA")},
+		{"Johnstown", "Westmont", site(40.3267, -78.9220, "42021", "PA"), site(40.3162, -78.9525, "42021", "PA")},
+	} {
+		b, h := measure(c.bankSite), measure(c.hiSite)
+		sum := func(ms hazard.Measurement) float64 {
+			return 2*value(t, ms, IndRiverProximity) + value(t, ms, IndRiverGaugeProximity)
+		}
+		if !(sum(b) > sum(h)) {
+			t.Errorf("%s (%g) must be above %s (%g) on river and gauge proximity", c.bank, sum(b), c.high, sum(h))
+		}
+	}
+	// Canyon towns that flooded in 2013 keep their gauge: the 2 km grid
+	// cannot see a narrow valley floor, so it must not clear them.
+	for _, c := range []struct {
+		name string
+		s    hazard.Site
+	}{
+		{"Lyons, CO", site(40.2247, -105.2714, "08013", "CO")},
+		{"Jamestown, CO", site(40.1155, -105.3886, "08013", "CO")},
+	} {
+		if g := value(t, measure(c.s), IndRiverGaugeProximity); g == 0 {
+			t.Errorf("%s: gauge proximity 0; a flood-struck canyon town cleared by a 2 km grid", c.name)
+		}
+	}
 }

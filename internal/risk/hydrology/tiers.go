@@ -18,6 +18,7 @@ import (
 type tieredLines struct {
 	tiers []tier
 	reach reachMap
+	names []string // name of each kept feature, by tag ("" when unnamed)
 }
 
 // tier is one ring of the search: a segment index good out to radiusKm,
@@ -25,6 +26,8 @@ type tieredLines struct {
 type tier struct {
 	radiusKm, tolKm float64
 	ix              *geo.SegmentIndex
+	segs            []geo.Segment // the indexed segments, for the nearest point
+	tags            []int32       // each segment's feature, for its name
 }
 
 // tierSpec describes one ring: its search radius, the grid cell in degrees
@@ -36,12 +39,17 @@ type tierSpec struct {
 
 func newTieredLines(fs []lineFeature, keep func(level int) bool, specs []tierSpec) *tieredLines {
 	t := &tieredLines{}
+	for _, f := range fs {
+		if keep(f.level) {
+			t.names = append(t.names, f.name)
+		}
+	}
 	src, done := fs, 0.0
-	segs := segments(src, keep)
+	segs, tags := segments(src, keep)
 	for i, s := range specs {
 		if i > 0 && s.tolKm == done && s.cellDeg == specs[i-1].cellDeg {
 			// Same geometry and grid: a wider ring on the same index.
-			t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: t.tiers[i-1].ix})
+			t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: t.tiers[i-1].ix, segs: segs, tags: tags})
 			continue
 		}
 		// Each ring simplifies the previous ring's lines, which is much
@@ -52,9 +60,9 @@ func newTieredLines(fs []lineFeature, keep func(level int) bool, specs []tierSpe
 		if s.tolKm > done {
 			src = simplify(src, keep, s.tolKm-done)
 			done = s.tolKm
-			segs = segments(src, keep)
+			segs, tags = segments(src, keep)
 		}
-		t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: geo.NewSegmentIndex(segs, nil, s.cellDeg)})
+		t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: geo.NewSegmentIndex(segs, nil, s.cellDeg), segs: segs, tags: tags})
 	}
 	t.reach = newReachMap(fs, keep, t.tiers)
 	return t
@@ -65,9 +73,24 @@ func newTieredLines(fs []lineFeature, keep func(level int) bool, specs []tierSpe
 // ring; the result is then clamped to that ring's radius, since the exact
 // geometry was shown to be farther.
 func (t *tieredLines) nearest(p geo.Point) (float64, bool) {
+	h, ok := t.nearestHit(p)
+	return h.km, ok
+}
+
+// lineHit is the nearest line to a site: its distance, the nearest point
+// on it (on the simplified geometry beyond the exact rings, so within
+// that ring's tolerance of the line) and its name.
+type lineHit struct {
+	km   float64
+	at   geo.Point
+	name string
+}
+
+// nearestHit is nearest with the nearest point and the line's name.
+func (t *tieredLines) nearestHit(p geo.Point) (lineHit, bool) {
 	k := t.reach.first(p)
 	if k >= len(t.tiers) {
-		return 0, false
+		return lineHit{}, false
 	}
 	inner := 0.0
 	if k > 0 {
@@ -75,12 +98,35 @@ func (t *tieredLines) nearest(p geo.Point) (float64, bool) {
 	}
 	for ; k < len(t.tiers); k++ {
 		tr := t.tiers[k]
-		if d, _, ok := tr.ix.Nearest(p, tr.radiusKm); ok {
-			return math.Max(d, inner), true
+		if d, i, ok := tr.ix.Nearest(p, tr.radiusKm); ok {
+			h := lineHit{km: math.Max(d, inner), at: closestPoint(p, tr.segs[i])}
+			if tr.tags != nil && int(tr.tags[i]) < len(t.names) {
+				h.name = t.names[tr.tags[i]]
+			}
+			return h, true
 		}
 		inner = tr.radiusKm
 	}
-	return 0, false
+	return lineHit{}, false
+}
+
+// closestPoint is the point of segment s nearest to p, in the local
+// equirectangular projection centred on p that geo.PointSegmentKm uses.
+func closestPoint(p geo.Point, s geo.Segment) geo.Point {
+	cosLat := math.Cos(p.Lat * math.Pi / 180)
+	ax, ay := geo.NormalizeLon(s.A.Lon-p.Lon)*cosLat, s.A.Lat-p.Lat
+	bx, by := geo.NormalizeLon(s.B.Lon-p.Lon)*cosLat, s.B.Lat-p.Lat
+	dx, dy := bx-ax, by-ay
+	t := 0.0
+	if l2 := dx*dx + dy*dy; l2 > 0 {
+		t = math.Max(0, math.Min(1, -(ax*dx+ay*dy)/l2))
+	}
+	x, y := ax+t*dx, ay+t*dy
+	lon := p.Lon
+	if cosLat > 0 {
+		lon = geo.NormalizeLon(p.Lon + x/cosLat)
+	}
+	return geo.Point{Lat: p.Lat + y, Lon: lon}
 }
 
 // reachCellDeg is the reach map's cell size.

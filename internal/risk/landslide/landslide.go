@@ -1,15 +1,26 @@
-// Package landslide measures reported landslides near a site from NASA's
-// Global Landslide Catalog (GLC, 1988-2017): point events compiled from news
-// reports, disaster databases and scientific reports.
+// Package landslide estimates landslide susceptibility at a site from the
+// ground itself: the steepness and local relief of the terrain around it
+// (internal/risk/terrain: SRTM30_PLUS at about 2 km in the conterminous
+// states, ETOPO5 at about 9 km elsewhere), and the county's FEMA NRI
+// landslide risk score allocated within the county by that terrain
+// (docs/methodology.md, "Landslide module").
 //
-// The catalog records where landslides were reported, not where they can
-// happen: coverage follows media attention (almost all U.S. events are from
-// 2007 on, and Oregon and Washington dominate), locations can be off by up
-// to 50 km, and quiet hillsides with no road or house nearby are absent.
-// Because reports cluster where people live, the module's weighted measure
-// is not the raw density of reports but the reports relative to the people
-// around the site who could have reported them (docs/methodology.md,
-// "Landslide module"):
+// Three indicators are scored:
+//
+//   - the steepest slope within 2 km of the site, in degrees;
+//   - the local relief, highest minus lowest ground within 5 km, in metres;
+//   - the county's NRI landslide score allocated by terrain: the score times
+//     the site's relief above the plains' reliefFloorM, over the mean of the
+//     same quantity among the county's residents. A county's record of
+//     landslide losses is thereby placed on its slopes, and a flat site gets
+//     none of it, however high the county rates.
+//
+// Reported landslides from NASA's Global Landslide Catalog (GLC, 1988-2017;
+// news reports, disaster databases and scientific reports) are context, not
+// scored: the catalog records where landslides were reported, which follows
+// media attention and where people live, not where they can happen. Its
+// weighted measure is the reports relative to the people around the site
+// who could have reported them:
 //
 //	ratio = (O + a) / (E + a / mu)
 //
@@ -17,10 +28,12 @@
 // expected from the residents around the site at the national rate of
 // reports per resident, and mu the county's prior: its own reports over
 // its residents, shrunk in the same way toward the pooled ratio of the
-// counties that share its FEMA NRI landslide rating. Small counts are
-// shrunk with a weight of a pseudo-reports (Poisson-gamma posterior means,
-// two levels). The module always reports low confidence, and the engine shows the
-// FEMA NRI landslide score beside it as the benchmark.
+// counties that share its FEMA NRI landslide rating.
+//
+// Limits: a 2 km grid sees a mountain front, a canyon or a hilly city, not
+// a river bluff, a road cut or a coastal cliff; no geology, soil, rainfall
+// or land-use layer is used. The module is a terrain screening, not a
+// susceptibility map.
 //
 // Events are kept whatever country the catalog names: 1,562 rows of the
 // 2016-2017 additions have no country code at all (most are in the U.S.),
@@ -33,21 +46,30 @@ package landslide
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/locrisk/locrisk/internal/risk/data"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/nri"
 	"github.com/locrisk/locrisk/internal/risk/population"
+	"github.com/locrisk/locrisk/internal/risk/terrain"
 )
 
 // Indicator ids.
 const (
+	IndicatorSlope     = "terrain_slope_deg"
+	IndicatorRelief    = "local_relief_5km_m"
+	IndicatorExcess    = "relief_above_plains_m"
+	IndicatorAllocated = "nri_landslide_terrain_allocated"
+
 	IndicatorRatio   = "landslide_report_ratio"
 	IndicatorDensity = "reported_landslide_density"
 	IndicatorCount   = "reported_landslides_25km"
@@ -88,6 +110,36 @@ const (
 	maxAccuracyKm = 50
 	// nriCode is the FEMA NRI hazard whose county rating sets the prior.
 	nriCode = "LNDS"
+
+	// slopeRadiusKm is how far around the site the steepest slope is
+	// sought: the grid cell holding the site and its neighbours, so a town
+	// at the foot of a mountain front sees the front.
+	slopeRadiusKm = 2.0
+	// reliefRadiusKm is the radius of the local relief: the scale of a
+	// valley side or a mountain front, a few grid cells.
+	reliefRadiusKm = 5.0
+	// reliefFloorM is the relief within 5 km below which the ground counts
+	// as plains for the allocation: on the repaired 2 km grid the
+	// coastal plain, the prairie and rolling farmland stay below it (the
+	// grid's own noise is a few tens of metres), so their slides need
+	// bluffs and banks too small for the grid to see.
+	reliefFloorM = 100.0
+	// Weights of the two scored indicators' shares in the peril's value
+	// (docs/methodology.md, "Landslide module"): the relief above the
+	// plains says whether and how far ground around the site can fall, the
+	// county's record allocated by the same relief how often such ground
+	// has failed and cost money there. Both are 0 on plains, so the
+	// residents on plains, about four in five, tie at the bottom.
+	weightExcess    = 0.5
+	weightAllocated = 0.5
+	// Quality of the terrain evidence: the repaired SRTM30_PLUS grid
+	// (about 2 km) sees mountain fronts and canyons but smooths slopes;
+	// ETOPO5 (about 9 km, Alaska, Hawaii and the territories) smooths
+	// them far more.
+	qualityFineGrid   = 0.7
+	qualityCoarseGrid = 0.45
+	// coarseCellKm separates the two grids by their cell size.
+	coarseCellKm = 4.0
 )
 
 // Ratings are the NRI rating classes that get a pooled prior of their own;
@@ -101,7 +153,16 @@ var Ratings = []string{"Very High", "Relatively High", "Relatively Moderate", "R
 type Exposure struct {
 	Residents *population.Profiles // block-group residents, by county
 	CountyOf  population.CountyOf  // the county an event lies in
-	NRI       *nri.Table           // county LNDS ratings for the prior
+	NRI       *nri.Table           // county LNDS ratings for the prior and scores to allocate
+	Terrain   Terrain              // slope and relief at a site
+}
+
+// Terrain is what the module reads of the elevation model
+// (internal/risk/terrain.Model).
+type Terrain interface {
+	Elevation(p geo.Point) (terrain.Sample, bool)
+	Slope(p geo.Point, radiusKm float64) (terrain.Sample, bool)
+	Relief(p geo.Point, radiusKm float64) (terrain.Sample, bool)
 }
 
 // Class is one NRI rating class's pool: the counted events in its counties,
@@ -133,14 +194,20 @@ type Module struct {
 	ratings   *nri.Table
 	county    map[string]float64 // county FIPS -> mu_c, shrunk toward its class
 	inCounty  map[string]int     // county FIPS -> counted events in it
+
+	terrain Terrain
+	// excessMean is, per county, the residents' mean relief above
+	// reliefFloorM at their block-group centres: the denominator of the
+	// terrain allocation.
+	excessMean map[string]float64
 }
 
 // Load reads the Global Landslide Catalog export from the data directory
 // and computes the national rate of reports per resident and the
 // rating-class priors from ex.
 func Load(fsys fs.FS, ex Exposure) (*Module, error) {
-	if ex.Residents == nil || ex.CountyOf == nil || ex.NRI == nil {
-		return nil, errors.New("landslide: residents, county locator and NRI table are all needed")
+	if ex.Residents == nil || ex.CountyOf == nil || ex.NRI == nil || ex.Terrain == nil {
+		return nil, errors.New("landslide: residents, county locator, NRI table and terrain are all needed")
 	}
 	t, err := data.OpenTable(fsys, data.Path(sourceID), "latitude", "longitude", "location_accuracy", "landslide_category")
 	if err != nil {
@@ -223,7 +290,82 @@ func Load(fsys fs.FS, ex Exposure) (*Module, error) {
 		b.Add(int32(i), geo.PointBox(p))
 	}
 	m.res = b.Build()
+	m.terrain = ex.Terrain
+	m.excessMean = countyExcessRelief(ex.Residents.Index(), ex.CountyOf, m.relief)
 	return m, nil
+}
+
+// countyExcessRelief is, per county, the population-weighted mean relief
+// above reliefFloorM at the block-group centres countyOf places in it.
+func countyExcessRelief(x *population.Index, countyOf population.CountyOf, relief func(geo.Point) (terrain.Sample, bool)) map[string]float64 {
+	n := x.Len()
+	fips := make([]string, n)
+	excess := make([]float64, n)
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				p, _ := x.Centre(i)
+				f, ok := countyOf(p)
+				if !ok {
+					continue
+				}
+				r, ok := relief(p)
+				if !ok {
+					continue
+				}
+				fips[i], excess[i] = f, max(0, r.Metres-reliefFloorM)
+			}
+		}(w)
+	}
+	wg.Wait()
+	sum, pop := map[string]float64{}, map[string]float64{}
+	for i, f := range fips {
+		if f == "" {
+			continue
+		}
+		_, n := x.Centre(i)
+		sum[f] += n * excess[i]
+		pop[f] += n
+	}
+	out := make(map[string]float64, len(sum))
+	for f, s := range sum {
+		if pop[f] > 0 {
+			out[f] = s / pop[f]
+		}
+	}
+	return out
+}
+
+// relief is the local relief at p: within reliefRadiusKm on the fine grid;
+// on the coarse grid, whose cells are wider than that radius, within one
+// and a half cells, so that the neighbouring cells are seen at all.
+func (m *Module) relief(p geo.Point) (terrain.Sample, bool) {
+	r, ok := m.terrain.Relief(p, reliefRadiusKm)
+	if ok && r.CellKm > coarseCellKm {
+		r, ok = m.terrain.Relief(p, 1.5*r.CellKm)
+	}
+	return r, ok
+}
+
+// slope is the steepest slope near p: within slopeRadiusKm on the fine
+// grid, within one cell on the coarse grid.
+func (m *Module) slope(p geo.Point) (terrain.Sample, bool) {
+	s, ok := m.terrain.Slope(p, slopeRadiusKm)
+	if ok && s.CellKm > coarseCellKm {
+		s, ok = m.terrain.Slope(p, s.CellKm)
+	}
+	return s, ok
+}
+
+// ExcessMean is county fips's residents' mean relief above the plains'
+// floor, in metres, and whether the county has residents.
+func (m *Module) ExcessMean(fips string) (float64, bool) {
+	v, ok := m.excessMean[fips]
+	return v, ok
 }
 
 // poolResidents sums block-group residents into residentCellDeg cells, each
@@ -285,7 +427,9 @@ func kept(category, accuracy string) bool {
 func (m *Module) Name() string { return hazard.Landslide }
 
 // Sources implements hazard.Module.
-func (m *Module) Sources() []string { return []string{sourceID} }
+func (m *Module) Sources() []string {
+	return []string{terrain.SourceSRTM, terrain.SourceETOPO5, nri.SourceID, sourceID}
+}
 
 // Rows implements hazard.Module: catalog rows read (all countries).
 func (m *Module) Rows() map[string]int { return map[string]int{sourceID: m.rows} }
@@ -387,7 +531,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		near.Value = nearestRadiusKm
 		near.Text = "none within 100 km"
 	}
-	ins := []hazard.Indicator{
+	news := []hazard.Indicator{
 		{
 			ID:         IndicatorRatio,
 			Label:      "Reported landslides relative to the people around who could report them, shrunk toward the county's rate (1 = the national rate of reports per resident; NASA catalog of news and disaster reports, not a susceptibility measure)",
@@ -397,7 +541,6 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 			Peril:      hazard.PerilLandslide,
 			Resolution: hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "news-reported events within 60 km against the residents around them, both weighted by distance"},
 			Ranked:     true,
-			Weight:     1,
 		},
 		{
 			ID:         IndicatorDensity,
@@ -421,20 +564,129 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 		},
 		near,
 	}
-	if _, counted := m.county[site.CountyFIPS]; !counted {
+	notes := []string{note(n)}
+	if _, counted := m.county[site.CountyFIPS]; counted {
+		notes = append(notes, ratioNote(o, e, mu))
+	} else {
 		// No residents are counted in this county (the Virgin Islands,
 		// Guam, the Northern Mariana Islands and American Samoa have no
-		// block-group centres): a ratio would be the prior alone. The
-		// density of reports scores instead, and says what it is.
-		ins = ins[1:]
-		ins[0].Weight = 1
-		return hazard.Measurement{Indicators: ins, Quality: quality, Notes: []string{note(n), noResidentsNote}}
+		// block-group centres): a ratio would be the prior alone.
+		news = news[1:]
+		notes = append(notes, noResidentsNote)
 	}
-	return hazard.Measurement{Indicators: ins, Quality: quality, Notes: []string{note(n), ratioNote(o, e, mu)}}
+	ins, quality, tnotes := m.measureTerrain(p, site.CountyFIPS)
+	return hazard.Measurement{Indicators: append(ins, news...), Quality: quality, Notes: append(tnotes, notes...)}
 }
 
-// noResidentsNote explains a score from the raw density of reports.
-const noResidentsNote = "The Census centres of population used to count the residents around a site do not cover this area, so reports cannot be set against the people who could report them; the score ranks the distance-weighted density of reports, which follows where people are."
+// measureTerrain is the scored part: slope, relief and the county's NRI
+// landslide score allocated by terrain, with the quality of the grid they
+// come from. Outside both grids nothing is scored and the quality is that
+// of reported events.
+func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, float64, []string) {
+	sl, okS := m.slope(p)
+	rl, okR := m.relief(p)
+	if !okS || !okR {
+		return nil, quality, []string{"No terrain grid covers the site, so landslide susceptibility could not be estimated; the reported landslides below are context only."}
+	}
+	// ETOPO5's 9 km cells put many coastal and island sites at sea
+	// (Pago Pago reads -1,100 m): there the grid says nothing of the
+	// ground, and a relief of 0 would be a false "flat".
+	if el, ok := m.terrain.Elevation(p); !ok || (el.CellKm > coarseCellKm && el.Metres <= 0) {
+		return nil, quality, []string{coarseAtSeaNote}
+	}
+	q, grid := qualityFineGrid, fmt.Sprintf("terrain grid of about %.0f km (%s)", rl.CellKm, rl.Source)
+	if rl.CellKm > coarseCellKm {
+		q = qualityCoarseGrid
+	}
+	res := hazard.Resolution{Kind: hazard.ResGrid, Detail: grid}
+	excess := max(0, rl.Metres-reliefFloorM)
+	ins := []hazard.Indicator{
+		{
+			ID:         IndicatorExcess,
+			Label:      fmt.Sprintf("Relief above the plains: highest minus lowest ground within 5 km of the site, less the %.0f m that plains, coastal plains and rolling farmland stay below; 0 on such ground", reliefFloorM),
+			Value:      math.Round(excess),
+			Unit:       "m",
+			Source:     rl.Source,
+			Peril:      hazard.PerilLandslide,
+			Resolution: res,
+			Ranked:     true,
+			Weight:     weightExcess,
+		},
+		{
+			ID:         IndicatorSlope,
+			Label:      fmt.Sprintf("Steepest ground slope within %.0f km of the site, from a terrain grid of about %.0f km (a grid this coarse smooths slopes: 3 degrees is a mountain front or canyon side)", max(slopeRadiusKm, sl.CellKm), sl.CellKm),
+			Value:      round2(sl.Metres),
+			Unit:       "degrees",
+			Source:     sl.Source,
+			Peril:      hazard.PerilLandslide,
+			Resolution: res,
+			Ranked:     true,
+		},
+		{
+			ID:         IndicatorRelief,
+			Label:      "Local relief: highest minus lowest ground within 5 km of the site (the height a slope failure can fall)",
+			Value:      math.Round(rl.Metres),
+			Unit:       "m",
+			Source:     rl.Source,
+			Peril:      hazard.PerilLandslide,
+			Resolution: res,
+			Ranked:     true,
+		},
+	}
+	notes := []string{terrainNote(sl, rl)}
+	score := m.ratings.Hazard(fips, nriCode)
+	countyMean, hasMean := m.excessMean[fips]
+	if score.OK && hasMean {
+		v := 0.0
+		if countyMean > 0 {
+			v = score.Score * excess / countyMean
+		}
+		ins = append(ins, hazard.Indicator{
+			ID: IndicatorAllocated,
+			Label: fmt.Sprintf("FEMA NRI county landslide risk score (%.1f) allocated by terrain: times the site's relief above %.0f m over the county residents' average (%.0f m); 0 on ground flatter than that",
+				score.Score, reliefFloorM, countyMean),
+			Value:      round2(v),
+			Unit:       "score",
+			Source:     nri.SourceID,
+			Peril:      hazard.PerilLandslide,
+			Resolution: hazard.Resolution{Kind: hazard.ResCountyAllocated, Detail: "county NRI score, allocated by relief within 5 km at the residents' block-group centres"},
+			Ranked:     true,
+			Weight:     weightAllocated,
+		})
+	} else {
+		notes = append(notes, "FEMA's National Risk Index has no landslide score for this county, so only the terrain is scored.")
+	}
+	return ins, q, notes
+}
+
+// coarseAtSeaNote says why a coastal or island site off the fine grid has
+// no terrain score.
+const coarseAtSeaNote = "The only terrain grid here (ETOPO5, about 9 km) places the site at sea, as it does much of the coast of small islands, so the ground's slope and relief could not be measured; landslide susceptibility is not estimated and the reported landslides below are context only."
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// terrainNote states the terrain evidence in words.
+func terrainNote(sl, rl terrain.Sample) string {
+	var ground string
+	switch {
+	case rl.Metres < reliefFloorM:
+		ground = "plains: no slope the terrain grid can see"
+	case sl.Metres >= steepSlopeDeg:
+		ground = "steep ground"
+	default:
+		ground = "hilly ground"
+	}
+	return fmt.Sprintf("Terrain around the site: %s (steepest slope %.1f degrees within %.0f km, relief %.0f m within 5 km, on a grid of about %.0f km; bluffs, banks and cuts smaller than the grid are not seen).",
+		ground, sl.Metres, max(slopeRadiusKm, sl.CellKm), rl.Metres, rl.CellKm)
+}
+
+// steepSlopeDeg is the slope on the 2 km grid that the high-priority
+// recommendation needs (internal/risk/registry.go): a mountain front or a
+// canyon side, reached by about the steepest 3% of residents' sites.
+const steepSlopeDeg = 3.0
+
+// noResidentsNote explains why no report ratio is shown.
+const noResidentsNote = "The Census centres of population used to count the residents around a site do not cover this area, so reports cannot be set against the people who could report them; the density of reports follows where people are."
 
 func roundTenth(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/locrisk/locrisk/internal/risk/coverage"
@@ -16,12 +17,52 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/nri"
 	"github.com/locrisk/locrisk/internal/risk/population"
+	"github.com/locrisk/locrisk/internal/risk/terrain"
 )
 
-// loadExposure reads what the ratio needs beside the catalog from dir: the
-// county boundaries (to place events), the block-group residents and the
-// NRI table.
-func loadExposure(fsys fs.FS) (Exposure, error) {
+// fakeGround is a terrain with the same slope and relief everywhere, on a
+// grid of cellKm; ok false is a site outside every grid.
+type fakeGround struct {
+	slope, relief, cellKm float64
+	elevation             float64 // 0 reads as 500 m
+	ok                    bool
+	radii                 *radii // the relief radii asked for, when set
+}
+
+// radii records relief radii; Load asks from several goroutines.
+type radii struct {
+	mu   sync.Mutex
+	last float64
+}
+
+func (f fakeGround) Elevation(p geo.Point) (terrain.Sample, bool) {
+	e := f.elevation
+	if e == 0 {
+		e = 500
+	}
+	return terrain.Sample{Metres: e, Source: "fake-grid", CellKm: f.cellKm}, f.ok
+}
+
+func (f fakeGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: f.slope, Source: "fake-grid", CellKm: f.cellKm}, f.ok
+}
+
+func (f fakeGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
+	if f.radii != nil {
+		f.radii.mu.Lock()
+		f.radii.last = r
+		f.radii.mu.Unlock()
+	}
+	return terrain.Sample{Metres: f.relief, Source: "fake-grid", CellKm: f.cellKm}, f.ok
+}
+
+// steepGround is the fixtures' terrain: a mountain front everywhere.
+var steepGround = fakeGround{slope: 12, relief: 600, cellKm: 1.9, ok: true}
+
+// loadExposure reads what the module needs beside the catalog from dir:
+// the county boundaries (to place events), the block-group residents and
+// the NRI table; the terrain is the real one when ground is nil.
+func loadExposure(fsys fs.FS, ground Terrain) (Exposure, error) {
 	cov, err := coverage.Load(fsys)
 	if err != nil {
 		return Exposure{}, err
@@ -41,10 +82,19 @@ func loadExposure(fsys fs.FS) (Exposure, error) {
 	if err != nil {
 		return Exposure{}, err
 	}
-	return Exposure{Residents: population.BuildProfiles(x, countyOf), CountyOf: countyOf, NRI: tab}, nil
+	if ground == nil {
+		m, err := terrain.Load(fsys)
+		if err != nil {
+			return Exposure{}, err
+		}
+		ground = m
+	}
+	return Exposure{Residents: population.BuildProfiles(x, countyOf), CountyOf: countyOf, NRI: tab, Terrain: ground}, nil
 }
 
-var fixtureExposure = datatest.Once(datatest.Fixture, loadExposure)
+var fixtureExposure = datatest.Once(datatest.Fixture, func(fsys fs.FS) (Exposure, error) {
+	return loadExposure(fsys, steepGround)
+})
 
 func fixture(t *testing.T) *Module {
 	t.Helper()
@@ -74,8 +124,13 @@ func TestLoadFixture(t *testing.T) {
 	if m.Skipped() != 2 || m.Events() != 10 {
 		t.Errorf("skipped %d, indexed %d; want 2 and 10", m.Skipped(), m.Events())
 	}
-	if _, ok := data.SourceByID(m.Sources()[0]); !ok || m.Name() != hazard.Landslide {
-		t.Errorf("Sources() = %v, Name() = %q", m.Sources(), m.Name())
+	for _, id := range m.Sources() {
+		if _, ok := data.SourceByID(id); !ok {
+			t.Errorf("Sources() = %v: %s is not in the catalog", m.Sources(), id)
+		}
+	}
+	if m.Name() != hazard.Landslide {
+		t.Errorf("Name() = %q", m.Name())
 	}
 }
 
@@ -108,18 +163,13 @@ func TestMeasure(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := m.Measure(tc.site)
-			// Where the county's residents are counted, the ratio is the
-			// one weighted indicator: the posterior of the site's counts
-			// and its county's prior. Elsewhere (no residents to set the
-			// reports against) the density carries the weight.
+			// Reported events are context: the ratio (the posterior of
+			// the site's counts and its county's prior) where the county's
+			// residents are counted, and the density, carry no weight.
 			_, counted := m.county[tc.site.CountyFIPS]
-			densityWeight := 0.0
-			if !counted {
-				densityWeight = 1
-			}
 			d, ok := indicator(got, IndicatorDensity)
-			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != densityWeight || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
-				t.Errorf("density indicator %+v, want ranked density %.6g with weight %v", d, tc.density, densityWeight)
+			if !ok || math.Abs(d.Value-tc.density) > 0.005*tc.density || !d.Ranked || d.Weight != 0 || d.Source != "nasa-glc" || d.Unit != "weighted reports per year" {
+				t.Errorf("density indicator %+v, want ranked density %.6g without weight", d, tc.density)
 			}
 			r, ok := indicator(got, IndicatorRatio)
 			if !counted {
@@ -132,8 +182,8 @@ func TestMeasure(t *testing.T) {
 			} else {
 				o, e := counts(m, geo.Point{Lat: tc.site.Lat, Lon: tc.site.Lon})
 				want := Posterior(o, e, m.Prior(tc.site.CountyFIPS), PriorStrength)
-				if !ok || r.Value != want || !r.Ranked || r.Weight != 1 || r.Unit != "times the national rate" || r.Resolution.Kind != hazard.ResReportedEvents {
-					t.Errorf("ratio indicator %+v, want ranked %v with weight 1", r, want)
+				if !ok || r.Value != want || !r.Ranked || r.Weight != 0 || r.Unit != "times the national rate" || r.Resolution.Kind != hazard.ResReportedEvents {
+					t.Errorf("ratio indicator %+v, want ranked %v without weight", r, want)
 				}
 			}
 			// The count within 25 km is ranked context: no weight.
@@ -145,19 +195,26 @@ func TestMeasure(t *testing.T) {
 			if !ok || n.Value != tc.nearest || n.Text != tc.nearestText || n.Ranked || n.Weight != 0 {
 				t.Errorf("nearest indicator %+v, want %v km %q, unranked", n, tc.nearest, tc.nearestText)
 			}
-			if got.Quality != 0.5 || !got.HasHazardData() {
-				t.Errorf("quality %v, has data %v; want 0.5 and data", got.Quality, got.HasHazardData())
+			if got.Quality != qualityFineGrid || !got.HasHazardData() {
+				t.Errorf("quality %v, has data %v; want %v and data", got.Quality, got.HasHazardData(), qualityFineGrid)
 			}
-			// Reported events around the site, not a county aggregate.
-			kinds := map[string]bool{hazard.ResSite: true, hazard.ResGrid: true, hazard.ResReportedEvents: true, hazard.ResCounty: true}
+			// The terrain scores on the grid (and the county's allocated
+			// score); reported events around the site are context.
 			for _, in := range got.Indicators {
 				if in.Peril != hazard.PerilLandslide {
 					t.Errorf("%s: peril %q, want %q", in.ID, in.Peril, hazard.PerilLandslide)
 				}
-				if !kinds[in.Resolution.Kind] {
-					t.Errorf("%s: resolution kind %q is not one of the four", in.ID, in.Resolution.Kind)
-				} else if in.Resolution.Kind != hazard.ResReportedEvents {
-					t.Errorf("%s: resolution kind %q, want %q", in.ID, in.Resolution.Kind, hazard.ResReportedEvents)
+				want, weighted := hazard.ResReportedEvents, false
+				switch in.ID {
+				case IndicatorSlope, IndicatorRelief:
+					want = hazard.ResGrid
+				case IndicatorExcess:
+					want, weighted = hazard.ResGrid, true
+				case IndicatorAllocated:
+					want, weighted = hazard.ResCountyAllocated, true
+				}
+				if in.Resolution.Kind != want || (in.Weight > 0) != weighted {
+					t.Errorf("%s: resolution %q weight %v, want %q weighted %v", in.ID, in.Resolution.Kind, in.Weight, want, weighted)
 				}
 				if in.Weight > 0 && !in.Ranked {
 					t.Errorf("%s: weighted but not ranked", in.ID)
@@ -230,9 +287,11 @@ func TestNotes(t *testing.T) {
 		{hazard.Site{Lat: 47.49, Lon: -121.83, CountyFIPS: "53033"}, "NASA's catalog lists 3 reported landslides within 25 km (1988-2017); these are media-reported events, not a susceptibility map.", "Distance-weighted reports within 60 km: "},
 		{hazard.Site{Lat: 40.0, Lon: -100.0, CountyFIPS: "31065"}, "NASA's catalog lists 1 reported landslide within 25 km (1988-2017); these are media-reported events, not a susceptibility map.", "The Census centres of population used to count the residents"},
 	} {
+		// The terrain first, then (these fixture counties have no NRI
+		// landslide score) why only the terrain scores, then the reports.
 		got := m.Measure(tc.site).Notes
-		if len(got) != 2 || got[0] != tc.want || !strings.HasPrefix(got[1], tc.second) {
-			t.Errorf("notes %q, want %q then %q...", got, tc.want, tc.second)
+		if len(got) != 4 || !strings.HasPrefix(got[0], "Terrain around the site: steep ground") || !strings.HasPrefix(got[1], "FEMA's National Risk Index has no landslide score") || got[2] != tc.want || !strings.HasPrefix(got[3], tc.second) {
+			t.Errorf("notes %q, want the terrain, the missing NRI score, %q then %q...", got, tc.want, tc.second)
 		}
 	}
 }
@@ -382,7 +441,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 var realModule = datatest.Once(datatest.Real, func(dir fs.FS) (*Module, error) {
-	ex, err := loadExposure(dir)
+	ex, err := loadExposure(dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +477,7 @@ func TestReal(t *testing.T) {
 			t.Fatalf("(%v, %v): density indicator %+v, want context (weight 0)", lat, lon, in)
 		}
 		for _, o := range ms.Indicators {
-			if o.ID != IndicatorRatio && o.Weight != 0 {
+			if o.Resolution.Kind == hazard.ResReportedEvents && o.Weight != 0 {
 				t.Errorf("%s carries weight %v, want context only", o.ID, o.Weight)
 			}
 		}
@@ -491,7 +550,7 @@ func TestRealRatio(t *testing.T) {
 
 func BenchmarkLoad(b *testing.B) {
 	dir := datatest.Real(b)
-	ex, err := loadExposure(dir)
+	ex, err := loadExposure(dir, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -528,4 +587,142 @@ func counts(m *Module, p geo.Point) (o, e float64) {
 		}
 	})
 	return o, m.rate * m.weightedResidents(p)
+}
+
+// TestTerrainScores checks the scored indicators against grounds whose
+// slope and relief are known: the values themselves, the county's NRI
+// landslide score allocated by relief above the plains' floor (every
+// fixture block group stands on the same ground, so a site there gets the
+// county's score itself), nothing allocated to flat ground, the coarse
+// grid's wider relief radius and lower quality, and no scored indicator
+// where no grid covers the site.
+func TestTerrainScores(t *testing.T) {
+	base := fixtureExposure(t)
+	site := hazard.Site{Lat: 34.05, Lon: -118.24, StateCode: "CA", CountyFIPS: "06037"}
+	score := base.NRI.Hazard(site.CountyFIPS, nriCode)
+	if !score.OK {
+		t.Fatalf("the fixture NRI table has no landslide score for %s", site.CountyFIPS)
+	}
+	for _, tc := range []struct {
+		name                 string
+		ground               fakeGround
+		slope, relief, alloc float64 // NaN: indicator absent (the excess follows relief)
+		quality              float64
+		radius               float64 // the last relief radius asked for
+	}{
+		{"mountain front", fakeGround{slope: 12, relief: 600, cellKm: 1.9, ok: true}, 12, 600, score.Score, qualityFineGrid, reliefRadiusKm},
+		{"gentle hills", fakeGround{slope: 3, relief: 160, cellKm: 1.9, ok: true}, 3, 160, score.Score, qualityFineGrid, reliefRadiusKm},
+		{"plains", fakeGround{slope: 0.4, relief: 40, cellKm: 1.9, ok: true}, 0.4, 40, 0, qualityFineGrid, reliefRadiusKm},
+		{"coarse grid", fakeGround{slope: 5, relief: 900, cellKm: 9.3, ok: true}, 5, 900, score.Score, qualityCoarseGrid, 1.5 * 9.3},
+		{"no grid", fakeGround{}, math.NaN(), math.NaN(), math.NaN(), quality, reliefRadiusKm},
+		// ETOPO5 puts the island site at sea: nothing measured, rather
+		// than a false "flat".
+		{"coarse grid at sea", fakeGround{slope: 0, relief: 0, cellKm: 9.3, elevation: -1100, ok: true}, math.NaN(), math.NaN(), math.NaN(), quality, 1.5 * 9.3},
+		// The fine grid is trusted at the shore: a low coast is flat.
+		{"fine grid at the shore", fakeGround{slope: 0.1, relief: 5, cellKm: 1.9, elevation: -3, ok: true}, 0.1, 5, 0, qualityFineGrid, reliefRadiusKm},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := base
+			var asked radii
+			g := tc.ground
+			g.radii = &asked
+			ex.Terrain = g
+			m, err := Load(datatest.Fixture(t), ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.Measure(site)
+			for _, want := range []struct {
+				id    string
+				value float64
+				w     float64
+			}{
+				{IndicatorSlope, tc.slope, 0},
+				{IndicatorRelief, tc.relief, 0},
+				{IndicatorExcess, max(0, tc.relief-reliefFloorM), weightExcess},
+				{IndicatorAllocated, tc.alloc, weightAllocated},
+			} {
+				in, ok := indicator(got, want.id)
+				if math.IsNaN(want.value) {
+					if ok {
+						t.Errorf("%s = %+v where no grid covers the site", want.id, in)
+					}
+					continue
+				}
+				if !ok || math.Abs(in.Value-want.value) > 0.01 || in.Weight != want.w || !in.Ranked {
+					t.Errorf("%s = %+v, want %v with weight %v", want.id, in, want.value, want.w)
+				}
+			}
+			if got.Quality != tc.quality || got.HasHazardData() == math.IsNaN(tc.slope) {
+				t.Errorf("quality %v, has data %v; want %v", got.Quality, got.HasHazardData(), tc.quality)
+			}
+			if math.Abs(asked.last-tc.radius) > 1e-9 {
+				t.Errorf("relief radius %v km, want %v km", asked.last, tc.radius)
+			}
+		})
+	}
+}
+
+// TestAllocationKeepsCountyMean checks the allocation against a ground
+// that varies: over the county's residents, the allocated value averages
+// to the county's NRI score (the allocation moves the county's figure
+// onto its slopes; it does not raise or lower the county), and a site on
+// ground flatter than the plains' floor gets none of it.
+func TestAllocationKeepsCountyMean(t *testing.T) {
+	ex := fixtureExposure(t)
+	ex.Terrain = slopedGround{}
+	m, err := Load(datatest.Fixture(t), ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ex.Residents.Index()
+	sums := map[string][2]float64{}
+	for i := 0; i < x.Len(); i++ {
+		p, n := x.Centre(i)
+		f, ok := ex.CountyOf(p)
+		if !ok || !ex.NRI.Hazard(f, nriCode).OK {
+			continue
+		}
+		in, ok := indicator(m.Measure(hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: f}), IndicatorAllocated)
+		if !ok {
+			t.Fatalf("%s: no allocated indicator", f)
+		}
+		s := sums[f]
+		sums[f] = [2]float64{s[0] + n*in.Value, s[1] + n}
+	}
+	checked := 0
+	for f, s := range sums {
+		mean, _ := m.ExcessMean(f)
+		if mean == 0 {
+			continue
+		}
+		checked++
+		if want := ex.NRI.Hazard(f, nriCode).Score; math.Abs(s[0]/s[1]-want) > 0.01*want+0.02 {
+			t.Errorf("county %s: residents' mean allocated score %.3f, want the county's %.3f", f, s[0]/s[1], want)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no county with relief above the floor in the fixture")
+	}
+	flat, ok := indicator(m.Measure(hazard.Site{Lat: 47.05, Lon: -118.24, CountyFIPS: "06037"}), IndicatorAllocated)
+	if !ok || flat.Value != 0 {
+		t.Errorf("a site with 50 m of relief gets %+v allocated, want 0", flat)
+	}
+}
+
+// slopedGround's relief rises 100 m per 0.1 degree north of 47 N (the
+// fixture's Los Angeles block groups stand on 12,000 m of it: only the
+// ratios matter).
+type slopedGround struct{}
+
+func (slopedGround) Elevation(p geo.Point) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: 300, Source: "fake-grid", CellKm: 1.9}, true
+}
+
+func (slopedGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: 5, Source: "fake-grid", CellKm: 1.9}, true
+}
+
+func (slopedGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: max(0, (p.Lat-47)*1000), Source: "fake-grid", CellKm: 1.9}, true
 }

@@ -31,9 +31,6 @@ const Source = "census-cenpop-2020-blockgroups"
 // narrow enough that a canyon edge and a downtown grid 5 km apart differ.
 const DensityRadiusKm = 2.0
 
-// densityAreaKm2 is the area of the density disc.
-var densityAreaKm2 = math.Pi * DensityRadiusKm * DensityRadiusKm
-
 // Index holds the block-group centres for radius queries.
 type Index struct {
 	pts   []geo.Point
@@ -144,13 +141,20 @@ func (x *Index) Within(p geo.Point, km float64) float64 {
 // at p is as good as the sphere (errors below 0.01%), and much faster,
 // which matters because Load-time allocation measures every block group.
 func (x *Index) Density(p geo.Point) float64 {
-	const r2 = DensityRadiusKm * DensityRadiusKm
+	return x.DensityWithin(p, DensityRadiusKm)
+}
+
+// DensityWithin is the residents per square kilometre whose block-group
+// centre lies within km of p, on the plane tangent at p (good to well
+// under 1% within 10 km).
+func (x *Index) DensityWithin(p geo.Point, km float64) float64 {
+	r2 := km * km
 	plane := geo.TangentAt(p)
 	var s float64
-	x.near.Near(p, DensityRadiusKm, func(i int32) {
+	x.near.Near(p, km, func(i int32) {
 		if plane.Km2(x.pts[i]) <= r2 {
 			s += x.pop[i]
 		}
 	})
-	return s / densityAreaKm2
+	return s / (math.Pi * r2)
 }

@@ -16,6 +16,10 @@ import (
 type Profiles struct {
 	x        *Index
 	counties map[string]*profile
+	// Per block group (Index order): the county its centre located in
+	// ("" for none) and the local density there.
+	bgFIPS []string
+	bgDens []float64
 }
 
 // profile is one county's block groups, in ascending order of density.
@@ -53,14 +57,20 @@ func BuildProfiles(x *Index, countyOf CountyOf) *Profiles {
 	}
 	wg.Wait()
 
+	return &Profiles{x: x, counties: rankCounties(x, fips, dens), bgFIPS: fips, bgDens: dens}
+}
+
+// rankCounties builds each county's ascending profile of value over its
+// block groups (fips "" is left out).
+func rankCounties(x *Index, fips []string, value []float64) map[string]*profile {
 	type bg struct{ d, pop float64 }
 	groups := map[string][]bg{}
 	for i, f := range fips {
 		if f != "" {
-			groups[f] = append(groups[f], bg{dens[i], x.pop[i]})
+			groups[f] = append(groups[f], bg{value[i], x.pop[i]})
 		}
 	}
-	ps := &Profiles{x: x, counties: make(map[string]*profile, len(groups))}
+	out := make(map[string]*profile, len(groups))
 	for f, g := range groups {
 		sort.Slice(g, func(a, b int) bool { return g[a].d < g[b].d || (g[a].d == g[b].d && g[a].pop < g[b].pop) })
 		p := &profile{dens: make([]float64, len(g)), prefix: make([]float64, len(g)+1)}
@@ -69,9 +79,43 @@ func BuildProfiles(x *Index, countyOf CountyOf) *Profiles {
 			p.prefix[k+1] = p.prefix[k] + b.pop
 		}
 		p.total = p.prefix[len(g)]
-		ps.counties[f] = p
+		out[f] = p
 	}
-	return ps
+	return out
+}
+
+// BlockGroup is block group i's (Index order) county, as BuildProfiles
+// located its centre ("" for none), and the local density at its centre.
+func (ps *Profiles) BlockGroup(i int) (fips string, density float64) {
+	return ps.bgFIPS[i], ps.bgDens[i]
+}
+
+// Ranking ranks any measure taken at every block group's centre inside
+// each county, the way Profiles ranks local density: a site measured the
+// same way is placed among its county's residents by HigherShare.
+type Ranking struct {
+	counties map[string]*profile
+}
+
+// RankBy ranks value (one per block group, Index order) inside each
+// county the profiles located block groups in.
+func (ps *Profiles) RankBy(value []float64) *Ranking {
+	return &Ranking{counties: rankCounties(ps.x, ps.bgFIPS, value)}
+}
+
+// HigherShare is the share of county fips's residents whose block group
+// has a higher value than v, those at exactly v counting half (as
+// DenserShare); ok is false for a county without ranked residents.
+func (r *Ranking) HigherShare(fips string, v float64) (float64, bool) {
+	return higherShare(r.counties[fips], v)
+}
+
+// Residents is the number of residents ranked in county fips.
+func (r *Ranking) Residents(fips string) float64 {
+	if p := r.counties[fips]; p != nil {
+		return p.total
+	}
+	return 0
 }
 
 // Density is the local population density at p (Index.Density).
@@ -83,7 +127,10 @@ func (ps *Profiles) Density(p geo.Point) float64 { return ps.x.Density(p) }
 // residents' span and the county's residents split at any share to within
 // one block group. ok is false for a county without profiled residents.
 func (ps *Profiles) DenserShare(fips string, d float64) (share float64, ok bool) {
-	p := ps.counties[fips]
+	return higherShare(ps.counties[fips], d)
+}
+
+func higherShare(p *profile, d float64) (float64, bool) {
 	if p == nil || p.total <= 0 {
 		return 0, false
 	}

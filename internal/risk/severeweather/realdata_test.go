@@ -9,26 +9,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locrisk/locrisk/internal/risk/coverage"
 	"github.com/locrisk/locrisk/internal/risk/data"
 	"github.com/locrisk/locrisk/internal/risk/data/datatest"
+	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 )
 
 // gazetteer is the Census county table the coverage layer also reads; the
-// tests take land areas and interior points from it.
+// tests take land areas and interior points from it, and each county's
+// residents from the 2020 tract centres (the engine counts block groups;
+// the totals are the same census).
 type gazCounty struct {
 	fips, usps string
 	lat, lon   float64
 }
 
-func readGazetteer(tb testing.TB, fsys fs.FS) (map[string]float64, []gazCounty) {
+func readGazetteer(tb testing.TB, fsys fs.FS) (map[string]County, []gazCounty) {
 	tb.Helper()
 	t, err := data.OpenTableSep(fsys, data.Path("census-gazetteer-2019"), '\t', "USPS", "GEOID", "ALAND", "INTPTLAT", "INTPTLONG")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer t.Close()
-	areas := make(map[string]float64, 3300)
+	areas := make(map[string]County, 3300)
 	var pts []gazCounty
 	for t.Scan() {
 		aland, err := t.Float("ALAND")
@@ -44,11 +48,21 @@ func readGazetteer(tb testing.TB, fsys fs.FS) (map[string]float64, []gazCounty) 
 			tb.Fatal(err)
 		}
 		fips := t.String("GEOID")
-		areas[fips] = aland / 1e6
+		areas[fips] = County{LandKm2: aland / 1e6, Point: geo.Point{Lat: lat, Lon: lon}}
 		pts = append(pts, gazCounty{fips: fips, usps: t.String("USPS"), lat: lat, lon: lon})
 	}
 	if err := t.Err(); err != nil {
 		tb.Fatal(err)
+	}
+	tracts, err := coverage.ReadTracts(fsys)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, tr := range tracts {
+		if c, ok := areas[tr.CountyFIPS]; ok {
+			c.Residents += tr.Population
+			areas[tr.CountyFIPS] = c
+		}
 	}
 	return areas, pts
 }
@@ -58,7 +72,7 @@ var (
 	realMod   *Module
 	realErr   error
 	realPts   []gazCounty
-	realAreas map[string]float64
+	realAreas map[string]County
 )
 
 func loadReal(tb testing.TB) *Module {
@@ -413,4 +427,142 @@ func TestRealWindBasinOutsideGrids(t *testing.T) {
 		return
 	}
 	t.Error("Seattle has no hurricane wind indicator")
+}
+
+// TestRealDataReportingBias refits the reporting correction on the tallies:
+// for each exponent beta (with the floor reportingFloor), every
+// conterminous county's count is compared with what its share of its
+// 150 km neighbourhood's exposure predicts (Poisson deviance, counties
+// whose neighbourhood logged at least 20 reports). The best beta for hail
+// and for wind must lie near reportingExponent, and far from 0 (no
+// population effect).
+func TestRealDataReportingBias(t *testing.T) {
+	dir := datatest.Real(t)
+	counties, _ := readGazetteer(t, dir)
+	type cty struct {
+		pt         geo.Point
+		area, dens float64
+	}
+	var fips []string
+	cs := map[string]cty{}
+	for f, c := range counties {
+		if c.LandKm2 <= 0 || !conusFIPS(f) {
+			continue
+		}
+		fips = append(fips, f)
+		cs[f] = cty{c.Point, math.Max(c.LandKm2, minAreaKm2), c.Residents / c.LandKm2}
+	}
+	slices.Sort(fips)
+	nb := make(map[string][]string, len(fips))
+	for _, f := range fips {
+		for _, g := range fips {
+			if f != g && math.Abs(cs[f].pt.Lat-cs[g].pt.Lat) < 2 && geo.DistanceKm(cs[f].pt, cs[g].pt) <= regionKm {
+				nb[f] = append(nb[f], g)
+			}
+		}
+	}
+	for _, src := range []string{srcHail, srcWind} {
+		counts, _, err := loadCountyCounts(dir, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, bestDev := 0.0, math.Inf(1)
+		for beta := 0.0; beta <= 0.6001; beta += 0.02 {
+			exp := func(f string) float64 {
+				return cs[f].area * math.Pow(cs[f].dens+reportingFloor, beta)
+			}
+			dev := 0.0
+			for _, f := range fips {
+				var n, e float64
+				for _, g := range nb[f] {
+					n += float64(counts[g])
+					e += exp(g)
+				}
+				if n < 20 {
+					continue
+				}
+				o, mu := float64(counts[f]), exp(f)*n/e
+				if o > 0 {
+					dev += 2 * (o*math.Log(o/mu) - (o - mu))
+				} else {
+					dev += 2 * mu
+				}
+			}
+			if dev < bestDev {
+				best, bestDev = beta, dev
+			}
+		}
+		t.Logf("%s: best reporting exponent %.2f (deviance %.0f)", src, best, bestDev)
+		if math.Abs(best-reportingExponent) > 0.06 {
+			t.Errorf("%s: best exponent %.2f, the module uses %.2f", src, best, reportingExponent)
+		}
+	}
+}
+
+func conusFIPS(f string) bool {
+	switch f[:2] {
+	case "02", "15", "60", "66", "69", "72", "78":
+		return false
+	}
+	return true
+}
+
+// TestRealDataHailClimatology: corrected for who reports, hail and
+// damaging-wind rates follow the climatology rather than the cities. Hail
+// alley's plains counties and cities lead Denver's dense core (which raw
+// report densities put first), and Chicago's and New York's dense counties
+// fall well below the plains.
+func TestRealDataHailClimatology(t *testing.T) {
+	m := loadReal(t)
+	c := func(f string) countyReports {
+		cr, ok := m.county[f]
+		if !ok {
+			t.Fatalf("county %s missing", f)
+		}
+		return cr
+	}
+	den := c("08031") // Denver County: the dense core
+	if !(den.hailRaw > c("40109").hailRaw) {
+		t.Errorf("raw hail density: Denver %.0f should lead Oklahoma County %.0f (the bias corrected for)", den.hailRaw, c("40109").hailRaw)
+	}
+	for _, f := range []string{"40109", "20173", "20055", "08087", "08121", "48375"} {
+		// Oklahoma County, Sedgwick KS (Wichita), Finney KS, Morgan CO,
+		// Washington CO, Potter TX (Amarillo).
+		if !(c(f).hailRate > den.hailRate) {
+			t.Errorf("hail: %s %.2f a year should exceed Denver County %.2f", f, c(f).hailRate, den.hailRate)
+		}
+	}
+	for _, f := range []string{"17031", "36061", "06037", "53033", "12086"} {
+		// Cook IL, New York NY, Los Angeles, King WA, Miami-Dade.
+		if !(c(f).hailRate < den.hailRate/2) {
+			t.Errorf("hail: %s %.2f a year should be well below Denver County %.2f", f, c(f).hailRate, den.hailRate)
+		}
+	}
+	if !(c("40109").windRate > c("17031").windRate) {
+		t.Errorf("wind: Oklahoma County %.2f should exceed Cook County %.2f", c("40109").windRate, c("17031").windRate)
+	}
+	// The 20 highest hail rates are all in the Great Plains.
+	type fr struct {
+		f string
+		r float64
+	}
+	var all []fr
+	for f, cr := range m.county {
+		all = append(all, fr{f, cr.hailRate})
+	}
+	slices.SortFunc(all, func(a, b fr) int {
+		if a.r != b.r {
+			if a.r > b.r {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.f, b.f)
+	})
+	plains := map[string]bool{"08": true, "20": true, "31": true, "40": true, "48": true, "46": true, "56": true, "35": true, "30": true, "38": true}
+	for _, x := range all[:20] {
+		if !plains[x.f[:2]] {
+			t.Errorf("hail: county %s (%.2f a year) among the 20 highest is outside the Great Plains", x.f, x.r)
+		}
+	}
 }

@@ -11,12 +11,17 @@
 //     major-hurricane (96 kt) winds at the site, from a wind field laid
 //     around every hourly position of the NHC HURDAT2 best tracks (Atlantic
 //     1900-2019, eastern and central Pacific 1949-2019) on 0.1-degree grids.
-//   - Hail and damaging wind: SPC report counts per county, 1955-2015, per
-//     1,000 km² of the county's land (at least 250 km²), labelled county.
+//   - Hail and damaging wind: SPC report counts per county, 1955-2015, as
+//     reports per 1,000 km² a year corrected for reporting: a county's
+//     reports are read as a county of the national average population
+//     density would log them (report counts grow with about the cube root
+//     of density) and shrunk toward the rate of the counties within
+//     150 km, labelled county.
 //
 // Limits: these are records of reported events, not full hazard models.
 // Path widths are the SPC's maximum widths from 1995, so strike chances lean
-// high; report counts follow population; tornadoes in Canada and Mexico are
+// high; report counts follow population, which the hail and wind rates
+// correct for only on average; tornadoes in Canada and Mexico are
 // not in the record; the wind field is symmetric outside analysed radii and
 // ignores terrain and surface roughness. Neither SPC nor the NHC files cover
 // Guam, the Northern Mariana Islands or American Samoa, where the module
@@ -52,7 +57,8 @@ const (
 // Each peril has one weighted indicator, the physical quantity it is ranked
 // on (docs/methodology.md, "Severe weather"): the annual chance of an EF2+
 // tornado path crossing the site, the annual chance of hurricane-force
-// winds there, and the county densities of hail and damaging-wind reports.
+// winds there, and the county rates of hail and damaging-wind reports
+// corrected for how many people report them.
 // The rest are context.
 const weightPeril = 1.0
 
@@ -70,7 +76,7 @@ var (
 	resStrike    = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "SPC tornado path area within 25 miles per year"}
 	resHurricane = hazard.Resolution{Kind: hazard.ResReportedEvents, Detail: "NHC best tracks within 100 km"}
 	resWind      = hazard.Resolution{Kind: hazard.ResGrid, Detail: "0.1-degree cells, about 11 km; wind field modelled from NHC best tracks"}
-	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county report tally"}
+	resCounty    = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county report tally, corrected for population and pooled with the counties within 150 km"}
 )
 
 // Module is the loaded severe-weather module. It is immutable after Load and
@@ -84,19 +90,20 @@ type Module struct {
 	hurrIx *geo.CellIndex
 	winds  []windGrid
 
-	county map[string]countyReports
+	county map[string]countyReports // by FIPS
 
 	rows   map[string]int
 	tstats tornadoStats
 	hstats [2]hurdatStats
 }
 
-// Load reads the severe-weather data sets from fsys. countyAreaKm2 gives each
-// county's land area in km² by 5-digit FIPS (from the Census Gazetteer); the
-// hail and wind densities are only reported for counties listed there.
-func Load(fsys fs.FS, countyAreaKm2 map[string]float64) (*Module, error) {
-	if len(countyAreaKm2) == 0 {
-		return nil, errors.New("severeweather: no county land areas given")
+// Load reads the severe-weather data sets from fsys. counties gives each
+// county's land area (km², from the Census Gazetteer), residents and
+// interior point by 5-digit FIPS; the hail and wind rates are only
+// reported for counties listed there with land.
+func Load(fsys fs.FS, counties map[string]County) (*Module, error) {
+	if len(counties) == 0 {
+		return nil, errors.New("severeweather: no counties given")
 	}
 	m := &Module{}
 	var (
@@ -151,7 +158,7 @@ func Load(fsys fs.FS, countyAreaKm2 map[string]float64) (*Module, error) {
 			return nil, fmt.Errorf("severeweather: %w", err)
 		}
 	}
-	m.county = buildCounty(hail, wind, countyAreaKm2)
+	m.county = buildCounty(hail, wind, counties)
 	m.rows = map[string]int{
 		srcTornadoTracks:  m.tstats.tracks,
 		srcTornado2019:    m.tstats.startPoints,
@@ -251,8 +258,8 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 
 	if c, ok := m.county[site.CountyFIPS]; ok && reportTallyCovers(site) {
 		meas.Indicators = append(meas.Indicators,
-			hazard.Indicator{ID: IndHailDensity, Label: "Hail reports per 1,000 km² of county land, 1955-2015", Value: c.hailDens, Unit: "reports per 1,000 km²", Source: srcHail, Peril: hazard.PerilHail, Resolution: resCounty, Ranked: true, Weight: weightPeril},
-			hazard.Indicator{ID: IndWindDensity, Label: "Damaging-wind reports per 1,000 km² of county land, 1955-2015", Value: c.windDens, Unit: "reports per 1,000 km²", Source: srcWind, Peril: hazard.PerilStraightLineWind, Resolution: resCounty, Ranked: true, Weight: weightPeril},
+			hazard.Indicator{ID: IndHailDensity, Label: "Hail reports per 1,000 km² a year (SPC 1955-2015), as a county of average population density would log them, pooled with the counties within 150 km", Value: c.hailRate, Unit: "reports per 1,000 km² a year", Source: srcHail, Peril: hazard.PerilHail, Resolution: resCounty, Ranked: true, Weight: weightPeril},
+			hazard.Indicator{ID: IndWindDensity, Label: "Damaging-wind reports per 1,000 km² a year (SPC 1955-2015), as a county of average population density would log them, pooled with the counties within 150 km", Value: c.windRate, Unit: "reports per 1,000 km² a year", Source: srcWind, Peril: hazard.PerilStraightLineWind, Resolution: resCounty, Ranked: true, Weight: weightPeril},
 		)
 		notes = append(notes, c.note())
 	}

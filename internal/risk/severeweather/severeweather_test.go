@@ -18,18 +18,29 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 )
 
-// fixtureAreas are invented land areas (km²) for some fixture counties.
-// 02016 and 66010 are here so the territory cases reach the coverage rules
-// rather than a missing area; 00000 has no land.
-var fixtureAreas = map[string]float64{
-	"40109": 1800, "08031": 400, "53033": 5500, "17031": 2450, "12086": 5000,
-	"06075": 120, "15003": 1550, "72127": 120, "25025": 150, "02016": 11000,
-	"66010": 540, "00000": 0,
+// fixtureCounties are invented land areas (km²), residents and interior
+// points for some fixture counties, each more than regionKm from every
+// other, so each is its own region and its rate is its reports over its
+// exposure. 02016 and 66010 are here so the territory cases reach the
+// coverage rules rather than a missing area; 00000 has no land.
+var fixtureCounties = map[string]County{
+	"40109": {1800, 800000, geo.Point{Lat: 35.55, Lon: -97.41}},
+	"08031": {400, 715000, geo.Point{Lat: 39.76, Lon: -104.88}},
+	"53033": {5500, 2270000, geo.Point{Lat: 47.49, Lon: -121.83}},
+	"17031": {2450, 5275000, geo.Point{Lat: 41.84, Lon: -87.82}},
+	"12086": {5000, 2700000, geo.Point{Lat: 25.61, Lon: -80.50}},
+	"06075": {120, 873000, geo.Point{Lat: 37.76, Lon: -122.69}},
+	"15003": {1550, 1016000, geo.Point{Lat: 21.46, Lon: -158.01}},
+	"72127": {120, 342000, geo.Point{Lat: 18.41, Lon: -66.06}},
+	"25025": {150, 797000, geo.Point{Lat: 42.33, Lon: -71.02}},
+	"02016": {11000, 5000, geo.Point{Lat: 51.95, Lon: -178.34}},
+	"66010": {540, 153000, geo.Point{Lat: 13.44, Lon: 144.77}},
+	"00000": {0, 0, geo.Point{Lat: 0, Lon: 0}},
 }
 
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(datatest.Fixture(t), fixtureAreas)
+	m, err := Load(datatest.Fixture(t), fixtureCounties)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,24 +238,94 @@ func TestDiscSpan(t *testing.T) {
 
 func TestCountyReports(t *testing.T) {
 	m := loadFixture(t)
+	// Each fixture county is alone in its region, so its rate is its
+	// reports over its exposure, per 1,000 km² a year.
+	rate := func(reports float64, fips string) float64 {
+		c := fixtureCounties[fips]
+		return reports / (math.Max(c.LandKm2, minAreaKm2) * detection(c.Residents/c.LandKm2)) * 1000 / 61
+	}
 	for _, c := range []struct {
-		name, fips string
-		ok         bool
-		hail, wind float64
+		name, fips         string
+		ok                 bool
+		hailRaw, windRaw   float64
+		hailRate, windRate float64
 	}{
-		{"Oklahoma County", "40109", true, 800.0 / 1800 * 1000, 600.0 / 1800 * 1000},
+		{"Oklahoma County", "40109", true, 800.0 / 1800 * 1000, 600.0 / 1800 * 1000, rate(800, "40109"), rate(600, "40109")},
 		// Reports filed under Dade's old code 12025 belong to 12086.
-		{"Miami-Dade with old code", "12086", true, 170.0 / 5000 * 1000, 280.0 / 5000 * 1000},
+		{"Miami-Dade with old code", "12086", true, 170.0 / 5000 * 1000, 280.0 / 5000 * 1000, rate(170, "12086"), rate(280, "12086")},
 		// 120 km² of land counts as the 250 km² floor.
-		{"absent from the hail table, small", "06075", true, 0, 3.0 / 250 * 1000},
-		{"absent from both tables", "72127", true, 0, 0},
-		{"no land area given", "99003", false, 0, 0},
-		{"zero land area", "00000", false, 0, 0},
+		{"absent from the hail table, small", "06075", true, 0, 3.0 / 250 * 1000, 0, rate(3, "06075")},
+		{"absent from both tables", "72127", true, 0, 0, 0, 0},
+		{"no land area given", "99003", false, 0, 0, 0, 0},
+		{"zero land area", "00000", false, 0, 0, 0, 0},
 	} {
 		cr, ok := m.county[c.fips]
-		if ok != c.ok || !near(cr.hailDens, c.hail) || !near(cr.windDens, c.wind) {
-			t.Errorf("%s: got %+v %v, want hail %v wind %v ok %v", c.name, cr, ok, c.hail, c.wind, c.ok)
+		if ok != c.ok || !near(cr.hailRaw, c.hailRaw) || !near(cr.windRaw, c.windRaw) || !near(cr.hailRate, c.hailRate) || !near(cr.windRate, c.windRate) {
+			t.Errorf("%s: got %+v %v, want raw %v/%v rates %v/%v ok %v", c.name, cr, ok, c.hailRaw, c.windRaw, c.hailRate, c.windRate, c.ok)
 		}
+	}
+}
+
+// TestReportingCorrection checks the correction for who reports: counties
+// that see the same storms but hold different numbers of people come out
+// alike, a region's rate pulls a county with few reports toward it, and a
+// county's own reports outweigh the region once they are many.
+func TestReportingCorrection(t *testing.T) {
+	for _, c := range []struct {
+		d, want float64
+	}{
+		{refDensity, 1},
+		{0, math.Pow(reportingFloor/(refDensity+reportingFloor), reportingExponent)},
+		// A downtown of 1,800 residents per km² files about 3.7 times
+		// the reports of an average county for the same storms.
+		{1800, math.Pow(1802/(refDensity+reportingFloor), reportingExponent)},
+	} {
+		if got := detection(c.d); !near(got, c.want) {
+			t.Errorf("detection(%v) = %v, want %v", c.d, got, c.want)
+		}
+	}
+	if !(detection(1800) > 3.5 && detection(1800) < 4) || !(detection(1) < 0.4) {
+		t.Errorf("detection: 1,800/km² %v, 1/km² %v", detection(1800), detection(1))
+	}
+
+	for _, c := range []struct {
+		name                string
+		o                   int
+		e, regionN, regionE float64
+		want                float64
+	}{
+		{"no reports in the region", 0, 1000, 0, 5000, 0},
+		{"the region's own rate", 20, 1000, 100, 5000, 0.02},
+		// 10 reports on 1,000 km² where the region logs 0.02 per km²:
+		// (10 + 50) / (1000 + 2500).
+		{"few reports: pulled toward the region", 10, 1000, 100, 5000, 60.0 / 3500},
+		// 1,000 reports: its own rate, 1.0, moves 4% toward the
+		// region's 0.55.
+		{"many reports", 1000, 1000, 1100, 2000, 1050 / (1000 + 50/0.55)},
+	} {
+		if got := shrunkRate(c.o, c.e, c.regionN, c.regionE); !near(got, c.want) {
+			t.Errorf("%s: shrunkRate = %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	// Two neighbouring counties of one region see the same storms: the
+	// dense one logs as many more reports as its detection says. Their
+	// rates agree; by raw density the dense one reads 3.4 times higher.
+	dense := County{LandKm2: 400, Residents: 400 * 1800, Point: geo.Point{Lat: 39.75, Lon: -104.9}}
+	plain := County{LandKm2: 4000, Residents: 4000 * 5, Point: geo.Point{Lat: 40.2, Lon: -103.8}}
+	const truth = 0.2 // reports per km² over the record at the reference density
+	n := func(c County) int { return int(math.Round(truth * c.LandKm2 * detection(c.Residents/c.LandKm2))) }
+	counts := map[string]int{"1": n(dense), "2": n(plain)}
+	got := buildCounty(counts, counts, map[string]County{"1": dense, "2": plain})
+	a, b := got["1"], got["2"]
+	if r := a.hailRate / b.hailRate; r < 0.97 || r > 1.03 {
+		t.Errorf("dense %v vs plain %v per 1,000 km² a year: ratio %v, want 1", a.hailRate, b.hailRate, r)
+	}
+	if !(a.hailRaw > 3*b.hailRaw) {
+		t.Errorf("raw densities %v and %v: the dense county should log far more", a.hailRaw, b.hailRaw)
+	}
+	if want := truth * 1000 / 61; math.Abs(a.hailRate-want) > 0.03*want {
+		t.Errorf("rate %v, want about %v", a.hailRate, want)
 	}
 }
 
@@ -439,7 +520,7 @@ func TestAlaskaOmitsCountyTallies(t *testing.T) {
 	m := loadFixture(t)
 	// The borough has a land area, so a county row exists (all zeros): the
 	// omission comes from the Alaska rule, not from missing data.
-	if cr, ok := m.county["02016"]; !ok || cr.hailDens != 0 || cr.windDens != 0 {
+	if cr, ok := m.county["02016"]; !ok || cr.hailRate != 0 || cr.windRate != 0 {
 		t.Fatalf("fixture county 02016 = %+v, %v; want a zero row", cr, ok)
 	}
 	for _, c := range []struct {
@@ -546,7 +627,7 @@ func TestMeasureValuesAndNotes(t *testing.T) {
 		"From the tornado path area recorded within 25 miles: a tornado of any rating crosses a given point here about once in 1,200 years; an EF2+ tornado about once in 3,700 years.",
 		"No hurricane-force winds reached this site in the modelled wind fields of the Atlantic best tracks 1900-2019 (120 years).",
 		"No hurricane-strength storm passed within 100 km in the Atlantic (1900-2019) or eastern and central Pacific (1949-2019) records.",
-		"The county logged 800 hail reports and 600 damaging-wind reports in 1955-2015 (444.4 and 333.3 per 1,000 km² of land).",
+		"The county logged 800 hail reports and 600 damaging-wind reports in 1955-2015 (444.4 and 333.3 per 1,000 km² of land); read as a county of average population density (43 residents per km²) would log them and pooled with the counties within 150 km, that is 3.26 hail and 2.45 damaging-wind reports per 1,000 km² a year.",
 	}
 	if !reflect.DeepEqual(okc.Notes, wantNotes) {
 		t.Errorf("notes:\n%q\nwant\n%q", okc.Notes, wantNotes)
@@ -664,7 +745,7 @@ func TestMalformedFiles(t *testing.T) {
 		{"wind duplicate county", wind, 3, `"06","075",3,150`, "twice"},
 	} {
 		dir := copyFixtures(t, c.file, c.line, c.text)
-		_, err := Load(os.DirFS(dir), fixtureAreas)
+		_, err := Load(os.DirFS(dir), fixtureCounties)
 		if err == nil {
 			t.Errorf("%s: Load accepted a malformed file", c.name)
 			continue
@@ -682,7 +763,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("Load without county areas should fail")
 	}
 	dir := t.TempDir()
-	if _, err := Load(os.DirFS(dir), fixtureAreas); !errors.Is(err, data.ErrMissing) {
+	if _, err := Load(os.DirFS(dir), fixtureCounties); !errors.Is(err, data.ErrMissing) {
 		t.Errorf("Load from an empty directory: %v, want data.ErrMissing", err)
 	}
 }
@@ -741,7 +822,7 @@ func BenchmarkMeasureFixture(b *testing.B) {
 func BenchmarkLoadFixture(b *testing.B) {
 	dir := datatest.FixtureDir(b)
 	for b.Loop() {
-		if _, err := Load(os.DirFS(dir), fixtureAreas); err != nil {
+		if _, err := Load(os.DirFS(dir), fixtureCounties); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -222,7 +222,7 @@ func TestLoadTrackUnits(t *testing.T) {
 	// pre-1995 EF4-5 tracks: 700, 900 and 1000 yards (the duplicate 1963
 	// row dropped before).
 	dir := copyFixtures(t, "spc_tornado_tracks_1950_2018.csv", 3, "12,1961,6,1,1961-06-01,17:45:00,3,KS,20,9,4,12,1,6,0,37.8,-99.4679,38.2,-99.4679,27.6,0,0")
-	m2, err := Load(os.DirFS(dir), fixtureAreas)
+	m2, err := Load(os.DirFS(dir), fixtureCounties)
 	if err != nil {
 		t.Fatal(err)
 	}

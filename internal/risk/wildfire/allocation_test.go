@@ -10,6 +10,7 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/population"
+	"github.com/locrisk/locrisk/internal/risk/terrain"
 )
 
 func TestClassAt(t *testing.T) {
@@ -83,12 +84,11 @@ func TestClassWeights(t *testing.T) {
 	}
 }
 
-// fixedAllocator puts every site at one density rank.
+// fixedAllocator puts every site at one shelter rank.
 type fixedAllocator float64
 
-func (f fixedAllocator) Density(geo.Point) float64 { return 0 }
-func (f fixedAllocator) DenserShare(string, float64) (float64, bool) {
-	return float64(f), f >= 0
+func (f fixedAllocator) Place(string, geo.Point) (float64, float64, bool) {
+	return float64(f), 0, f >= 0
 }
 
 // On the fixture, Los Angeles County's homes split 75/15/10 (not,
@@ -146,7 +146,8 @@ func find(m hazard.Measurement, id string) (hazard.Indicator, bool) {
 }
 
 // TestRealAllocationPreservesCountyTotals measures every 2020 block group
-// at its own centre of population, as the engine measures a site, and
+// at its own centre of population, as the engine measures a site (shelter
+// from density and the terrain's relief), and
 // checks that in every county the residents allocated to each exposure
 // class are the county's published share of homes in it, and that the
 // expected share of homes reached by fire each year over its residents is
@@ -169,14 +170,22 @@ func TestRealAllocationPreservesCountyTotals(t *testing.T) {
 		}
 		return c.FIPS, true
 	})
-	m, err := Load(dir, ps)
+	ground, err := terrain.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := NewExposure(ps, func(p geo.Point, km float64) (float64, bool) {
+		s, ok := ground.Relief(p, km)
+		return s.Metres, ok
+	})
+	m, err := Load(dir, ex)
 	if err != nil {
 		t.Fatal(err)
 	}
 	type tally struct {
 		pop, largest, reached float64
 		byClass               [3]float64
-		atDensity             map[float64]float64 // residents at one local density
+		atDensity             map[float64]float64 // residents at one shelter value
 	}
 	counties := map[string]*tally{}
 	for i := 0; i < x.Len(); i++ {
@@ -197,10 +206,10 @@ func TestRealAllocationPreservesCountyTotals(t *testing.T) {
 			counties[c.FIPS] = tl
 		}
 		tl.pop += pop
-		// Block groups at exactly the same density (neighbours within
-		// 2 km of each other and of nobody else) cannot be told apart:
-		// they move between classes together.
-		d := x.Density(p)
+		// Block groups at exactly the same shelter (neighbours within
+		// 5 km of each other and of nobody else, on flat ground) cannot
+		// be told apart: they move between classes together.
+		d, _ := ex.Shelter(p)
 		tl.atDensity[d] += pop
 		tl.largest = max(tl.largest, tl.atDensity[d])
 		tl.byClass[int(cls.Value)] += pop

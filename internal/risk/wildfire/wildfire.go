@@ -74,7 +74,7 @@ const (
 // Resolutions: WRC values are means over the county's housing units; WHP
 // shares are shares of the county's 270 m cells.
 var (
-	resAllocated = hazard.Resolution{Kind: hazard.ResCountyAllocated, Detail: "county's homes by exposure class, allocated by local population density within 2 km"}
+	resAllocated = hazard.Resolution{Kind: hazard.ResCountyAllocated, Detail: "county's homes by exposure class, allocated by shelter from wildland (density within 2 and 5 km, relief within 5 km)"}
 	resDensity   = hazard.Resolution{Kind: hazard.ResSite, Detail: "2020 block-group centres of population within 2 km"}
 	resHousing   = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county, housing-unit weighted"}
 	resWHP2020   = hazard.Resolution{Kind: hazard.ResCounty, Detail: "county area share (270 m cells, water included)"}
@@ -136,14 +136,13 @@ const (
 
 var classWords = [3]string{"not exposed", "indirectly exposed", "directly exposed"}
 
-// Allocator places a site among its county's residents by local population
-// density (internal/risk/population).
+// Allocator places a site among its county's residents by its shelter
+// from wildland (Exposure; docs/methodology.md, "Wildfire at the address").
 type Allocator interface {
-	// Density is the residents per square kilometre within 2 km of p.
-	Density(p geo.Point) float64
-	// DenserShare is the share of the county's residents living at a
-	// higher local density than d; ok is false without a profile.
-	DenserShare(countyFIPS string, d float64) (share float64, ok bool)
+	// Place is the share of county fips's residents more sheltered from
+	// wildland than a site at p, and the residents per km² within 2 km of
+	// p; ok is false without a ranking for the county.
+	Place(fips string, p geo.Point) (moreSheltered, density float64, ok bool)
 }
 
 // futureCols are the NRI Future Risk projected wildfire risk index scores,
@@ -837,12 +836,11 @@ func (m *Module) allocate(site hazard.Site, c *county) (class int, weights [3]fl
 	if m.alloc == nil || c.wrc.has&hasClasses == 0 {
 		return 0, weights, 0, false
 	}
-	density = m.alloc.Density(geo.Point{Lat: site.Lat, Lon: site.Lon})
-	denser, ok := m.alloc.DenserShare(site.CountyFIPS, density)
+	u, density, ok := m.alloc.Place(site.CountyFIPS, geo.Point{Lat: site.Lat, Lon: site.Lon})
 	if !ok {
 		return 0, weights, 0, false
 	}
-	return ClassAt(c.wrc.classFrac, denser), ClassWeights(c.wrc.classFrac, denser, rankWindow), density, true
+	return ClassAt(c.wrc.classFrac, u), ClassWeights(c.wrc.classFrac, u, rankWindow), density, true
 }
 
 // ClassWeights is how much each exposure class (not, indirectly, directly
@@ -903,9 +901,9 @@ func appendClassIndicators(ins []hazard.Indicator, c *county, class int, weights
 		rps += w * r.classRPS[k]
 	}
 	ins = append(ins,
-		wrcIndicator(IDBurnProbability, "Annual burn probability of a home at the site: the means of the county's exposure classes, weighted by where its local density ranks it (USFS Wildfire Risk to Communities, 2020)",
+		wrcIndicator(IDBurnProbability, "Annual burn probability of a home at the site: the means of the county's exposure classes, weighted by where its shelter from wildland ranks it (USFS Wildfire Risk to Communities, 2020)",
 			bp, "probability", resAllocated, weightClassBurnProbability, true),
-		wrcIndicator(IDRelativeRiskToHome, "Expected annual relative wildfire risk per home at the site: the county's exposure classes' means, weighted by where its local density ranks it (USFS Wildfire Risk to Communities, 2020)",
+		wrcIndicator(IDRelativeRiskToHome, "Expected annual relative wildfire risk per home at the site: the county's exposure classes' means, weighted by where its shelter from wildland ranks it (USFS Wildfire Risk to Communities, 2020)",
 			rps, "index", resAllocated, weightClassRiskPerHome, false),
 		hazard.Indicator{
 			ID:         IDExposureClass,
@@ -984,16 +982,16 @@ func wrcIndicator(id, label string, v float64, unit string, res hazard.Resolutio
 // the class is and its chance, then the county's own notes.
 func classNotesFor(c *county, class int, mixed bool) []string {
 	r := c.wrc
-	s := "By its local population density, the site ranks among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
+	s := "By its shelter from wildland (local population density, and relief nearby), the site ranks among the county's " + pct(r.classFrac[class]) + " of homes that USFS Wildfire Risk to Communities (2020) counts as " + classWords[class] + " to wildfire"
 	switch {
 	case class == classNot:
-		s += " (beyond the reach of embers from burnable land), which WRC gives no burn probability; the county's densest residents are placed in this class first."
+		s += " (beyond the reach of embers from burnable land), which WRC gives no burn probability; the county's most sheltered residents are placed in this class first."
 	case r.classBP[class] > 0:
 		s += "; their mean annual burn probability is about 1 in " + hazard.ReturnPeriodText(1/r.classBP[class]) + "."
 	default:
 		s += "; their modelled burn probability is zero."
 	}
-	s += " Density is a proxy for the class, not a map of burnable land, so the site's values weigh the classes of the county's residents within a tenth of its density rank either way"
+	s += " Shelter is a proxy for the class, not a map of burnable land, so the site's values weigh the classes of the county's residents within a tenth of its rank either way"
 	if mixed {
 		s += "; this site ranks close enough to another class that its values weigh that class in too"
 	}
