@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"testing"
-
-	"github.com/locrisk/locrisk/internal/risk/data/datatest"
 )
 
 // TestRealScoresAreCalibrated checks the percentile contract the way an
@@ -27,11 +25,8 @@ import (
 // least s% and less than (s+1)% would otherwise have scored s+1. Nothing
 // else is allowed beyond floating-point slack (1e-9).
 func TestRealScoresAreCalibrated(t *testing.T) {
-	var trace referenceTrace
-	e, err := load(context.Background(), datatest.Real(t), nil, nil, &trace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	te := loadRealTraced(t)
+	e, trace := te.e, *te.trace
 	n := len(trace.weights)
 	nm := len(e.specs)
 	// scores[i][mi] is tract i's module score (-1 without one); the last
@@ -63,7 +58,7 @@ func TestRealScoresAreCalibrated(t *testing.T) {
 	// sample drawn in proportion to residents (every step-th resident of
 	// the cumulative population).
 	samples := 4000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		samples = 400
 	}
 	total := 0.0

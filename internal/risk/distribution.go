@@ -72,16 +72,15 @@ func (d *distribution) atOrBelow(v float64) float64 {
 
 // quantile is the smallest value q whose at-or-below share reaches p.
 func (d *distribution) quantile(p float64) float64 {
-	for i := range d.Values {
-		next := 1.0
-		if i+1 < len(d.Values) {
-			next = d.Below[i+1]
-		}
-		if next >= p {
-			return d.Values[i]
-		}
+	// The at-or-below share of Values[i] is Below[i+1] (1 for the last),
+	// ascending in i: the first i where it reaches p.
+	i := sort.Search(len(d.Values), func(i int) bool {
+		return i+1 >= len(d.Values) || d.Below[i+1] >= p
+	})
+	if i == len(d.Values) {
+		return math.NaN()
 	}
-	return math.NaN()
+	return d.Values[i]
 }
 
 // scoreOf turns a share below into the 0..100 score: the percentile rounded

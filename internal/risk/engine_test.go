@@ -21,10 +21,25 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 )
 
-// loadReal loads the engine on the real data once per test binary.
-var loadReal = datatest.Once(datatest.Real, func(dir fs.FS) (*Engine, error) {
-	return Load(context.Background(), dir, nil, nil)
+// tracedEngine is the engine on the real data with every reference
+// tract's values.
+type tracedEngine struct {
+	e     *Engine
+	trace *referenceTrace
+}
+
+// loadRealTraced loads the engine on the real data once per test binary,
+// building its reference afresh and keeping every tract's values: the
+// tests of the percentile contract read them, and one load (the slowest
+// step of this package's tests, several minutes under -race) serves all.
+var loadRealTraced = datatest.Once(datatest.Real, func(dir fs.FS) (tracedEngine, error) {
+	var tr referenceTrace
+	e, err := load(context.Background(), dir, nil, nil, &tr)
+	return tracedEngine{e: e, trace: &tr}, err
 })
+
+// loadReal is the engine on the real data, loaded once per test binary.
+func loadReal(tb testing.TB) *Engine { return loadRealTraced(tb).e }
 
 func loadFixture(t *testing.T) *Engine {
 	t.Helper()

@@ -57,21 +57,18 @@ func TestRealValidationTable(t *testing.T) {
 // centres, population-weighted) whose own value is strictly lower, at a
 // spread sample of tracts counted against all of them.
 func TestRealPercentileClaim(t *testing.T) {
-	var trace referenceTrace
-	e, err := load(context.Background(), datatest.Real(t), nil, nil, &trace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	te := loadRealTraced(t)
+	e, trace := te.e, te.trace
 	n := 150
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 30
 	}
-	checkPercentileClaim(t, e, &trace, n)
+	checkPercentileClaim(t, e, trace, n)
 	if t.Failed() {
 		return
 	}
 	// What the flags and the confidence look like over all residents.
-	rates := flagRates(t, e, &trace)
+	rates := flagRates(t, e, trace)
 	codes := slices.Sorted(maps.Keys(rates))
 	for _, code := range codes {
 		t.Logf("%s: %.1f%% of residents", code, 100*rates[code])

@@ -340,7 +340,16 @@ func (r *reference) moduleShare(module int, value, bench float64) (float64, stri
 	case !math.IsNaN(value) && !r.modules[module].empty():
 		return r.modules[module].below(value), basisHazard
 	case !math.IsNaN(bench) && !r.bench[module].empty():
-		return r.bench[module].below(bench), basisFallback
+		b := r.bench[module].below(bench)
+		if d := r.modules[module]; !d.empty() {
+			// On the hazard data's scale: the rank a resident measured
+			// with hazard data has at the same quantile. Where many
+			// residents tie at the hazard's minimum (four in five on
+			// landslide terrain), a county benchmark below that quantile
+			// ties with them rather than ranking above them all.
+			return d.below(d.quantile(b)), basisFallback
+		}
+		return b, basisFallback
 	}
 	return math.NaN(), basisNone
 }

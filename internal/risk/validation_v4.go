@@ -38,6 +38,18 @@ var terrainPlaces = []validationPlace{
 	{Name: "Johnstown, PA", Lat: 40.3267, Lon: -78.9220, County: "42021"},
 	{Name: "Westmont, PA", Lat: 40.3162, Lon: -78.9525, County: "42021"},
 	{Name: "Oroville, CA", Lat: 39.5138, Lon: -121.5564, County: "06007"},
+	{Name: "Aurora, CO", Lat: 39.7294, Lon: -104.8319, County: "08005"},
+	{Name: "Trinidad, CO", Lat: 37.1695, Lon: -104.5005, County: "08071"},
+	{Name: "Youngstown, OH", Lat: 41.0998, Lon: -80.6495, County: "39099"},
+	{Name: "Prague, OK", Lat: 35.4875, Lon: -96.6850, County: "40081"},
+	{Name: "Lookout Mountain, TN", Lat: 34.9958, Lon: -85.3472, County: "47065"},
+	{Name: "Signal Mountain, TN", Lat: 35.1223, Lon: -85.3433, County: "47065"},
+	{Name: "Owego, NY", Lat: 42.1034, Lon: -76.2622, County: "36107"},
+	{Name: "Newark Valley, NY", Lat: 42.2231, Lon: -76.1833, County: "36107"},
+	{Name: "Pasadena, CA", Lat: 34.1478, Lon: -118.1445, County: "06037"},
+	{Name: "Long Beach, CA", Lat: 33.7701, Lon: -118.1937, County: "06037"},
+	{Name: "Utqiagvik, AK", Lat: 71.2906, Lon: -156.7886, County: "02185"},
+	{Name: "Delta Junction, AK", Lat: 64.0379, Lon: -145.7322, County: "02240"},
 }
 
 // terrainOrders are the landslide orderings between a steep and a flat
@@ -65,6 +77,15 @@ var terrainOrders = []validationOrder{
 	{Module: "hydrology", Peril: "", Higher: "Gauley Bridge, WV", Lower: "Fayetteville, WV", Why: "Same county: Gauley Bridge is at the Kanawha's head, on the riverbank; Fayetteville is on the plateau above the New River gorge."},
 	{Module: "hydrology", Peril: "", Higher: "Johnstown, PA", Lower: "Westmont, PA", Why: "Same county: Johnstown is in the Conemaugh valley (1889, 1936, 1977 floods); Westmont is on the hill above it."},
 	{Module: "hydrology", Peril: "", Higher: "Oroville, CA", Lower: "Paradise, CA", Why: "Same county: Oroville lies on the Feather River below the dam; Paradise is on a ridge between canyons."},
+	{Module: "hydrology", Peril: "riverine", Higher: "Owego, NY", Lower: "Newark Valley, NY", Why: "Same county: Owego is on the Susquehanna's bank (2006 and 2011 floods); Newark Valley is 13 km from any mapped river."},
+	// Wildfire at the foot of the hills, not on the plain below.
+	{Module: "wildfire", Peril: "wildfire", Higher: "Pasadena, CA", Lower: "Long Beach, CA", Why: "Same county: Pasadena lies at the foot of the San Gabriel Mountains, where the January 2025 Eaton fire burned into Altadena; Long Beach is a dense port city on the coastal plain."},
+	{Module: "wildfire", Peril: "wildfire", Higher: "Delta Junction, AK", Lower: "Utqiagvik, AK", Why: "Delta Junction is in the interior's boreal forest, which burns most summers; Utqiagvik is on the Arctic coastal tundra."},
+	// Earthquake: the USGS long-term model over swarms it excludes.
+	{Module: "earthquake", Peril: "", Higher: "Salt Lake City, UT", Lower: "Lakewood, CO", Why: "Salt Lake City lies on the Wasatch fault; the Denver basin's M5 chance rests on the 1960s Rocky Mountain Arsenal sequence, induced by waste injection."},
+	{Module: "earthquake", Peril: "", Higher: "Charleston, SC", Lower: "Aurora, CO", Why: "Charleston's 1886 M7 source is in the USGS long-term model; Aurora's catalog events are the Arsenal's induced swarm."},
+	{Module: "earthquake", Peril: "", Higher: "Memphis, TN", Lower: "Lakewood, CO", Why: "Memphis is near the New Madrid seismic zone; Lakewood's 2%-in-50-years PGA is about 0.1 g."},
+	{Module: "earthquake", Peril: "", Higher: "Anchorage, AK", Lower: "Denver, CO", Why: "Anchorage is above the Alaska megathrust; downtown Denver's mapped hazard is among the lower half of US residents'."},
 	// Hail and wind where the storms are, not where the reporters are.
 	{Module: "severeWeather", Peril: "hail", Higher: "Oklahoma City, OK", Lower: "Denver, CO", Why: "Central Oklahoma has more large-hail days than the Front Range; Denver County's many reports per km² come from its many residents."},
 	{Module: "severeWeather", Peril: "hail", Higher: "Wichita, KS", Lower: "Denver, CO", Why: "South-central Kansas is at the heart of hail alley; Denver's dense core reports more per km², not more storms."},
@@ -88,6 +109,15 @@ var terrainLows = []validationLow{
 	{Module: "severeWeather", Peril: "hail", Place: "Chicago, IL", Max: 70, Why: "Cook County's hail reports per km² follow its five million residents; northeastern Illinois has moderate hail."},
 	{Module: "severeWeather", Peril: "straightLineWind", Place: "Chicago, IL", Max: 70, Why: "Chicago's wind reports follow its residents; the lakefront is not a derecho maximum."},
 	{Module: "severeWeather", Peril: "", Place: "Chicago, IL", Max: 40, Why: "Chicago has moderate tornado, hail and wind hazard and no hurricanes."},
+	{Module: "earthquake", Peril: "", Place: "Aurora, CO", Max: 60, Why: "Aurora's 2%-in-50-years PGA is 0.09 g; its catalog rate is the Rocky Mountain Arsenal's induced swarm of 1962-67, which the USGS long-term model excludes."},
+	{Module: "earthquake", Peril: "", Place: "Lakewood, CO", Max: 60, Why: "Lakewood's 2%-in-50-years PGA is 0.11 g; the nearby M4s of the 1960s were induced by waste injection at the Arsenal."},
+	{Module: "earthquake", Peril: "", Place: "Denver, CO", Max: 61, Why: "Downtown Denver's mapped hazard is moderate; the Arsenal swarm is not a steady rate."},
+	{Module: "earthquake", Peril: "", Place: "Trinidad, CO", Max: 60, Why: "The Raton Basin's M4-5 events since 2001 followed wastewater injection from coal-bed methane production; the USGS long-term model leaves them out."},
+	{Module: "earthquake", Peril: "", Place: "Youngstown, OH", Max: 51, Why: "Youngstown's 2011-12 earthquakes were induced by a wastewater well; northeastern Ohio's natural hazard is low."},
+	{Module: "earthquake", Peril: "", Place: "Prague, OK", Max: 63, Why: "The 2011 M5.7 Prague sequence is linked to wastewater injection; the long-term model's PGA there is moderate."},
+	{Module: "hydrology", Peril: "riverine", Place: "Lookout Mountain, TN", Max: 41, Why: "Lookout Mountain's town is on the ridge top, about 400 m above the Tennessee River."},
+	{Module: "hydrology", Peril: "riverine", Place: "Signal Mountain, TN", Max: 41, Why: "Signal Mountain is on the Walden Ridge plateau, about 400 m above the Tennessee River gorge."},
+	{Module: "landslide", Peril: "", Place: "Utqiagvik, AK", Max: 20, Why: "Utqiagvik is on the flat Arctic coastal plain."},
 	{Module: "hydrology", Peril: "riverine", Place: "Moore, OK", Max: 80, Why: "Moore is 6.6 km from the Canadian River: not a riverside site."},
 	{Module: "hydrology", Peril: "", Place: "Blowing Rock, NC", Max: 41, Why: "Blowing Rock is a ridge town on the Blue Ridge escarpment at about 1,100 m, hundreds of metres above any river."},
 }

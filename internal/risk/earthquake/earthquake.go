@@ -69,6 +69,46 @@ const (
 	sparseEvents = 3
 )
 
+// The catalog's check against the USGS long-term model (docs/methodology.md,
+// "Earthquake", "When the catalog outruns the USGS model"): in the
+// conterminous states the M5+ rate within 50 km counts in full up to a
+// ceiling that rises with the 2018 PGA,
+//
+//	ceiling(PGA) = ceilingRate * (PGA / ceilingPGA)^ceilingExp   per year,
+//
+// and beyond it loses weight with the base-2 logarithm of the excess, to none
+// at twice the ceiling; the PGA takes the weight the catalog gives up. The
+// 2018 model is declustered, leaves induced seismicity out and is the USGS
+// long-term hazard: a catalog rate far above what it supports for a site
+// comes from a swarm or an induced sequence (the Rocky Mountain Arsenal
+// earthquakes of 1962-1967 under Denver, the Raton Basin, central Oklahoma)
+// or from a single event in a quiet region, not from a steady rate.
+const (
+	ceilingRate = 7e-4 // M5+ per year within 50 km at ceilingPGA
+	ceilingPGA  = 0.1  // g
+	ceilingExp  = 4.0
+)
+
+// rateCeiling is the highest M5+ rate within 50 km (per year) that counts in
+// full at a site whose 2018 2%-in-50-years PGA is pga.
+func rateCeiling(pga float64) float64 {
+	return ceilingRate * math.Pow(math.Max(pga, 0)/ceilingPGA, ceilingExp)
+}
+
+// catalogTrust is the share (0..1) of its weight the catalog rate keeps at a
+// site with 2018 PGA pga: 1 up to the ceiling, 1 - log2(rate/ceiling)
+// above it, 0 from twice the ceiling.
+func catalogTrust(rate, pga float64) float64 {
+	c := rateCeiling(pga)
+	switch {
+	case rate <= c:
+		return 1
+	case c <= 0:
+		return 0
+	}
+	return math.Max(0, 1-math.Log2(rate/c))
+}
+
 const pgaSource = "usgs-nshm-2018-pga"
 
 // Resolutions of the module's indicators.
@@ -216,8 +256,13 @@ func (m *Module) measureConus(p geo.Point, state string) hazard.Measurement {
 		Notes:      make([]string, 0, 3),
 		Quality:    1,
 	}
-	probWeight := 1.0
-	if pga, ok := m.pga.at(p.Lat, p.Lon); ok {
+	perSrc, _ := m.nshm.rateWithin(p, rateRadiusKm)
+	rate := perSrc[srcWUS] + perSrc[srcCEUS]
+	probWeight, trust := 1.0, 1.0
+	pga, havePGA := m.pga.at(p.Lat, p.Lon)
+	if havePGA {
+		trust = catalogTrust(rate, pga)
+		probWeight = weightProb * trust
 		out.Indicators = append(out.Indicators, hazard.Indicator{
 			ID:         IndicatorPGA,
 			Label:      "Peak ground acceleration with a 2% chance of being exceeded in 50 years (USGS 2018 model, firm rock)",
@@ -227,12 +272,10 @@ func (m *Module) measureConus(p geo.Point, state string) hazard.Measurement {
 			Peril:      hazard.PerilGroundShaking,
 			Resolution: resPGA,
 			Ranked:     true,
-			Weight:     weightPGA,
+			Weight:     1 - probWeight,
 		})
 		out.Notes = append(out.Notes, "USGS 2018 model: 2% chance in 50 years of peak ground acceleration exceeding "+formatG(pga)+".")
-		probWeight = weightProb
 	}
-	perSrc, _ := m.nshm.rateWithin(p, rateRadiusKm)
 	src := srcCEUS
 	switch {
 	case perSrc[srcWUS] > perSrc[srcCEUS]:
@@ -242,7 +285,10 @@ func (m *Module) measureConus(p geo.Point, state string) hazard.Measurement {
 		// West (the NSHM boundary runs near the Rocky Mountain front).
 		src = srcWUS
 	}
-	m.addProb(&out, perSrc[srcWUS]+perSrc[srcCEUS], sourceIDs[src], probWeight)
+	m.addProb(&out, rate, sourceIDs[src], probWeight)
+	if trust < 1 {
+		out.Notes = append(out.Notes, ceilingNote(rate, pga, trust))
+	}
 	m.addFault(&out, p, state)
 	m.addLargest(&out, &m.nshmBig, p)
 	return out
@@ -398,21 +444,39 @@ func (m *Module) measureOutside(p geo.Point, region string) hazard.Measurement {
 	return out
 }
 
+// ceilingNote explains why the catalog rate counts for less than its usual
+// weight (trust < 1) at a site with 2018 PGA pga.
+func ceilingNote(rate, pga, trust float64) string {
+	supported := "none"
+	if c := rateCeiling(pga); c > 0 {
+		supported = "at most about once in " + hazard.ReturnPeriodText(1/c) + " years"
+	}
+	s := fmt.Sprintf("The catalogs' rate of M5+ earthquakes within 50 km, about once in %s years, is more than the USGS 2018 long-term model supports at %s (%s): "+
+		"such a rate usually comes from a swarm, an induced sequence or a lone event in a quiet region, which the long-term model does not count as a steady rate, ",
+		hazard.ReturnPeriodText(1/rate), formatG(pga), supported)
+	if trust <= 0 {
+		return s + "so the score rests on the USGS ground motion alone."
+	}
+	return s + fmt.Sprintf("so the catalog keeps %.0f%% of its weight in the score.", 100*trust)
+}
+
 func (m *Module) addProb(out *hazard.Measurement, rate float64, source string, weight float64) {
 	annual := poissonProb(rate, 1)
 	prob := poissonProb(rate, probYears)
 	out.Indicators = append(out.Indicators,
 		hazard.Indicator{
-			ID:           IndicatorM5Annual,
-			Label:        "Annual chance of an M5+ earthquake within 50 km (from declustered historical seismicity)",
-			Value:        annual,
-			Unit:         "probability",
-			Source:       source,
-			Peril:        hazard.PerilGroundShaking,
-			Resolution:   resCatalog,
-			Ranked:       true,
-			Weight:       weight,
-			AnnualChance: true,
+			ID:         IndicatorM5Annual,
+			Label:      "Annual chance of an M5+ earthquake within 50 km (from declustered historical seismicity)",
+			Value:      annual,
+			Unit:       "probability",
+			Source:     source,
+			Peril:      hazard.PerilGroundShaking,
+			Resolution: resCatalog,
+			Ranked:     true,
+			Weight:     weight,
+			// A rate the score disregards (beyond twice the ceiling) is
+			// not shown as the peril's annual chance either.
+			AnnualChance: weight > 0,
 		},
 		hazard.Indicator{
 			ID:         IndicatorM5Prob,

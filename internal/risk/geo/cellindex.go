@@ -316,3 +316,48 @@ func (ix *CellIndex) Near(p Point, km float64, fn func(item int32)) {
 		}
 	}
 }
+
+// ItemOrder is the items of every cell, cell after cell, as NearCells
+// places them. The slice must not be modified.
+func (ix *CellIndex) ItemOrder() []int32 { return ix.items }
+
+// NearCells calls fn for every non-empty cell that Near visits, in the
+// same order, with the cell's bounds and the position of its items in
+// ItemOrder (ItemOrder()[lo:hi]). The bounds' longitudes are those of the
+// column before it wraps, so they lie outside [-180, 180] for a query
+// across the antimeridian. It lets a caller treat a cell as a whole, for
+// instance one that lies wholly within a radius.
+func (ix *CellIndex) NearCells(p Point, km float64, fn func(cell Box, lo, hi int)) {
+	if ix.blocks == nil {
+		return
+	}
+	r0, r1, c0, c1 := ix.span(PointBox(p).Pad(km))
+	k := ix.k
+	for r := r0; r <= r1; r++ {
+		br := r/k - ix.brow0
+		if br < 0 || br >= ix.brows {
+			continue
+		}
+		blocks := ix.blocks[br*ix.bcols : (br+1)*ix.bcols]
+		lat0 := float64(r)*ix.cell - 90
+		// The cell's block column and place in it, stepped along the row
+		// rather than divided out per cell (fine, unrolled).
+		cw := ix.wrap(c0)
+		bc, ck := cw/k, cw%k
+		rk := (r % k) * k
+		for c := c0; c <= c1; c++ {
+			if b := blocks[bc]; b >= 0 {
+				f := int(b)*k*k + rk + ck
+				if lo, hi := ix.starts[f], ix.starts[f+1]; lo < hi {
+					lon0 := float64(c)*ix.cell - 180
+					fn(Box{Lat0: lat0, Lat1: lat0 + ix.cell, Lon0: lon0, Lon1: lon0 + ix.cell}, int(lo), int(hi))
+				}
+			}
+			if cw++; cw == ix.ncols {
+				cw, bc, ck = 0, 0, 0
+			} else if ck++; ck == k {
+				bc, ck = bc+1, 0
+			}
+		}
+	}
+}

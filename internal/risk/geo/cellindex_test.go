@@ -234,3 +234,43 @@ func TestCellIndexEmptyAndMisuse(t *testing.T) {
 		b.Add(1, Box{})
 	})
 }
+
+// TestNearCellsVisitsWhatNearVisits: NearCells hands over, cell by cell,
+// exactly the items Near calls back with, in the same order, also where
+// the last block column is partial and across the antimeridian.
+func TestNearCellsVisitsWhatNearVisits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, cell := range []float64{0.02, 0.25, 7.2} {
+		b := NewCellIndexBuilder(cell)
+		var pts []Point
+		for i := 0; i < 4000; i++ {
+			p := Point{Lat: -60 + 120*r.Float64(), Lon: -180 + 360*r.Float64()}
+			if i%2 == 0 {
+				p = Point{Lat: 52 + r.Float64(), Lon: NormalizeLon(179.5 + r.Float64())}
+			}
+			pts = append(pts, p)
+			b.Add(int32(i), PointBox(p))
+		}
+		ix := b.Build()
+		order := ix.ItemOrder()
+		for q := 0; q < 300; q++ {
+			p, km := pts[r.IntN(len(pts))], 1+r.Float64()*400
+			var want, got []int32
+			ix.Near(p, km, func(it int32) { want = append(want, it) })
+			ix.NearCells(p, km, func(c Box, lo, hi int) {
+				if math.Abs(c.Lat1-c.Lat0-cell) > 1e-9 || math.Abs(c.Lon1-c.Lon0-cell) > 1e-9 {
+					t.Fatalf("cell %+v", c)
+				}
+				for _, it := range order[lo:hi] {
+					if q := pts[it]; q.Lat < c.Lat0-1e-9 || q.Lat > c.Lat1+1e-9 || math.Abs(math.Mod(q.Lon-c.Lon0+720, 360)) > cell+1e-9 {
+						t.Fatalf("item %d at %v outside its cell %+v", it, q, c)
+					}
+				}
+				got = append(got, order[lo:hi]...)
+			})
+			if !slices.Equal(got, want) {
+				t.Fatalf("cell %v, %v within %v km: NearCells %d items, Near %d", cell, p, km, len(got), len(want))
+			}
+		}
+	}
+}

@@ -62,11 +62,14 @@ const (
 	// show the valley walls (Gatlinburg, TN: 32 m of relief within 2 km,
 	// about 650 m within 5 km).
 	reliefMinKm = 4.0
-	// siteLevelKm: the site's own level is the lowest ground within about
-	// half a cell of it, so a town on a valley floor, whose cell averages
-	// the valley walls in, is not read as standing above its river; a
-	// site counts as high only if all the ground within 1 km of it is.
-	siteLevelKm = 1.0
+	// upperHalf: a site is tempered only where its own ground stands in the
+	// upper half of the ground around it (from the lowest to the highest
+	// within the distance to the water, at least reliefMinKm): a ridge, a
+	// plateau rim or an upland. A town on a valley floor, whose 2 km cell
+	// averages the valley walls in and so reads tens to hundreds of metres
+	// above its river (Jamestown and Lyons, CO; Gatlinburg, TN), stands in
+	// the lower half of its surroundings and is never tempered.
+	upperHalf = 0.5
 	// gaugeGradientMPerKm: a gauge is one point of a stream that may pass
 	// the site upstream of it, where the water is higher; a mountain
 	// stream falls up to about 50 m a km, so a gauge d km away leaves at
@@ -114,6 +117,7 @@ func tempered(idx, factor float64) float64 {
 type height struct {
 	m      float64 // metres, positive above the water
 	free   float64 // the free height at the site (heightAllowance)
+	valley bool    // the site stands in the lower half of the ground around it: never tempered
 	source string  // terrain catalog id
 	cellKm float64 // the coarser grid cell of the two readings
 	ok     bool
@@ -130,15 +134,17 @@ func (m *Module) readSite(p geo.Point) siteGround {
 	if m.ground == nil {
 		return siteGround{}
 	}
-	e, ok := m.ground.Lowest(p, siteLevelKm)
+	e, ok := m.ground.Elevation(p)
 	return siteGround{p: p, elev: e, ok: ok}
 }
 
-// heightAllowance is the free height: the largest of heightFreeM, half
-// the relief around the site, half the relief around the water point and
-// the fall a stream may have between the site and a gauge.
-func heightAllowance(siteReliefM, waterReliefM, streamFallM float64) float64 {
-	return max(heightFreeM, siteReliefM/2, waterReliefM/2, streamFallM)
+// heightAllowance is the free height: the larger of heightFreeM and the
+// fall a stream may have between the site and a gauge. The relief of the
+// ground no longer widens it: a valley-floor site, whose reading the
+// valley walls lift, is not tempered at all (upperHalf), so what remains
+// to allow for is the grid's noise on open ground.
+func heightAllowance(streamFallM float64) float64 {
+	return max(heightFreeM, streamFallM)
 }
 
 // heightAbove is the site's height above the water at a point of a river
@@ -155,23 +161,29 @@ func (m *Module) heightAbove(site siteGround, water geo.Point, km float64, gauge
 	if !ok {
 		return height{}
 	}
-	var siteRelief, waterRelief, fall float64
-	if r, ok := m.ground.Relief(site.p, math.Min(math.Max(km, reliefMinKm), heightReachKm)); ok {
+	var siteRelief, fall float64
+	around := math.Min(math.Max(km, reliefMinKm), heightReachKm)
+	if r, ok := m.ground.Relief(site.p, around); ok {
 		siteRelief = r.Metres
 	}
-	if r, ok := m.ground.Relief(water, reliefMinKm); ok {
-		waterRelief = r.Metres
+	// In the lower half of the ground around it, or within half a grid
+	// cell of the water, where the site and the water share the grid's
+	// cells and the grid cannot give the one's height above the other
+	// (Owego, NY, 0.3 km from the Susquehanna, reads 157 m above it).
+	valley := true
+	if low, ok := m.ground.Lowest(site.p, around); ok && siteRelief > 0 && km >= site.elev.CellKm/2 {
+		valley = (site.elev.Metres-math.Max(low.Metres, 0))/siteRelief <= upperHalf
 	}
 	if gauge {
 		fall = gaugeGradientMPerKm * km
 	}
-	return height{m: site.elev.Metres - math.Max(w.Metres, 0), free: heightAllowance(siteRelief, waterRelief, fall),
-		source: site.elev.Source, cellKm: math.Max(site.elev.CellKm, w.CellKm), ok: true}
+	return height{m: site.elev.Metres - math.Max(w.Metres, 0), free: heightAllowance(fall),
+		valley: valley, source: site.elev.Source, cellKm: math.Max(site.elev.CellKm, w.CellKm), ok: true}
 }
 
 // factor is the height factor, 1 without a height.
 func (h height) factor() float64 {
-	if !h.ok {
+	if !h.ok || h.valley {
 		return 1
 	}
 	return heightFactor(h.m, h.free)

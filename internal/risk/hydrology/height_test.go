@@ -62,7 +62,7 @@ func TestHeightFactor(t *testing.T) {
 		{heightFreeM, 0, 1}, // small heights change nothing
 		{heightFreeM + heightScaleM, 0, math.Exp(-1)},
 		{heightFreeM + 3*heightScaleM, 0, math.Exp(-3)},
-		{100, 150, 1}, // rough ground: half the relief is free
+		{100, 150, 1}, // a gauge far downstream: the stream's fall is free
 		{180, 150, math.Exp(-30 / heightScaleM)},
 		{10, 5, 1}, // the free height is never below heightFreeM
 	}
@@ -89,8 +89,11 @@ func TestHeightFactor(t *testing.T) {
 	if got := tempered(0.5, 1); got != 0.5 {
 		t.Errorf("tempered(0.5, 1) = %g", got)
 	}
-	if got := heightAllowance(100, 300, 20); got != 150 {
-		t.Errorf("heightAllowance = %g, want 150", got)
+	if got := heightAllowance(200); got != 200 {
+		t.Errorf("heightAllowance(200) = %g, want the stream's fall", got)
+	}
+	if got := heightAllowance(5); got != heightFreeM {
+		t.Errorf("heightAllowance(5) = %g, want at least %g", got, heightFreeM)
 	}
 }
 
@@ -138,7 +141,8 @@ func TestRiverHeight(t *testing.T) {
 		{"30 m up on open ground", plateau(30, 20), 2, untempered * math.Exp(-1), 30, true, "lowers its river proximity"},
 		{"60 m up on open ground", plateau(60, 20), 2, untempered * math.Exp(-3), 60, true, "lowers"},
 		{"100 m up on open ground: no exposure", plateau(100, 20), 2, 0, 100, true, "lowers"},
-		{"100 m up in a gorge 400 m deep: the grid cannot tell", plateau(100, 400), 2, untempered, 100, false, "change nothing"},
+		{"100 m up in a gorge 400 m deep: the grid cannot tell", plateau(100, 400), 2, untempered, 100, false, "not trusted"},
+		{"100 m up but 0.9 km from the river: the same cells", plateau(100, 20), 0.9, math.Exp(-0.9 / 3), 100, false, "not trusted"},
 		{"on the valley floor, whatever the plateau", plateau(300, 20), 0.3, math.Exp(-0.1), 0, false, "change nothing"},
 		{"below the river (behind a levee)", hollow, 2.5, math.Exp(-2.5 / 3), -5, false, "change nothing"},
 	}

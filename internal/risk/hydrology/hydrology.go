@@ -703,6 +703,8 @@ func heightNote(hasGround, siteOK bool, rv riverResult) string {
 		return ""
 	case !siteOK || !rv.height.ok:
 		return "The terrain grids do not cover the site: its height above the river is not measured, and the river and gauge proximity indices are not tempered by height."
+	case rv.height.valley && rv.height.m > rv.height.free:
+		return fmt.Sprintf("On the terrain grid (about %s cells) the site reads about %.0f m above the nearest mapped river, but it stands on a valley floor or beside the river, where the grid's cells average in the valley walls: that reading is not trusted, and the river and gauge proximity indices are not tempered by height.", cellText(rv.height.cellKm), rv.height.m)
 	case rv.tempered:
 		return fmt.Sprintf("On the terrain grid (about %s cells) the site stands about %.0f m above the nearest mapped river, which lowers its river proximity index: high ground does not flood like a riverbank. The grid tells a ridge from a riverbank, not a bluff from the floodplain below it.", cellText(rv.height.cellKm), rv.height.m)
 	}

@@ -68,6 +68,7 @@ const (
 	IndicatorSlope     = "terrain_slope_deg"
 	IndicatorRelief    = "local_relief_5km_m"
 	IndicatorExcess    = "relief_above_plains_m"
+	IndicatorHillside  = "hillside_slope_deg"
 	IndicatorAllocated = "nri_landslide_terrain_allocated"
 
 	IndicatorRatio   = "landslide_report_ratio"
@@ -124,14 +125,25 @@ const (
 	// grid's own noise is a few tens of metres), so their slides need
 	// bluffs and banks too small for the grid to see.
 	reliefFloorM = 100.0
-	// Weights of the two scored indicators' shares in the peril's value
+	// Weights of the three scored indicators' shares in the peril's value
 	// (docs/methodology.md, "Landslide module"): the relief above the
-	// plains says whether and how far ground around the site can fall, the
-	// county's record allocated by the same relief how often such ground
-	// has failed and cost money there. Both are 0 on plains, so the
-	// residents on plains, about four in five, tie at the bottom.
-	weightExcess    = 0.5
-	weightAllocated = 0.5
+	// plains says how far ground around the site can fall, the slope of
+	// that hilly ground how steep it is at the site (the first-order
+	// control on failure, and what tells a canyon town from a town on a
+	// rolling upland of the same relief), and the county's record
+	// allocated by relief how often such ground has failed and cost money
+	// there. All three are 0 on plains, so the residents on plains, about
+	// four in five, tie at the bottom.
+	weightExcess    = 0.35
+	weightHillside  = 0.30
+	weightAllocated = 0.35
+	// allocCap bounds the allocation: a site gets at most this many times
+	// its county's score. Where a county's residents live mostly on
+	// plains, their mean relief above the plains is small and the ratio
+	// would place the whole county's record on its few hilly sites (a
+	// river bluff district in a flat county reading ten times its
+	// county); the county's rating says little about one spot there.
+	allocCap = 3.0
 	// Quality of the terrain evidence: the repaired SRTM30_PLUS grid
 	// (about 2 km) sees mountain fronts and canyons but smooths slopes;
 	// ETOPO5 (about 9 km, Alaska, Hawaii and the territories) smooths
@@ -291,13 +303,19 @@ func Load(fsys fs.FS, ex Exposure) (*Module, error) {
 	}
 	m.res = b.Build()
 	m.terrain = ex.Terrain
-	m.excessMean = countyExcessRelief(ex.Residents.Index(), ex.CountyOf, m.relief)
+	m.excessMean = countyExcessRelief(ex.Residents, m.relief)
 	return m, nil
 }
 
 // countyExcessRelief is, per county, the population-weighted mean relief
-// above reliefFloorM at the block-group centres countyOf places in it.
-func countyExcessRelief(x *population.Index, countyOf population.CountyOf, relief func(geo.Point) (terrain.Sample, bool)) map[string]float64 {
+// above reliefFloorM over the county's residents, at the block-group
+// centres located in it: the county's landslide record is shared among
+// its residents by how hilly each one's ground is, so that over the county
+// the allocated values average to the county's score. The
+// profiles' own county of each block group, so that no centre is located
+// again.
+func countyExcessRelief(ps *population.Profiles, relief func(geo.Point) (terrain.Sample, bool)) map[string]float64 {
+	x := ps.Index()
 	n := x.Len()
 	fips := make([]string, n)
 	excess := make([]float64, n)
@@ -308,11 +326,11 @@ func countyExcessRelief(x *population.Index, countyOf population.CountyOf, relie
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
-				p, _ := x.Centre(i)
-				f, ok := countyOf(p)
-				if !ok {
+				f, _ := ps.BlockGroup(i)
+				if f == "" {
 					continue
 				}
+				p, _ := x.Centre(i)
 				r, ok := relief(p)
 				if !ok {
 					continue
@@ -589,9 +607,11 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 		return nil, quality, []string{"No terrain grid covers the site, so landslide susceptibility could not be estimated; the reported landslides below are context only."}
 	}
 	// ETOPO5's 9 km cells put many coastal and island sites at sea
-	// (Pago Pago reads -1,100 m): there the grid says nothing of the
-	// ground, and a relief of 0 would be a false "flat".
-	if el, ok := m.terrain.Elevation(p); !ok || (el.CellKm > coarseCellKm && el.Metres <= 0) {
+	// (Pago Pago reads -1,100 m). Relief counts the sea as sea level, so
+	// where any land cell lies within the radius the relief is still the
+	// rise of the land from the shore; where none does, the grid says
+	// nothing of the ground, and a relief of 0 would be a false "flat".
+	if el, ok := m.terrain.Elevation(p); !ok || (el.CellKm > coarseCellKm && el.Metres <= 0 && rl.Metres <= 0) {
 		return nil, quality, []string{coarseAtSeaNote}
 	}
 	q, grid := qualityFineGrid, fmt.Sprintf("terrain grid of about %.0f km (%s)", rl.CellKm, rl.Source)
@@ -600,6 +620,10 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 	}
 	res := hazard.Resolution{Kind: hazard.ResGrid, Detail: grid}
 	excess := max(0, rl.Metres-reliefFloorM)
+	hillside := 0.0
+	if excess > 0 {
+		hillside = sl.Metres
+	}
 	ins := []hazard.Indicator{
 		{
 			ID:         IndicatorExcess,
@@ -611,6 +635,17 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 			Resolution: res,
 			Ranked:     true,
 			Weight:     weightExcess,
+		},
+		{
+			ID:         IndicatorHillside,
+			Label:      fmt.Sprintf("Slope of hilly ground: the steepest slope within %.0f km of the site where the ground rises %.0f m or more within 5 km; 0 on plains", max(slopeRadiusKm, sl.CellKm), reliefFloorM),
+			Value:      round2(hillside),
+			Unit:       "degrees",
+			Source:     sl.Source,
+			Peril:      hazard.PerilLandslide,
+			Resolution: res,
+			Ranked:     true,
+			Weight:     weightHillside,
 		},
 		{
 			ID:         IndicatorSlope,
@@ -635,16 +670,23 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 	}
 	notes := []string{terrainNote(sl, rl)}
 	score := m.ratings.Hazard(fips, nriCode)
-	countyMean, hasMean := m.excessMean[fips]
-	if score.OK && hasMean {
+	if score.OK {
+		// A county none of whose residents live on hilly ground (or with
+		// no residents counted) has no mean to share its record by: a
+		// hilly site there is the county's hilly ground and takes the
+		// county's score.
+		countyMean := m.excessMean[fips]
+		if countyMean <= 0 {
+			countyMean = excess
+		}
 		v := 0.0
-		if countyMean > 0 {
-			v = score.Score * excess / countyMean
+		if excess > 0 {
+			v = score.Score * min(allocCap, excess/countyMean)
 		}
 		ins = append(ins, hazard.Indicator{
 			ID: IndicatorAllocated,
-			Label: fmt.Sprintf("FEMA NRI county landslide risk score (%.1f) allocated by terrain: times the site's relief above %.0f m over the county residents' average (%.0f m); 0 on ground flatter than that",
-				score.Score, reliefFloorM, countyMean),
+			Label: fmt.Sprintf("FEMA NRI county landslide risk score (%.1f) allocated by terrain: times the site's relief above %.0f m over the county residents' average (%.0f m), at most %.0f times; 0 on ground flatter than that",
+				score.Score, reliefFloorM, countyMean, allocCap),
 			Value:      round2(v),
 			Unit:       "score",
 			Source:     nri.SourceID,

@@ -208,7 +208,7 @@ func TestMeasure(t *testing.T) {
 				switch in.ID {
 				case IndicatorSlope, IndicatorRelief:
 					want = hazard.ResGrid
-				case IndicatorExcess:
+				case IndicatorExcess, IndicatorHillside:
 					want, weighted = hazard.ResGrid, true
 				case IndicatorAllocated:
 					want, weighted = hazard.ResCountyAllocated, true
@@ -640,6 +640,7 @@ func TestTerrainScores(t *testing.T) {
 				{IndicatorSlope, tc.slope, 0},
 				{IndicatorRelief, tc.relief, 0},
 				{IndicatorExcess, max(0, tc.relief-reliefFloorM), weightExcess},
+				{IndicatorHillside, hillside(tc.slope, tc.relief), weightHillside},
 				{IndicatorAllocated, tc.alloc, weightAllocated},
 			} {
 				in, ok := indicator(got, want.id)
@@ -665,9 +666,9 @@ func TestTerrainScores(t *testing.T) {
 
 // TestAllocationKeepsCountyMean checks the allocation against a ground
 // that varies: over the county's residents, the allocated value averages
-// to the county's NRI score (the allocation moves the county's figure
-// onto its slopes; it does not raise or lower the county), and a site on
-// ground flatter than the plains' floor gets none of it.
+// to the county's NRI score (the allocation moves the county's figure onto
+// its slopes; it does not raise or lower it), and a site on ground flatter
+// than the plains' floor gets none of it.
 func TestAllocationKeepsCountyMean(t *testing.T) {
 	ex := fixtureExposure(t)
 	ex.Terrain = slopedGround{}
@@ -683,9 +684,13 @@ func TestAllocationKeepsCountyMean(t *testing.T) {
 		if !ok || !ex.NRI.Hazard(f, nriCode).OK {
 			continue
 		}
-		in, ok := indicator(m.Measure(hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: f}), IndicatorAllocated)
+		got := m.Measure(hazard.Site{Lat: p.Lat, Lon: p.Lon, CountyFIPS: f})
+		in, ok := indicator(got, IndicatorAllocated)
 		if !ok {
 			t.Fatalf("%s: no allocated indicator", f)
+		}
+		if ex, _ := indicator(got, IndicatorExcess); ex.Value == 0 && in.Value != 0 {
+			t.Errorf("%s: %v allocated on plains", f, in.Value)
 		}
 		s := sums[f]
 		sums[f] = [2]float64{s[0] + n*in.Value, s[1] + n}
@@ -710,9 +715,17 @@ func TestAllocationKeepsCountyMean(t *testing.T) {
 	}
 }
 
-// slopedGround's relief rises 100 m per 0.1 degree north of 47 N (the
-// fixture's Los Angeles block groups stand on 12,000 m of it: only the
-// ratios matter).
+// hillside is the scored slope: the slope where the relief reaches the
+// plains' floor, else 0 (NaN stays NaN: no grid).
+func hillside(slope, relief float64) float64 {
+	if relief > reliefFloorM || math.IsNaN(relief) {
+		return slope
+	}
+	return 0
+}
+
+// slopedGround's relief rises 100 m per 0.1 degree north of 47 N, 0 south
+// of it: only the ratios matter.
 type slopedGround struct{}
 
 func (slopedGround) Elevation(p geo.Point) (terrain.Sample, bool) {
@@ -725,4 +738,44 @@ func (slopedGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
 
 func (slopedGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
 	return terrain.Sample{Metres: max(0, (p.Lat-47)*1000), Source: "fake-grid", CellKm: 1.9}, true
+}
+
+// TestAllocationCap checks that a site far hillier than its county's
+// residents gets at most allocCap times the county's score.
+func TestAllocationCap(t *testing.T) {
+	ex := fixtureExposure(t)
+	ex.Terrain = spikeGround{}
+	m, err := Load(datatest.Fixture(t), ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := ex.NRI.Hazard("06037", nriCode).Score
+	if mean, _ := m.ExcessMean("06037"); mean != 50 {
+		t.Fatalf("county mean %v, want 50 (150 m of relief everywhere)", mean)
+	}
+	spike, _ := indicator(m.Measure(hazard.Site{Lat: 10, Lon: -118.24, CountyFIPS: "06037"}), IndicatorAllocated)
+	plain, _ := indicator(m.Measure(hazard.Site{Lat: 34.05, Lon: -118.24, CountyFIPS: "06037"}), IndicatorAllocated)
+	if math.Abs(spike.Value-allocCap*score) > 0.01 || math.Abs(plain.Value-score) > 0.01 {
+		t.Errorf("spike %v, plain %v; want %v (capped) and %v", spike.Value, plain.Value, allocCap*score, score)
+	}
+}
+
+// spikeGround has 150 m of relief everywhere but at 10 N, where it has
+// 5,000 m.
+type spikeGround struct{}
+
+func (spikeGround) Elevation(p geo.Point) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: 300, Source: "fake-grid", CellKm: 1.9}, true
+}
+
+func (spikeGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: 2, Source: "fake-grid", CellKm: 1.9}, true
+}
+
+func (spikeGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
+	v := 150.0
+	if p.Lat == 10 {
+		v = 5000
+	}
+	return terrain.Sample{Metres: v, Source: "fake-grid", CellKm: 1.9}, true
 }

@@ -2,6 +2,7 @@ package population
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/locrisk/locrisk/internal/risk/data/datatest"
@@ -127,5 +128,39 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		BuildProfiles(x, func(geo.Point) (string, bool) { return "00000", true })
+	}
+}
+
+// TestDensitiesWithinMatchesDensityWithin: the measure taken together,
+// with whole cells added at once, is DensityWithin bit for bit, also on
+// points packed at cell edges and across the antimeridian.
+func TestDensitiesWithinMatchesDensityWithin(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var pts []geo.Point
+	var pop []float64
+	for _, c := range []geo.Point{{Lat: 40, Lon: -105}, {Lat: 61.2, Lon: -149.9}, {Lat: 51.8, Lon: 179.97}, {Lat: 52.0, Lon: -179.98}, {Lat: 21.3, Lon: -157.8}} {
+		for k := 0; k < 3000; k++ {
+			p := geo.Point{Lat: c.Lat + (r.Float64()-0.5)*0.3, Lon: c.Lon + (r.Float64()-0.5)*0.3}
+			if k%3 == 0 { // on a cell edge, or a hair off it
+				p.Lat = math.Round(p.Lat/0.02)*0.02 + float64(k%5-2)*1e-12
+				p.Lon = math.Round(p.Lon/0.02)*0.02 + float64(k%7-3)*1e-12
+			}
+			p.Lon = geo.NormalizeLon(p.Lon)
+			pts = append(pts, p)
+			pop = append(pop, float64(1+r.IntN(3000)))
+		}
+	}
+	x := New(pts, pop)
+	for _, km := range []float64{2, 5} {
+		got := x.DensitiesWithin(km, func(i int) bool { return i%4 != 1 })
+		for i, p := range pts {
+			want := x.DensityWithin(p, km)
+			if i%4 == 1 {
+				want = 0
+			}
+			if math.Float64bits(got[i]) != math.Float64bits(want) {
+				t.Fatalf("km %v, point %d %v: %v, want %v", km, i, p, got[i], want)
+			}
+		}
 	}
 }

@@ -43,25 +43,82 @@ var realModel = func() func(testing.TB) *Model {
 
 func TestRepairRealTiles(t *testing.T) {
 	m := realModel(t)
-	_, st := repair(rawMosaic(t, datatest.Real(t)), mosaicW, mosaicH, func(x, y int) (float64, bool) {
+	raw := rawMosaic(t, datatest.Real(t))
+	_, st := repair(raw, mosaicW, mosaicH, func(x, y int) (float64, bool) {
 		return m.etopoElevation(mosaicLat(float64(y)), mosaicLon(float64(x)))
 	}, true)
-	if st2 := m.RepairStats(); st.Changed != st2.Changed || st.MedianFiltered != st2.MedianFiltered || st.ChangedLand != st2.ChangedLand {
+	if st2 := m.RepairStats(); st.Changed != st2.Changed || st.ChangedLand != st2.ChangedLand {
 		t.Errorf("repair at Load %+v, measured %+v", st2, st)
 	}
-	t.Logf("pixels %d, mixed land-sea %d, changed %d (%.2f%%), land %d changed %d (%.2f%%), median-filtered %d", st.Pixels, st.Mixed, st.Changed, 100*float64(st.Changed)/float64(st.Pixels), st.Land, st.ChangedLand, 100*float64(st.ChangedLand)/float64(st.Land), st.MedianFiltered)
+	t.Logf("pixels %d, mixed land-sea %d, changed %d (%.2f%%), land %d changed %d (%.2f%%)", st.Pixels, st.Mixed, st.Changed, 100*float64(st.Changed)/float64(st.Pixels), st.Land, st.ChangedLand, 100*float64(st.ChangedLand)/float64(st.Land))
 	t.Logf("land pixels > 64 m from 3x3 median: %.2f%% -> %.2f%%; R mid-range: %.2f%% -> %.2f%%", 100*st.OutlierBefore, 100*st.OutlierAfter, 100*st.OutlierMidRBefore, 100*st.OutlierMidRAfter)
 	before, after, n := rmseAgainstETOPO(t, m)
 	t.Logf("RMSE against ETOPO5 at %d CONUS land grid points: %.1f m -> %.1f m", n, before, after)
-	if st.OutlierAfter > st.OutlierBefore/2 || st.OutlierMidRAfter > st.OutlierMidRBefore/2 {
-		t.Errorf("outliers %.2f%% -> %.2f%% (mid-range R %.2f%% -> %.2f%%): the repair should at least halve them", 100*st.OutlierBefore, 100*st.OutlierAfter, 100*st.OutlierMidRBefore, 100*st.OutlierMidRAfter)
+	flatBefore, flatAfter, nFlat := flatAgainstETOPO(m, raw)
+	t.Logf("land pixels where ETOPO5 is flat (%d): %.2f%% -> %.2f%% more than 64 m from ETOPO5", nFlat, 100*flatBefore, 100*flatAfter)
+	// Real relief is most of what stands out from a 3x3 median at 2 km, and
+	// it stays; the defect is what stands out where the ground is flat.
+	if st.OutlierAfter > 0.8*st.OutlierBefore || st.OutlierMidRAfter > 0.8*st.OutlierMidRBefore {
+		t.Errorf("outliers %.2f%% -> %.2f%% (mid-range R %.2f%% -> %.2f%%): the repair should remove a good part of them", 100*st.OutlierBefore, 100*st.OutlierAfter, 100*st.OutlierMidRBefore, 100*st.OutlierMidRAfter)
 	}
-	if after > before-5 {
-		t.Errorf("RMSE against ETOPO5 %.1f m -> %.1f m: the repair should bring the tiles closer to the independent grid", before, after)
+	if flatAfter > flatBefore/2 {
+		t.Errorf("on flat ground %.2f%% -> %.2f%% of pixels more than 64 m from ETOPO5: the repair should at least halve them", 100*flatBefore, 100*flatAfter)
 	}
-	if share := float64(st.ChangedLand) / float64(st.Land); share > 0.15 {
-		t.Errorf("%.1f%% of land pixels changed; the defect touches about a tenth", 100*share)
+	if after > before {
+		t.Errorf("RMSE against ETOPO5 %.1f m -> %.1f m: the repair should not take the tiles away from the independent grid", before, after)
 	}
+	if share := float64(st.ChangedLand) / float64(st.Land); share > 0.10 {
+		t.Errorf("%.1f%% of land pixels changed; the defect touches a few per cent", 100*share)
+	}
+}
+
+// flatAgainstETOPO is the share of land pixels, where ETOPO5 is flat
+// (within 30 m at the pixel and 5 km north, south, east and west of it),
+// that read more than 64 m from ETOPO5, raw and repaired: where the
+// ground is flat neither 2 km against 9 km cells nor the misregistration
+// of ETOPO5 explains such a difference, and the defect does.
+func flatAgainstETOPO(m *Model, raw []int32) (before, after float64, n int) {
+	var nb, na int
+	for y := 1; y < mosaicH-1; y++ {
+		lat := mosaicLat(float64(y))
+		if lat < 25 || lat > 49 {
+			continue
+		}
+		dLat := 5 / 111.2
+		dLon := dLat / math.Cos(lat*math.Pi/180)
+		for x := 1; x < mosaicW-1; x++ {
+			i := y*mosaicW + x
+			if raw[i] <= 0 || raw[i] == rawMixed || raw[i] == rawMissing {
+				continue
+			}
+			lon := mosaicLon(float64(x))
+			e, ok := m.etopoElevation(lat, lon)
+			if !ok || e <= 0 {
+				continue
+			}
+			lo, hi := e, e
+			flat := true
+			for _, d := range [4][2]float64{{dLat, 0}, {-dLat, 0}, {0, dLon}, {0, -dLon}} {
+				v, ok := m.etopoElevation(lat+d[0], lon+d[1])
+				if !ok {
+					flat = false
+					break
+				}
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			if !flat || hi-lo > 30 {
+				continue
+			}
+			n++
+			if math.Abs(float64(raw[i])-e) > 64 {
+				nb++
+			}
+			if math.Abs(float64(m.srtm[i])-e) > 64 {
+				na++
+			}
+		}
+	}
+	return float64(nb) / float64(max(n, 1)), float64(na) / float64(max(n, 1)), n
 }
 
 // rmseAgainstETOPO compares the raw and the repaired mosaic (bilinear) with

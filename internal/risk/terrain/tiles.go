@@ -19,8 +19,8 @@ import (
 
 // The SRTM30_PLUS tiles: zoom 6 web-map tiles (XYZ numbering, y = 0 at the
 // north), 256 x 256 pixels each, x = tileX0..tileX0+tilesX-1 and
-// y = tileY0..tileY0+tilesY-1, mosaicked into one grid whose rows follow
-// web Mercator.
+// y = tileY0..tileY0+tilesY-1, mosaicked into one grid: tile bounds in web
+// Mercator, rows within a tile even in latitude (see mosaicLat).
 const (
 	tileZoom   = 6
 	tileSize   = 256
@@ -190,14 +190,27 @@ func decodeTile(b []byte, out []int32, ox, oy int) error {
 }
 
 // mosaicLon and mosaicLat are the longitude and latitude of the centre of
-// mosaic column x and row y (web Mercator rows).
+// mosaic column x and row y.
+//
+// The tiles' own bounds are web Mercator (tile row t spans the latitudes of
+// Mercator rows 256t to 256t+256 of the world), but inside a tile the
+// pixel rows are spaced evenly in latitude, not in Mercator y: read as
+// Mercator rows, every feature stands north of where it belongs by up to
+// 2.3 rows (about 4 km) in the middle of a tile and by nothing at its
+// edges. Isolated summits show it (TestPeakRegistrationReal): as Mercator
+// rows 38 volcanoes and summits stood a median 2.1 km north of their true
+// places, Mt. Rainier 3.7 km, Mt. Baker (near a tile edge) 0.1 km; with
+// rows even in latitude the median is 0.6 km. Columns are even in
+// longitude either way, and no east-west shift shows (median 0.0 km).
 func mosaicLon(x float64) float64 {
 	return (float64(tileX0*tileSize)+x+0.5)/worldPx*360 - 180
 }
 
 func mosaicLat(y float64) float64 {
-	n := math.Pi * (1 - 2*(float64(tileY0*tileSize)+y+0.5)/worldPx)
-	return math.Atan(math.Sinh(n)) * 180 / math.Pi
+	u := float64(tileY0*tileSize) + y + 0.5 // world pixel row, edges whole
+	t := math.Floor(u / tileSize)
+	north, south := mercatorLat(t*tileSize), mercatorLat((t+1)*tileSize)
+	return north - (u/tileSize-t)*(north-south)
 }
 
 // mosaicXY is the fractional column and row of a point (inverse of
@@ -205,14 +218,29 @@ func mosaicLat(y float64) float64 {
 func mosaicXY(lat, lon float64) (x, y float64) {
 	x = (lon+180)/360*worldPx - float64(tileX0*tileSize) - 0.5
 	phi := lat * math.Pi / 180
-	y = (1-math.Log(math.Tan(math.Pi/4+phi/2))/math.Pi)/2*worldPx - float64(tileY0*tileSize) - 0.5
+	t := math.Floor((1 - math.Log(math.Tan(math.Pi/4+phi/2))/math.Pi) / 2 * worldPx / tileSize) // the tile row
+	north, south := mercatorLat(t*tileSize), mercatorLat((t+1)*tileSize)
+	y = (t+(north-lat)/(north-south))*tileSize - float64(tileY0*tileSize) - 0.5
 	return x, y
 }
 
-// mosaicCellKm is the side of a mosaic pixel in km at latitude lat (web
-// Mercator pixels are square on the ground).
+// mercatorLat is the latitude of the top edge of world pixel row u in web
+// Mercator (whole tile rows: u a multiple of tileSize).
+func mercatorLat(u float64) float64 {
+	return math.Atan(math.Sinh(math.Pi*(1-2*u/worldPx))) * 180 / math.Pi
+}
+
+// mosaicCellKm is the east-west side of a mosaic pixel in km at latitude
+// lat; north-south a pixel is within about 3% of it (mosaicRowKm).
 func mosaicCellKm(lat float64) float64 {
 	return earthCircumferenceKm / worldPx * math.Cos(lat*math.Pi/180)
+}
+
+// mosaicRowKm is the north-south side in km of the pixels of the tile row
+// holding latitude lat.
+func mosaicRowKm(lat float64) float64 {
+	_, y := mosaicXY(lat, 0)
+	return (mosaicLat(y-0.5) - mosaicLat(y+0.5)) * geo.KmPerDegLat
 }
 
 const earthCircumferenceKm = 2 * math.Pi * geo.EarthRadiusKm

@@ -33,14 +33,16 @@ const (
 	wideRadiusKm   = 5.0
 	reliefRadiusKm = 5.0
 	reliefFullM    = 500.0
-	// reliefWeight: full relief counts as much as a factor e^1.5 ≈ 4.5 in
-	// both densities; a judgement, not a fit (no map of which homes WRC
-	// counts as exposed is available to fit it). It is enough that a dense
-	// core at a mountain front (downtown Boulder: 2,670 residents per km²
-	// within 2 km, 560 m of relief) ranks as less sheltered than a plains
-	// town of the same county (Longmont: 1,510, 110 m), and not enough
-	// that relief alone outweighs a hundredfold difference in density.
-	reliefWeight = 1.5
+	// reliefWeight: full relief counts as much as a factor e^3 ≈ 20 in
+	// both densities, about the difference between a city core and its
+	// exurbs; a judgement, not a fit (no map of which homes WRC counts as
+	// exposed is available to fit it). With half that weight density still
+	// decided inside a county: a dense core at the foot of forested hills
+	// (Pasadena, Rapid City, Ogden) ranked as more sheltered than a plains
+	// exurb of the same county, whose grass and farmland burn less often
+	// and less fiercely. It is not enough that relief alone outweighs a
+	// hundredfold difference in density.
+	reliefWeight = 3.0
 )
 
 // Exposure places a site among its county's residents by its shelter
@@ -58,6 +60,8 @@ type Exposure struct {
 func NewExposure(ps *population.Profiles, relief ReliefFunc) *Exposure {
 	e := &Exposure{x: ps.Index(), relief: relief}
 	n := e.x.Len()
+	located := func(i int) bool { f, _ := ps.BlockGroup(i); return f != "" }
+	d5 := e.x.DensitiesWithin(wideRadiusKm, located) // as shelterWith measures it
 	value := make([]float64, n)
 	workers := min(runtime.GOMAXPROCS(0), 8)
 	var wg sync.WaitGroup
@@ -71,7 +75,7 @@ func NewExposure(ps *population.Profiles, relief ReliefFunc) *Exposure {
 					continue
 				}
 				p, _ := e.x.Centre(i)
-				value[i] = e.shelterWith(p, d2)
+				value[i] = ShelterOf(d2, d5[i], e.reliefAt(p))
 			}
 		}(w)
 	}
