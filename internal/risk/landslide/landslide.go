@@ -49,11 +49,9 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/locrisk/locrisk/internal/risk/data"
 	"github.com/locrisk/locrisk/internal/risk/geo"
@@ -311,35 +309,23 @@ func Load(fsys fs.FS, ex Exposure) (*Module, error) {
 // above reliefFloorM over the county's residents, at the block-group
 // centres located in it: the county's landslide record is shared among
 // its residents by how hilly each one's ground is, so that over the county
-// the allocated values average to the county's score. The
-// profiles' own county of each block group, so that no centre is located
-// again.
+// the allocated values average to the county's score. Each block group's
+// county is the profiles' own, so that no centre is located again.
 func countyExcessRelief(ps *population.Profiles, relief func(geo.Point) (terrain.Sample, bool)) map[string]float64 {
 	x := ps.Index()
 	n := x.Len()
 	fips := make([]string, n)
 	excess := make([]float64, n)
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				f, _ := ps.BlockGroup(i)
-				if f == "" {
-					continue
-				}
-				p, _ := x.Centre(i)
-				r, ok := relief(p)
-				if !ok {
-					continue
-				}
-				fips[i], excess[i] = f, max(0, r.Metres-reliefFloorM)
-			}
-		}(w)
-	}
-	wg.Wait()
+	population.Parallel(n, func(i int) {
+		f, _ := ps.BlockGroup(i)
+		if f == "" {
+			return
+		}
+		p, _ := x.Centre(i)
+		if r, ok := relief(p); ok {
+			fips[i], excess[i] = f, max(0, r.Metres-reliefFloorM)
+		}
+	})
 	sum, pop := map[string]float64{}, map[string]float64{}
 	for i, f := range fips {
 		if f == "" {

@@ -1,9 +1,7 @@
 package population
 
 import (
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/locrisk/locrisk/internal/risk/geo"
 )
@@ -40,22 +38,13 @@ func BuildProfiles(x *Index, countyOf CountyOf) *Profiles {
 	n := x.Len()
 	fips := make([]string, n)
 	dens := make([]float64, n)
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				p := x.pts[i]
-				if f, ok := countyOf(p); ok {
-					fips[i] = f
-					dens[i] = x.Density(p)
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	Parallel(n, func(i int) {
+		p := x.pts[i]
+		if f, ok := countyOf(p); ok {
+			fips[i] = f
+			dens[i] = x.Density(p)
+		}
+	})
 
 	return &Profiles{x: x, counties: rankCounties(x, fips, dens), bgFIPS: fips, bgDens: dens}
 }

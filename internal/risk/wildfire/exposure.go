@@ -2,8 +2,6 @@ package wildfire
 
 import (
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/population"
@@ -63,23 +61,12 @@ func NewExposure(ps *population.Profiles, relief ReliefFunc) *Exposure {
 	located := func(i int) bool { f, _ := ps.BlockGroup(i); return f != "" }
 	d5 := e.x.DensitiesWithin(wideRadiusKm, located) // as shelterWith measures it
 	value := make([]float64, n)
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				fips, d2 := ps.BlockGroup(i)
-				if fips == "" {
-					continue
-				}
-				p, _ := e.x.Centre(i)
-				value[i] = ShelterOf(d2, d5[i], e.reliefAt(p))
-			}
-		}(w)
-	}
-	wg.Wait()
+	population.Parallel(n, func(i int) {
+		if fips, d2 := ps.BlockGroup(i); fips != "" {
+			p, _ := e.x.Centre(i)
+			value[i] = ShelterOf(d2, d5[i], e.reliefAt(p))
+		}
+	})
 	e.rank = ps.RankBy(value)
 	return e
 }
