@@ -185,11 +185,11 @@ var registry = [...]ModuleSpec{
 	{
 		Key: hazard.Wildfire, Title: "Wildfire", Noun: "wildfire hazard",
 		Perils: []PerilSpec{
-			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "wildfire reaching a home at the site (county figures by density)", Evidence: wildfire.IDBurnProbability,
+			{Key: hazard.PerilWildfire, Title: "Wildfire", NRI: []string{"WFIR"}, ChanceOf: "wildfire reaching a home at the site (county figures by shelter from wildland)", Evidence: wildfire.IDBurnProbability,
 				Relevant: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.0001,
 					Text: "a burn probability at the site of 1 in 10,000 a year or more"},
 				High: &Threshold{Indicator: wildfire.IDBurnProbability, AtLeast: 0.002,
-					Text: "a burn probability at the site, allocated from the county's figures by local density, of 1 in 500 a year or more"}},
+					Text: "a burn probability at the site, allocated from the county's figures by shelter from wildland, of 1 in 500 a year or more"}},
 		},
 		Advice: Advice{
 			Act:    "Require a defensible-space and ember-resistance inspection (vents, roof class, 0-5 ft zone) and check access for fire engines.",

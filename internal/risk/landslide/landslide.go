@@ -150,6 +150,10 @@ const (
 	qualityCoarseGrid = 0.45
 	// coarseCellKm separates the two grids by their cell size.
 	coarseCellKm = 4.0
+	// gentleSlopeDeg: below this slope within 2 km on the fine grid
+	// (about 17 m a km) the ground is rolling, whatever its relief
+	// (excessAt); about four residents in five live on gentler ground.
+	gentleSlopeDeg = 1.0
 )
 
 // Ratings are the NRI rating classes that get a pooled prior of their own;
@@ -301,7 +305,7 @@ func Load(fsys fs.FS, ex Exposure) (*Module, error) {
 	}
 	m.res = b.Build()
 	m.terrain = ex.Terrain
-	m.excessMean = countyExcessRelief(ex.Residents, m.relief)
+	m.excessMean = countyExcessRelief(ex.Residents, m.excessAt)
 	return m, nil
 }
 
@@ -311,7 +315,7 @@ func Load(fsys fs.FS, ex Exposure) (*Module, error) {
 // its residents by how hilly each one's ground is, so that over the county
 // the allocated values average to the county's score. Each block group's
 // county is the profiles' own, so that no centre is located again.
-func countyExcessRelief(ps *population.Profiles, relief func(geo.Point) (terrain.Sample, bool)) map[string]float64 {
+func countyExcessRelief(ps *population.Profiles, excessAt func(geo.Point) (float64, bool)) map[string]float64 {
 	x := ps.Index()
 	n := x.Len()
 	fips := make([]string, n)
@@ -322,8 +326,8 @@ func countyExcessRelief(ps *population.Profiles, relief func(geo.Point) (terrain
 			return
 		}
 		p, _ := x.Centre(i)
-		if r, ok := relief(p); ok {
-			fips[i], excess[i] = f, max(0, r.Metres-reliefFloorM)
+		if e, ok := excessAt(p); ok {
+			fips[i], excess[i] = f, e
 		}
 	})
 	sum, pop := map[string]float64{}, map[string]float64{}
@@ -342,6 +346,38 @@ func countyExcessRelief(ps *population.Profiles, relief func(geo.Point) (terrain
 		}
 	}
 	return out
+}
+
+// excessAt is the relief above the plains at p: the local relief less
+// reliefFloorM where the ground is hilly, 0 on plains. Ground is hilly
+// where it has both the height to fall, relief above reliefFloorM within
+// 5 km, and the steepness, a slope of gentleSlopeDeg or more within 2 km
+// on the fine grid: a broad valley with 100 m of relief spread over 5 km
+// (downtown Tulsa, Kansas City) is rolling land, not slide terrain, at
+// the grid's resolution. On the coarse grid, whose 9 km cells smooth
+// slopes several-fold, relief alone decides.
+func (m *Module) excessAt(p geo.Point) (float64, bool) {
+	rl, ok := m.relief(p)
+	if !ok {
+		return 0, false
+	}
+	if rl.Metres <= reliefFloorM {
+		return 0, true
+	}
+	sl, ok := m.slope(p)
+	if !ok {
+		return 0, false
+	}
+	return excessOf(rl, sl), true
+}
+
+// excessOf is the relief above the plains of ground with relief rl and
+// slope sl (excessAt).
+func excessOf(rl, sl terrain.Sample) float64 {
+	if rl.Metres <= reliefFloorM || (rl.CellKm <= coarseCellKm && sl.Metres < gentleSlopeDeg) {
+		return 0
+	}
+	return rl.Metres - reliefFloorM
 }
 
 // relief is the local relief at p: within reliefRadiusKm on the fine grid;
@@ -605,7 +641,7 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 		q = qualityCoarseGrid
 	}
 	res := hazard.Resolution{Kind: hazard.ResGrid, Detail: grid}
-	excess := max(0, rl.Metres-reliefFloorM)
+	excess := excessOf(rl, sl)
 	hillside := 0.0
 	if excess > 0 {
 		hillside = sl.Metres
@@ -613,7 +649,7 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 	ins := []hazard.Indicator{
 		{
 			ID:         IndicatorExcess,
-			Label:      fmt.Sprintf("Relief above the plains: highest minus lowest ground within 5 km of the site, less the %.0f m that plains, coastal plains and rolling farmland stay below; 0 on such ground", reliefFloorM),
+			Label:      fmt.Sprintf("Relief above the plains: the local relief within 5 km less %.0f m, where the ground also slopes %.0f degree or more within 2 km (0 on plains and rolling land)", reliefFloorM, gentleSlopeDeg),
 			Value:      math.Round(excess),
 			Unit:       "m",
 			Source:     rl.Source,
@@ -624,7 +660,7 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 		},
 		{
 			ID:         IndicatorHillside,
-			Label:      fmt.Sprintf("Slope of hilly ground: the steepest slope within %.0f km of the site where the ground rises %.0f m or more within 5 km; 0 on plains", max(slopeRadiusKm, sl.CellKm), reliefFloorM),
+			Label:      fmt.Sprintf("Slope of hilly ground: the steepest slope within %.0f km where the relief above the plains is positive (0 on plains and rolling land)", max(slopeRadiusKm, sl.CellKm)),
 			Value:      round2(hillside),
 			Unit:       "degrees",
 			Source:     sl.Source,
@@ -635,7 +671,7 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 		},
 		{
 			ID:         IndicatorSlope,
-			Label:      fmt.Sprintf("Steepest ground slope within %.0f km of the site, from a terrain grid of about %.0f km (a grid this coarse smooths slopes: 3 degrees is a mountain front or canyon side)", max(slopeRadiusKm, sl.CellKm), sl.CellKm),
+			Label:      fmt.Sprintf("Steepest ground slope within %.0f km, on a terrain grid of about %.0f km (which smooths slopes: 3 degrees is a mountain front or canyon side)", max(slopeRadiusKm, sl.CellKm), sl.CellKm),
 			Value:      round2(sl.Metres),
 			Unit:       "degrees",
 			Source:     sl.Source,

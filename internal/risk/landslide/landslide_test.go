@@ -613,6 +613,8 @@ func TestTerrainScores(t *testing.T) {
 		{"mountain front", fakeGround{slope: 12, relief: 600, cellKm: 1.9, ok: true}, 12, 600, score.Score, qualityFineGrid, reliefRadiusKm},
 		{"gentle hills", fakeGround{slope: 3, relief: 160, cellKm: 1.9, ok: true}, 3, 160, score.Score, qualityFineGrid, reliefRadiusKm},
 		{"plains", fakeGround{slope: 0.4, relief: 40, cellKm: 1.9, ok: true}, 0.4, 40, 0, qualityFineGrid, reliefRadiusKm},
+		// 160 m of relief spread over gentle slopes: rolling land.
+		{"rolling land", fakeGround{slope: 0.6, relief: 160, cellKm: 1.9, ok: true}, 0.6, 160, 0, qualityFineGrid, reliefRadiusKm},
 		{"coarse grid", fakeGround{slope: 5, relief: 900, cellKm: 9.3, ok: true}, 5, 900, score.Score, qualityCoarseGrid, 1.5 * 9.3},
 		{"no grid", fakeGround{}, math.NaN(), math.NaN(), math.NaN(), quality, reliefRadiusKm},
 		// ETOPO5 puts the island site at sea: nothing measured, rather
@@ -639,7 +641,7 @@ func TestTerrainScores(t *testing.T) {
 			}{
 				{IndicatorSlope, tc.slope, 0},
 				{IndicatorRelief, tc.relief, 0},
-				{IndicatorExcess, max(0, tc.relief-reliefFloorM), weightExcess},
+				{IndicatorExcess, excess(tc.slope, tc.relief, tc.ground.cellKm), weightExcess},
 				{IndicatorHillside, hillside(tc.slope, tc.relief), weightHillside},
 				{IndicatorAllocated, tc.alloc, weightAllocated},
 			} {
@@ -715,10 +717,22 @@ func TestAllocationKeepsCountyMean(t *testing.T) {
 	}
 }
 
-// hillside is the scored slope: the slope where the relief reaches the
-// plains' floor, else 0 (NaN stays NaN: no grid).
+// excess is the relief above the plains the test expects: relief less the
+// floor on hilly ground (on the coarse grid relief alone decides).
+func excess(slope, relief, cellKm float64) float64 {
+	if math.IsNaN(relief) {
+		return relief
+	}
+	if relief <= reliefFloorM || (cellKm <= coarseCellKm && slope < gentleSlopeDeg) {
+		return 0
+	}
+	return relief - reliefFloorM
+}
+
+// hillside is the scored slope: the slope on hilly ground, else 0 (NaN
+// stays NaN: no grid).
 func hillside(slope, relief float64) float64 {
-	if relief > reliefFloorM || math.IsNaN(relief) {
+	if (relief > reliefFloorM && slope >= gentleSlopeDeg) || math.IsNaN(relief) {
 		return slope
 	}
 	return 0
