@@ -207,6 +207,9 @@ func (b *CellIndexBuilder) Build() *CellIndex {
 	}
 	ix.starts[len(starts)-1] = w
 	ix.items = items[:w:w]
+	if ZZTrace != nil {
+		ZZTrace(ix.cell, len(ix.blocks), len(ix.starts), len(ix.items))
+	}
 	return ix
 }
 
@@ -361,3 +364,6 @@ func (ix *CellIndex) NearCells(p Point, km float64, fn func(cell Box, lo, hi int
 		}
 	}
 }
+
+// ZZTrace is temporary.
+var ZZTrace func(cell float64, blocks, starts, items int)
