@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ type ReferenceCache interface {
 }
 
 // referenceFormat changes whenever the cached encoding changes.
-const referenceFormat = 2
+const referenceFormat = 3
 
 // referenceKey names the cached reference for a data version and a build
 // of the engine: the methodology version says what the scores mean, the
@@ -290,7 +291,86 @@ func (e *Engine) buildReference(ctx context.Context, tracts []coverage.Tract, lo
 			ref.divergence[mi] = d.quantile(1 - divergenceShare)
 		}
 	}
+	ref.share()
 	return ref, nil
+}
+
+// share makes equal distributions of r one, in memory and in the cache:
+// environmental exposure, with a single peril and no NRI fallback, ranks
+// the same values for its peril, its module and its scored residents.
+// Distributions are read-only once built.
+func (r *reference) share() {
+	var pool distributionPool
+	for k, d := range r.indicators {
+		r.indicators[k] = pool.intern(d)
+	}
+	for k, d := range r.nri {
+		r.nri[k] = pool.intern(d)
+	}
+	for mi := range r.perils {
+		for pi, d := range r.perils[mi] {
+			r.perils[mi][pi] = pool.intern(d)
+		}
+	}
+	for _, ds := range [][]*distribution{r.modules, r.scored, r.bench} {
+		for i, d := range ds {
+			ds[i] = pool.intern(d)
+		}
+	}
+	r.overall = pool.intern(r.overall)
+}
+
+// distributionPool finds equal distributions: the same values and shares,
+// bit for bit.
+type distributionPool struct {
+	byKey map[distributionKey][]*distribution
+	all   []*distribution // in the order first seen
+}
+
+type distributionKey struct {
+	n           int
+	first, last uint64 // bits of the first value and of the last share
+}
+
+// intern returns the pool's distribution equal to d, adding d when it has
+// none; nil stays nil.
+func (p *distributionPool) intern(d *distribution) *distribution {
+	_, got := p.index(d)
+	return got
+}
+
+// index is intern with the distribution's place in p.all.
+func (p *distributionPool) index(d *distribution) (int, *distribution) {
+	if d == nil {
+		return -1, nil
+	}
+	k := distributionKey{n: len(d.Values)}
+	if k.n > 0 && len(d.Below) > 0 {
+		k.first, k.last = math.Float64bits(d.Values[0]), math.Float64bits(d.Below[len(d.Below)-1])
+	}
+	if p.byKey == nil {
+		p.byKey = map[distributionKey][]*distribution{}
+	}
+	for _, c := range p.byKey[k] {
+		if c == d || (bitsEqual(c.Values, d.Values) && bitsEqual(c.Below, d.Below)) {
+			return slices.Index(p.all, c), c
+		}
+	}
+	p.byKey[k] = append(p.byKey[k], d)
+	p.all = append(p.all, d)
+	return len(p.all) - 1, d
+}
+
+func bitsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // nriCodesAll lists every NRI hazard code the registry benchmarks against.
@@ -385,6 +465,7 @@ func (e *Engine) moduleShareOf(ref *reference, mi int, value, bench float64) (fl
 type referenceFile struct {
 	Format     int
 	Names      []string
+	Index      []int // Names[i] is Dists[Index[i]]: equal distributions are kept once
 	Dists      []distribution
 	Divergence []float64
 	Tracts     int
@@ -394,9 +475,14 @@ type referenceFile struct {
 
 func (e *Engine) encodeReference(r *reference) ([]byte, error) {
 	f := referenceFile{Format: referenceFormat, Divergence: r.divergence, Tracts: r.tracts, Population: r.population, Unlocated: r.unlocated}
+	var pool distributionPool
 	add := func(name string, d *distribution) {
+		i, _ := pool.index(d)
+		if i == len(f.Dists) {
+			f.Dists = append(f.Dists, *d)
+		}
 		f.Names = append(f.Names, name)
-		f.Dists = append(f.Dists, *d)
+		f.Index = append(f.Index, i)
 	}
 	for k, d := range r.indicators {
 		add("ind/"+e.specs[k.module].Key+"/"+k.id, d)
@@ -425,7 +511,7 @@ func (e *Engine) decodeReference(body []byte) (*reference, error) {
 	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&f); err != nil {
 		return nil, fmt.Errorf("decoding the cached reference: %w", err)
 	}
-	if f.Format != referenceFormat || len(f.Names) != len(f.Dists) || len(f.Divergence) != len(e.specs) {
+	if f.Format != referenceFormat || len(f.Names) != len(f.Index) || len(f.Divergence) != len(e.specs) {
 		return nil, errors.New("the cached reference has another format")
 	}
 	r := &reference{
@@ -440,7 +526,10 @@ func (e *Engine) decodeReference(body []byte) (*reference, error) {
 		r.perils[mi] = make([]*distribution, len(spec.Perils))
 	}
 	for i, name := range f.Names {
-		d := &f.Dists[i]
+		if f.Index[i] < 0 || f.Index[i] >= len(f.Dists) {
+			return nil, fmt.Errorf("cached distribution %s is missing", name)
+		}
+		d := &f.Dists[f.Index[i]]
 		if len(d.Values) != len(d.Below) {
 			return nil, fmt.Errorf("cached distribution %s is inconsistent", name)
 		}

@@ -170,7 +170,9 @@ func Load(fsys fs.FS) (*Module, error) {
 			return nil, t.Errorf("column \"Site Name\" is empty")
 		}
 		pts = append(pts, geo.Point{Lat: lat, Lon: lon})
-		m.sites = append(m.sites, site{name: name, city: clean(t.String("City")), state: clean(t.String("State")), status: st})
+		// Copies, so that the site keeps its words, not the whole CSV record
+		// they were cut from.
+		m.sites = append(m.sites, site{name: strings.Clone(name), city: strings.Clone(clean(t.String("City"))), state: strings.Clone(clean(t.String("State"))), status: st})
 	}
 	if err := t.Err(); err != nil {
 		return nil, err

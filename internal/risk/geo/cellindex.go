@@ -88,8 +88,18 @@ type CellIndex struct {
 	bcols        int // blocks around the world
 	brow0, brows int // block rows covered by blocks
 	blocks       []int32
-	starts       []uint32 // per cell of the occupied blocks, into items
-	items        []int32
+	// Where each cell's items begin in items, per cell of the occupied
+	// blocks (k*k each, in block order): base holds each block's first
+	// position (and one past the last block's end) and off each cell's
+	// position from its block's base, which fits 16 bits unless a block
+	// holds more than 65,535 entries; then starts holds the positions
+	// themselves (one past the last cell's end included) and base and off
+	// are nil. Most indexes are sparse (many empty cells per entry), so
+	// the narrow form halves what the cell table costs.
+	base   []uint32
+	off    []uint16
+	starts []uint32
+	items  []int32
 }
 
 // CellIndexBuilder collects the boxes of a CellIndex.
@@ -207,10 +217,44 @@ func (b *CellIndexBuilder) Build() *CellIndex {
 	}
 	ix.starts[len(starts)-1] = w
 	ix.items = items[:w:w]
-	if ZZTrace != nil {
-		ZZTrace(ix.cell, len(ix.blocks), len(ix.starts), len(ix.items))
-	}
+	ix.narrow(int(nblocks))
 	return ix
+}
+
+// narrow replaces starts by base and off when every block's entries fit
+// 16-bit offsets.
+func (ix *CellIndex) narrow(nblocks int) {
+	kk := ix.k * ix.k
+	for b := 0; b < nblocks; b++ {
+		if ix.starts[(b+1)*kk]-ix.starts[b*kk] > math.MaxUint16 {
+			return
+		}
+	}
+	ix.base = make([]uint32, nblocks+1)
+	ix.off = make([]uint16, nblocks*kk)
+	for b := 0; b <= nblocks; b++ {
+		ix.base[b] = ix.starts[b*kk]
+	}
+	for f := range ix.off {
+		ix.off[f] = uint16(ix.starts[f] - ix.base[f/kk])
+	}
+	ix.starts = nil
+}
+
+// cellRange is where the items of cell j (row%k*k + col%k) of block b lie
+// in items.
+func (ix *CellIndex) cellRange(b, j int) (lo, hi int) {
+	kk := ix.k * ix.k
+	if ix.off == nil {
+		f := b*kk + j
+		return int(ix.starts[f]), int(ix.starts[f+1])
+	}
+	base := int(ix.base[b])
+	lo = base + int(ix.off[b*kk+j])
+	if j+1 < kk {
+		return lo, base + int(ix.off[b*kk+j+1])
+	}
+	return lo, int(ix.base[b+1])
 }
 
 // span is the rows r0..r1 and columns c0..c1 (to be wrapped) of the cells
@@ -258,19 +302,31 @@ func (ix *CellIndex) Col(lon float64) int {
 // Entries is the number of (cell, item) entries, a measure of its size.
 func (ix *CellIndex) Entries() int { return len(ix.items) }
 
-// fine is the position of cell (row, col) in starts, or -1 when its block
-// is empty or outside the rows the items reach. col must be in range.
+// fine is the position of cell (row, col) among the cells of the occupied
+// blocks (block*k*k + cell), or -1 when its block is empty or outside the
+// rows the items reach. col must be in range.
 func (ix *CellIndex) fine(row, col int) int {
-	k := ix.k
-	br := row/k - ix.brow0
-	if br < 0 || br >= ix.brows {
-		return -1
-	}
-	b := ix.blocks[br*ix.bcols+col/k]
+	b, j := ix.blockCell(row, col)
 	if b < 0 {
 		return -1
 	}
-	return int(b)*k*k + (row%k)*k + col%k
+	return b*ix.k*ix.k + j
+}
+
+// blockCell is the occupied block holding cell (row, col) and the cell's
+// place in it (cellRange), or block -1 when its block is empty or outside
+// the rows the items reach. col must be in range.
+func (ix *CellIndex) blockCell(row, col int) (b, j int) {
+	k := ix.k
+	br := row/k - ix.brow0
+	if br < 0 || br >= ix.brows {
+		return -1, 0
+	}
+	b = int(ix.blocks[br*ix.bcols+col/k])
+	if b < 0 {
+		return -1, 0
+	}
+	return b, (row%k)*k + col%k
 }
 
 // Cell returns the items of cell (row, col) in ascending order; col wraps,
@@ -279,11 +335,12 @@ func (ix *CellIndex) Cell(row, col int) []int32 {
 	if row < 0 || row >= ix.nrows || ix.blocks == nil {
 		return nil
 	}
-	f := ix.fine(row, ix.wrap(col))
-	if f < 0 {
+	b, j := ix.blockCell(row, ix.wrap(col))
+	if b < 0 {
 		return nil
 	}
-	return ix.items[ix.starts[f]:ix.starts[f+1]]
+	lo, hi := ix.cellRange(b, j)
+	return ix.items[lo:hi]
 }
 
 // At returns the items of the cell holding p, in ascending order, once
@@ -292,11 +349,12 @@ func (ix *CellIndex) At(p Point) []int32 {
 	if ix.blocks == nil {
 		return nil
 	}
-	f := ix.fine(ix.Row(p.Lat), ix.Col(p.Lon))
-	if f < 0 {
+	b, j := ix.blockCell(ix.Row(p.Lat), ix.Col(p.Lon))
+	if b < 0 {
 		return nil
 	}
-	return ix.items[ix.starts[f]:ix.starts[f+1]]
+	lo, hi := ix.cellRange(b, j)
+	return ix.items[lo:hi]
 }
 
 // Near calls fn with the items of every cell that the box around p padded
@@ -311,8 +369,9 @@ func (ix *CellIndex) Near(p Point, km float64, fn func(item int32)) {
 	r0, r1, c0, c1 := ix.span(PointBox(p).Pad(km))
 	for r := r0; r <= r1; r++ {
 		for c := c0; c <= c1; c++ {
-			if f := ix.fine(r, ix.wrap(c)); f >= 0 {
-				for _, it := range ix.items[ix.starts[f]:ix.starts[f+1]] {
+			if b, j := ix.blockCell(r, ix.wrap(c)); b >= 0 {
+				lo, hi := ix.cellRange(b, j)
+				for _, it := range ix.items[lo:hi] {
 					fn(it)
 				}
 			}
@@ -350,10 +409,9 @@ func (ix *CellIndex) NearCells(p Point, km float64, fn func(cell Box, lo, hi int
 		rk := (r % k) * k
 		for c := c0; c <= c1; c++ {
 			if b := blocks[bc]; b >= 0 {
-				f := int(b)*k*k + rk + ck
-				if lo, hi := ix.starts[f], ix.starts[f+1]; lo < hi {
+				if lo, hi := ix.cellRange(int(b), rk+ck); lo < hi {
 					lon0 := float64(c)*ix.cell - 180
-					fn(Box{Lat0: lat0, Lat1: lat0 + ix.cell, Lon0: lon0, Lon1: lon0 + ix.cell}, int(lo), int(hi))
+					fn(Box{Lat0: lat0, Lat1: lat0 + ix.cell, Lon0: lon0, Lon1: lon0 + ix.cell}, lo, hi)
 				}
 			}
 			if cw++; cw == ix.ncols {
@@ -364,6 +422,3 @@ func (ix *CellIndex) NearCells(p Point, km float64, fn func(cell Box, lo, hi int
 		}
 	}
 }
-
-// ZZTrace is temporary.
-var ZZTrace func(cell float64, blocks, starts, items int)

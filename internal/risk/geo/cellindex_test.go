@@ -274,3 +274,46 @@ func TestNearCellsVisitsWhatNearVisits(t *testing.T) {
 		}
 	}
 }
+
+// TestCellIndexWideBlocks: a block holding more entries than 16-bit
+// offsets reach keeps 32-bit positions, and both layouts answer alike.
+func TestCellIndexWideBlocks(t *testing.T) {
+	for _, n := range []int{1000, 100_000} {
+		b := NewCellIndexBuilder(0.25)
+		for i := range n {
+			// Most items in one cell, the rest spread over its block and
+			// the next one east.
+			box := PointBox(Point{40.1, -100.1})
+			if i%3 == 0 {
+				box = PointBox(Point{40 + float64(i%4)*0.25 + 0.1, -100 + float64(i%8)*0.25 + 0.1})
+			}
+			b.Add(int32(i), box)
+		}
+		ix := b.Build()
+		if wide := ix.off == nil; wide != (n > math.MaxUint16) {
+			t.Errorf("%d items: wide layout %v", n, wide)
+		}
+		total := 0
+		var near []int32
+		ix.Near(Point{40.5, -99.5}, 200, func(i int32) { near = append(near, i) })
+		var cells []int32
+		ix.NearCells(Point{40.5, -99.5}, 200, func(_ Box, lo, hi int) {
+			cells = append(cells, ix.ItemOrder()[lo:hi]...)
+		})
+		for r := ix.Row(39); r <= ix.Row(42); r++ {
+			for c := ix.Col(-101); c <= ix.Col(-97); c++ {
+				got := ix.Cell(r, c)
+				if !slices.IsSorted(got) {
+					t.Errorf("%d items: cell (%d, %d) not in ascending order", n, r, c)
+				}
+				total += len(got)
+			}
+		}
+		if total != n || len(near) != n || !slices.Equal(near, cells) {
+			t.Errorf("%d items: cells hold %d, Near visits %d, NearCells %d", n, total, len(near), len(cells))
+		}
+		if got := ix.At(Point{40.1, -100.1}); len(got) != n-(n+2)/3 {
+			t.Errorf("%d items: the crowded cell holds %d, want %d", n, len(got), n-(n+2)/3)
+		}
+	}
+}

@@ -193,8 +193,7 @@ type StormClimate interface {
 type Module struct {
 	coast       *tieredLines
 	lakes       *tieredLines
-	rivers      *tieredLines    // WDBII levels 1-3
-	majorLevel  [3]*tieredLines // WDBII levels 1, 2 and 3 apart, for their sizes
+	majorLevel  [3]*tieredLines // WDBII levels 1, 2 and 3 apart, for their sizes (no index of the three together: the nearest major river is the nearest of the three)
 	minorRivers *tieredLines    // WDBII levels 4-5
 	neRivers    *tieredLines    // Natural Earth rivers, scalerank 10
 	neMinor     *tieredLines    // Natural Earth rivers, scalerank 11-12
@@ -225,7 +224,7 @@ func Load(fsys fs.FS) (*Module, error) {
 		wg                                  sync.WaitGroup
 		shoreErr, riverErr, minorErr, neErr error
 		nShores, nRivers, nMinor, nNE       int
-		coast, lakes, riversIx              *tieredLines
+		coast, lakes                        *tieredLines
 		minorIx, neIx, neMinorIx            *tieredLines
 		levelIx                             [3]*tieredLines
 		neLines                             []lineFeature
@@ -254,9 +253,8 @@ func Load(fsys fs.FS) (*Module, error) {
 			return
 		}
 		nRivers = len(rivers)
-		riversIx = newTieredLines(rivers, isMajorRiver, riverTiers)
 		for lv := range levelIx {
-			levelIx[lv] = newTieredLines(rivers, func(l int) bool { return l == lv+1 }, riverTiers)
+			levelIx[lv] = newTieredLines(rivers, func(l int) bool { return isMajorRiver(l) && l == lv+1 }, riverTiers)
 		}
 	}()
 	go func() {
@@ -301,7 +299,7 @@ func Load(fsys fs.FS) (*Module, error) {
 	go func() { defer wg.Done(); neIx = newTieredLines(neLines, isNERiver, minorRiverTiers) }()
 	neMinorIx = newTieredLines(neLines, isNEMinorRiver, minorRiverTiers)
 	wg.Wait()
-	m.coast, m.lakes, m.rivers, m.minorRivers = coast, lakes, riversIx, minorIx
+	m.coast, m.lakes, m.minorRivers = coast, lakes, minorIx
 	m.majorLevel, m.neRivers, m.neMinor = levelIx, neIx, neMinorIx
 	m.rows[SrcShorelines], m.rows[SrcRivers], m.rows[SrcMinorRivers], m.rows[SrcNERivers] = nShores, nRivers, nMinor, nNE
 	return m, nil

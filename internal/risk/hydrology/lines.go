@@ -62,6 +62,86 @@ func segments(fs []lineFeature, keep func(level int) bool) ([]geo.Segment, []int
 	return segs, tags
 }
 
+// lineSet is the segments of the kept lines of a layer, held as the
+// lines' vertices: a segment is two consecutive vertices of one line, so
+// a vertex is stored once rather than once for each segment it ends (as a
+// []geo.Segment holds it), which halves what the geometry costs. Segments
+// are numbered as segments numbers them, with the same tags.
+type lineSet struct {
+	pts   []geo.Point // the vertices of every kept line of two or more, line after line
+	tags  []int32     // each segment's feature: its number among the kept ones
+	shift []int32     // per kept feature: where its segment j's first vertex lies in pts, less j
+}
+
+// newLineSet is segments(fs, keep) as a lineSet.
+func newLineSet(fs []lineFeature, keep func(level int) bool) *lineSet {
+	nseg, npts, nfeat := 0, 0, 0
+	for _, f := range fs {
+		if keep(f.level) {
+			nfeat++
+			if len(f.pts) >= 2 {
+				nseg += len(f.pts) - 1
+				npts += len(f.pts)
+			}
+		}
+	}
+	l := &lineSet{pts: make([]geo.Point, 0, npts), tags: make([]int32, 0, nseg), shift: make([]int32, nfeat)}
+	k := int32(0)
+	for _, f := range fs {
+		if !keep(f.level) {
+			continue
+		}
+		if len(f.pts) >= 2 {
+			l.shift[k] = int32(len(l.pts) - len(l.tags))
+			l.pts = append(l.pts, f.pts...)
+			for j := 1; j < len(f.pts); j++ {
+				l.tags = append(l.tags, k)
+			}
+		}
+		k++
+	}
+	return l
+}
+
+// seg is segment i.
+func (l *lineSet) seg(i int) geo.Segment {
+	a := i + int(l.shift[l.tags[i]])
+	return geo.Segment{A: l.pts[a], B: l.pts[a+1]}
+}
+
+// lineIndex finds the nearest segment of a lineSet to a point, as
+// geo.SegmentIndex does for a []geo.Segment.
+type lineIndex struct {
+	lines *lineSet
+	g     *geo.CellIndex
+}
+
+func newLineIndex(l *lineSet, cellDeg float64) *lineIndex {
+	b := geo.NewCellIndexBuilder(cellDeg)
+	for i := range l.tags {
+		b.Add(int32(i), geo.SegmentBox(l.seg(i)))
+	}
+	return &lineIndex{lines: l, g: b.Build()}
+}
+
+// Nearest is the distance in km from p to the nearest segment within
+// maxKm and that segment's number (the lowest of equally near ones); ok
+// is false when none is that close (geo.SegmentIndex.Nearest).
+func (ix *lineIndex) Nearest(p geo.Point, maxKm float64) (distKm float64, i int, ok bool) {
+	best := math.Inf(1)
+	bestI := int32(-1)
+	ix.g.Near(p, maxKm, func(i int32) {
+		d := geo.PointSegmentKm(p, ix.lines.seg(int(i)))
+		if d < best || (d == best && i < bestI) {
+			best, bestI = d, i
+		}
+	})
+	if bestI < 0 || best > maxKm {
+		return 0, 0, false
+	}
+	return best, int(bestI), true
+}
+
 // simplify returns a copy of the features' lines reduced with the
 // Douglas-Peucker algorithm: every dropped vertex lies within tolKm of the
 // kept line, so distances to the simplified line are within tolKm of the

@@ -2,6 +2,7 @@ package hydrology
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -187,7 +188,9 @@ func TestReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	}
 	checkReach(t, "coast", m.coast, pts)
 	checkReach(t, "lakes", m.lakes, pts)
-	checkReach(t, "rivers", m.rivers, pts)
+	for lv, tl := range m.majorLevel {
+		checkReach(t, fmt.Sprintf("rivers, level %d", lv+1), tl, pts)
+	}
 	checkReach(t, "minor rivers", m.minorRivers, pts)
 }
 

@@ -135,7 +135,7 @@ func (m *Module) loadNFIP(fsys fs.FS) error {
 		if raw == "" {
 			continue
 		}
-		fips := data.FIPS5(raw)
+		fips := strings.Clone(data.FIPS5(raw)) // a key of its own, not a piece of the CSV record
 		if fips == "" {
 			return t.Errorf("column \"fipsCode\": %q is not a county FIPS code", raw)
 		}
@@ -276,13 +276,16 @@ func (m *Module) loadDeclarations(fsys fs.FS) error {
 		}
 		counted := year >= declarationFrom && floodRelated(t.String("Disaster Type"), t.String("Incident Type"), t.String("Title"))
 		for _, fips := range fipsList {
+			// The map's keys are copies, not pieces of the CSV record (an
+			// assignment stores the key it is given, also to a key the
+			// map holds already).
 			if _, ok := m.decl[fips]; !ok {
-				m.decl[fips] = 0
+				m.decl[strings.Clone(fips)] = 0
 			}
 			k := declKey{fips, num}
 			if counted && !seen[k] {
 				seen[k] = true
-				m.decl[fips]++
+				m.decl[strings.Clone(fips)]++
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package hydrology
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"runtime"
@@ -221,7 +222,11 @@ func TestRealReachMapSkipsOnlyEmptyRings(t *testing.T) {
 	}
 	checkReach(t, "coast", m.coast, pts)
 	checkReach(t, "lakes", m.lakes, pts)
-	checkReach(t, "rivers", m.rivers, pts)
+	for lv, tl := range m.majorLevel {
+		checkReach(t, fmt.Sprintf("rivers, level %d", lv+1), tl, pts)
+	}
+	checkReach(t, "Natural Earth rivers", m.neRivers, pts)
+	checkReach(t, "Natural Earth minor rivers", m.neMinor, pts)
 	checkReach(t, "minor rivers", m.minorRivers, pts)
 }
 

@@ -25,9 +25,8 @@ type tieredLines struct {
 // built from lines simplified within tolKm.
 type tier struct {
 	radiusKm, tolKm float64
-	ix              *geo.SegmentIndex
-	segs            []geo.Segment // the indexed segments, for the nearest point
-	tags            []int32       // each segment's feature, for its name
+	ix              *lineIndex // over lines, which give the nearest point and the feature's name
+	lines           *lineSet
 }
 
 // tierSpec describes one ring: its search radius, the grid cell in degrees
@@ -45,24 +44,24 @@ func newTieredLines(fs []lineFeature, keep func(level int) bool, specs []tierSpe
 		}
 	}
 	src, done := fs, 0.0
-	segs, tags := segments(src, keep)
+	lines := newLineSet(src, keep)
 	for i, s := range specs {
 		if i > 0 && s.tolKm == done && s.cellDeg == specs[i-1].cellDeg {
 			// Same geometry and grid: a wider ring on the same index.
-			t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: t.tiers[i-1].ix, segs: segs, tags: tags})
+			t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: t.tiers[i-1].ix, lines: lines})
 			continue
 		}
 		// Each ring simplifies the previous ring's lines, which is much
 		// cheaper than starting again from the full geometry; tolerances
 		// add up, so the step is the ring's tolerance less what came before.
 		// Rings with the same geometry on different grids share one
-		// segment slice.
+		// line set.
 		if s.tolKm > done {
 			src = simplify(src, keep, s.tolKm-done)
 			done = s.tolKm
-			segs, tags = segments(src, keep)
+			lines = newLineSet(src, keep)
 		}
-		t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: geo.NewSegmentIndex(segs, nil, s.cellDeg), segs: segs, tags: tags})
+		t.tiers = append(t.tiers, tier{radiusKm: s.radiusKm, tolKm: s.tolKm, ix: newLineIndex(lines, s.cellDeg), lines: lines})
 	}
 	t.reach = newReachMap(fs, keep, t.tiers)
 	return t
@@ -99,9 +98,9 @@ func (t *tieredLines) nearestHit(p geo.Point) (lineHit, bool) {
 	for ; k < len(t.tiers); k++ {
 		tr := t.tiers[k]
 		if d, i, ok := tr.ix.Nearest(p, tr.radiusKm); ok {
-			h := lineHit{km: math.Max(d, inner), at: closestPoint(p, tr.segs[i])}
-			if tr.tags != nil && int(tr.tags[i]) < len(t.names) {
-				h.name = t.names[tr.tags[i]]
+			h := lineHit{km: math.Max(d, inner), at: closestPoint(p, tr.lines.seg(i))}
+			if tag := tr.lines.tags[i]; int(tag) < len(t.names) {
+				h.name = t.names[tag]
 			}
 			return h, true
 		}
