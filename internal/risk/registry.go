@@ -240,7 +240,7 @@ var registry = [...]ModuleSpec{
 			// landslide score allocated by terrain; reported landslides
 			// are context (docs/methodology.md, "Landslide module").
 			{Key: hazard.PerilLandslide, Title: "Landslide", NRI: []string{"LNDS"}, Evidence: landslide.IndicatorRelief,
-				High: &Threshold{Indicator: landslide.IndicatorSlope, AtLeast: 3,
+				High: &Threshold{Indicator: landslide.IndicatorSlope, AtLeast: landslide.SteepSlopeDeg,
 					Text: "a ground slope of 3 degrees or more within 2 km on the 2 km terrain grid (a mountain front or canyon side; about the steepest 3% of residents' sites)"}},
 		},
 		Advice: Advice{

@@ -39,8 +39,6 @@ type validationLow struct {
 // such so it can be removed from this list.
 func knownGap(key string) (string, bool) {
 	switch key {
-	case "wildfire/wildfire: Lower Manhattan, NY < 30":
-		return "local density is a proxy for wildfire exposure that counts the harbour as thinly settled land, so the Financial District is placed among New York County's 4.2% of homes WRC counts as exposed (a chance of tens of thousands of years to one, above the national minimum that about 29% of residents share)", true
 	case "landslide/landslide: Eureka Springs, AR > Jonesboro, AR":
 		return "Eureka Springs' steep Ozark hollows are a few hundred metres wide: on the 2 km terrain grid the town has 121 m of relief within 5 km spread over slopes of 0.7 degrees, which reads as rolling land; a finer DEM would see them", true
 	case "landslide/landslide: Emigration Canyon, UT > Salt Lake City, UT":

@@ -18,7 +18,11 @@ import (
 // It accepts any valid JSON layout (members in any order, unknown members
 // skipped) and reports errors with the file name and line.
 func parseLines(name string, b []byte) ([]lineFeature, error) {
-	p := &lineParser{name: name, b: b}
+	return (&lineParser{name: name, b: b}).parse()
+}
+
+// parse reads the whole FeatureCollection and nothing after it.
+func (p *lineParser) parse() ([]lineFeature, error) {
 	fs, err := p.collection()
 	if err != nil {
 		return nil, err
@@ -47,16 +51,7 @@ type lineParser struct {
 // null), as the data pack's clip of the Natural Earth North American
 // rivers has them (cmd/neclip). Other properties are skipped.
 func parseNELines(name string, b []byte) ([]lineFeature, error) {
-	p := &lineParser{name: name, b: b, ne: true}
-	fs, err := p.collection()
-	if err != nil {
-		return nil, err
-	}
-	p.ws()
-	if p.i != len(p.b) {
-		return nil, p.errf("unexpected %s after the FeatureCollection", p.what())
-	}
-	return fs, nil
+	return (&lineParser{name: name, b: b, ne: true}).parse()
 }
 
 // Natural Earth feature classes (lineFeature.kind).

@@ -386,9 +386,18 @@ func excessOf(rl, sl terrain.Sample) float64 {
 func (m *Module) relief(p geo.Point) (terrain.Sample, bool) {
 	r, ok := m.terrain.Relief(p, reliefRadiusKm)
 	if ok && r.CellKm > coarseCellKm {
-		r, ok = m.terrain.Relief(p, 1.5*r.CellKm)
+		r, ok = m.terrain.Relief(p, reliefRadius(r.CellKm))
 	}
 	return r, ok
+}
+
+// reliefRadius is the radius the relief is read within on a grid of
+// cellKm (relief): what labels and notes must say.
+func reliefRadius(cellKm float64) float64 {
+	if cellKm > coarseCellKm {
+		return 1.5 * cellKm
+	}
+	return reliefRadiusKm
 }
 
 // slope is the steepest slope near p: within slopeRadiusKm on the fine
@@ -649,7 +658,7 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 	ins := []hazard.Indicator{
 		{
 			ID:         IndicatorExcess,
-			Label:      fmt.Sprintf("Relief above the plains: the local relief within 5 km less %.0f m, where the ground also slopes %.0f degree or more within 2 km (0 on plains and rolling land)", reliefFloorM, gentleSlopeDeg),
+			Label:      fmt.Sprintf("Relief above the plains: the local relief within %.0f km less %.0f m, where the ground also slopes %.0f degree or more within %.0f km (0 on plains and rolling land)", reliefRadius(rl.CellKm), reliefFloorM, gentleSlopeDeg, max(slopeRadiusKm, sl.CellKm)),
 			Value:      math.Round(excess),
 			Unit:       "m",
 			Source:     rl.Source,
@@ -681,7 +690,7 @@ func (m *Module) measureTerrain(p geo.Point, fips string) ([]hazard.Indicator, f
 		},
 		{
 			ID:         IndicatorRelief,
-			Label:      "Local relief: highest minus lowest ground within 5 km of the site (the height a slope failure can fall)",
+			Label:      fmt.Sprintf("Local relief: highest minus lowest ground within %.0f km of the site (the height a slope failure can fall)", reliefRadius(rl.CellKm)),
 			Value:      math.Round(rl.Metres),
 			Unit:       "m",
 			Source:     rl.Source,
@@ -735,19 +744,20 @@ func terrainNote(sl, rl terrain.Sample) string {
 	switch {
 	case rl.Metres < reliefFloorM:
 		ground = "plains: no slope the terrain grid can see"
-	case sl.Metres >= steepSlopeDeg:
+	case sl.Metres >= SteepSlopeDeg:
 		ground = "steep ground"
 	default:
 		ground = "hilly ground"
 	}
-	return fmt.Sprintf("Terrain around the site: %s (steepest slope %.1f degrees within %.0f km, relief %.0f m within 5 km, on a grid of about %.0f km; bluffs, banks and cuts smaller than the grid are not seen).",
-		ground, sl.Metres, max(slopeRadiusKm, sl.CellKm), rl.Metres, rl.CellKm)
+	return fmt.Sprintf("Terrain around the site: %s (steepest slope %.1f degrees within %.0f km, relief %.0f m within %.0f km, on a grid of about %.0f km; bluffs, banks and cuts smaller than the grid are not seen).",
+		ground, sl.Metres, max(slopeRadiusKm, sl.CellKm), rl.Metres, reliefRadius(rl.CellKm), rl.CellKm)
 }
 
-// steepSlopeDeg is the slope on the 2 km grid that the high-priority
-// recommendation needs (internal/risk/registry.go): a mountain front or a
-// canyon side, reached by about the steepest 3% of residents' sites.
-const steepSlopeDeg = 3.0
+// SteepSlopeDeg is the slope on the 2 km grid that the high-priority
+// recommendation needs (internal/risk/registry.go) and the notes call
+// steep: a mountain front or a canyon side, reached by about the steepest
+// 3% of residents' sites.
+const SteepSlopeDeg = 3.0
 
 // noResidentsNote explains why no report ratio is shown.
 const noResidentsNote = "The Census centres of population used to count the residents around a site do not cover this area, so reports cannot be set against the people who could report them; the density of reports follows where people are."

@@ -673,7 +673,7 @@ func TestTerrainScores(t *testing.T) {
 // than the plains' floor gets none of it.
 func TestAllocationKeepsCountyMean(t *testing.T) {
 	ex := fixtureExposure(t)
-	ex.Terrain = slopedGround{}
+	ex.Terrain = slopedGround
 	m, err := Load(datatest.Fixture(t), ex)
 	if err != nil {
 		t.Fatal(err)
@@ -738,27 +738,40 @@ func hillside(slope, relief float64) float64 {
 	return 0
 }
 
-// slopedGround's relief rises 100 m per 0.1 degree north of 47 N, 0 south
-// of it: only the ratios matter.
-type slopedGround struct{}
+// reliefGround is hilly ground (a 5-degree slope) whose relief at a point
+// the function gives: the allocation tests set the relief per site.
+type reliefGround func(p geo.Point) float64
 
-func (slopedGround) Elevation(p geo.Point) (terrain.Sample, bool) {
+func (reliefGround) Elevation(p geo.Point) (terrain.Sample, bool) {
 	return terrain.Sample{Metres: 300, Source: "fake-grid", CellKm: 1.9}, true
 }
 
-func (slopedGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
+func (reliefGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
 	return terrain.Sample{Metres: 5, Source: "fake-grid", CellKm: 1.9}, true
 }
 
-func (slopedGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
-	return terrain.Sample{Metres: max(0, (p.Lat-47)*1000), Source: "fake-grid", CellKm: 1.9}, true
+func (g reliefGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
+	return terrain.Sample{Metres: g(p), Source: "fake-grid", CellKm: 1.9}, true
 }
+
+// slopedGround's relief rises 100 m per 0.1 degree north of 47 N, 0 south
+// of it: only the ratios matter.
+var slopedGround = reliefGround(func(p geo.Point) float64 { return max(0, (p.Lat-47)*1000) })
+
+// spikeGround has 150 m of relief everywhere but at 10 N, where it has
+// 5,000 m.
+var spikeGround = reliefGround(func(p geo.Point) float64 {
+	if p.Lat == 10 {
+		return 5000
+	}
+	return 150
+})
 
 // TestAllocationCap checks that a site far hillier than its county's
 // residents gets at most allocCap times the county's score.
 func TestAllocationCap(t *testing.T) {
 	ex := fixtureExposure(t)
-	ex.Terrain = spikeGround{}
+	ex.Terrain = spikeGround
 	m, err := Load(datatest.Fixture(t), ex)
 	if err != nil {
 		t.Fatal(err)
@@ -772,24 +785,4 @@ func TestAllocationCap(t *testing.T) {
 	if math.Abs(spike.Value-allocCap*score) > 0.01 || math.Abs(plain.Value-score) > 0.01 {
 		t.Errorf("spike %v, plain %v; want %v (capped) and %v", spike.Value, plain.Value, allocCap*score, score)
 	}
-}
-
-// spikeGround has 150 m of relief everywhere but at 10 N, where it has
-// 5,000 m.
-type spikeGround struct{}
-
-func (spikeGround) Elevation(p geo.Point) (terrain.Sample, bool) {
-	return terrain.Sample{Metres: 300, Source: "fake-grid", CellKm: 1.9}, true
-}
-
-func (spikeGround) Slope(p geo.Point, r float64) (terrain.Sample, bool) {
-	return terrain.Sample{Metres: 2, Source: "fake-grid", CellKm: 1.9}, true
-}
-
-func (spikeGround) Relief(p geo.Point, r float64) (terrain.Sample, bool) {
-	v := 150.0
-	if p.Lat == 10 {
-		v = 5000
-	}
-	return terrain.Sample{Metres: v, Source: "fake-grid", CellKm: 1.9}, true
 }
