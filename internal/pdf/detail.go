@@ -719,7 +719,7 @@ const (
 	srcColW   = (contentW - srcGap) / 2
 	srcNumW   = 6.0
 	srcLineH  = 3.1
-	srcSpaceH = 1.3
+	srcSpaceH = 1.0
 )
 
 // sourceLines lays out one numbered data set as a paragraph: its name in

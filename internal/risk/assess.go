@@ -41,6 +41,7 @@ type moduleResult struct {
 	narrative  string
 	keyReason  string
 	evidence   string // what the leading peril rests on (evidence(r, driver))
+	evidenceID string // the indicator evidence names
 	sources    []string
 	// benchHigh, per peril, names the FEMA NRI rating that agrees with a
 	// high priority ("Very High" for tornado), or is empty.
@@ -135,7 +136,7 @@ func (e *Engine) scoreModule(mi int, site hazard.Site, county *coverage.County) 
 	r.confidence = round2(r.confidence)
 	r.indicators, r.sources = e.indicatorsOut(mi, &r, site.CountyFIPS)
 	r.perilOut = e.perilsOut(&r)
-	r.evidence = evidence(&r, r.driver)
+	r.evidence, r.evidenceID = evidence(&r, r.driver)
 	r.narrative = e.narrative(&r, county)
 	r.keyReason = keyReason(&r)
 	return r
@@ -305,9 +306,9 @@ func returnPeriod(p float64) float64 {
 // the registry's cited evidence (a physical quantity); for one with
 // several, the indicator that contributes most, or the quantity it is
 // computed from (its Basis).
-func evidence(r *moduleResult, peril int) string {
+func evidence(r *moduleResult, peril int) (string, string) {
 	if peril < 0 || peril >= len(r.spec.Perils) {
-		return ""
+		return "", ""
 	}
 	top, topC, n := -1, -1.0, 0
 	for i, o := range r.os {
@@ -320,7 +321,7 @@ func evidence(r *moduleResult, peril int) string {
 		}
 	}
 	if top < 0 {
-		return ""
+		return "", ""
 	}
 	id := r.os[top].id
 	if in, ok := indicatorByID(r.meas.Indicators, id); ok && in.Basis != "" {
@@ -333,13 +334,13 @@ func evidence(r *moduleResult, peril int) string {
 	}
 	in, ok := indicatorByID(r.meas.Indicators, id)
 	if !ok {
-		return ""
+		return "", ""
 	}
 	value := formatValue(in.Value, in.Unit)
 	if in.Text != "" && in.Unit != "name" {
 		value = in.Text
 	}
-	return fmt.Sprintf("%s: %s (%s)", lowerFirst(in.Label), value, resolutionWords(in.Resolution))
+	return fmt.Sprintf("%s: %s (%s)", lowerFirst(shortLabel(in.Label)), value, resolutionWords(in.Resolution)), in.ID
 }
 
 func indicatorByID(ins []hazard.Indicator, id string) (hazard.Indicator, bool) {
@@ -377,6 +378,30 @@ func stripParen(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// shortLabel is an indicator's name without its definition, for a
+// sentence that already sits beside the indicator table: the label up to
+// its first colon outside parentheses ("Relief above the plains: the local
+// relief within 5 km less 100 m, ..."), and without a trailing source in
+// parentheses. A colon right after a parenthesis introduces what the
+// parenthesis names ("FEMA NRI Future Risk projection (2024): wildfire
+// risk score, ..."), so the label is kept whole there.
+func shortLabel(s string) string {
+	depth := 0
+	for i := 0; i+1 < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ':':
+			if depth == 0 && s[i+1] == ' ' && i > 0 && s[i-1] != ')' {
+				return stripParen(s[:i])
+			}
+		}
+	}
+	return stripParen(s)
 }
 
 func lowerFirst(s string) string {
@@ -433,8 +458,14 @@ func (e *Engine) narrative(r *moduleResult, county *coverage.County) string {
 				if p.ReturnPeriodYears != nil {
 					chance = "about 1 in " + hazard.ReturnPeriodText(*p.ReturnPeriodYears)
 				}
-				fmt.Fprintf(&b, " %s: an annual chance of %s, from the %s (%s).", r.spec.Perils[pi].Title,
-					chance, lowerFirst(stripParen(in.Label)), resolutionWords(in.Resolution))
+				if in.ID == r.evidenceID && r.evidence != "" {
+					// The sentence before named the indicator, its value
+					// and where it was measured.
+					fmt.Fprintf(&b, " %s: an annual chance of %s, from that value.", r.spec.Perils[pi].Title, chance)
+				} else {
+					fmt.Fprintf(&b, " %s: an annual chance of %s, from the %s (%s).", r.spec.Perils[pi].Title,
+						chance, lowerFirst(shortLabel(in.Label)), resolutionWords(in.Resolution))
+				}
 			}
 		}
 		if r.countyOnly {

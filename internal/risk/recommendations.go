@@ -79,7 +79,7 @@ func negligible(r *moduleResult) (string, bool) {
 		if !ok || !t.Met(in.Value) {
 			return "", false
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s (%s; %s)", lowerFirst(in.Label), negligibleValue(in), resolutionWords(in.Resolution), t.Text))
+		parts = append(parts, fmt.Sprintf("%s: %s (%s; %s)", lowerFirst(shortLabel(in.Label)), negligibleValue(in), resolutionWords(in.Resolution), t.Text))
 	}
 	return joinWords(parts), true
 }
@@ -126,7 +126,7 @@ func strongEvidence(r *moduleResult) (string, bool) {
 				ps.High.Text, formatNumber(coarseMargin), ResolutionText(in.Resolution.Kind), agrees)
 		}
 		if met {
-			return fmt.Sprintf("%s, %s: %s (%s; %s)", ps.Title, lowerFirst(in.Label), thresholdValue(in),
+			return fmt.Sprintf("%s, %s: %s (%s; %s)", ps.Title, lowerFirst(shortLabel(in.Label)), thresholdValue(in),
 				resolutionWords(in.Resolution), how), true
 		}
 	}
@@ -164,7 +164,7 @@ func screening(r *moduleResult) string {
 	// probability, not the risk index that may lead the peril).
 	if t := r.spec.Perils[r.driver].High; t != nil && !coarse {
 		if in, ok := indicatorByID(r.meas.Indicators, t.Indicator); ok {
-			return fmt.Sprintf("%s: %s: %s (%s).", lead, lowerFirst(in.Label), thresholdValue(in), resolutionWords(in.Resolution))
+			return fmt.Sprintf("%s: %s: %s (%s).", lead, lowerFirst(shortLabel(in.Label)), thresholdValue(in), resolutionWords(in.Resolution))
 		}
 	}
 	if r.evidence == "" {
@@ -198,7 +198,7 @@ func nearCondition(r *moduleResult) (string, bool) {
 	for _, t := range r.spec.Near {
 		in, ok := indicatorByID(r.meas.Indicators, t.Indicator)
 		if ok && in.Text == "" && t.Met(in.Value) {
-			return fmt.Sprintf("%s: %s (%s)", lowerFirst(in.Label), formatValue(in.Value, in.Unit), t.Text), true
+			return fmt.Sprintf("%s: %s (%s)", lowerFirst(shortLabel(in.Label)), formatValue(in.Value, in.Unit), t.Text), true
 		}
 	}
 	return "", false
