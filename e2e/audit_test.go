@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,8 @@ func TestAuditTrail(t *testing.T) {
 			t.Errorf("verify %s: %s", filepath.Base(f), r)
 		}
 	}
+	checkPDFPages(t, dir, keys, pdf)
+
 	// One byte changed: a digit of the overall score.
 	doc, _ := os.ReadFile(summary)
 	i := bytes.Index(doc, []byte(`"overallScore":`)) + len(`"overallScore":`)
@@ -96,7 +99,8 @@ func TestAuditTrail(t *testing.T) {
 	}
 
 	// Replay: identical with this binary and data; a forged score is named.
-	if r := runCLI(t, nil, append([]string{"report", "replay"}, append(data, full)...)...); r.code != 0 || !strings.HasPrefix(r.stdout, "identical") {
+	if r := runCLI(t, nil, append([]string{"report", "replay"}, append(data, full)...)...); r.code != 0 || !strings.HasPrefix(r.stdout, "identical") ||
+		!strings.Contains(r.stdout, ", as the report records") {
 		t.Errorf("replay: %s", r)
 	}
 	if r := runCLI(t, nil, append([]string{"report", "replay"}, append(data, pdf)...)...); r.code != 0 || !strings.HasPrefix(r.stdout, "identical") {
@@ -141,4 +145,84 @@ func decodeBase64(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkPDFPages (issue 37): `report verify` on the served PDF checks its
+// pages too. It says so; a rewrite by qpdf that keeps what the file holds
+// still verifies; a page edited, an incremental update appended or the
+// attachment removed fails with the reason; --attachment-only checks the
+// carried JSON and says the pages were not.
+func checkPDFPages(t *testing.T, dir, keys, pdf string) {
+	t.Helper()
+	verify := func(file string, flags ...string) cliResult {
+		return runCLI(t, nil, append(append([]string{"report", "verify", "--keys", keys}, flags...), file)...)
+	}
+	if r := verify(pdf); r.code != 0 || !strings.Contains(r.stdout, "pages:") || !strings.Contains(r.stdout, "their signature holds") {
+		t.Errorf("verify the PDF: %s", r)
+	}
+	if r := verify(pdf, "--attachment-only"); r.code != 0 || !strings.Contains(r.stdout, "pages:        not checked") {
+		t.Errorf("verify --attachment-only: %s", r)
+	}
+	served, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	// An incremental update: one object added, with its own
+	// cross-reference section and a trailer pointing to the previous.
+	tail := served[bytes.LastIndex(served, []byte("trailer")):]
+	field := func(key string) string {
+		i := bytes.Index(tail, []byte(key))
+		if i < 0 {
+			t.Fatalf("no %s in the trailer", key)
+		}
+		return strings.Fields(string(tail[i+len(key):]))[0]
+	}
+	start := strings.Fields(string(served[bytes.LastIndex(served, []byte("startxref"))+len("startxref"):]))[0]
+	upd := append(bytes.Clone(served), "\n9999 0 obj\n(an annotation)\nendobj\n"...)
+	xref := len(upd)
+	upd = append(upd, "xref\n9999 1\n"+strings.Repeat("0", 10)+" 00000 n \ntrailer\n<< /Size 10000 /Root "+field("/Root")+" 0 R /Prev "+start+" >>\nstartxref\n"+
+		strconv.Itoa(xref)+"\n%%EOF\n"...)
+	if r := verify(write("updated.pdf", upd)); r.code != 1 || !strings.Contains(r.stderr, "incremental update") ||
+		!strings.Contains(r.stderr, "attached JSON verifies") {
+		t.Errorf("verify a PDF with an incremental update: %s", r)
+	}
+	stripped := bytes.Replace(served, []byte("/EmbeddedFiles"), []byte("/EmbeddedFilez"), 1)
+	if r := verify(write("stripped.pdf", stripped)); r.code != 1 || !strings.Contains(r.stderr, "no embedded JSON") {
+		t.Errorf("verify a PDF without its attachment: %s", r)
+	}
+	if _, err := exec.LookPath("qpdf"); err != nil {
+		return
+	}
+	// qpdf rewrites the file (objects renumbered, streams stored
+	// uncompressed): the pages are the same and still verify.
+	plain := filepath.Join(dir, "plain.pdf")
+	if out, err := exec.Command("qpdf", "--stream-data=uncompress", "--object-streams=disable", pdf, plain).CombinedOutput(); err != nil {
+		t.Fatalf("qpdf: %v\n%s", err, out)
+	}
+	if r := verify(plain); r.code != 0 || !strings.Contains(r.stdout, "their signature holds") {
+		t.Errorf("verify the PDF rewritten by qpdf: %s", r)
+	}
+	// One number of the first text position in the file changed.
+	b, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("\nBT"))
+	for i > 0 && i < len(b) && (b[i] < '1' || b[i] > '8') {
+		i++
+	}
+	if i <= 0 || i >= len(b) {
+		t.Fatal("no text position found in the rewritten PDF")
+	}
+	b[i]++
+	if r := verify(write("edited.pdf", b)); r.code != 1 || !strings.Contains(r.stderr, "differs") {
+		t.Errorf("verify a PDF with page 1 edited: %s", r)
+	}
 }

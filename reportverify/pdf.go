@@ -1,12 +1,8 @@
 package reportverify
 
 import (
-	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 	"unicode/utf16"
 )
@@ -19,139 +15,86 @@ var ErrNoAttachment = errors.New("reportverify: the PDF carries no embedded JSON
 const maxAttachment = 16 << 20
 
 // FromPDF returns the signed JSON report a locrisk PDF carries: the
-// first document-level embedded file whose name ends in ".json", inflated
-// if it is stored with /FlateDecode.
+// first document-level embedded file (the catalog's /EmbeddedFiles name
+// tree) whose name ends in ".json", decoded.
 //
-// This reads the PDF as locrisk writes it (codeberg.org/go-pdf/fpdf's
-// SetAttachments: a /Filespec dictionary with the name and an /EF
-// reference to a stream object with a direct /Length), not any PDF: a
-// general PDF parser would be far larger than the rest of this package,
-// and a file rewritten by another tool (with object streams, say) may
-// need extracting with that tool (qpdf --show-attachment, for one).
+// It reads the PDF's objects as they are, not the bytes fpdf happens to
+// write, so a file rewritten by another tool (qpdf, a viewer's "save as":
+// keys reordered, indirect lengths, object streams) still gives its
+// attachment up, as long as the tool kept it and its streams use no
+// filter but /FlateDecode.
 func FromPDF(pdf []byte) ([]byte, error) {
-	if !bytes.HasPrefix(pdf, []byte("%PDF-")) {
-		return nil, errors.New("reportverify: not a PDF file")
+	f, err := parsePDF(pdf)
+	if err != nil {
+		return nil, err
 	}
-	for rest := pdf; ; {
-		i := bytes.Index(rest, []byte("/Type /Filespec"))
-		if i < 0 {
-			return nil, ErrNoAttachment
-		}
-		rest = rest[i+len("/Type /Filespec"):]
-		dict := rest
-		if end := bytes.Index(dict, []byte("endobj")); end >= 0 {
-			dict = dict[:end]
-		}
-		name, ok := dictString(dict, "/UF")
+	_, data, err := f.jsonAttachment()
+	return data, err
+}
+
+// jsonAttachment finds the first embedded file whose name ends in ".json"
+// and returns its name and data.
+func (f *pdfFile) jsonAttachment() (string, []byte, error) {
+	cat, _, ok := f.catalog()
+	if !ok {
+		return "", nil, ErrNoAttachment
+	}
+	names, _ := f.resolve(cat["Names"]).(pdfDict)
+	var found []pdfDict
+	f.nameTree(f.resolve(names["EmbeddedFiles"]), 0, &found)
+	for _, spec := range found {
+		name, ok := textString(f.resolve(spec["UF"]))
 		if !ok {
-			name, ok = dictString(dict, "/F")
+			name, ok = textString(f.resolve(spec["F"]))
 		}
 		if !ok || !strings.HasSuffix(strings.ToLower(name), ".json") {
 			continue
 		}
-		ef := bytes.Index(dict, []byte("/EF"))
-		if ef < 0 {
-			continue
-		}
-		obj, ok := dictRef(dict[ef+len("/EF"):], "/F")
+		ef, _ := f.resolve(spec["EF"]).(pdfDict)
+		stream, ok := f.resolve(ef["F"]).(*pdfStream)
 		if !ok {
-			continue
+			if stream, ok = f.resolve(ef["UF"]).(*pdfStream); !ok {
+				return name, nil, fmt.Errorf("reportverify: attachment %q: its file stream is missing", name)
+			}
 		}
-		data, err := embeddedStream(pdf, obj)
+		data, err := f.decode(stream)
 		if err != nil {
-			return nil, fmt.Errorf("reportverify: attachment %q: %w", name, err)
+			return name, nil, fmt.Errorf("reportverify: attachment %q: %w", name, err)
 		}
-		return data, nil
+		if len(data) > maxAttachment {
+			return name, nil, fmt.Errorf("reportverify: attachment %q: larger than %d bytes", name, maxAttachment)
+		}
+		return name, data, nil
+	}
+	return "", nil, ErrNoAttachment
+}
+
+// nameTree collects the file specifications of a name tree's leaves
+// (ISO 32000-1, 7.9.6), in key order as the tree gives them.
+func (f *pdfFile) nameTree(node any, depth int, out *[]pdfDict) {
+	d, ok := node.(pdfDict)
+	if !ok || depth > maxPDFDepth {
+		return
+	}
+	if arr, ok := f.resolve(d["Names"]).([]any); ok {
+		for i := 1; i < len(arr); i += 2 {
+			if spec, ok := f.resolve(arr[i]).(pdfDict); ok {
+				*out = append(*out, spec)
+			}
+		}
+	}
+	if kids, ok := f.resolve(d["Kids"]).([]any); ok {
+		for _, k := range kids {
+			f.nameTree(f.resolve(k), depth+1, out)
+		}
 	}
 }
 
-// embeddedStream reads the content of stream object obj, an
-// /EmbeddedFile, inflating it when it is flate-compressed.
-func embeddedStream(pdf []byte, obj int) ([]byte, error) {
-	head := []byte("\n" + strconv.Itoa(obj) + " 0 obj")
-	at := bytes.Index(pdf, head)
-	if at < 0 {
-		return nil, fmt.Errorf("object %d not found", obj)
-	}
-	rest := pdf[at+len(head):]
-	s := bytes.Index(rest, []byte("stream"))
-	if s < 0 {
-		return nil, fmt.Errorf("object %d is not a stream", obj)
-	}
-	dict, body := rest[:s], rest[s+len("stream"):]
-	if !bytes.Contains(dict, []byte("/Type /EmbeddedFile")) {
-		return nil, fmt.Errorf("object %d is not an embedded file", obj)
-	}
-	// The keyword is followed by CRLF or LF (ISO 32000-1, 7.3.8.1).
-	if bytes.HasPrefix(body, []byte("\r\n")) {
-		body = body[2:]
-	} else if bytes.HasPrefix(body, []byte("\n")) {
-		body = body[1:]
-	}
-	n, ok := dictLength(dict)
-	if !ok || n > len(body) {
-		return nil, fmt.Errorf("object %d has no direct /Length within the file", obj)
-	}
-	data := body[:n]
-	if !bytes.Contains(dict, []byte("/FlateDecode")) {
-		return data, nil
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	inflated, err := io.ReadAll(io.LimitReader(zr, maxAttachment+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(inflated) > maxAttachment {
-		return nil, fmt.Errorf("larger than %d bytes inflated", maxAttachment)
-	}
-	return inflated, nil
-}
-
-// dictLength reads the direct /Length of a stream dictionary.
-func dictLength(dict []byte) (int, bool) {
-	i := bytes.Index(dict, []byte("/Length "))
-	if i < 0 {
-		return 0, false
-	}
-	s := dict[i+len("/Length "):]
-	j := 0
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	// An indirect length ("12 0 R") is not what locrisk writes.
-	if j == 0 || bytes.HasPrefix(bytes.TrimLeft(s[j:], " "), []byte("0 R")) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(s[:j]))
-	return n, err == nil
-}
-
-// dictRef reads "key N 0 R" in dict and returns N.
-func dictRef(dict []byte, key string) (int, bool) {
-	i := bytes.Index(dict, []byte(key+" "))
-	if i < 0 {
-		return 0, false
-	}
-	f := bytes.Fields(dict[i+len(key):])
-	if len(f) < 3 || string(f[1]) != "0" || !bytes.HasPrefix(f[2], []byte("R")) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(f[0]))
-	return n, err == nil && n > 0
-}
-
-// dictString reads the literal string value of key in dict, "(...)", as
-// a PDF text string: UTF-16BE after a byte order mark, else one byte a
-// character (PDFDocEncoding agrees with ASCII, all a name check needs).
-func dictString(dict []byte, key string) (string, bool) {
-	i := bytes.Index(dict, []byte(key+" ("))
-	if i < 0 {
-		return "", false
-	}
-	raw, ok := literalString(dict[i+len(key)+1:])
+// textString reads a PDF text string: UTF-16BE after a byte order mark,
+// else one byte a character (PDFDocEncoding agrees with ASCII, all a name
+// check needs).
+func textString(v any) (string, bool) {
+	raw, ok := v.(pdfString)
 	if !ok {
 		return "", false
 	}
@@ -165,11 +108,11 @@ func dictString(dict []byte, key string) (string, bool) {
 	return string(raw), true
 }
 
-// literalString decodes the PDF literal string at the start of b (its
+// literalStringAt decodes the PDF literal string at the start of b (its
 // opening parenthesis): backslash escapes, octal codes and balanced
-// parentheses (ISO 32000-1, 7.3.4.2).
-func literalString(b []byte) ([]byte, bool) {
-	var out []byte
+// parentheses (ISO 32000-1, 7.3.4.2). n is the bytes it took, the closing
+// parenthesis included.
+func literalStringAt(b []byte) (out []byte, n int, ok bool) {
 	depth := 0
 	for i := 1; i < len(b); i++ {
 		c := b[i]
@@ -178,13 +121,13 @@ func literalString(b []byte) ([]byte, bool) {
 			depth++
 		case ')':
 			if depth == 0 {
-				return out, true
+				return out, i + 1, true
 			}
 			depth--
 		case '\\':
 			i++
 			if i >= len(b) {
-				return nil, false
+				return nil, 0, false
 			}
 			switch e := b[i]; e {
 			case 'n':
@@ -197,7 +140,12 @@ func literalString(b []byte) ([]byte, bool) {
 				c = '\b'
 			case 'f':
 				c = '\f'
-			case '\n': // a line continued
+			case '\r':
+				if i+1 < len(b) && b[i+1] == '\n' {
+					i++
+				}
+				continue // a line continued
+			case '\n':
 				continue
 			default:
 				if e >= '0' && e <= '7' {
@@ -215,5 +163,5 @@ func literalString(b []byte) ([]byte, bool) {
 		}
 		out = append(out, c)
 	}
-	return nil, false
+	return nil, 0, false
 }

@@ -40,8 +40,12 @@
 // KEY" block (PKIX), as `openssl pkey -pubout` writes for Ed25519.
 //
 // A PDF report carries the signed full JSON as a document-level embedded
-// file whose name ends in ".json" (a /Filespec whose /EF names a stream
-// object of /Type /EmbeddedFile, flate-compressed); FromPDF returns it.
+// file whose name ends in ".json"; FromPDF returns it. Its pages are signed
+// too: its /Keywords hold a signature of the SHA-256 of each page's
+// canonical form, of the catalog's and of the attached JSON (SignPDF,
+// VerifyPDF; docs/verification.md, "What a PDF's signature covers"), so a
+// changed page, an incremental update or a stripped attachment fails,
+// while a rewrite that keeps what the file holds (qpdf) still verifies.
 package reportverify
 
 import (

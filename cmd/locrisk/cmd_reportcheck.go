@@ -32,9 +32,13 @@ func (c *cli) reportVerify(args []string) error {
 	var keysFile, keyFile, keysURL string
 	var printSigned bool
 	f := c.newFlags("report verify", "(--keys FILE | --key FILE.pem | --keys-url URL) FILE", `
-Checks the signature of a saved report, JSON (summary or full) or PDF
-(through the signed JSON it carries), against the service's public keys,
-offline: --keys a file of GET /.well-known/locrisk-signing-keys (or of
+Checks the signature of a saved report, JSON (summary or full) or PDF,
+against the service's public keys. A PDF is checked whole: the signed JSON
+it carries, and the signature of its pages, which covers every page, its
+outline and attachments and that JSON, so an edited page, an added
+incremental update or a removed attachment fails with the reason;
+--attachment-only checks the carried JSON alone (for a PDF served before
+pages were signed). Keys are given offline with --keys a file of GET /.well-known/locrisk-signing-keys (or of
 'locrisk signing-keys list --json'), --key one PEM public key, or
 --keys-url the well-known address of a server, such as
 http://127.0.0.1:8080/.well-known/locrisk-signing-keys (fetched once; the
@@ -49,13 +53,22 @@ instead, and checks nothing: openssl can then check the signature itself
   locrisk report verify --keys keys.json summary.json
   locrisk report verify --key key.pem chicago.pdf
   locrisk report verify --print-signed-bytes summary.json > signed.bin`)
+	var attachmentOnly bool
 	f.StringVar(&keysFile, "keys", "", "`file` of the published keys (JSON)")
 	f.StringVar(&keyFile, "key", "", "`file` with one PEM public key")
 	f.StringVar(&keysURL, "keys-url", "", "`URL` of a server's published keys")
 	f.BoolVar(&printSigned, "print-signed-bytes", false, "print the signed bytes and check nothing")
-	path, doc, err := f.reportFileArg(args)
+	f.BoolVar(&attachmentOnly, "attachment-only", false, "for a PDF, check only the signed JSON it carries, not its pages")
+	path, raw, err := f.reportFileArg(args)
 	if err != nil {
 		return err
+	}
+	isPDF := isPDFFile(raw)
+	doc := raw
+	if isPDF && (printSigned || attachmentOnly) {
+		if doc, err = jsonOfPDF(path, raw); err != nil {
+			return err
+		}
 	}
 	if printSigned {
 		signed, err := reportverify.SignedBytes(doc)
@@ -78,11 +91,29 @@ instead, and checks nothing: openssl can then check the signature itself
 	if err != nil {
 		return err
 	}
-	res, err := reportverify.Verify(doc, keys)
-	if err != nil {
+	var res reportverify.Result
+	var pages reportverify.PDFResult
+	if isPDF && !attachmentOnly {
+		pages, err = reportverify.VerifyPDF(raw, keys)
+		if err != nil {
+			if pages.JSON.KeyID != "" {
+				// The carried JSON held; say so beside what did not.
+				return fmt.Errorf("%s does not verify: its attached JSON verifies (key %s), but %w", path, pages.JSON.KeyID, err)
+			}
+			return fmt.Errorf("%s does not verify: %w", path, err)
+		}
+		res, doc = pages.JSON, pages.Attachment
+	} else if res, err = reportverify.Verify(doc, keys); err != nil {
 		return fmt.Errorf("%s does not verify: %w", path, err)
 	}
 	fmt.Fprintf(c.stdout, "verified: %s\n", path)
+	switch {
+	case isPDF && attachmentOnly:
+		fmt.Fprintf(c.stdout, "pages:        not checked (--attachment-only): only the signed JSON the PDF carries was verified\n")
+	case isPDF:
+		fmt.Fprintf(c.stdout, "pages:        %s as the service rendered them, with the outline and the attached JSON: their signature holds (key %s)\n",
+			plural(pages.Pages, "page"), pages.PagesKeyID)
+	}
 	validity := "current since " + apiTime(res.Key.CreatedUTC)
 	if res.Key.CreatedUTC.IsZero() {
 		validity = "the key given as PEM; its validity is listed where the keys are published"
@@ -95,7 +126,12 @@ instead, and checks nothing: openssl can then check the signature itself
 		ReportID, JobID, Detail, GeneratedUTC string
 		Provenance                            view.Provenance
 	}
-	if err := json.Unmarshal(doc, &d); err == nil && d.ReportID != "" {
+	if err := json.Unmarshal(doc, &d); err != nil {
+		// The signature held, so the document is JSON; a report always
+		// decodes into these members.
+		return fmt.Errorf("%s verifies but is not a report document: %w", path, err)
+	}
+	if d.ReportID != "" {
 		p := d.Provenance
 		fmt.Fprintf(c.stdout, "report:       %s (detail %s), job %s, generated %s\n", d.ReportID, d.Detail, d.JobID, d.GeneratedUTC)
 		fmt.Fprintf(c.stdout, "coordinate:   %v, %v\n", p.Inputs.Latitude, p.Inputs.Longitude)
@@ -151,8 +187,8 @@ func (c *cli) loadKeySet(keysFile, keyFile, keysURL string) (reportverify.KeySet
 }
 
 // reportFileArg parses the flags and the one report file the command
-// takes, and reads the file.
-func (f *flags) reportFileArg(args []string) (path string, doc []byte, err error) {
+// takes, and reads the file as it is (JSON or PDF).
+func (f *flags) reportFileArg(args []string) (path string, raw []byte, err error) {
 	pos, err := f.parse(positionalsLast(f.FlagSet, args))
 	if err != nil {
 		return "", nil, err
@@ -160,12 +196,22 @@ func (f *flags) reportFileArg(args []string) (path string, doc []byte, err error
 	if len(pos) != 1 {
 		return "", nil, usagef("want one report file (JSON or PDF), got %s", plural(len(pos), "argument"))
 	}
-	doc, err = readReportFile(pos[0])
-	return pos[0], doc, err
+	raw, err = readReportFile(pos[0])
+	return pos[0], raw, err
 }
 
-// readReportFile reads a saved report: a JSON document, or the signed
-// JSON a PDF carries.
+func isPDFFile(b []byte) bool { return bytes.HasPrefix(b, []byte("%PDF-")) }
+
+// jsonOfPDF is the signed JSON a saved PDF carries.
+func jsonOfPDF(path string, raw []byte) ([]byte, error) {
+	doc, err := reportverify.FromPDF(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// readReportFile reads a saved report file, bounded.
 func readReportFile(path string) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -178,13 +224,6 @@ func readReportFile(path string) ([]byte, error) {
 	}
 	if len(b) > maxReportFile {
 		return nil, fmt.Errorf("%s is larger than %d MiB; a report is far smaller", path, maxReportFile>>20)
-	}
-	if bytes.HasPrefix(b, []byte("%PDF-")) {
-		doc, err := reportverify.FromPDF(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return doc, nil
 	}
 	return b, nil
 }
@@ -209,6 +248,11 @@ reference, several seconds; --reference-cache keeps it between runs.`, `
 	if err != nil {
 		return err
 	}
+	if isPDFFile(doc) {
+		if doc, err = jsonOfPDF(path, doc); err != nil {
+			return err
+		}
+	}
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dataFS, dataName, err := checkedDataPack(dataDir)
 	if err != nil {
@@ -229,13 +273,14 @@ reference, several seconds; --reference-cache keeps it between runs.`, `
 	if err != nil {
 		return err
 	}
-	var recorded struct{ Provenance view.Provenance }
-	_ = json.Unmarshal(doc, &recorded)
 	digest := "engine output SHA-256 " + res.ReportSHA256
-	if recorded.Provenance.ReportSHA256 == res.ReportSHA256 {
+	switch res.RecordedSHA256 {
+	case res.ReportSHA256:
 		digest += ", as the report records"
-	} else {
-		digest += fmt.Sprintf("; the report records %s", recorded.Provenance.ReportSHA256)
+	case "":
+		digest += "; the report records none"
+	default:
+		digest += fmt.Sprintf("; the report records %s", res.RecordedSHA256)
 	}
 	if res.Identical {
 		how := "byte for byte (signature aside)"

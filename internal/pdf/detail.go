@@ -1036,6 +1036,8 @@ func (r *renderer) verificationSection(v *Verification) {
 	r.setInk(colInk)
 	r.paragraph(marginL, contentW, proseLineH, clean(fmt.Sprintf("Signed by locrisk key %s (Ed25519). "+
 		"This PDF carries the report's signed JSON as the attached file %s; its signature covers the RFC 8785 "+
-		"canonical form of that JSON, whose SHA-256 is %s. Check it with: locrisk report verify FILE.pdf",
+		"canonical form of that JSON, whose SHA-256 is %s. The pages are signed too: the document's keywords hold a "+
+		"signature of each page's content, the outline and that JSON, so an edited page, an appended update or a "+
+		"removed attachment fails the check. Check both with: locrisk report verify FILE.pdf",
 		v.KeyID, v.AttachmentName, v.SignedSHA256), true))
 }

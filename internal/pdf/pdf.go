@@ -35,6 +35,7 @@ import (
 
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
+	"github.com/locrisk/locrisk/reportverify"
 )
 
 // Input is one report to render.
@@ -106,6 +107,10 @@ func Render(in Input) ([]byte, error) {
 		r.verificationSection(v)
 		r.f.SetAttachments([]fpdf.Attachment{{Content: v.Attachment, Filename: v.AttachmentName,
 			Description: "The signed JSON of this report"}})
+		// The keywords hold the field the signature of the pages is
+		// written into once the file is made (reportverify.SignPDF,
+		// docs/verification.md).
+		r.f.SetKeywords(reportverify.PagesSignaturePlaceholder(r.f.PageCount()), false)
 	}
 	r.footers()
 	var buf bytes.Buffer

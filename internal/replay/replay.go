@@ -43,9 +43,10 @@ type Result struct {
 	// Reasons say why the report may differ: a different data version,
 	// methodology version or engine version than the document records.
 	Reasons []string
-	// ReportSHA256 is the SHA-256 of the recomputed engine output, which
-	// the document's provenance.reportSha256 records for the original.
-	ReportSHA256 string
+	// ReportSHA256 is the SHA-256 of the recomputed engine output;
+	// RecordedSHA256 is the one the document's provenance.reportSha256
+	// records for the original.
+	ReportSHA256, RecordedSHA256 string
 }
 
 // Difference is one field that differs: its JSON path and both values
@@ -103,7 +104,8 @@ func Run(ctx context.Context, eng jobs.Assessor, doc []byte) (Result, error) {
 		return Result{}, err
 	}
 	sum := sha256.Sum256(rep.Body)
-	res := Result{ReportSHA256: hex.EncodeToString(sum[:]), Reasons: reasons(*d.Provenance, v.Provenance)}
+	res := Result{ReportSHA256: hex.EncodeToString(sum[:]), RecordedSHA256: d.Provenance.ReportSHA256,
+		Reasons: reasons(*d.Provenance, v.Provenance)}
 	if bytes.Equal(again, unsigned(doc, d.Signature)) {
 		res.Identical, res.ByteForByte = true, true
 		return res, nil
@@ -118,7 +120,8 @@ func Run(ctx context.Context, eng jobs.Assessor, doc []byte) (Result, error) {
 
 // unsigned is doc as it was before its signature member was appended
 // (reportverify.Sign adds it last), without the final newline; doc itself
-// when it carries no signature or was re-encoded since.
+// when it carries no signature or was re-encoded since. It never writes
+// into doc's array: the caller still reads doc.
 func unsigned(doc []byte, sig json.RawMessage) []byte {
 	doc = bytes.TrimRight(doc, " \t\r\n")
 	if sig == nil {
@@ -126,7 +129,7 @@ func unsigned(doc []byte, sig json.RawMessage) []byte {
 	}
 	tail := append(append([]byte(`,"signature":`), sig...), '}')
 	if cut, ok := bytes.CutSuffix(doc, tail); ok {
-		return append(cut, '}')
+		return append(cut[:len(cut):len(cut)], '}')
 	}
 	return doc
 }

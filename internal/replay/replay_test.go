@@ -25,6 +25,10 @@ func (k keySigner) Sign(_ context.Context, doc []byte) ([]byte, error) {
 	return reportverify.Sign(doc, "lrs-test", k.priv)
 }
 
+func (k keySigner) SignPDF(_ context.Context, pdf []byte) ([]byte, error) {
+	return reportverify.SignPDF(pdf, "lrs-test", k.priv)
+}
+
 func newSigner() keySigner {
 	return keySigner{priv: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, ed25519.SeedSize))}
 }
@@ -117,6 +121,26 @@ func TestReplaySaysWhatDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := served(t, a, view.DetailFull, time.Date(2026, 11, 28, 7, 30, 0, 0, time.UTC))
+
+	// A document saved exactly as served, final newline and all, replays
+	// as identical, reports the digest it records, and is left as it was
+	// (an append into the caller's array once cut its signature member).
+	saved := append(bytes.Clone(doc), '\n')
+	before := bytes.Clone(saved)
+	res, err := Run(context.Background(), eng, saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical || !res.ByteForByte {
+		t.Errorf("saved as served: identical %v, byte for byte %v, differences %v", res.Identical, res.ByteForByte, res.Differences)
+	}
+	if res.RecordedSHA256 == "" || res.RecordedSHA256 != res.ReportSHA256 {
+		t.Errorf("recorded digest %q, recomputed %q", res.RecordedSHA256, res.ReportSHA256)
+	}
+	if !bytes.Equal(saved, before) {
+		t.Errorf("Run changed the document it was given")
+	}
+
 	tests := []struct {
 		name      string
 		edit      func(string) string

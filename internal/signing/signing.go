@@ -86,6 +86,20 @@ func (s *Signer) Sign(ctx context.Context, doc []byte) ([]byte, error) {
 	return signed, nil
 }
 
+// SignPDF fills in the signature of a PDF's pages with the current key
+// (reportverify.SignPDF).
+func (s *Signer) SignPDF(ctx context.Context, pdf []byte) ([]byte, error) {
+	k, _, err := s.Key(ctx)
+	if err != nil {
+		return nil, err
+	}
+	signed, err := reportverify.SignPDF(pdf, k.ID, k.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("sign PDF pages: %w", err)
+	}
+	return signed, nil
+}
+
 // PublicKeys lists every key, newest first, for the well-known path.
 func (s *Signer) PublicKeys(ctx context.Context) ([]locrisk.SigningKey, error) {
 	return s.keys.ListSigningKeys(ctx)

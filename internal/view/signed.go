@@ -17,9 +17,12 @@ import (
 	"github.com/locrisk/locrisk/reportverify"
 )
 
-// Signer signs a report document (internal/signing).
+// Signer signs a report document and a PDF's pages (internal/signing).
 type Signer interface {
 	Sign(ctx context.Context, doc []byte) ([]byte, error)
+	// SignPDF fills in the signature of a PDF's pages
+	// (reportverify.SignPDF).
+	SignPDF(ctx context.Context, pdf []byte) ([]byte, error)
 }
 
 // SignedReport is the JSON document GET /location-risk/reports/{reportId}
@@ -98,8 +101,18 @@ func SignedPDF(ctx context.Context, rep locrisk.Report, outlines Outliner, s Sig
 		{"Coordinate", fmt.Sprintf("%v, %v", p.Inputs.Latitude, p.Inputs.Longitude)},
 		{"Engine output", "SHA-256 " + p.ReportSHA256},
 	}
-	return renderPDF(rep, outlines, &pdf.Verification{Facts: facts, KeyID: sig.KeyID, SignedSHA256: hex.EncodeToString(digest[:]),
+	doc, err := renderPDF(rep, outlines, &pdf.Verification{Facts: facts, KeyID: sig.KeyID, SignedSHA256: hex.EncodeToString(digest[:]),
 		AttachmentName: "location-risk-" + rep.ID + ".json", Attachment: attached})
+	if err != nil {
+		return nil, err
+	}
+	// The pages are signed too: a reader reads them, not the attachment
+	// (docs/verification.md, "What a PDF's signature covers").
+	signedPDF, err := s.SignPDF(ctx, doc)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: signing the PDF's pages: %w", rep.ID, err)
+	}
+	return signedPDF, nil
 }
 
 func deref(s *string) string {
