@@ -41,7 +41,7 @@ func (f *pdfFile) jsonAttachment() (string, []byte, error) {
 	}
 	names, _ := f.resolve(cat["Names"]).(pdfDict)
 	var found []pdfDict
-	f.nameTree(f.resolve(names["EmbeddedFiles"]), 0, &found)
+	f.nameTree(names["EmbeddedFiles"], 0, map[int]bool{}, &found)
 	for _, spec := range found {
 		name, ok := textString(f.resolve(spec["UF"]))
 		if !ok {
@@ -71,8 +71,16 @@ func (f *pdfFile) jsonAttachment() (string, []byte, error) {
 
 // nameTree collects the file specifications of a name tree's leaves
 // (ISO 32000-1, 7.9.6), in key order as the tree gives them.
-func (f *pdfFile) nameTree(node any, depth int, out *[]pdfDict) {
-	d, ok := node.(pdfDict)
+// Each node is read once, so a tree whose kids repeat cannot make the
+// walk exponential.
+func (f *pdfFile) nameTree(node any, depth int, seen map[int]bool, out *[]pdfDict) {
+	if r, ok := node.(pdfRef); ok {
+		if seen[r.num] {
+			return
+		}
+		seen[r.num] = true
+	}
+	d, ok := f.resolve(node).(pdfDict)
 	if !ok || depth > maxPDFDepth {
 		return
 	}
@@ -85,7 +93,7 @@ func (f *pdfFile) nameTree(node any, depth int, out *[]pdfDict) {
 	}
 	if kids, ok := f.resolve(d["Kids"]).([]any); ok {
 		for _, k := range kids {
-			f.nameTree(f.resolve(k), depth+1, out)
+			f.nameTree(k, depth+1, seen, out)
 		}
 	}
 }

@@ -46,6 +46,9 @@ type pdfFile struct {
 	// linearized: the first object is a linearization dictionary, whose
 	// file has two trailers without being an update.
 	linearized bool
+	// decoded keeps each stream's data once decoded: every page's digest
+	// reads the same fonts.
+	decoded map[*pdfStream][]byte
 }
 
 var errNotPDF = errors.New("reportverify: not a PDF file")
@@ -240,6 +243,20 @@ func (f *pdfFile) updates() int {
 // /FlateDecode without a predictor is supported: what fpdf writes and what
 // rewriting tools keep or produce for such content.
 func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
+	if data, ok := f.decoded[s]; ok {
+		return data, nil
+	}
+	data, err := f.decodeStream(s)
+	if err == nil {
+		if f.decoded == nil {
+			f.decoded = map[*pdfStream][]byte{}
+		}
+		f.decoded[s] = data
+	}
+	return data, err
+}
+
+func (f *pdfFile) decodeStream(s *pdfStream) ([]byte, error) {
 	data := s.raw
 	if n, ok := f.resolve(s.dict["Length"]).(float64); ok && n >= 0 && int(n) <= len(data) {
 		data = data[:int(n)]

@@ -228,3 +228,34 @@ func TestVerifyPDFAfterQpdf(t *testing.T) {
 		})
 	}
 }
+
+// FuzzVerifyPDF: whatever the bytes, reading a PDF, its attachment and
+// its pages' digests returns or fails; it never panics or hangs.
+func FuzzVerifyPDF(f *testing.F) {
+	t := &testing.T{}
+	pdf, _ := signedPDF(t, false)
+	f.Add(pdf)
+	compressed, _ := signedPDF(t, true)
+	f.Add(compressed)
+	f.Add([]byte("%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [2 0 R] >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n"))
+	keys := testSet("k1")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = VerifyPDF(b, keys)
+		_, _ = FromPDF(b)
+	})
+}
+
+// BenchmarkSignPDF is what signing a PDF's pages adds to serving one.
+func BenchmarkSignPDF(b *testing.B) {
+	t := &testing.T{}
+	pdf, _ := signedPDF(t, true)
+	// Back to the placeholder, as the renderer leaves it.
+	i := bytes.Index(pdf, []byte(PagesSignatureTag))
+	copy(pdf[i:], PagesSignaturePlaceholder(3))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := SignPDF(pdf, "k1", testKey(1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
