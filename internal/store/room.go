@@ -4,14 +4,18 @@ package store
 // limit) makes SQLite refuse writes with SQLITE_FULL, which the store
 // answers as ErrStorageFull (errors.go, full). Reads go on. The readiness
 // check (GET /readyz, ProbeWrite) must then say that the database takes
-// no write, but its usual probe takes the write lock and rolls back
-// without writing a byte, which a full disk does not refuse. So the store
-// remembers the outcome of its writes: from a write refused for want of
-// room until a write commits without one, it is full, and ProbeWrite,
-// instead of answering from the lock alone, looks for room itself
-// (docs/api.md, Health and version; docs/operations.md, The database
-// file). That way a server no client writes to, because it reports not
-// ready, still finds out when space returns.
+// no write, but taking the write lock and rolling back writes not a byte,
+// which a full disk does not refuse; nor does a write that SQLite fits
+// into free pages, or one that changes nothing. So readiness is proven,
+// not assumed: from the store's opening, and again from any write refused
+// for want of room, the store is unproven, and ProbeWrite writes and syncs
+// a small file beside the database (real room on the file system) before
+// it says ready. Every probe also asks the file system how much room is
+// left (statfs, room_unix.go), which costs nothing, so a disk filled by
+// another program is seen before a write fails (docs/api.md, Health and
+// version; docs/operations.md, The database file). A server no client
+// writes to, because it reports not ready, still finds out when space
+// returns.
 
 import (
 	"context"
@@ -25,23 +29,23 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// room is what the store's last writes said of its room to write.
+// room is what the store knows of its room to write.
 type room struct {
-	full atomic.Bool
+	// proven: since the store opened, and since the last write refused
+	// for want of room, a probe has written and synced real bytes.
+	proven atomic.Bool
 }
 
-// isFull reports whether a write was refused for want of room and none
-// has committed since.
-func (r *room) isFull() bool { return r.full.Load() }
+// isFull reports whether the store's room is unproven: a write was
+// refused for want of room, or none has been proven since it opened.
+func (r *room) isFull() bool { return !r.proven.Load() }
 
-// noteWrite records the outcome of a single-statement write:
-// committed, or failed with err.
-func (r *room) noteWrite(committed bool, err error) {
-	switch {
-	case errors.Is(err, ErrStorageFull):
-		r.full.Store(true)
-	case committed:
-		r.full.Store(false)
+// noteWrite records the outcome of a write: failed with err, or
+// committed. A committed write proves nothing (SQLite may have reused
+// free pages, or changed nothing); a refused one unproves the room.
+func (r *room) noteWrite(_ bool, err error) {
+	if errors.Is(err, ErrStorageFull) {
+		r.proven.Store(false)
 	}
 }
 
@@ -53,7 +57,7 @@ func (r *room) noteWrite(committed bool, err error) {
 func (r *room) noteGroup(err error, group []*groupWrite) {
 	for _, w := range group {
 		if errors.Is(w.err, ErrStorageFull) {
-			r.full.Store(true)
+			r.proven.Store(false)
 			return
 		}
 	}
@@ -69,35 +73,38 @@ const probeRoom = 64 << 10
 // errProbeDone ends ProbeWrite's transaction with a rollback.
 var errProbeDone = errors.New("probe done")
 
-// ProbeWrite checks that a write can happen now. Normally it takes the
-// database's write lock (BEGIN IMMEDIATE) and gives it back with a
-// rollback, so nothing is written and the file does not grow. While the
-// store is full (a write was refused for want of room and none has
-// committed since, see room) that proves nothing, so it also looks for
-// probeRoom bytes of room: below the database's page limit (PRAGMA
-// max_page_count, counting free pages) and on the file system, by writing
-// and syncing a file of that size beside the database and removing it. It
-// fails with ErrStorageFull while there is none; once there is, the store
-// is no longer full. On a view from WithBusyWait it waits at most that
-// long for a lock another process holds, then fails with ErrBusy. The
+// ProbeWrite checks that a write can happen now. It takes the database's
+// write lock (BEGIN IMMEDIATE), checks that the database can take
+// probeRoom more bytes of pages (PRAGMA max_page_count, counting free
+// pages) and that the file system has that much room left (statfs), and
+// gives the lock back with a rollback, so nothing is written to the
+// database. While the store's room is unproven (since it opened, or since
+// a write was refused for want of room; see room) it also writes and
+// syncs a file of probeRoom bytes beside the database and removes it: only
+// a write that succeeds proves room. It fails with ErrStorageFull while
+// there is none. On a view from WithBusyWait it waits at most that long
+// for a lock another process holds, then fails with ErrBusy. The
 // readiness check (GET /readyz) uses it.
 func (s *Store) ProbeWrite(ctx context.Context) error {
-	wasFull := s.room.isFull()
 	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		if wasFull {
-			if err := pageRoom(ctx, tx); err != nil {
-				return err
-			}
+		if err := pageRoom(ctx, tx); err != nil {
+			return err
 		}
 		return errProbeDone
 	})
 	if errors.Is(err, errProbeDone) {
 		err = nil
 	}
-	if err == nil && wasFull {
+	if err == nil {
+		err = diskRoom(s.path)
+	}
+	if err == nil && s.room.isFull() {
 		if err = fileRoom(s.path); err == nil {
-			s.room.full.Store(false)
+			s.room.proven.Store(true)
 		}
+	}
+	if errors.Is(err, ErrStorageFull) {
+		s.room.proven.Store(false)
 	}
 	if err != nil {
 		return fmt.Errorf("write probe: %w", marked(err))

@@ -119,7 +119,7 @@ func TestStorageFull(t *testing.T) {
 func TestProbeFindsRoomAlone(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
-	s.room.full.Store(true) // a write was refused
+	s.room.proven.Store(false) // a write was refused
 	if err := s.SetMaxPages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -140,5 +140,31 @@ func TestProbeFindsRoomAlone(t *testing.T) {
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(storePath(t, s)), "*.room-*"))
 	if len(matches) > 0 {
 		t.Errorf("the probe left %v behind", matches)
+	}
+}
+
+// TestRoomIsProvenNotAssumed: a store just opened is unproven until its
+// probe has written real bytes; a write that commits does not prove room
+// (SQLite may fit it into free pages, or it may change nothing), so after
+// a refused write only the probe makes the store ready again.
+func TestRoomIsProvenNotAssumed(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	if !s.room.isFull() {
+		t.Fatal("a store just opened counts its room as proven")
+	}
+	if err := s.ProbeWrite(ctx); err != nil || s.room.isFull() {
+		t.Fatalf("first probe: %v, full %v", err, s.room.isFull())
+	}
+	s.room.noteWrite(false, fmt.Errorf("insert: %w", ErrStorageFull))
+	if !s.room.isFull() {
+		t.Fatal("a refused write left the room proven")
+	}
+	s.room.noteWrite(true, nil)
+	if !s.room.isFull() {
+		t.Error("a committed write proved room")
+	}
+	if err := s.ProbeWrite(ctx); err != nil || s.room.isFull() {
+		t.Errorf("probe with room: %v, full %v", err, s.room.isFull())
 	}
 }
