@@ -18,7 +18,7 @@ import (
 func TestDependenciesPointInward(t *testing.T) {
 	gotool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go command is needed")
+		t.Skip("need the go command")
 	}
 	out, err := exec.Command(gotool, "list", "-json=ImportPath,Imports,Deps", "./...").Output()
 	if err != nil {

@@ -50,7 +50,7 @@ func TestEmbeddedPackMatchesManifest(t *testing.T) {
 func TestSameFilesAsShared(t *testing.T) {
 	shared := filepath.Join("..", "..", "shared", "data")
 	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("no public data mirror beside the repository (%v)", err)
+		t.Skipf("need the public data mirror beside the repository (../shared/data): %v", err)
 	}
 	m, err := data.ReadManifest(FS())
 	if err != nil {

@@ -94,7 +94,7 @@ func buildAndRun(m *testing.M) (int, error) {
 func needSignals(tb testing.TB) {
 	tb.Helper()
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
-		tb.Skipf("%s has no SIGKILL/SIGTERM semantics: skipping the crash and shutdown tests", runtime.GOOS)
+		tb.Skipf("need SIGKILL and SIGTERM: %s has neither (a crash or shutdown test)", runtime.GOOS)
 	}
 }
 

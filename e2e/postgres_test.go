@@ -28,7 +28,7 @@ func postgresDB(t *testing.T) string {
 	t.Helper()
 	server := os.Getenv("LOCRISK_TEST_POSTGRES")
 	if server == "" {
-		t.Skip("LOCRISK_TEST_POSTGRES is not set: no PostgreSQL server to test on (docs/postgres.md, Testing)")
+		t.Skip("need LOCRISK_TEST_POSTGRES, the URL of a PostgreSQL server to test on (docs/postgres.md#testing)")
 	}
 	admin, err := sql.Open("pgx", server)
 	if err != nil {

@@ -47,7 +47,7 @@ import (
 // insert's rate and computed at the engine's, one after the other.
 func TestWholePathThroughput(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
-		t.Skip("set LOCRISK_LOAD=1 to run the whole-path measurement")
+		t.Skip("need LOCRISK_LOAD=1: the whole-path measurement")
 	}
 	burst := 8 * time.Second
 	if v := os.Getenv("LOCRISK_WHOLE_BURST"); v != "" {
@@ -290,7 +290,7 @@ func fetchTo(url, path string) error {
 //	LOCRISK_LOAD=1 go test -run BacklogDrain -v -timeout 20m ./e2e
 func TestBacklogDrain(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
-		t.Skip("set LOCRISK_LOAD=1 to run the backlog measurement")
+		t.Skip("need LOCRISK_LOAD=1: the backlog measurement")
 	}
 	backlog := 30000
 	if v := os.Getenv("LOCRISK_DRAIN_JOBS"); v != "" {
@@ -410,7 +410,7 @@ func createAndWait(srv *server, key string, p [2]float64, timeout time.Duration)
 //	LOCRISK_LOAD=1 LOCRISK_TEST_POSTGRES=postgres://... go test -run StoresSideBySide -v -timeout 30m ./e2e
 func TestStoresSideBySide(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
-		t.Skip("set LOCRISK_LOAD=1 to run the side-by-side measurement")
+		t.Skip("need LOCRISK_LOAD=1: the side-by-side measurement")
 	}
 	burst := 6 * time.Second
 	dir := t.TempDir()

@@ -31,7 +31,7 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	gotool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go command is needed")
+		t.Skip("need the go command")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -24,7 +24,7 @@ import (
 //	LOCRISK_LOAD=1 LOCRISK_DATA_DIR=... go test -count=1 ./e2e -run TestWriteFlood -v
 func TestWriteFlood(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") != "1" {
-		t.Skip("set LOCRISK_LOAD=1 to run the write flood")
+		t.Skip("need LOCRISK_LOAD=1: the write flood")
 	}
 	total, inFlight := 1500, 120
 	if v := os.Getenv("LOCRISK_LOAD_CREATES"); v != "" {

@@ -148,7 +148,7 @@ func sideBySide(tb testing.TB, more func() bool, window time.Duration) (r sideBy
 // answered 202. It asserts no rates (the machine is shared).
 func TestSideBySideLoad(t *testing.T) {
 	if testing.Short() {
-		t.Skip("short")
+		t.Skip("in -short mode")
 	}
 	once := true
 	r := sideBySide(t, func() bool { r := once; once = false; return r }, 100*time.Millisecond)

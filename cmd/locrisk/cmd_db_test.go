@@ -81,7 +81,7 @@ func TestDBCommandsNeedTheFile(t *testing.T) {
 // refuses a database a server holds, and leaves the lock free after it.
 func TestDBVacuumRefusesWhileServed(t *testing.T) {
 	if !filelock.Supported {
-		t.Skip("no flock on this system")
+		t.Skip("need flock: this system has none")
 	}
 	db := filepath.Join(t.TempDir(), "v.db")
 	if r := cmd(t, nil, "accounts", "create", "--name", "Acme", "--db", db); r.code != 0 {

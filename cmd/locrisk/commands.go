@@ -164,8 +164,14 @@ Usage:
 
 Commands:
 `)
+	// The summaries start in one column, two spaces past the longest
+	// command ("signing-keys rotate").
+	width := 0
 	for _, k := range commands() {
-		fmt.Fprintf(w, "  %-17s %s\n", k.path, k.summary)
+		width = max(width, len(k.path))
+	}
+	for _, k := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, k.path, k.summary)
 	}
 	fmt.Fprint(w, `
 Every flag can also be set in the environment as LOCRISK_<FLAG>

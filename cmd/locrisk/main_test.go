@@ -80,6 +80,38 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpCommandColumn: in the command list of `locrisk -h`, every
+// summary starts in the same column, at least two spaces past the longest
+// command, and every command of the table is listed.
+func TestHelpCommandColumn(t *testing.T) {
+	r := cmd(t, nil, "-h")
+	_, list, ok := strings.Cut(r.stdout, "Commands:\n")
+	if !ok {
+		t.Fatalf("no command list:\n%s", r.stdout)
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	lines := strings.Split(list, "\n")
+	if len(lines) != len(commands()) {
+		t.Fatalf("%d lines in the command list, want %d:\n%s", len(lines), len(commands()), list)
+	}
+	column := -1
+	for i, k := range commands() {
+		line := lines[i]
+		rest, ok := strings.CutPrefix(line, "  "+k.path)
+		if !ok || !strings.HasPrefix(rest, "  ") || !strings.HasSuffix(line, k.summary) {
+			t.Errorf("line %q, want %q, two spaces or more, then %q", line, "  "+k.path, k.summary)
+			continue
+		}
+		at := len(line) - len(k.summary)
+		if column < 0 {
+			column = at
+		}
+		if at != column {
+			t.Errorf("the summary of %q starts in column %d, the first one's in %d:\n%s", k.path, at, column, list)
+		}
+	}
+}
+
 func TestAccountsAndKeys(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "cli.db")
 	env := map[string]string{"LOCRISK_DB": db}

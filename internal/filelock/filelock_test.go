@@ -14,7 +14,7 @@ import (
 
 func TestLockExcludes(t *testing.T) {
 	if !Supported {
-		t.Skip("no flock on this system")
+		t.Skip("need flock: this system has none")
 	}
 	path := filepath.Join(t.TempDir(), "x.lock")
 	first, err := Acquire(path)
@@ -52,7 +52,7 @@ func TestLockExcludes(t *testing.T) {
 // it neither writes to the file nor changes it.
 func TestLockFollowsTheFile(t *testing.T) {
 	if !Supported {
-		t.Skip("no flock on this system")
+		t.Skip("need flock: this system has none")
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.db")
@@ -62,7 +62,7 @@ func TestLockFollowsTheFile(t *testing.T) {
 	}
 	hard := filepath.Join(dir, "hard.db")
 	if err := os.Link(path, hard); err != nil {
-		t.Skipf("no hard links here: %v", err)
+		t.Skipf("need hard links: %v", err)
 	}
 	soft := filepath.Join(dir, "soft.db")
 	if err := os.Symlink(path, soft); err != nil {
@@ -91,7 +91,7 @@ func TestLockFollowsTheFile(t *testing.T) {
 // TestLockDiesWithProcess: a holder killed with SIGKILL leaves no stale lock.
 func TestLockDiesWithProcess(t *testing.T) {
 	if !Supported {
-		t.Skip("no flock on this system")
+		t.Skip("need flock: this system has none")
 	}
 	if os.Getenv("FILELOCK_HOLD") != "" {
 		return // the child: see below
@@ -136,7 +136,7 @@ func TestLockDiesWithProcess(t *testing.T) {
 func TestHelperHold(t *testing.T) {
 	path := os.Getenv("FILELOCK_HOLD")
 	if path == "" {
-		t.Skip("helper process only")
+		t.Skip("only run by another test, as its child process: TestLockDiesWithProcess")
 	}
 	if _, err := Acquire(path); err != nil {
 		fmt.Println("error:", err)

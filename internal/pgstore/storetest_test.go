@@ -79,7 +79,7 @@ func (r *roundRobin) CompleteJob(ctx context.Context, jobID, owner string, rep l
 func serverDSN(t *testing.T) string {
 	dsn := os.Getenv(serverEnv)
 	if dsn == "" {
-		t.Skipf("%s is not set: no PostgreSQL server to test on (docs/postgres.md, Testing)", serverEnv)
+		t.Skipf("need %s, the URL of a PostgreSQL server to test on (docs/postgres.md#testing)", serverEnv)
 	}
 	return dsn
 }

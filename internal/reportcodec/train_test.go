@@ -46,7 +46,7 @@ func realReports(tb testing.TB, n int, seed uint64) [][]byte {
 func TestTrainDictionary(t *testing.T) {
 	path := os.Getenv("LOCRISK_TRAIN_REPORT_DICT")
 	if path == "" {
-		t.Skip("set LOCRISK_TRAIN_REPORT_DICT=FILE to train a dictionary")
+		t.Skip("need LOCRISK_TRAIN_REPORT_DICT=FILE: trains a new dictionary there")
 	}
 	d, err := dict.BuildS2Dict(realReports(t, 2000, 1), dict.Options{MaxDictSize: 64 << 10, HashBytes: 6})
 	if err != nil {

@@ -105,7 +105,8 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 		n = countElements(body.items)
 	}
 	if n == 0 {
-		return batchRequest{}, errorf(codeInvalidItems, "items is required and must be a non-empty array of objects with latitude and longitude")
+		return batchRequest{}, &Error{Code: codeInvalidItems, Message: missingHint(
+			"items is required and must be a non-empty array of objects with latitude and longitude", body.items, obj, batchFields...)}
 	}
 	if n > maxBatchItems {
 		return batchRequest{}, errorf(codeTooManyItems, "a batch holds at most %d items; this one has %d", maxBatchItems, n)
@@ -122,9 +123,17 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) (batchRequest, error) {
 	return req, nil
 }
 
+// batchFields are the members of a batch's body, itemFields those of one
+// of its items.
+var (
+	batchFields = []string{"name", "items"}
+	itemFields  = []string{"externalId", "latitude", "longitude"}
+)
+
 // decodeItem decodes one item, a value of the validated body, and appends its canonical form to canon. Members other than externalId,
 // latitude and longitude are ignored, as in the body of a single job (POST
-// /location-risk/report-jobs). An item that is not a JSON object is
+// /location-risk/report-jobs), and named in the error of a coordinate
+// that is missing (missingHint). An item that is not a JSON object is
 // rejected with invalid_latitude: it carries no coordinate, which is what
 // that code says.
 func decodeItem(raw json.RawMessage, canon *strings.Builder) locrisk.NewBatchItem {
@@ -156,9 +165,9 @@ func decodeItem(raw json.RawMessage, canon *strings.Builder) locrisk.NewBatchIte
 		it.ErrorCode = codeInvalidExternalID
 		it.ErrorMessage = fmt.Sprintf("externalId must be a string of at most %d characters", maxExternalIDLen)
 	case !latOK:
-		it.ErrorCode, it.ErrorMessage = codeInvalidLatitude, msgLatitudeInvalid
+		it.ErrorCode, it.ErrorMessage = codeInvalidLatitude, missingHint(msgLatitudeInvalid, latRaw, raw, itemFields...)
 	case !lonOK:
-		it.ErrorCode, it.ErrorMessage = codeInvalidLongitude, msgLongitudeInvalid
+		it.ErrorCode, it.ErrorMessage = codeInvalidLongitude, missingHint(msgLongitudeInvalid, lonRaw, raw, itemFields...)
 	default:
 		it.Latitude, it.Longitude = &lat, &lon
 	}

@@ -1221,7 +1221,7 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 		return
 	}
 	if testing.Short() {
-		t.Skip("starts and kills child processes; skipped with -short")
+		t.Skip("in -short mode: starts and kills child processes")
 	}
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -108,36 +108,64 @@ func (s *Server) drainBody(w http.ResponseWriter, r *http.Request, body *countin
 	}
 }
 
-// readObject reads the request body, which must be exactly one JSON object
-// of at most maxBodyBytes, and returns it without surrounding whitespace.
+// readObject reads the request body, which must be declared as JSON
+// (checkJSONContentType) and be exactly one JSON object of at most
+// maxBodyBytes, and returns it without surrounding whitespace.
 func readObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, error) {
+	if err := checkJSONContentType(r); err != nil {
+		return nil, err
+	}
 	body, err := readBody(w, r)
 	if err != nil {
 		return nil, err
 	}
-	obj, err := readObjectFrom(body)
-	if err != nil {
-		return nil, withContentTypeHint(err, r)
-	}
-	return obj, nil
+	return readObjectFrom(body)
 }
 
-// withContentTypeHint adds to a refused body the likely cause when the
-// client said it sent something other than JSON (a form, plain text): the
-// API reads every body as JSON whatever its Content-Type.
-func withContentTypeHint(err error, r *http.Request) error {
-	var apiErr *Error
-	ct := r.Header.Get("Content-Type")
-	if ct == "" || !errors.As(err, &apiErr) || apiErr.Code != codeInvalidRequest {
-		return err
+// maxShownContentType is how much of a refused Content-Type the message
+// repeats.
+const maxShownContentType = 100
+
+// checkJSONContentType refuses, with 415 unsupported_media_type, a body
+// declared as something other than JSON (docs/api.md, Errors): a form
+// (what curl -d sends unless told otherwise), plain text, multipart. JSON
+// is application/json or any application/...+json, with any parameters
+// (charset=utf-8), in any case. A request without a Content-Type (or with
+// an empty one) declares nothing and is read as JSON: many clients leave
+// it out. A Content-Type given twice must say JSON both times. The check
+// comes before the body is read, so the body's own faults (413, 400) are
+// answered only for a body declared as JSON.
+func checkJSONContentType(r *http.Request) error {
+	for _, ct := range r.Header.Values("Content-Type") {
+		ct = strings.TrimSpace(ct)
+		if ct == "" {
+			continue
+		}
+		// A malformed parameter still leaves the media type: a JSON body
+		// declared with a broken charset is read like any other.
+		mt, _, err := mime.ParseMediaType(ct)
+		if (err == nil || errors.Is(err, mime.ErrInvalidMediaParameter)) && isJSONMediaType(mt) {
+			continue
+		}
+		shown := ct
+		if len(shown) > maxShownContentType {
+			shown = shown[:maxShownContentType] + "..."
+		}
+		msg := fmt.Sprintf("the request body was sent as Content-Type: %q, which is not JSON; send a JSON object with Content-Type: application/json", shown)
+		if mt == "application/x-www-form-urlencoded" {
+			msg += " (curl -d sends a form unless told otherwise: add -H 'Content-Type: application/json')"
+		}
+		return &Error{Code: codeUnsupportedMediaType, Message: msg}
 	}
-	mt, _, perr := mime.ParseMediaType(ct)
-	if perr == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-		return err
-	}
-	hinted := *apiErr
-	hinted.Message += fmt.Sprintf(" (it was sent with Content-Type: %s; send a JSON object with Content-Type: application/json)", ct)
-	return &hinted
+	return nil
+}
+
+// isJSONMediaType reports whether mt, a media type as mime.ParseMediaType
+// returns it (lower case, no parameters), is JSON: application/json or a
+// structured syntax suffix +json (application/merge-patch+json).
+func isJSONMediaType(mt string) bool {
+	sub, ok := strings.CutPrefix(mt, "application/")
+	return ok && (sub == "json" || (strings.HasSuffix(sub, "+json") && len(sub) > len("+json")))
 }
 
 // readObjectFrom is readObject over a body already read.

@@ -23,7 +23,7 @@ import (
 //	LOCRISK_LOAD=1 go test -count=1 -run TestBystanderBesideHostileBodies -v ./internal/server
 func TestBystanderBesideHostileBodies(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") != "1" {
-		t.Skip("a load test: LOCRISK_LOAD=1")
+		t.Skip("need LOCRISK_LOAD=1: a load test")
 	}
 	const (
 		clients  = 200

@@ -58,6 +58,7 @@ const (
 	codeIdempotencyConflict    = "idempotency_conflict"
 	codeJobNotRetryable        = "job_not_retryable"
 	codePayloadTooLarge        = "payload_too_large"
+	codeUnsupportedMediaType   = "unsupported_media_type"
 	codeUnsupportedLocation    = "unsupported_location"
 	codeInternal               = "internal_error"
 	codeInvalidDays            = "invalid_days"
@@ -106,6 +107,10 @@ var codeStatus = map[string]int{
 	codeInvalidURL:           http.StatusBadRequest,
 	codeInvalidEvents:        http.StatusBadRequest,
 	codeEndpointLimitReached: http.StatusBadRequest,
+
+	// A body declared as something other than JSON (body.go,
+	// checkJSONContentType).
+	codeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 
 	codeReportJobNotFound:      http.StatusNotFound,
 	codeReportNotFound:         http.StatusNotFound,

@@ -26,6 +26,7 @@ func TestCodeStatus(t *testing.T) {
 		405: {"method_not_allowed"},
 		409: {"idempotency_conflict", "job_not_retryable", "webhook_endpoint_disabled", "delivery_not_failed"},
 		413: {"payload_too_large"},
+		415: {"unsupported_media_type"},
 		422: {"unsupported_location"},
 		431: {"headers_too_large"},
 		429: {"quota_exceeded", "rate_limit_exceeded", "too_many_requests_in_flight"},

@@ -66,8 +66,10 @@ const (
 var errLocatorBroken = errors.New("coverage layer unavailable")
 
 // fakeLocator covers the northern-western quarter of the globe (so every
-// coordinate with latitude > 0 and longitude < 0 is "in the US"), except for
-// the special latitudes above. It is a test double for *risk.Engine.
+// coordinate with latitude > 0 and longitude < 0 is "in the US"), and, as
+// the real coverage has Guam east of Greenwich, a box around Guam,
+// except for the special latitudes above. It is a test double for
+// *risk.Engine.
 type fakeLocator struct{}
 
 func (fakeLocator) Locate(lat, lon float64) (risk.Location, error) {
@@ -78,6 +80,8 @@ func (fakeLocator) Locate(lat, lon float64) (risk.Location, error) {
 		panic("fake locator: deliberate panic")
 	case lat > 0 && lat < 90 && lon < 0 && lon > -180:
 		return risk.Location{Latitude: lat, Longitude: lon, StateCode: "XX"}, nil
+	case lat > 13.2 && lat < 13.7 && lon > 144.6 && lon < 145:
+		return risk.Location{Latitude: lat, Longitude: lon, StateCode: "GU"}, nil
 	}
 	return risk.Location{}, risk.ErrUnsupportedLocation
 }

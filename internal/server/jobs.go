@@ -88,10 +88,15 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return vals[0], nil
 }
 
+// jobFields are the members of a job's body.
+var jobFields = []string{"latitude", "longitude"}
+
 // decodeCoordinates reads the body of POST /location-risk/report-jobs: a
 // JSON object of at most maxBodyBytes whose latitude and longitude are JSON
 // numbers in range. Unknown fields are ignored (and not kept); latitude is
-// checked before longitude.
+// checked before longitude. A coordinate that is missing is refused with
+// the unknown members named (missingHint): {"lat": ..., "lng": ...} says
+// which names were meant.
 func decodeCoordinates(w http.ResponseWriter, r *http.Request) (lat, lon float64, err error) {
 	defer bodyParsed(r)
 	obj, err := readObject(w, r)
@@ -102,11 +107,11 @@ func decodeCoordinates(w http.ResponseWriter, r *http.Request) (lat, lon float64
 	pickFields(obj, field{"latitude", &body.latitude}, field{"longitude", &body.longitude})
 	lat, ok := coordinate(body.latitude, 90)
 	if !ok {
-		return 0, 0, errorf(codeInvalidLatitude, "latitude is required and must be a JSON number from -90 to 90")
+		return 0, 0, &Error{Code: codeInvalidLatitude, Message: missingHint(msgLatitudeInvalid, body.latitude, obj, jobFields...)}
 	}
 	lon, ok = coordinate(body.longitude, 180)
 	if !ok {
-		return 0, 0, errorf(codeInvalidLongitude, "longitude is required and must be a JSON number from -180 to 180")
+		return 0, 0, &Error{Code: codeInvalidLongitude, Message: missingHint(msgLongitudeInvalid, body.longitude, obj, jobFields...)}
 	}
 	return lat, lon, nil
 }
@@ -237,14 +242,26 @@ func pathID(r *http.Request, wildcard, prefix, notFound string) (string, error) 
 	return id, nil
 }
 
-// outsideCoverage says that lat, lon is outside coverage, and that the two
-// look swapped when lon, lat would be covered.
+// outsideCoverage says that lat, lon is outside coverage, and names the
+// likely slip when a near coordinate is covered (docs/api.md, Errors): the
+// two look swapped when lon, lat would be covered; a longitude east of
+// Greenwich lacks its minus sign when lat, -lon would be covered. Only a
+// coordinate already refused gets here, so a covered east longitude
+// (Guam, the Northern Mariana Islands, the Aleutians west of 180) is
+// never questioned.
 func (s *Server) outsideCoverage(lat, lon float64) string {
 	msg := fmt.Sprintf("the coordinate %s, %s is outside the supported United States coverage", formatCoord(lat), formatCoord(lon))
 	if math.Abs(lon) <= 90 {
 		if _, err := s.loc.Locate(lon, lat); err == nil {
 			msg += fmt.Sprintf("; latitude and longitude look swapped: latitude %s, longitude %s is covered",
 				formatCoord(lon), formatCoord(lat))
+		}
+	}
+	if lon > 0 {
+		if _, err := s.loc.Locate(lat, -lon); err == nil {
+			msg += fmt.Sprintf("; longitude %s is east of Greenwich, and US longitudes are negative (west) but for Guam, "+
+				"the Northern Mariana Islands and the far western Aleutians: did you mean %s? latitude %s, longitude %s is covered",
+				formatCoord(lon), formatCoord(-lon), formatCoord(lat), formatCoord(-lon))
 		}
 	}
 	return msg

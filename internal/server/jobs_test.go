@@ -82,6 +82,98 @@ func TestCreateJobBody(t *testing.T) {
 	}
 }
 
+// TestJSONContentType: every operation that reads a JSON body (1, 7, 15,
+// and 19 when it has a body) takes a body declared as application/json or
+// application/...+json, with any parameters and in any case, or declared
+// not at all; any other Content-Type is 415 unsupported_media_type, whose
+// message repeats what was sent and says what to send (docs/api.md,
+// Errors). Op 19's empty body needs no Content-Type.
+func TestJSONContentType(t *testing.T) {
+	e := newWebhookEnv(t, whOptions{allowPrivate: true})
+	key := e.allScopesKey(e.account(1000, 100000))
+	rec := e.do("POST", webhooksPath, key, `{"name": "ct", "url": "http://127.0.0.1:9/h", "events": ["report.job.completed"]}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %s", rec.Code, rec.Body)
+	}
+	endpoint := decode[view.CreatedWebhookEndpoint](t, rec).Endpoint.ID
+	ops := []struct {
+		name, path, body string
+		status           int // of a body declared as JSON
+	}{
+		{"report job", jobsPath, `{"latitude": 40.7, "longitude": -74}`, 202},
+		{"batch", batchesPath, batchBody(t, "ct", validItems(1)...), 202},
+		{"webhook endpoint", webhooksPath, `{"name": "n", "url": "http://127.0.0.1:9/h", "events": ["report.job.failed"]}`, 201},
+		{"test event", "/api/v1/webhooks/" + endpoint + "/test", `{}`, 202},
+	}
+	const absent = "<absent>"
+	tests := []struct {
+		contentType string
+		ok          bool
+		message     string // substring of a 415's message
+	}{
+		{absent, true, ""},
+		{"", true, ""},
+		{"application/json", true, ""},
+		{"application/json; charset=utf-8", true, ""},
+		{"Application/JSON; Charset=UTF-8", true, ""},
+		{"application/json;charset", true, ""}, // a broken parameter: still JSON
+		{"application/merge-patch+json", true, ""},
+		{"application/vnd.api+json; charset=utf-8", true, ""},
+		{"text/plain", false, `Content-Type: "text/plain"`},
+		{"text/plain; charset=utf-8", false, `"text/plain; charset=utf-8"`},
+		{"application/x-www-form-urlencoded", false, "add -H 'Content-Type: application/json'"},
+		{"multipart/form-data; boundary=x", false, `"multipart/form-data; boundary=x"`},
+		{"text/json", false, "send"},
+		{"application/jsonp", false, "send"},
+		{"application/+json", false, "send"},
+		{"json", false, `"json"`},
+		{strings.Repeat("x", 300), false, strings.Repeat("x", 100) + `..."`},
+	}
+	for _, op := range ops {
+		for _, tc := range tests {
+			t.Run(op.name+"/"+tc.contentType, func(t *testing.T) {
+				rec := e.do("POST", op.path, key, op.body, func(r *http.Request) {
+					if tc.contentType == absent {
+						r.Header.Del("Content-Type")
+					} else {
+						r.Header.Set("Content-Type", tc.contentType)
+					}
+				})
+				if tc.ok {
+					if rec.Code != op.status {
+						t.Fatalf("status %d, want %d; %s", rec.Code, op.status, rec.Body)
+					}
+					return
+				}
+				wantError(t, rec, http.StatusUnsupportedMediaType, "unsupported_media_type")
+				msg := errorMessage(t, rec.Body.Bytes())[1]
+				if !strings.Contains(msg, tc.message) || !strings.Contains(msg, "send a JSON object with Content-Type: application/json") {
+					t.Errorf("message %s, want it to name what was sent (%q) and to send Content-Type: application/json", msg, tc.message)
+				}
+			})
+		}
+	}
+	// 415 comes before the body is read: a declared length over 1 MiB is
+	// not 413, and the body's faults are not looked at.
+	textPlain := func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }
+	rec = e.do("POST", jobsPath, key, `not json`, textPlain, func(r *http.Request) { r.ContentLength = 2 << 20 })
+	wantError(t, rec, http.StatusUnsupportedMediaType, "unsupported_media_type")
+	// A Content-Type given twice must say JSON both times.
+	rec = e.do("POST", jobsPath, key, `{"latitude": 40.7, "longitude": -74}`, withHeader("Content-Type", "text/plain"))
+	wantError(t, rec, http.StatusUnsupportedMediaType, "unsupported_media_type")
+	// Op 19 without a body takes any Content-Type: there is nothing to read.
+	rec = e.do("POST", "/api/v1/webhooks/"+endpoint+"/test", key, "", withHeader("Content-Type", "application/x-www-form-urlencoded"))
+	if rec.Code != http.StatusAccepted {
+		t.Errorf("empty test event body with a form Content-Type: %d %s", rec.Code, rec.Body)
+	}
+	// Operations without a body do not look at it.
+	for _, path := range []string{jobsPath, batchesPath, webhooksPath} {
+		if rec := e.do("GET", path, key, "", withHeader("Content-Type", "text/plain")); rec.Code != http.StatusOK {
+			t.Errorf("GET %s with Content-Type text/plain: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+}
+
 func TestCreateJobResponse(t *testing.T) {
 	e := newEnv(t)
 	acct := e.account(1000, 1000)

@@ -41,7 +41,7 @@ import (
 // scenario small (TestScaleSmall).
 func TestScale(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
-		t.Skip("set LOCRISK_LOAD=1 to run the scale measurement")
+		t.Skip("need LOCRISK_LOAD=1: the scale measurement")
 	}
 	n := 200_000
 	if v := os.Getenv("LOCRISK_SCALE_JOBS"); v != "" {
@@ -60,7 +60,7 @@ func TestScale(t *testing.T) {
 // a cursor deep in the list included, must succeed.
 func TestScaleSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("short")
+		t.Skip("in -short mode")
 	}
 	r := runScale(t, 3000, 100*time.Millisecond, 5)
 	r.log(t)

@@ -60,8 +60,11 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *princip
 	return nil
 }
 
+// webhookFields are the members of an endpoint's body.
+var webhookFields = []string{"name", "url", "events"}
+
 // createWebhook is POST /webhooks (docs/api.md, Webhooks). Checks run in
-// this order: body (413, 400 invalid_request), name, url (syntax, then the
+// this order: body (415, 413, 400 invalid_request), name, url (syntax, then the
 // addresses the host resolves to), events, then the active-endpoint limit.
 // 201 with the endpoint and its signing secret; no Location header, since
 // no operation reads a single endpoint.
@@ -75,15 +78,15 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *princi
 	bodyParsed(r) // before the URL's host is resolved
 	name, err := endpointName(body.name)
 	if err != nil {
-		return err
+		return missingFieldError(err, body.name, obj, webhookFields...)
 	}
 	rawURL, err := s.endpointURL(r.Context(), body.url)
 	if err != nil {
-		return err
+		return missingFieldError(err, body.url, obj, webhookFields...)
 	}
 	events, err := endpointEvents(body.events)
 	if err != nil {
-		return err
+		return missingFieldError(err, body.events, obj, webhookFields...)
 	}
 	ep, secret, err := s.store.CreateWebhookEndpoint(r.Context(), locrisk.NewWebhookEndpoint{
 		AccountID: p.account.ID, Name: name, URL: rawURL, Events: events,
@@ -233,8 +236,9 @@ func (s *Server) wakeDeliveries() {
 // testWebhook is POST /webhooks/{endpointId}/test (docs/api.md, Webhooks):
 // a signed webhook.test event for that endpoint, whatever events it
 // subscribes to, queued for delivery now; 202 with the delivery and
-// Location: the endpoint's delivery log. The body may be empty or a JSON
-// object (members ignored). Unknown or foreign endpoint 404, disabled 409.
+// Location: the endpoint's delivery log. The body may be empty (whatever
+// its Content-Type) or a JSON object (members ignored). Unknown or
+// foreign endpoint 404, disabled 409.
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p *principal) error {
 	id, err := pathID(r, "endpointId", ids.WebhookEndpoint, codeWebhookEndpointMissing)
 	if err != nil {
@@ -244,7 +248,12 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p *principa
 	if err != nil {
 		return err
 	}
+	// An empty body needs no Content-Type; one that is there must be
+	// declared as JSON, as on every operation that reads a body.
 	if len(bytes.Trim(body, " \t\r\n")) > 0 {
+		if err := checkJSONContentType(r); err != nil {
+			return err
+		}
 		if _, err := readObjectFrom(body); err != nil {
 			return err
 		}

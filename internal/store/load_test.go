@@ -31,7 +31,7 @@ import (
 // runs the same scenario small (TestQueueUnderBacklog).
 func TestLoadQueue(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
-		t.Skip("set LOCRISK_LOAD=1 to run the queue load measurement")
+		t.Skip("need LOCRISK_LOAD=1: the queue load measurement")
 	}
 	backlog := 200_000
 	if v := os.Getenv("LOCRISK_LOAD_JOBS"); v != "" {
@@ -52,7 +52,7 @@ func TestLoadQueue(t *testing.T) {
 // in global queue order.
 func TestQueueUnderBacklog(t *testing.T) {
 	if testing.Short() {
-		t.Skip("short")
+		t.Skip("in -short mode")
 	}
 	const backlog = 3000
 	r := runQueueLoad(t, backlog, 500*time.Millisecond)

@@ -27,7 +27,7 @@ import (
 //	LOCRISK_LOAD=1 go test -count=1 ./internal/store -run TestLoadOpsSummary -v -timeout 1h
 func TestLoadOpsSummary(t *testing.T) {
 	if os.Getenv("LOCRISK_LOAD") == "" {
-		t.Skip("set LOCRISK_LOAD=1 to run the operations summary load measurement")
+		t.Skip("need LOCRISK_LOAD=1: the operations summary load measurement")
 	}
 	jobs := 2_000_000
 	if v := os.Getenv("LOCRISK_LOAD_JOBS"); v != "" {

@@ -1,6 +1,11 @@
 package webhook_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +27,7 @@ import (
 // tampered body or an old timestamp must not.
 func TestOpenSSLRecipe(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl not installed")
+		t.Skip("need openssl")
 	}
 	docs, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
@@ -81,3 +87,112 @@ func TestOpenSSLRecipe(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeReceiver runs the README's example receiver (the python3 sh
+// block) on a free port, sends it a delivery as the service does (Send),
+// and checks that it prints every Service-* header, the Service-Timestamp
+// above all, and saves the files the shell check of docs/webhooks.md
+// reads; that check, run as written on those files and the secret, then
+// prints "verified".
+func TestReadmeReceiver(t *testing.T) {
+	for _, tool := range []string{"sh", "python3", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("need " + tool)
+		}
+	}
+	shBlock := func(doc, marker string) string {
+		t.Helper()
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+			if strings.Contains(m[1], marker) {
+				return m[1]
+			}
+		}
+		t.Fatalf("%s: no sh block with %q", doc, marker)
+		return ""
+	}
+	receiver := shBlock("../../README.md", "http.server")
+	check := shBlock("../../docs/webhooks.md", "openssl dgst")
+	const listen = `("127.0.0.1", 9000)`
+	if !strings.Contains(receiver, listen) || !strings.HasPrefix(receiver, "python3 -c '") {
+		t.Fatalf("the README's receiver no longer starts python3 -c '...' listening on %s:\n%s", listen, receiver)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	receiver = strings.Replace(receiver, listen, fmt.Sprintf(`("127.0.0.1", %d)`, port), 1)
+
+	dir := t.TempDir()
+	var out bytes.Buffer
+	var mu sync.Mutex
+	// exec: the shell becomes python3, so killing the process stops the
+	// receiver.
+	rcv := exec.Command("sh", "-c", "exec "+receiver)
+	rcv.Dir = dir
+	rcv.Stdout = writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
+	if err := rcv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rcv.Process.Kill(); _ = rcv.Wait() })
+	url := fmt.Sprintf("http://127.0.0.1:%d/hook", port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver does not listen: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	const secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ"
+	body := []byte(`{"id":"evt_1","type":"webhook.test","apiVersion":"v1","data":{"endpointId":"we_1"}}`)
+	now := time.Now()
+	res := webhook.Send(context.Background(), &http.Client{Timeout: 10 * time.Second},
+		webhook.Attempt{URL: url, Secret: secret, Event: "webhook.test", DeliveryID: "wd_1", Body: body}, now)
+	if !res.Success {
+		t.Fatalf("delivery to the README's receiver: %+v", res)
+	}
+	ts := strconv.FormatInt(now.Unix(), 10)
+	var printed string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		mu.Lock()
+		printed = out.String()
+		mu.Unlock()
+		if strings.Contains(printed, string(body)) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{"Service-Timestamp: " + ts, "Service-Signature: " + webhook.Sign(secret, now.Unix(), body),
+		"Service-Event: webhook.test", "Service-Delivery: wd_1", string(body)} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("the receiver printed %q, without %q", printed, want)
+		}
+	}
+	if saved, err := os.ReadFile(filepath.Join(dir, "body.json")); err != nil || !bytes.Equal(saved, body) {
+		t.Errorf("body.json = %q, %v; want the raw body", saved, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret.txt"), []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sh := exec.Command("sh", "-c", check)
+	sh.Dir = dir
+	got, _ := sh.CombinedOutput()
+	if !strings.Contains(string(got), "verified") || strings.Contains(string(got), "refused") {
+		t.Errorf("docs/webhooks.md's check on the receiver's files: %q, want verified", got)
+	}
+}
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

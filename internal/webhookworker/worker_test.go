@@ -291,7 +291,7 @@ const helperDBEnv = "LOCRISK_DELIVERY_HELPER_DB"
 func TestHelperWorkerProcess(t *testing.T) {
 	path := os.Getenv(helperDBEnv)
 	if path == "" {
-		t.Skip("helper process for TestSIGKILLRestart")
+		t.Skip("only run by another test, as its child process: TestSIGKILLRestart")
 	}
 	sig := webhookworker.NewSignal()
 	st := openStore(t, path, sig)
@@ -304,7 +304,7 @@ func TestHelperWorkerProcess(t *testing.T) {
 // again, with the same delivery id.
 func TestSIGKILLRestart(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a child process")
+		t.Skip("in -short mode: starts a child process")
 	}
 	release := make(chan struct{})
 	rc := newReceiver(t, func(r *http.Request, n int) int {

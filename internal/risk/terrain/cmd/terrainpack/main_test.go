@@ -103,7 +103,7 @@ func TestClipReproducesPack(t *testing.T) {
 	root := filepath.Join("..", "..", "..", "..", "..")
 	in := filepath.Join(root, "..", "shared", "data", "terrain", "etopo5_ngdc_1993_ferret.cdf.gz")
 	if _, err := os.Stat(in); err != nil {
-		t.Skipf("no public data mirror beside the repository (%v)", err)
+		t.Skipf("need the public data mirror beside the repository (../shared/data): %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "clip.grd.gz")
 	if err := clipETOPO5(in, out); err != nil {
@@ -144,7 +144,7 @@ func TestZipReproducesPack(t *testing.T) {
 	root := filepath.Join("..", "..", "..", "..", "..")
 	dir := filepath.Join(root, "..", "shared", "data", "terrain", "srtm30plus_z6")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no public data mirror beside the repository (%v)", err)
+		t.Skipf("need the public data mirror beside the repository (../shared/data): %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "tiles.zip")
 	if err := zipTiles(dir, out); err != nil {
