@@ -18,7 +18,11 @@
 // degree signs) renders; other characters are replaced by a stand-in.
 //
 // Limits: the map is an equirectangular sketch for orientation, not a
-// survey-grade map, and the file makes no PDF/A claim.
+// survey-grade map, and the file makes no PDF/A claim. It is not tagged:
+// fpdf v0.12 cannot write a structure tree (no /StructTreeRoot or
+// /MarkInfo in the catalog, no /StructParents on pages), so what helps a
+// screen reader is what fpdf allows: real text with Unicode maps, the
+// document language, the title and the bookmarks (docs/api.md).
 package pdf
 
 import (

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"html"
@@ -36,7 +37,7 @@ func needTools(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"qpdf", "pdftotext", "pdfinfo"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: skipping PDF structure checks (apt-get install -y qpdf poppler-utils)", tool)
+			t.Skipf("need qpdf and poppler-utils (apt-get install qpdf poppler-utils): %s not installed", tool)
 		}
 	}
 }
@@ -313,6 +314,65 @@ func TestRenderPerilBars(t *testing.T) {
 	}
 	checkInside(t, path)
 	qpdfCheck(t, path)
+}
+
+// What the PDF offers assistive technology, since fpdf cannot tag it
+// (docs/api.md): the document language, a title naming the report and
+// its place, and bookmarks to every section and module that open with the
+// file. It is untagged: when that changes (a newer fpdf), so must the docs.
+func TestRenderAccessibility(t *testing.T) {
+	needTools(t)
+	path := writeTemp(t, render(t, sampleInput()))
+	info, err := exec.Command("pdfinfo", path).Output()
+	if err != nil {
+		t.Fatalf("pdfinfo: %v", err)
+	}
+	for _, want := range []string{"Title:           Location Risk Report – Los Angeles County, California", "Tagged:          no"} {
+		if !strings.Contains(string(info), want+"\n") {
+			t.Errorf("pdfinfo lacks %q:\n%s", want, info)
+		}
+	}
+	qdf := filepath.Join(t.TempDir(), "qdf.pdf")
+	if out, err := exec.Command("qpdf", "--qdf", "--object-streams=disable", path, qdf).CombinedOutput(); err != nil {
+		t.Fatalf("qpdf --qdf: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(qdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog := regexp.MustCompile(`(?s)<<((?:[^<>]|<<[^<>]*>>|<<(?:[^<>]|<<[^<>]*>>)*>>)*)/Type /Catalog`).Find(raw)
+	for _, want := range []string{"/Lang (en-US)", "/PageMode /UseOutlines", "/Outlines "} {
+		if !bytes.Contains(catalog, []byte(want)) {
+			t.Errorf("the catalog lacks %s:\n%s", want, catalog)
+		}
+	}
+	out, err := exec.Command("qpdf", "--json", "--json-key=outlines", path).Output()
+	if err != nil {
+		t.Fatalf("qpdf --json: %v", err)
+	}
+	type outline struct {
+		Title string    `json:"title"`
+		Kids  []outline `json:"kids"`
+	}
+	var doc struct{ Outlines []outline }
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range doc.Outlines {
+		got = append(got, o.Title)
+		for _, k := range o.Kids {
+			got = append(got, "  "+k.Title)
+		}
+	}
+	want := []string{"Summary", "Module detail"}
+	for _, m := range allModuleTitles {
+		want = append(want, "  "+m)
+	}
+	want = append(want, "Review flags", "Methodology and limitations", "Data sources")
+	if !slices.Equal(got, want) {
+		t.Errorf("bookmarks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func TestRenderDeterministic(t *testing.T) {
@@ -616,10 +676,22 @@ func TestFormatting(t *testing.T) {
 		{"High", "class", "High"}, {nil, "km", "–"}, {true, "", "Yes"}, {int64(7), "per year", "7 per year"},
 		{2.5e-05, "probability", "0.0025%"}, {0.227, "probability", "22.7%"}, {0.0, "probability", "none on record"},
 		{"none", "probability", "none"}, {30.5, "score 0-100", "30.5"},
+		// Units that read badly after the number (issue 37): said the way
+		// a reader says them, and areas with a superscript.
+		{5.0, "category", "category 5"}, {json.Number("3"), "category", "category 3"},
+		{0.0, "category", "none on record"}, {2.0, "class", "class 2"}, {6.24, "magnitude", "magnitude 6.24"},
+		{0.608, "index", "0.608"}, {0.0, "index", "0"}, {1.0, "degrees", "1 degree"}, {1.95, "degrees", "1.95 degrees"},
+		{977.0, "residents per km2", "977 residents per km²"}, {2.0, "per km2", "2 per km²"},
+		{3.5, "m3 per second", "3.5 m³ per second"}, {40.0, "m2", "40 m²"},
+		{12.0, "reports per 1,000 km² a year", "12 reports per 1,000 km² a year"}, {0.754, "times the national rate", "0.754 times the national rate"},
+		{4.0, "km", "4 km"}, {250.0, "m", "250 m"},
 	}
 	for _, c := range vals {
 		if got := formatValue(c.v, c.unit); got != c.want {
 			t.Errorf("formatValue(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+		if got := clean(c.want, false); got != c.want {
+			t.Errorf("%q is drawn as %q: the fonts lack a glyph", c.want, got)
 		}
 	}
 	ords := map[float64]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th",
@@ -756,6 +828,10 @@ func TestIndicatorValue(t *testing.T) {
 		{risk.Indicator{Value: fp(2.5), Unit: "km"}, "2.5 km"},
 		{risk.Indicator{Unit: "km"}, "–"},
 		{risk.Indicator{Value: fp(3), Text: sp(""), Unit: "count"}, "3"},
+		{risk.Indicator{Value: fp(5), Unit: "category"}, "category 5"},
+		{risk.Indicator{Value: fp(0), Unit: "category"}, "none on record"},
+		{risk.Indicator{Value: fp(2), Text: sp("directly exposed"), Unit: "class"}, "directly exposed"},
+		{risk.Indicator{Value: fp(84), Unit: "residents per km2"}, "84 residents per km²"},
 	}
 	for _, tt := range tests {
 		if got := indicatorValue(tt.in); got != tt.want {

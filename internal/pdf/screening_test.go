@@ -3,6 +3,7 @@ package pdf
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -59,6 +60,7 @@ func TestScreeningReportFits(t *testing.T) {
 			}
 			all := text(t, path, 0, 0)
 			checkNoEllipsis(t, all)
+			checkUnitsRead(t, all)
 			checkWhole(t, in.Assessment, all)
 
 			// The top risks, whole, are on page 1, the third included.
@@ -104,6 +106,20 @@ func realInput(t *testing.T, e *risk.Engine, lat, lon float64) Input {
 	return Input{
 		ReportID: "5f0c2d3e-8a41-4b7e-9c55-1d2e3f4a5b6c", JobID: "job_Q3vK9xLm2Pz7Rt5Wn8Ya4Bc",
 		Generated: sampleGenerated, Assessment: &stored, StateOutline: state, CountyOutline: county,
+	}
+}
+
+// badUnit is what issue 37 found in the text: a unit after its number
+// that a reader says before it or not at all ("5 category", "0.61 index",
+// but "42 magnitude 4+ earthquakes" is fine), and a power without its
+// superscript ("residents per km2").
+var badUnit = regexp.MustCompile(`\d (category|class|index)\b|\d magnitude(\s*$|\s+[^\s\d]|[^\s\w])|\b(km|m|mi|ft)[23]\b`)
+
+// checkUnitsRead fails on a value whose unit reads badly.
+func checkUnitsRead(t *testing.T, all string) {
+	t.Helper()
+	for _, loc := range badUnit.FindAllStringIndex(all, -1) {
+		t.Errorf("a unit reads badly: ...%s...", all[max(loc[0]-60, 0):min(loc[1]+10, len(all))])
 	}
 }
 

@@ -3,6 +3,7 @@ package pdf
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -335,8 +336,9 @@ func formatValue(v any, unit string) string {
 	switch unit {
 	case "percent", "%":
 		return s + "%"
-	case "count", "score", "score 0-100":
-		// The label already names what is counted or scored.
+	case "count", "score", "score 0-100", "index":
+		// The label already names what is counted, scored or indexed
+		// ("0.61 index" is not said).
 		return s
 	case "probability":
 		// A chance reads better as a percentage than as 2.5e-05; a zero
@@ -347,8 +349,37 @@ func formatValue(v any, unit string) string {
 			}
 			return formatNumber(f*100) + "%"
 		}
+	case "category":
+		// Said "category 4", not "4 category". The one indicator in this
+		// unit, the strongest hurricane within 100 km, is 0 when no storm
+		// of hurricane strength passed there in the records
+		// (docs/methodology.md): no category, none on record.
+		if f, ok := toFloat(v); ok && f == 0 {
+			return "none on record"
+		}
+		return "category " + s
+	case "class", "magnitude":
+		return unit + " " + s
+	case "degrees":
+		if s == "1" {
+			return "1 degree"
+		}
 	}
-	return s + " " + unit
+	return s + " " + unitText(unit)
+}
+
+// superscriptUnit finds a length unit with a power: km2, m3, ft2.
+var superscriptUnit = regexp.MustCompile(`\b(km|cm|mm|m|mi|ft)([23])\b`)
+
+// unitText is a unit as the report prints it: areas and volumes with
+// superscripts ("residents per km²"), as in the rest of its text.
+func unitText(unit string) string {
+	return superscriptUnit.ReplaceAllStringFunc(unit, func(u string) string {
+		if strings.HasSuffix(u, "2") {
+			return u[:len(u)-1] + "²"
+		}
+		return u[:len(u)-1] + "³"
+	})
 }
 
 // toFloat is a numeric indicator value as a float64.
