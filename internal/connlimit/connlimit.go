@@ -19,6 +19,12 @@
 // complete request line and headers (ConnState); until then a new
 // connection is StateNew and a kept-alive one StateIdle, so those two
 // states are exactly "no complete request yet".
+//
+// Each admitted connection also follows the framing of the requests sent
+// on it (framing.go): a request with both Content-Length and
+// Transfer-Encoding is refused and its connection closed, as RFC 9112
+// requires and net/http does not, and empty lines before a request line
+// are ignored.
 package connlimit
 
 import (
@@ -26,16 +32,19 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// refuseTime bounds how long a refused connection is kept to write the
-// response and let the client read it.
+// refuseTime bounds how long a refused connection (or one whose request
+// was refused for its framing) is kept to write the response and let the
+// client read it.
 const refuseTime = time.Second
 
 // maxRefusing bounds the refused connections being answered at once; past
-// it a refused connection is closed without an answer, so refusing never
-// holds more than a few descriptors.
+// it a refused connection is closed without an answer (or, refused for its
+// framing, closed at once), so refusing never holds more than a few
+// descriptors.
 const maxRefusing = 32
 
 // DefaultGrace is how long a new connection may take to send a complete
@@ -88,15 +97,66 @@ func New(inner net.Listener, n int, busy func() []byte) *Listener {
 // before the first Accept.
 func (l *Listener) SetGrace(d time.Duration) { l.grace = max(d, 0) }
 
-// conn is an admitted connection; closing it frees its place.
+// conn is an admitted connection; closing it frees its place. Its reads
+// go through the request framing (framing.go).
 type conn struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
+
+	// Read's, which net/http never calls concurrently.
+	fr      framing
+	pending []byte // the rest of refusedLine, to be read
+	// refused is set once the framing has refused a head, for Close.
+	refused atomic.Bool
 }
 
+// Read reads the connection's bytes as the framing passes them on
+// (framing.go): without CR and LF before a request line, and with
+// refusedLine in place of the end of a refused head, after which nothing
+// more is read.
+func (c *conn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	if c.fr.refused() {
+		return 0, io.EOF
+	}
+	for {
+		n, err := c.Conn.Read(p)
+		if c.fr.st == frameOff {
+			return n, err
+		}
+		n, refuse := c.fr.filter(p[:n])
+		if refuse {
+			c.refused.Store(true)
+			k := copy(p[n:], refusedLine)
+			c.pending = []byte(refusedLine[k:])
+			return n + k, nil
+		}
+		// Bytes all dropped (line ends before a request line): read on,
+		// rather than return nothing.
+		if n > 0 || err != nil || len(p) == 0 {
+			return n, err
+		}
+	}
+}
+
+// Close frees the connection's place. A connection whose request was
+// refused for its framing is closed gently (closeGently), so the client
+// reads net/http's answer.
 func (c *conn) Close() error {
-	c.once.Do(func() { c.l.forget(c) })
+	first := false
+	c.once.Do(func() {
+		first = true
+		c.l.forget(c)
+	})
+	if first && c.refused.Load() {
+		c.l.closeGently(c.Conn, nil, refusedDrain)
+		return nil
+	}
 	return c.Conn.Close()
 }
 
@@ -178,10 +238,21 @@ func (l *Listener) Open() int {
 	return len(l.conns)
 }
 
-// refuse answers nc with the busy response and closes it, in the
-// background and within refuseTime; with too many refusals under way it
-// closes nc at once.
-func (l *Listener) refuse(nc net.Conn) {
+// refuse answers nc with the busy response and closes it (closeGently).
+// It reads at most 64 KiB of the request: the server is busy.
+func (l *Listener) refuse(nc net.Conn) { l.closeGently(nc, l.busy, 64<<10) }
+
+// refusedDrain is how much of a request refused for its framing, and of
+// what follows it, is read before its connection is closed: as much as
+// the client may send in a request's body (docs/api.md: 1 MiB), within
+// refuseTime.
+const refusedDrain = 1 << 20
+
+// closeGently writes answer() to nc, if answer is not nil, and closes it,
+// in the background and within refuseTime, reading at most drain bytes of
+// what the client still sends; with too many connections being closed so,
+// it closes nc at once.
+func (l *Listener) closeGently(nc net.Conn, answer func() []byte, drain int64) {
 	select {
 	case l.refusing <- struct{}{}:
 	default:
@@ -192,8 +263,10 @@ func (l *Listener) refuse(nc net.Conn) {
 		defer func() { <-l.refusing }()
 		defer nc.Close()
 		nc.SetDeadline(time.Now().Add(refuseTime))
-		if _, err := nc.Write(l.busy()); err != nil {
-			return
+		if answer != nil {
+			if _, err := nc.Write(answer()); err != nil {
+				return
+			}
 		}
 		// Closing with the request still unread would reset the
 		// connection and could destroy the response before the client
@@ -201,6 +274,6 @@ func (l *Listener) refuse(nc net.Conn) {
 		if tc, ok := nc.(interface{ CloseWrite() error }); ok {
 			tc.CloseWrite()
 		}
-		io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+		io.Copy(io.Discard, io.LimitReader(nc, drain))
 	}()
 }
