@@ -17,8 +17,14 @@ import (
 // namespace), which CI has; elsewhere the test skips.
 func mountSmallFS(t *testing.T, size string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "fs")
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	// Not under t.TempDir(), which only its owner may enter: a
+	// PostgreSQL cluster on it runs as another user.
+	dir, err := os.MkdirTemp("", "locrisk-fs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
@@ -117,4 +123,31 @@ func TestReadyzFollowsAFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	readiness(t, srv, "ready", 2*time.Minute)
+}
+
+// TestFirstStartOnALittleDisk (issue 38): a first start where the disk
+// has too little room for the engine's reference (about twice its size,
+// for the write-ahead log) does not try to save it, which would fill the
+// disk and leave no room for any write; it says so in the log, with the
+// room it needs, and serves: ready, and taking jobs.
+func TestFirstStartOnALittleDisk(t *testing.T) {
+	fs := mountSmallFS(t, "24m")
+	db := filepath.Join(fs, "small.db")
+	_, key := newAccountKey(t, db, "reports:create,reports:read")
+	// The built-in data, whose reference is tens of megabytes (the
+	// fixture's is a few kilobytes).
+	srv := startServer(t, nil, "serve", "--addr", "127.0.0.1:0", "--db", db, "--log-format", "json")
+	readiness(t, srv, "ready", 2*time.Minute)
+	said := false
+	for _, line := range srv.log.Lines() {
+		if strings.Contains(line, "reference not cached") && strings.Contains(line, "MB are left") {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("the log does not say that the reference was not saved for want of room:\n%s", strings.Join(srv.log.Lines(), "\n"))
+	}
+	if r := srv.do(t, key, "POST", jobsPath, map[string]any{"latitude": 37.7749, "longitude": -122.4194}); r.status != 202 {
+		t.Errorf("a job on the little disk: %d %s", r.status, r.body)
+	}
 }

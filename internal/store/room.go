@@ -112,6 +112,16 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 	return nil
 }
 
+// diskRoom fails with ErrStorageFull when the file system that holds the
+// database has less than probeRoom bytes left for this process; a file
+// system that does not say is no evidence either way.
+func diskRoom(path string) error {
+	if free, ok := freeBytes(path); ok && free < probeRoom {
+		return fmt.Errorf("%w: %d bytes left on the file system of %s", ErrStorageFull, free, filepath.Dir(path))
+	}
+	return nil
+}
+
 // pageRoom fails with ErrStorageFull when the database cannot take
 // probeRoom more bytes of pages: its page limit, less the pages it has,
 // plus the free ones it would reuse.
