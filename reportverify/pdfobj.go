@@ -89,7 +89,10 @@ func parsePDF(src []byte) (*pdfFile, error) {
 			}
 			continue
 		}
-		num, gen, ok := objectHeader(src, at)
+		// The generation number does not matter: a later definition of
+		// an object number replaces an earlier one, whatever its
+		// generation, as the last cross-reference section would.
+		num, _, ok := objectHeader(src, at)
 		if !ok || (at+3 < len(src) && !isDelimOrSpace(src[at+3])) {
 			i = at + 3
 			continue
@@ -104,7 +107,6 @@ func parsePDF(src []byte) (*pdfFile, error) {
 			return nil, errors.New("reportverify: the PDF has too many objects")
 		}
 		f.objects[num] = v
-		_ = gen
 		if s, ok := v.(*pdfStream); ok {
 			switch s.dict["Type"] {
 			case pdfName("ObjStm"):
