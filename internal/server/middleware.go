@@ -53,11 +53,24 @@ const maxLoggedPath = 200
 // anything); only when none does is its own (plain-text) answer run against
 // a throwaway writer to learn whether it is a 405 and which methods the path
 // allows, so the Allow header always agrees with the registered routes.
+// requestWorkLimit bounds a request's work once the client can no longer
+// cut it short (serve): far above what any request takes.
+const requestWorkLimit = 2 * time.Minute
+
 func (s *Server) serve(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &reqInfo{id: ids.New(ids.Request)}
-		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
+		// A request's work is not cut short when the client closes its
+		// side of the connection. net/http cancels the request's context
+		// then, also for a client that only half-closed after sending its
+		// requests (shutdown(SHUT_WR), nc -N) and still reads the
+		// answers, which were 500s. The work is short and bounded
+		// anyway (the body's time, the database's lock wait), and
+		// requestWorkLimit bounds the rest.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), requestWorkLimit)
+		defer cancel()
+		r = r.WithContext(context.WithValue(ctx, reqInfoKey{}, info))
 		sw := &statusWriter{ResponseWriter: w}
 		sw.Header().Set("X-Request-Id", info.id)
 		sw.Header().Set("Cache-Control", "no-store")
