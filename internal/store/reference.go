@@ -31,10 +31,13 @@ func (s *Store) LoadReference(ctx context.Context, key string) ([]byte, error) {
 // log first, so it needs about twice its size, and a write that fills the
 // disk halfway would leave none for the requests' writes. The error then
 // says how much room it needs (the engine logs it and goes on with the
-// reference it built; the next start builds it again).
+// reference it built; the next start builds it again), and the store
+// stays not ready (ProbeWrite) until that much room is free: a disk that
+// small fills with the next writes.
 func (s *Store) SaveReference(ctx context.Context, key string, body []byte) error {
 	need := 2*uint64(len(body)) + probeRoom
 	if free, ok := freeBytes(s.path); ok && free < need {
+		s.room.need.Store(need)
 		return fmt.Errorf("%w: the reference needs about %d MB on the disk of %s (its %d MB and as much again in the write-ahead log), and %d MB are left; "+
 			"it is not saved, and each start builds it again (about 6 s) until space is freed",
 			ErrStorageFull, need>>20, filepath.Dir(s.path), len(body)>>20, free>>20)

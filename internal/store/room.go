@@ -34,6 +34,10 @@ type room struct {
 	// proven: since the store opened, and since the last write refused
 	// for want of room, a probe has written and synced real bytes.
 	proven atomic.Bool
+	// need is the room the store must see free on its file system to
+	// be ready, when more than probeRoom: what the engine's reference
+	// needed and did not find on a first start (SaveReference).
+	need atomic.Uint64
 }
 
 // isFull reports whether the store's room is unproven: a write was
@@ -96,7 +100,7 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 		err = nil
 	}
 	if err == nil {
-		err = diskRoom(s.path)
+		err = diskRoom(s.path, s.room.need.Load())
 	}
 	if err == nil && s.room.isFull() {
 		if err = fileRoom(s.path); err == nil {
@@ -113,11 +117,19 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 }
 
 // diskRoom fails with ErrStorageFull when the file system that holds the
-// database has less than probeRoom bytes left for this process; a file
-// system that does not say is no evidence either way.
-func diskRoom(path string) error {
-	if free, ok := freeBytes(path); ok && free < probeRoom {
+// database has less than probeRoom bytes left for this process, or less
+// than need (the room a first start needed for the engine's reference and
+// did not find); a file system that does not say is no evidence.
+func diskRoom(path string, need uint64) error {
+	free, ok := freeBytes(path)
+	switch {
+	case !ok:
+		return nil
+	case free < probeRoom:
 		return fmt.Errorf("%w: %d bytes left on the file system of %s", ErrStorageFull, free, filepath.Dir(path))
+	case free < need:
+		return fmt.Errorf("%w: %d MB left on the file system of %s, and the engine's reference needs %d MB to be saved",
+			ErrStorageFull, free>>20, filepath.Dir(path), need>>20)
 	}
 	return nil
 }
