@@ -30,6 +30,13 @@ var (
 	// is at its page limit). Nothing was written; the same call may
 	// succeed once space is freed.
 	ErrStorageFull = errors.New("storage is full")
+	// ErrUnavailable: the store could not be reached, or refused the
+	// statement while it shuts down, restarts or runs out of resources
+	// (in PostgreSQL, a lost or refused connection, SQLSTATE classes 08,
+	// 53 other than 53100, 57P). A write in flight when the connection
+	// went may or may not have committed; the same call may succeed
+	// later, and one with an Idempotency-Key is safe to repeat.
+	ErrUnavailable = errors.New("the database is unavailable")
 )
 
 // QuotaError is returned (wrapping ErrQuotaExceeded) when an account has no

@@ -46,6 +46,7 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -53,10 +54,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk"
@@ -90,15 +92,29 @@ type Store struct {
 	dsn     string // the connection string Open was given
 
 	creations *creator // gathers job creations into shared transactions
+
+	// room is whether a write has proven room since the store opened
+	// and since the last full disk (classify.go, ProbeWrite).
+	room *room
+
+	// refLock is the connection holding the advisory lock of the
+	// reference this node builds (LoadReference), nil when none.
+	refMu   sync.Mutex
+	refLock *sqlx.Conn
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
 // key=value string), applies the migrations it lacks and returns the store.
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
-	db, err := sqlx.Open("pgx", dsn)
+	// Every error of every statement passes through classify
+	// (classify.go): a full disk is ErrStorageFull, a server away or
+	// restarting ErrUnavailable.
+	rm := &room{}
+	connector, err := stdlib.GetDefaultDriver().(driver.DriverContext).OpenConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	db := sqlx.NewDb(sql.OpenDB(classifyingConnector{Connector: connector, room: rm}), "pgx")
 	// Keep the connections: database/sql keeps only 2 idle by default, and
 	// opening a PostgreSQL connection starts a server process, which under
 	// a load of requests and workers costs more than the queries. The cap
@@ -115,7 +131,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, now: opt.Now, hooks: opt.OnJobFinal, secrets: opt.Secrets, codec: codec, dsn: dsn}
+	s := &Store{db: db, now: opt.Now, hooks: opt.OnJobFinal, secrets: opt.Secrets, codec: codec, dsn: dsn, room: rm}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -131,6 +147,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 // creation begun after fails with ErrClosed.
 func (s *Store) Close() error {
 	s.creations.close()
+	s.releaseReferenceLock()
 	return s.db.Close()
 }
 

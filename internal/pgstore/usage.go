@@ -2,10 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"time"
@@ -243,8 +246,47 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 	return o, nil
 }
 
-// LoadReference returns the engine reference saved under key, or nil.
+// LoadReference returns the engine reference saved under key, or nil
+// when this node is to build it. Nodes that start together on a fresh
+// database build it once: the first to find no reference takes a
+// PostgreSQL advisory lock for the key and builds (LoadReference answers
+// nil, and SaveReference, or Close, lets the lock go), while the others
+// wait for the lock and read what it saved. A builder that dies lets the
+// lock go with its connection, and the next node builds.
 func (s *Store) LoadReference(ctx context.Context, key string) ([]byte, error) {
+	body, err := s.readReference(ctx, key)
+	if body != nil || err != nil {
+		return body, err
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reference lock: %w", err)
+	}
+	var got bool
+	if err := conn.GetContext(ctx, &got, `SELECT pg_try_advisory_lock($1)`, referenceLockID(key)); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("reference lock: %w", err)
+	}
+	if got {
+		// This node builds; the lock stays held on conn until it saves.
+		s.releaseReferenceLock()
+		s.refMu.Lock()
+		s.refLock = conn
+		s.refMu.Unlock()
+		return nil, nil
+	}
+	// Another node is building: wait for it, then read what it saved.
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, referenceLockID(key)); err != nil {
+		return nil, fmt.Errorf("wait for the reference another node builds: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, referenceLockID(key)); err != nil {
+		return nil, fmt.Errorf("reference lock: %w", err)
+	}
+	return s.readReference(ctx, key)
+}
+
+func (s *Store) readReference(ctx context.Context, key string) ([]byte, error) {
 	var body []byte
 	err := s.db.GetContext(ctx, &body, `SELECT body FROM reference_cache WHERE cache_key = $1`, key)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -256,14 +298,46 @@ func (s *Store) LoadReference(ctx context.Context, key string) ([]byte, error) {
 	return body, nil
 }
 
-// SaveReference keeps body under key and drops every other key.
+// referenceLockID is the advisory lock of a reference key: a fixed
+// namespace in the high half, the key's hash in the low.
+func referenceLockID(key string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int64(0x6c72_6566)<<32 | int64(h.Sum32())
+}
+
+// releaseReferenceLock lets the reference lock go, if this node holds it.
+func (s *Store) releaseReferenceLock() {
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
+	if s.refLock != nil {
+		// The connection goes back to the pool, not away: its session's
+		// advisory locks must be let go first. Should that fail, the
+		// connection is dropped, and the lock with its session.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := s.refLock.ExecContext(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
+			_ = s.refLock.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		s.refLock.Close()
+		s.refLock = nil
+	}
+}
+
+// SaveReference keeps body under key and drops every other key. The same
+// body already saved under key is not written again: nodes that built the
+// same reference (it is a pure function of its key, the data version and
+// the engine build) would otherwise each leave a dead copy of its 27 MB
+// behind.
 func (s *Store) SaveReference(ctx context.Context, key string, body []byte) error {
+	defer s.releaseReferenceLock()
 	return s.withTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM reference_cache WHERE cache_key <> $1`, key); err != nil {
 			return fmt.Errorf("clear reference cache: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reference_cache (cache_key, body, created_utc) VALUES ($1, $2, $3)
-			ON CONFLICT (cache_key) DO UPDATE SET body = excluded.body, created_utc = excluded.created_utc`, key, body, ms(time.Now())); err != nil {
+			ON CONFLICT (cache_key) DO UPDATE SET body = excluded.body, created_utc = excluded.created_utc
+			WHERE reference_cache.body IS DISTINCT FROM excluded.body`, key, body, ms(time.Now())); err != nil {
 			return fmt.Errorf("save reference cache: %w", err)
 		}
 		return nil
@@ -293,25 +367,56 @@ func (s *Store) QueueDepth(ctx context.Context) (locrisk.QueueDepth, error) {
 	return q, nil
 }
 
-// ProbeWrite checks that a write could happen now, writing nothing: a
-// transaction that takes a write lock on nothing and rolls back, which
-// fails on a read-only server (a standby, a full disk that stopped it) or
-// a lost connection.
+// ProbeWrite checks that a write can happen now: a transaction that
+// fails on a read-only server (a standby) or a lost connection. While the
+// store's room is unproven (since it opened, since PostgreSQL refused a
+// write for a full disk, or for longer than reproveAfter: classify.go) it
+// also writes 64 KiB that do not compress into the room_probe table,
+// emptied first so that they need new blocks (migration 7), and commits:
+// only a write that succeeds proves room,
+// since taking a transaction writes nothing a full disk would refuse. A
+// full disk fails it with ErrStorageFull, a server away or restarting
+// with ErrUnavailable.
 func (s *Store) ProbeWrite(ctx context.Context) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	wrote := false
+	err := s.tryTx(ctx, func(tx *sqlx.Tx) error {
+		var readOnly string
+		if err := tx.GetContext(ctx, &readOnly, `SHOW transaction_read_only`); err != nil {
+			return err
+		}
+		if readOnly == "on" {
+			return fmt.Errorf("%w: the database is read-only", locrisk.ErrUnavailable)
+		}
+		if s.room.proven(s.now()) {
+			return nil
+		}
+		pad := make([]byte, probeRoom)
+		if _, err := rand.Read(pad); err != nil {
+			return err
+		}
+		// TRUNCATE gives the table (and its TOAST table) new, empty
+		// files, so the row must take new blocks from the file system:
+		// rewriting it in place could reuse the free space of its old
+		// versions, which a full disk does not refuse.
+		if _, err := tx.ExecContext(ctx, `TRUNCATE room_probe`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO room_probe (id, written_utc, pad) VALUES (1, $1, $2)`, ms(s.now()), pad)
+		wrote = err == nil
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("probe write: %w", err)
 	}
-	defer tx.Rollback()
-	var readOnly string
-	if err := tx.GetContext(ctx, &readOnly, `SHOW transaction_read_only`); err != nil {
-		return fmt.Errorf("probe write: %w", err)
-	}
-	if readOnly == "on" {
-		return fmt.Errorf("probe write: the database is read-only")
+	if wrote {
+		s.room.prove(s.now())
 	}
 	return nil
 }
+
+// probeRoom is what ProbeWrite writes to prove room: about what a group
+// of job creations adds to the tables and the write-ahead log.
+const probeRoom = 64 << 10
 
 // completionPercentiles sets j's completion percentiles from the
 // histograms of migration 5 (completion_histograms): every UTC hour that

@@ -71,6 +71,7 @@ const (
 	codeHeadersTooLarge        = "headers_too_large"
 	codeDatabaseBusy           = "database_busy"
 	codeStorageFull            = "storage_full"
+	codeDatabaseUnavailable    = "database_unavailable"
 	codeTooManyInFlight        = "too_many_requests_in_flight"
 	codeWebhookDeliveryMissing = "webhook_delivery_not_found"
 	codeEndpointDisabled       = "webhook_endpoint_disabled"
@@ -131,6 +132,7 @@ var codeStatus = map[string]int{
 	codeServerBusy:          http.StatusServiceUnavailable,
 	codeDatabaseBusy:        http.StatusServiceUnavailable,
 	codeStorageFull:         http.StatusServiceUnavailable,
+	codeDatabaseUnavailable: http.StatusServiceUnavailable,
 }
 
 // databaseBusyRetryAfter is the Retry-After of database_busy: another
@@ -146,6 +148,11 @@ const writeQueueRetryAfter = time.Second
 // back when an operator frees space, in minutes rather than seconds, and
 // clients retrying every second would only add refused writes meanwhile.
 const storageFullRetryAfter = 30 * time.Second
+
+// databaseUnavailableRetryAfter is the Retry-After of
+// database_unavailable: a PostgreSQL server restarting is back in
+// seconds, and the pool reconnects by itself.
+const databaseUnavailableRetryAfter = 5 * time.Second
 
 // storeError maps a store error to an API error. notFound is the code for
 // locrisk.ErrNotFound, which depends on the resource asked for. Errors the
@@ -191,6 +198,12 @@ func storeError(err error, notFound string, now time.Time) error {
 		// /readyz says so (docs/api.md, storage_full).
 		return &Error{Code: codeStorageFull, Message: "the server's storage is full; nothing was changed, try again later",
 			RetryAfter: storageFullRetryAfter}
+	case errors.Is(err, locrisk.ErrUnavailable):
+		// The database server is away, restarting or out of resources
+		// (the PostgreSQL store's classify): retryable, never a 500.
+		return &Error{Code: codeDatabaseUnavailable,
+			Message:    "the database is unavailable (restarting or unreachable); try again shortly, with the same Idempotency-Key for a creation",
+			RetryAfter: databaseUnavailableRetryAfter}
 	case errors.Is(err, locrisk.ErrClosed):
 		// A write begun while the server shuts down, after its store
 		// stopped taking writes: the next server will take it.
@@ -257,7 +270,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // unavailable reports whether err is a store's refusal of a write that
 // says nothing of the request: storeError answers each with 503.
 func unavailable(err error) bool {
-	for _, e := range []error{locrisk.ErrBusy, locrisk.ErrWriteQueue, locrisk.ErrStorageFull, locrisk.ErrClosed} {
+	for _, e := range []error{locrisk.ErrBusy, locrisk.ErrWriteQueue, locrisk.ErrStorageFull, locrisk.ErrUnavailable, locrisk.ErrClosed} {
 		if errors.Is(err, e) {
 			return true
 		}

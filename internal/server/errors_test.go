@@ -31,7 +31,7 @@ func TestCodeStatus(t *testing.T) {
 		431: {"headers_too_large"},
 		429: {"quota_exceeded", "rate_limit_exceeded", "too_many_requests_in_flight"},
 		500: {"internal_error"},
-		503: {"server_busy", "database_busy", "storage_full"},
+		503: {"server_busy", "database_busy", "storage_full", "database_unavailable"},
 	}
 	n := 0
 	for status, codes := range want {
@@ -64,6 +64,7 @@ func TestStoreError(t *testing.T) {
 		{fmt.Errorf("create job: %w", &locrisk.QuotaError{Limit: 1, Used: 1, ResetsAt: locrisk.NextMonthStart(now)}), "quota_exceeded", time.Hour},
 		{locrisk.ErrQuotaExceeded, "quota_exceeded", 0},
 		{fmt.Errorf("create job: %w", locrisk.ErrStorageFull), "storage_full", 30 * time.Second},
+		{fmt.Errorf("create job: %w", locrisk.ErrUnavailable), "database_unavailable", 5 * time.Second},
 	}
 	for _, tc := range tests {
 		got := storeError(tc.err, codeReportJobNotFound, now)

@@ -106,6 +106,8 @@ func (s *Server) databaseReady(ctx context.Context) string {
 		return "locked by another process"
 	case errors.Is(err, locrisk.ErrStorageFull):
 		return "storage full"
+	case errors.Is(err, locrisk.ErrUnavailable):
+		return "unavailable"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no write within " + ReadyDBWait.String()
 	case ctx.Err() != nil:
