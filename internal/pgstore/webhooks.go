@@ -600,8 +600,8 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 //     checks, rather than one made afresh for each claim's parameters:
 //     planning costs more than running it (about 0.45 ms against 0.3 on
 //     the 2-core test machine), all of it under the lock;
-//   - no bitmap scans. Each claim leaves the leased indexes an entry
-//     that is dead once its attempt is recorded (migration 6); a plain
+//   - no bitmap scans. Each claim leaves webhook_deliveries_leased an
+//     entry that is dead once its attempt is recorded (migration 6); a plain
 //     index scan marks such an entry dead when it meets it, so that later
 //     scans pass over it without reading the row, and inserts reclaim
 //     its room, but a bitmap scan never marks it.
