@@ -580,8 +580,9 @@ func drainBoth(t *testing.T, server string, shape backlogShape, url string, n in
 // BenchmarkWebhookClaim measures a delivery claim on PostgreSQL (and the
 // release that puts the delivery back, so that every iteration sees the
 // same backlog) with 1,000, 10,000 and 100,000 pending deliveries spread
-// over 4 accounts of 5 endpoints: the claim walks the active endpoints,
-// so it costs the same at each size.
+// over 4 accounts of 5 endpoints: a claim reads, per endpoint it looks
+// at, the leases in force and one due delivery, so it costs the same at
+// each size.
 //
 //	LOCRISK_TEST_POSTGRES=... go test ./internal/pgstore -run '^$' -bench WebhookClaim -benchtime 2000x
 func BenchmarkWebhookClaim(b *testing.B) {
