@@ -13,15 +13,11 @@ import (
 	"codeberg.org/go-pdf/fpdf"
 )
 
-// signedPDF makes a three-page PDF the way the service does: the signed
-// JSON attached, the keywords holding the placeholder, then SignPDF.
-// Each page says its number and a score, so a test can change one.
-func signedPDF(t *testing.T, compress bool) (pdf, doc []byte) {
+// unsignedPDF makes a three-page PDF the way the service renders one:
+// doc attached, the keywords holding the placeholder. Each page says its
+// number and a score, so a test can change one.
+func unsignedPDF(t *testing.T, compress bool, doc []byte) []byte {
 	t.Helper()
-	doc, err := Sign(sampleDoc(t), "k1", testKey(1))
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := fpdf.New("P", "mm", "Letter", "")
 	f.SetCompression(compress)
 	f.SetFont("Helvetica", "", 12)
@@ -37,12 +33,24 @@ func signedPDF(t *testing.T, compress bool) (pdf, doc []byte) {
 	if err := f.Output(&buf); err != nil {
 		t.Fatal(err)
 	}
-	out, err := SignPDF(buf.Bytes(), "k1", testKey(1))
+	return buf.Bytes()
+}
+
+// signedPDF is unsignedPDF of a signed sample report, then SignPDF, as
+// the service serves it.
+func signedPDF(t *testing.T, compress bool) (pdf, doc []byte) {
+	t.Helper()
+	doc, err := Sign(sampleDoc(t), "k1", testKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) != buf.Len() {
-		t.Fatalf("SignPDF changed the length: %d -> %d", buf.Len(), len(out))
+	raw := unsignedPDF(t, compress, doc)
+	out, err := SignPDF(raw, "k1", testKey(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(raw) {
+		t.Fatalf("SignPDF changed the length: %d -> %d", len(raw), len(out))
 	}
 	return out, doc
 }
@@ -144,27 +152,13 @@ func TestVerifyPDF(t *testing.T) {
 	// Another report's signed JSON in place of the attachment: the JSON
 	// verifies on its own, the pages are not its pages.
 	swapped := func() []byte {
-		f := fpdf.New("P", "mm", "Letter", "")
-		f.SetCompression(false)
-		f.SetFont("Helvetica", "", 12)
-		for i := 1; i <= 3; i++ {
-			f.AddPage()
-			f.Text(20, 20, fmt.Sprintf("Page %d: overall score 72 / High", i))
-			f.Link(20, 30, 40, 10, f.AddLink())
-			f.Bookmark(fmt.Sprintf("Section %d", i), 0, 0)
-		}
-		f.SetAttachments([]fpdf.Attachment{{Content: other, Filename: "report.json"}})
-		f.SetKeywords(PagesSignaturePlaceholder(3), false)
-		var buf bytes.Buffer
-		if err := f.Output(&buf); err != nil {
-			t.Fatal(err)
-		}
+		b := unsignedPDF(t, false, other)
 		// The signature of the first PDF's pages, copied across.
 		kw := func(b []byte) []byte {
 			i := bytes.Index(b, []byte(PagesSignatureTag))
 			return b[i : i+len(PagesSignaturePlaceholder(3))]
 		}
-		return bytes.Replace(buf.Bytes(), kw(buf.Bytes()), kw(pdf), 1)
+		return bytes.Replace(b, kw(b), kw(pdf), 1)
 	}()
 	if _, err := VerifyPDF(swapped, keys); !errors.Is(err, ErrPagesChanged) || !strings.Contains(err.Error(), "attached JSON") {
 		t.Errorf("swapped attachment: %v", err)
