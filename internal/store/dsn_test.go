@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // A connection the pool opens while another one holds the write lock
@@ -23,19 +24,30 @@ func TestNewConnectionReadsBesideWriter(t *testing.T) {
 	var released atomic.Bool
 	time.AfterFunc(time.Second, func() { released.Store(true); tx.Rollback() })
 	before := s.db.Stats().OpenConnections
-	var wg sync.WaitGroup
-	for range 7 { // more than the idle connections: most are new
-		wg.Go(func() {
-			var n int
-			if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM api_keys`); err != nil {
-				t.Errorf("read beside a writer: %v", err)
-			}
-			if released.Load() {
-				t.Error("a read on a new connection waited for the writer")
-			}
-		})
+	// Hold seven connections at once (more than the idle ones), so most
+	// of them must be opened now, while the writer holds its lock.
+	conns := make([]*sqlx.Conn, 0, 7)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 7 {
+		c, err := s.db.Connx(ctx)
+		if err != nil {
+			t.Fatalf("open a connection beside a writer: %v", err)
+		}
+		conns = append(conns, c)
 	}
-	wg.Wait()
+	for _, c := range conns {
+		var n int
+		if err := c.GetContext(ctx, &n, `SELECT COUNT(*) FROM api_keys`); err != nil {
+			t.Errorf("read beside a writer: %v", err)
+		}
+	}
+	if released.Load() {
+		t.Error("opening or reading on a new connection waited for the writer")
+	}
 	if after := s.db.Stats().OpenConnections; after <= before {
 		t.Errorf("no new connection was opened (%d, then %d)", before, after)
 	}
