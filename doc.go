@@ -3,6 +3,6 @@
 // webhook endpoints, events and deliveries, retention counts, and the
 // errors every store reports in the same words (not found, conflict, quota,
 // busy or overloaded, closed). It has no storage and no HTTP: the SQLite
-// store (internal/store) implements the operations on these types, and the
+// store (internal/sqlite) implements the operations on these types, and the
 // server, workers and commands speak them (docs/architecture.md).
 package locrisk

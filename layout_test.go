@@ -26,7 +26,7 @@ func TestDependenciesPointInward(t *testing.T) {
 	}
 	const (
 		module = "github.com/locrisk/locrisk"
-		sqlite = module + "/internal/store"
+		sqlite = module + "/internal/sqlite"
 		pg     = module + "/internal/pgstore"
 		engine = module + "/internal/risk"
 	)

@@ -60,7 +60,7 @@ type WebhookEvent struct {
 	Type      string
 	// JobID is the job a job event is about; for batch.completed the job
 	// whose final state completed the batch (so the event is purged with
-	// the batch's jobs, internal/store/purge.go); "" for webhook.test.
+	// the batch's jobs, internal/sqlite/purge.go); "" for webhook.test.
 	JobID      string
 	Body       []byte
 	CreatedUTC time.Time

@@ -23,7 +23,7 @@ import (
 	"github.com/locrisk/locrisk/internal/server"
 	"github.com/locrisk/locrisk/internal/sharedrate"
 	"github.com/locrisk/locrisk/internal/signing"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/webhook"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
@@ -109,11 +109,11 @@ type app struct {
 // metrics address if there is one. Nothing is served until Run. On an
 // error everything opened so far is closed again.
 func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
-	openStore func(path string, wake func(), obs store.Observer) (*store.Store, error)) (*app, error) {
+	openStore func(path string, wake func(), obs sqlite.Observer) (*sqlite.Store, error)) (*app, error) {
 	if isPostgres(cfg.db) {
 		// PostgreSQL: no serve lock, since several nodes share the
 		// database (docs/postgres.md); SQLite's observer has no meaning.
-		return newAppOn(ctx, cfg, log, func(wake func(), _ store.Observer) (*serveBackend, error) {
+		return newAppOn(ctx, cfg, log, func(wake func(), _ sqlite.Observer) (*serveBackend, error) {
 			st, err := openPostgres(ctx, cfg.db, cfg.secretKeyFile, wake)
 			if err != nil {
 				return nil, err
@@ -127,7 +127,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 			return &serveBackend{store: st, api: st, probe: st, rate: rate, stopRate: func() { stopRate(); <-done }}, nil
 		})
 	}
-	return newAppOn(ctx, cfg, log, func(wake func(), obs store.Observer) (*serveBackend, error) {
+	return newAppOn(ctx, cfg, log, func(wake func(), obs sqlite.Observer) (*serveBackend, error) {
 		// One server per database file (docs/operations.md, Limits and defaults): the
 		// rate limits live in each server's memory, so a second server would
 		// double them. db vacuum takes the same lock; the other commands do not.
@@ -152,7 +152,7 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger,
 
 // newAppOn is newApp on the store openBackend opens.
 func newAppOn(ctx context.Context, cfg appConfig, log *slog.Logger,
-	openBackend func(wake func(), obs store.Observer) (*serveBackend, error)) (*app, error) {
+	openBackend func(wake func(), obs sqlite.Observer) (*serveBackend, error)) (*app, error) {
 	// The data files first: without them there is nothing to serve, and no
 	// database file should be created.
 	dataFS, dataName, err := checkedDataPack(cfg.dataDir)
@@ -168,7 +168,7 @@ func newAppOn(ctx context.Context, cfg appConfig, log *slog.Logger,
 	// set only when there are metrics, never to a nil *metrics.Metrics.
 	var (
 		met        *metrics.Metrics
-		storeObs   store.Observer
+		storeObs   sqlite.Observer
 		jobObs     jobs.Observer
 		deliverObs webhookworker.Observer
 		requestObs server.RequestObserver
@@ -307,7 +307,7 @@ const serveJobOwner = "srv_"
 // of servers of earlier versions, whose job workers had no prefix of
 // their own, still expire as before. A failure is only logged: the leases
 // then expire as they always did.
-func releaseLeftLeases(ctx context.Context, st *store.Store, log *slog.Logger) {
+func releaseLeftLeases(ctx context.Context, st *sqlite.Store, log *slog.Logger) {
 	left, err := st.ReleaseLeftLeases(ctx, serveJobOwner, time.Now())
 	switch {
 	case err != nil:
@@ -328,7 +328,7 @@ func newAPI(cfg server.Config, be *serveBackend, loc server.Locator, notify func
 
 // newSQLiteAPI is newAPI on the SQLite store st, for the tests that need
 // SQLite's locks under the API.
-func newSQLiteAPI(cfg server.Config, st *store.Store, loc server.Locator, notify func()) *server.Server {
+func newSQLiteAPI(cfg server.Config, st *sqlite.Store, loc server.Locator, notify func()) *server.Server {
 	return newAPI(cfg, &serveBackend{store: st, api: st.WithBusyWait(server.DefaultDBBusyWait),
 		probe: st.WithBusyWait(server.ReadyDBWait), sqlite: st}, loc, notify)
 }

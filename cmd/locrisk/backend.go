@@ -20,7 +20,7 @@ import (
 	"github.com/locrisk/locrisk/internal/secretbox"
 	"github.com/locrisk/locrisk/internal/server"
 	"github.com/locrisk/locrisk/internal/sharedrate"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 // isPostgres says whether db is a PostgreSQL connection URL rather than a
@@ -73,7 +73,7 @@ func (c *cli) openDomainStore(db string, use storeUse, log *slog.Logger) (locris
 			}
 		}
 		if use.sealed {
-			return c.openSealedWith(db, use.keyFile, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(use.wake)}}, log)
+			return c.openSealedWith(db, use.keyFile, sqlite.Options{OnJobFinal: []locrisk.JobFinalHook{outbox.Hook(use.wake)}}, log)
 		}
 		return c.openStoreNotify(db, use.wake)
 	}
@@ -124,7 +124,7 @@ func (c *cli) migrateOnly(ctx context.Context, db string) (version int, err erro
 	if err != nil {
 		return 0, err
 	}
-	return store.SchemaVersion, st.Close()
+	return sqlite.SchemaVersion, st.Close()
 }
 
 // serveBackend is the store serve runs on, and what only one kind of
@@ -135,7 +135,7 @@ type serveBackend struct {
 	probe server.WriteProber // GET /readyz's view of it
 	// sqlite is the SQLite store (nil on PostgreSQL): its leases left by
 	// a killed server, its vacuum after a purge, its file statistics.
-	sqlite *store.Store
+	sqlite *sqlite.Store
 	lock   *filelock.Lock // SQLite's serve lock, released after the store is closed
 	// rate is the rate limiter several nodes share (PostgreSQL), whose
 	// exchanges stopRate ends; nil on SQLite, where one server counts.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 func TestAccountsManagement(t *testing.T) {
@@ -117,7 +117,7 @@ func TestKeyNames(t *testing.T) {
 	}
 
 	// The last use, as a running server records it.
-	st, err := store.Open(context.Background(), db)
+	st, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

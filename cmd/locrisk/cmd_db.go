@@ -12,7 +12,7 @@ import (
 
 	"github.com/locrisk/locrisk/internal/filelock"
 	"github.com/locrisk/locrisk/internal/retention"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 func (c *cli) dbPurge(args []string) error {
@@ -143,7 +143,7 @@ the file: stop the server first.`, `
 
 // newPurger is the retention purge of the SQLite store st, which gives the
 // space a purge frees back to the file system by its incremental vacuum.
-func newPurger(st *store.Store, cfg retention.Config) *retention.Purger {
+func newPurger(st *sqlite.Store, cfg retention.Config) *retention.Purger {
 	cfg.Reclaim = func(ctx context.Context) (int64, error) { return st.IncrementalVacuum(ctx, retention.VacuumStep) }
 	return retention.New(st, cfg)
 }

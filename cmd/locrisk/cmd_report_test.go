@@ -5,15 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/jmoiron/sqlx"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/reportverify"
 )
 
@@ -52,7 +53,7 @@ func TestReportCommand(t *testing.T) {
 	if !strings.Contains(r.stdout, "\n  \"") {
 		t.Errorf("JSON is not indented:\n%s", r.stdout)
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/retention"
 	"github.com/locrisk/locrisk/internal/server"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/webhook"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
@@ -139,7 +139,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from)
 
-	openStore := func(path string, wake func(), obs store.Observer) (*store.Store, error) {
+	openStore := func(path string, wake func(), obs sqlite.Observer) (*sqlite.Store, error) {
 		return c.openServeStore(path, cfg.secretKeyFile, wake, obs, log)
 	}
 	a, err := newApp(c.ctx, cfg, log, openStore)

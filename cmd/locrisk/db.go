@@ -11,21 +11,22 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/secretbox"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 // openStore is openStoreNotify without a wake-up: a running server's
 // delivery worker finds the events at its next poll.
-func (c *cli) openStore(path string) (*store.Store, error) { return c.openStoreNotify(path, nil) }
+func (c *cli) openStore(path string) (*sqlite.Store, error) { return c.openStoreNotify(path, nil) }
 
 // openExistingStore is openStore for the commands that only read or change
 // a database that must already be there (db purge, db vacuum, keys,
 // report): a missing file is refused rather than created empty, so that a
 // mistyped --db says so instead of reporting on an empty database. Only
 // serve and accounts create, the documented first step, create the file.
-func (c *cli) openExistingStore(path string) (*store.Store, error) {
+func (c *cli) openExistingStore(path string) (*sqlite.Store, error) {
 	if err := checkDatabaseExists(path); err != nil {
 		return nil, err
 	}
@@ -53,18 +54,18 @@ func checkDatabaseExists(path string) error {
 // worker) records the job's webhook events. wake rouses this process's
 // delivery worker; without one (nil), a running server's worker finds the
 // events at its next poll.
-func (c *cli) openStoreNotify(path string, wake func()) (*store.Store, error) {
-	return c.openStoreWith(path, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(wake)}})
+func (c *cli) openStoreNotify(path string, wake func()) (*sqlite.Store, error) {
+	return c.openStoreWith(path, sqlite.Options{OnJobFinal: []locrisk.JobFinalHook{outbox.Hook(wake)}})
 }
 
 // openStoreWith opens the database with opt. A damaged file is refused with a message that names it and says what to
 // do.
-func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error) {
+func (c *cli) openStoreWith(path string, opt sqlite.Options) (*sqlite.Store, error) {
 	if path == "" {
 		return nil, usagef("--db is empty")
 	}
-	st, err := store.OpenWith(c.ctx, path, opt)
-	if errors.Is(err, store.ErrCorrupt) {
+	st, err := sqlite.OpenWith(c.ctx, path, opt)
+	if errors.Is(err, sqlite.ErrCorrupt) {
 		return nil, fmt.Errorf("refusing to use the damaged database file %s: %w; "+
 			"stop every process using it, keep a copy, and restore the file from a backup "+
 			"(sqlite3's .recover command may salvage rows into a new file; see docs/operations.md, The database file)", path, err)
@@ -77,9 +78,9 @@ func (c *cli) openStoreWith(path string, opt store.Options) (*store.Store, error
 // whole file and so is left out of the short commands, and it seals the
 // webhook signing secrets with the key of keyFile (serveSecrets). obs,
 // if not nil, watches the store's writers (serve's metrics).
-func (c *cli) openServeStore(path, keyFile string, wake func(), obs store.Observer, log *slog.Logger) (*store.Store, error) {
-	return c.openSealedWith(path, keyFile, store.Options{
-		OnJobFinal:     []store.JobFinalHook{outbox.Hook(wake)},
+func (c *cli) openServeStore(path, keyFile string, wake func(), obs sqlite.Observer, log *slog.Logger) (*sqlite.Store, error) {
+	return c.openSealedWith(path, keyFile, sqlite.Options{
+		OnJobFinal:     []locrisk.JobFinalHook{outbox.Hook(wake)},
 		IntegrityCheck: true,
 		Observer:       obs,
 	}, log)
@@ -88,7 +89,7 @@ func (c *cli) openServeStore(path, keyFile string, wake func(), obs store.Observ
 // openSealedWith opens the database with opt and the box of the secret key
 // file (serveSecrets: keyFile, else beside the database, created the first
 // time), as serve does and `locrisk report`, which signs what it prints.
-func (c *cli) openSealedWith(path, keyFile string, opt store.Options, log *slog.Logger) (*store.Store, error) {
+func (c *cli) openSealedWith(path, keyFile string, opt sqlite.Options, log *slog.Logger) (*sqlite.Store, error) {
 	keyPath := keyFileOrDefault(path, keyFile)
 	box, created, err := serveSecrets(path, keyFile)
 	if err != nil {
@@ -102,7 +103,7 @@ func (c *cli) openSealedWith(path, keyFile string, opt store.Options, log *slog.
 		// step, in one transaction), so it goes again rather than stand
 		// beside a database it does not belong to.
 		_ = os.Remove(keyPath)
-		if errors.Is(err, store.ErrSecretKey) {
+		if errors.Is(err, sqlite.ErrSecretKey) {
 			// The database holds secrets sealed with a key that is not
 			// here: typically a file restored from a backup without its
 			// key. A new key can never open them, so serve refuses.
@@ -121,7 +122,7 @@ func (c *cli) openSealedWith(path, keyFile string, opt store.Options, log *slog.
 				"key_file", keyPath, "mode", fi.Mode().Perm().String())
 		}
 	}
-	if errors.Is(err, store.ErrSecretKey) {
+	if errors.Is(err, sqlite.ErrSecretKey) {
 		return nil, fmt.Errorf("%w; the key was read from %s. Without the right key the endpoints' "+
 			"signing secrets are lost: then delete the endpoints and create them again", err, keyPath)
 	}

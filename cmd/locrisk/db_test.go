@@ -15,7 +15,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/secretbox"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 // TestServeSecretsRestoredWithoutKey: a database whose webhook signing
@@ -36,7 +36,7 @@ func TestServeSecretsRestoredWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWith(ctx, db, store.Options{Secrets: box})
+	st, err := sqlite.OpenWith(ctx, db, sqlite.Options{Secrets: box})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestServeSecretsRestoredWithoutKey(t *testing.T) {
 		st.Close()
 		t.Fatal("serve opened a database of sealed secrets with a newly generated key")
 	}
-	if !errors.Is(err, store.ErrSecretKey) {
+	if !errors.Is(err, sqlite.ErrSecretKey) {
 		t.Errorf("error %v, want ErrSecretKey", err)
 	}
 	msg := err.Error()

@@ -25,7 +25,7 @@ import (
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/server"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -51,7 +51,7 @@ func (ready) WorkersReady() error { return nil }
 type apiEnv struct {
 	t    testing.TB
 	path string
-	st   *store.Store
+	st   *sqlite.Store
 	api  *server.Server
 	key  string
 }
@@ -153,8 +153,8 @@ func TestDatabaseBusy(t *testing.T) {
 	if ra := rec.Header().Get("Retry-After"); ra != "1" {
 		t.Errorf("Retry-After = %q, want 1", ra)
 	}
-	if took < server.DefaultDBBusyWait || took >= store.DefaultBusyWait {
-		t.Errorf("answered after %s, want the API's busy wait of %s, not the store's %s", took, server.DefaultDBBusyWait, store.DefaultBusyWait)
+	if took < server.DefaultDBBusyWait || took >= sqlite.DefaultBusyWait {
+		t.Errorf("answered after %s, want the API's busy wait of %s, not the store's %s", took, server.DefaultDBBusyWait, sqlite.DefaultBusyWait)
 	}
 	if rec := a.do("GET", view.JobsPath, ""); rec.Code != http.StatusOK {
 		t.Errorf("GET while locked: %d %s, want 200", rec.Code, rec.Body)
@@ -227,7 +227,7 @@ func TestWriteQueueIsNotDatabaseBusy(t *testing.T) {
 		}
 		// Far below the store's queue wait: the queue saw the holder held
 		// up by the lock (loose bound for a loaded machine).
-		if took > store.DefaultQueueWait/2 {
+		if took > sqlite.DefaultQueueWait/2 {
 			t.Errorf("20 creations under the lock took %s", took)
 		}
 	})
@@ -253,7 +253,7 @@ func TestReadyzDatabaseLocked(t *testing.T) {
 	}
 	// Bounded by ReadyDBWait, not by the store's busy wait (generous for
 	// a loaded machine).
-	if took >= store.DefaultBusyWait {
+	if took >= sqlite.DefaultBusyWait {
 		t.Errorf("readyz took %s under a foreign lock", took)
 	}
 	release()

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 // fixtureData is the hand-written fixture world the engine loads in tests.
@@ -131,7 +131,7 @@ func TestAccountsAndKeys(t *testing.T) {
 	envQ := map[string]string{"LOCRISK_DB": db, "LOCRISK_NAME": "From env", "LOCRISK_MONTHLY_QUOTA": "5", "LOCRISK_RATE_LIMIT": "9"}
 	fromEnv := strings.TrimSpace(cmd(t, envQ, "accounts", "create").stdout)
 	fromFlag := strings.TrimSpace(cmd(t, envQ, "accounts", "create", "--monthly-quota", "7").stdout)
-	st, err := store.Open(context.Background(), db)
+	st, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

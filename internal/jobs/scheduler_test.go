@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jmoiron/sqlx"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -14,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 // fakeEngine is a test double for the risk engine: it returns a fixed
@@ -51,7 +52,7 @@ func (f *fakeEngine) Assess(ctx context.Context, lat, lon float64) (*risk.Assess
 	return fixedAssessment(lat, lon), nil
 }
 
-func newStore(t testing.TB) *store.Store {
+func newStore(t testing.TB) *sqlite.Store {
 	t.Helper()
 	s, _ := newStoreAt(t)
 	return s
@@ -59,10 +60,10 @@ func newStore(t testing.TB) *store.Store {
 
 // newStoreAt opens a fresh store and returns its file's path too, for the
 // tests that read the database directly.
-func newStoreAt(t testing.TB) (*store.Store, string) {
+func newStoreAt(t testing.TB) (*sqlite.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "jobs.db")
-	s, err := store.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // harness runs a scheduler for one test and stops it at cleanup.
 type harness struct {
-	st     *store.Store
+	st     *sqlite.Store
 	dbPath string
 	sched  *Scheduler
 	acct   locrisk.Account

@@ -15,7 +15,7 @@ import (
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/metrics"
 	"github.com/locrisk/locrisk/internal/server"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
 
@@ -24,7 +24,7 @@ var (
 	_ server.RequestObserver = (*metrics.Metrics)(nil)
 	_ jobs.Observer          = (*metrics.Metrics)(nil)
 	_ webhookworker.Observer = (*metrics.Metrics)(nil)
-	_ store.Observer         = (*metrics.Metrics)(nil)
+	_ sqlite.Observer        = (*metrics.Metrics)(nil)
 )
 
 // fakeQueue answers QueueDepth with d or err, and remembers whether the

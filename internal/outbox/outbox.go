@@ -21,7 +21,7 @@ import (
 )
 
 // Hook returns the locrisk.JobFinalHook that records webhook events
-// (register it with the store, Options.OnJobFinal of internal/store). Inside
+// (register it with the store, Options.OnJobFinal of internal/sqlite). Inside
 // the transaction that moves a job to completed or failed, it writes one event, whose data.job is the job
 // exactly as GET /location-risk/report-jobs/{jobId} now shows it
 // (view.NewJobEvent), and one pending delivery per active endpoint of the

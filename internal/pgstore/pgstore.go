@@ -1,7 +1,7 @@
 // Package pgstore is the PostgreSQL store (issue 30; docs/postgres.md):
 // the domain's operations (service.go at the root) on a PostgreSQL
 // database that several locrisk processes may share. It is the second
-// store beside the SQLite one (internal/store) and passes the same
+// store beside the SQLite one (internal/sqlite) and passes the same
 // behaviour suite (internal/storetest), every group of it.
 //
 // How the concurrency invariants hold across processes, not only across

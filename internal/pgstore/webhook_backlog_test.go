@@ -25,7 +25,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
 
@@ -110,12 +110,12 @@ func fillPostgres(t testing.TB, s *Store, targets []backlogTarget, n int, from t
 
 // fillSQLite writes the same deliveries as fillPostgres on the SQLite
 // store, in one transaction.
-func fillSQLite(t testing.TB, s *store.Store, targets []backlogTarget, n int, from time.Time, prefix string) {
+func fillSQLite(t testing.TB, s *sqlite.Store, targets []backlogTarget, n int, from time.Time, prefix string) {
 	t.Helper()
 	err := s.WithTx(context.Background(), func(ctx context.Context, tx *sqlx.Tx) error {
 		for j := range n {
 			tg := targets[j%len(targets)]
-			at := store.FormatTime(from.Add(time.Duration(j) * time.Millisecond))
+			at := sqlite.FormatTime(from.Add(time.Duration(j) * time.Millisecond))
 			ev, id := "evt_"+prefix+strconv.Itoa(j), "wd_"+prefix+strconv.Itoa(j)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, body, created_utc)
 				VALUES (?, ?, 'webhook.test', ?, ?)`, ev, tg.account, fmt.Sprintf(`{"n":%d}`, j), at); err != nil {
@@ -555,7 +555,7 @@ func drainBoth(t *testing.T, server string, shape backlogShape, url string, n in
 	drain func(t *testing.T, nodes []locrisk.WebhookOutbox) drainStats) (lite, pg drainStats) {
 	ctx := context.Background()
 	at := time.Now().Add(-time.Hour)
-	ls, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "locrisk.db"), store.Options{Secrets: testSecrets(t)})
+	ls, err := sqlite.OpenWith(ctx, filepath.Join(t.TempDir(), "locrisk.db"), sqlite.Options{Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

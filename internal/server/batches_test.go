@@ -28,7 +28,7 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -1188,7 +1188,7 @@ const (
 // scheduler (2 workers, a fake engine taking 20 ms per report, 1 s leases)
 // until the process is killed. It writes its address to addrFile.
 func runBatchChild(t *testing.T, dbPath, addrFile string) {
-	st, err := store.OpenWith(context.Background(), dbPath, store.Options{})
+	st, err := sqlite.OpenWith(context.Background(), dbPath, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1226,7 +1226,7 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "kill.db")
-	st, err := store.Open(ctx, dbPath)
+	st, err := sqlite.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1373,7 +1373,7 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 	// What the store holds after the restart, read beside the running
 	// child: every job of the batch completed, each with one report of its
 	// own that names it, and the items show those reports.
-	st, err = store.Open(ctx, dbPath)
+	st, err = sqlite.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/secretbox"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -112,7 +112,7 @@ func (s *syncBuffer) String() string {
 type env struct {
 	t        testing.TB
 	clock    *fakeClock
-	st       *store.Store
+	st       *sqlite.Store
 	path     string // the database file, for a restart on it (restartEnv)
 	srv      *Server
 	h        http.Handler
@@ -129,17 +129,17 @@ func newEnv(t testing.TB) *env {
 // env's.
 func newEnvWith(t testing.TB, cfg Config) *env {
 	t.Helper()
-	return newEnvStore(t, cfg, store.Options{})
+	return newEnvStore(t, cfg, sqlite.Options{})
 }
 
 // newEnvStore is newEnvWith over a store opened with opt; the clock and
 // the signing secrets' key are the env's.
-func newEnvStore(t testing.TB, cfg Config, opt store.Options) *env {
+func newEnvStore(t testing.TB, cfg Config, opt sqlite.Options) *env {
 	t.Helper()
 	clock := &fakeClock{t: t0}
 	path := filepath.Join(t.TempDir(), "test.db")
 	opt.Now, opt.Secrets = clock.Now, testSecrets(t)
-	st, err := store.OpenWith(context.Background(), path, opt)
+	st, err := sqlite.OpenWith(context.Background(), path, opt)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -492,7 +492,7 @@ func storedItems(tb testing.TB, st locrisk.Batches, accountID, batchID string) [
 // naming a report GetReport finds for that job and account. It returns
 // the number of reports, one per completed job. A second report row for
 // one job cannot be seen through the operations; the store rules it out
-// (its schema keeps one report per job, internal/store/schema.sql), and
+// (its schema keeps one report per job, internal/sqlite/schema.sql), and
 // the engine's call count, where a test has one, shows a report made
 // twice.
 func storedReports(tb testing.TB, st locrisk.Jobs, jobs []locrisk.Job) int {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -303,7 +303,7 @@ func restartEnv(t *testing.T, e *env) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWith(ctx, e.path, store.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
+	st, err := sqlite.OpenWith(ctx, e.path, sqlite.Options{Now: e.clock.Now, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestFlushFailureKeepsData(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	// A cancelled context makes the write fail: the store does not begin
-	// a write for a caller that has given up (internal/store, WithTx).
+	// a write for a caller that has given up (internal/sqlite, WithTx).
 	if err := srv.FlushStats(cancelled); err == nil {
 		t.Fatal("flush with a cancelled context succeeded")
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/loadgen"
 	"github.com/locrisk/locrisk/internal/outbox"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/view"
 	"github.com/locrisk/locrisk/internal/webhook"
 )
@@ -121,7 +121,7 @@ func runScale(t *testing.T, n int, window time.Duration, reads int) scaleResult 
 	ctx := context.Background()
 	// The outbox hook writes each completed job's event and delivery, as
 	// serve's store does (cmd/locrisk).
-	e := newEnvStore(t, Config{}, store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(nil)}})
+	e := newEnvStore(t, Config{}, sqlite.Options{OnJobFinal: []locrisk.JobFinalHook{outbox.Hook(nil)}})
 	accts := make([]locrisk.Account, scaleAccounts)
 	for i := range accts {
 		accts[i] = e.account(1<<30, 1<<30)

@@ -21,7 +21,7 @@ import (
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 	"github.com/locrisk/locrisk/internal/outbox"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/view"
 	"github.com/locrisk/locrisk/internal/webhook"
 	"github.com/locrisk/locrisk/internal/webhookworker"
@@ -47,8 +47,8 @@ func newWebhookEnv(t *testing.T, o whOptions) *env {
 	clock := &fakeClock{t: time.Now()}
 	wake := webhookworker.NewSignal()
 	path := filepath.Join(t.TempDir(), "test.db")
-	st, err := store.OpenWith(context.Background(), path,
-		store.Options{Now: clock.Now, OnJobFinal: []store.JobFinalHook{outbox.Hook(wake.Notify)}, Secrets: testSecrets(t)})
+	st, err := sqlite.OpenWith(context.Background(), path,
+		sqlite.Options{Now: clock.Now, OnJobFinal: []locrisk.JobFinalHook{outbox.Hook(wake.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

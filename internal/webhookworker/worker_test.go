@@ -23,16 +23,16 @@ import (
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/outbox"
 	"github.com/locrisk/locrisk/internal/secretbox"
-	"github.com/locrisk/locrisk/internal/store"
+	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/webhook"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
 
 // openStore opens path with the webhook outbox registered, waking sig.
-func openStore(t testing.TB, path string, sig webhookworker.Signal) *store.Store {
+func openStore(t testing.TB, path string, sig webhookworker.Signal) *sqlite.Store {
 	t.Helper()
-	st, err := store.OpenWith(context.Background(), path,
-		store.Options{OnJobFinal: []store.JobFinalHook{outbox.Hook(sig.Notify)}, Secrets: testSecrets(t)})
+	st, err := sqlite.OpenWith(context.Background(), path,
+		sqlite.Options{OnJobFinal: []locrisk.JobFinalHook{outbox.Hook(sig.Notify)}, Secrets: testSecrets(t)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -56,7 +56,7 @@ type fixture struct {
 	secret   string
 }
 
-func newFixture(t testing.TB, st *store.Store, url string) fixture {
+func newFixture(t testing.TB, st *sqlite.Store, url string) fixture {
 	t.Helper()
 	ctx := context.Background()
 	a, err := st.CreateAccount(ctx, "acct", 1<<30, 1000)
@@ -73,7 +73,7 @@ func newFixture(t testing.TB, st *store.Store, url string) fixture {
 
 // completeJob creates, claims and completes a job of the fixture's account,
 // which writes one event and one delivery.
-func completeJob(t testing.TB, st *store.Store, f fixture) locrisk.Job {
+func completeJob(t testing.TB, st *sqlite.Store, f fixture) locrisk.Job {
 	t.Helper()
 	ctx := context.Background()
 	j, _, err := st.CreateJob(ctx, locrisk.NewJob{AccountID: f.account.ID, Latitude: 37.77, Longitude: -122.42}, time.Now())
@@ -147,7 +147,7 @@ func (rc *receiver) wait(t testing.TB, n int) {
 func ok204(*http.Request, int) int { return http.StatusNoContent }
 
 // startWorker runs a worker until the test ends (or stop is called).
-func startWorker(t testing.TB, st *store.Store, cfg webhookworker.Config) (stop func()) {
+func startWorker(t testing.TB, st *sqlite.Store, cfg webhookworker.Config) (stop func()) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -163,7 +163,7 @@ func startWorker(t testing.TB, st *store.Store, cfg webhookworker.Config) (stop 
 	return stop
 }
 
-func onlyDelivery(t testing.TB, st *store.Store, f fixture) locrisk.WebhookDelivery {
+func onlyDelivery(t testing.TB, st *sqlite.Store, f fixture) locrisk.WebhookDelivery {
 	t.Helper()
 	ds, err := st.ListWebhookDeliveries(context.Background(), f.account.ID, "", 10)
 	if err != nil || len(ds) != 1 {
@@ -196,7 +196,7 @@ func TestPendingAcrossRestart(t *testing.T) {
 	}
 }
 
-func waitStatus(t testing.TB, st *store.Store, f fixture, status string, n int) []locrisk.WebhookDelivery {
+func waitStatus(t testing.TB, st *sqlite.Store, f fixture, status string, n int) []locrisk.WebhookDelivery {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -231,7 +231,7 @@ func TestLeaseExpiryTakesOver(t *testing.T) {
 	completeJob(t, st, f)
 	const lease = 300 * time.Millisecond
 	claimed := time.Now()
-	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, store.DeliveryLimits{PerEndpoint: 2, PerAccount: 8}, claimed); err != nil || !ok {
+	if _, ok, err := st.ClaimWebhookDelivery(context.Background(), lease, locrisk.DeliveryLimits{PerEndpoint: 2, PerAccount: 8}, claimed); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	startWorker(t, st, webhookworker.Config{Wake: sig, Lease: lease})

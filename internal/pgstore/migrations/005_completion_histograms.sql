@@ -2,7 +2,7 @@
 -- account and UTC hour and day, so that the operations summary's
 -- completion percentiles cost the same however many jobs completed in its
 -- window. The same approach, buckets and bounds as the SQLite store's
--- migration 012 (internal/store/migrations), so both stores answer a
+-- migration 012 (internal/sqlite/migrations), so both stores answer a
 -- percentile with the same bucket value, within 5% of the exact one.
 --
 -- A completion time is completed_utc - created_utc in whole milliseconds,

@@ -6,7 +6,7 @@
 -- account (internal/pgstore/webhooks.go, claimableDelivery). Before
 -- these, each count read every delivery of the endpoint or the whole
 -- table, once per pending delivery: about 4 s a claim with 10,000 in the
--- table. Like the SQLite store's (internal/store/schema.sql), but shaped
+-- table. Like the SQLite store's (internal/sqlite/schema.sql), but shaped
 -- by what PostgreSQL's planner and row versions do (below).
 
 -- An endpoint's pending deliveries in the order a claim takes them. It

@@ -1,0 +1,186 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/ids"
+)
+
+type jobRow struct {
+	ID              string         `db:"id"`
+	AccountID       string         `db:"account_id"`
+	BatchID         sql.NullString `db:"batch_id"`
+	Bucket          string         `db:"bucket"`
+	Latitude        float64        `db:"latitude"`
+	Longitude       float64        `db:"longitude"`
+	Status          string         `db:"status"`
+	Attempts        int            `db:"attempts"`
+	ErrorCode       sql.NullString `db:"error_code"`
+	ErrorMessage    sql.NullString `db:"error_message"`
+	ErrorTransient  sql.NullBool   `db:"error_transient"`
+	ReportID        sql.NullString `db:"report_id"`
+	RunAfterUTC     string         `db:"run_after_utc"`
+	LeaseOwner      sql.NullString `db:"lease_owner"`
+	LeaseExpiresUTC sql.NullString `db:"lease_expires_utc"`
+	CreatedUTC      string         `db:"created_utc"`
+	UpdatedUTC      string         `db:"updated_utc"`
+	CompletedUTC    sql.NullString `db:"completed_utc"`
+}
+
+const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, status, attempts,
+	error_code, error_message, error_transient, report_id, run_after_utc, lease_owner,
+	lease_expires_utc, created_utc, updated_utc, completed_utc`
+
+func (r jobRow) job() (locrisk.Job, error) {
+	j := locrisk.Job{
+		ID: r.ID, AccountID: r.AccountID, BatchID: strPtr(r.BatchID), Bucket: r.Bucket,
+		Latitude: r.Latitude, Longitude: r.Longitude, Status: r.Status, Attempts: r.Attempts,
+		ErrorCode: strPtr(r.ErrorCode), ErrorMessage: strPtr(r.ErrorMessage), ReportID: strPtr(r.ReportID),
+	}
+	if r.ErrorTransient.Valid {
+		b := r.ErrorTransient.Bool
+		j.ErrorTransient = &b
+	}
+	var err error
+	if j.RunAfterUTC, err = ParseTime(r.RunAfterUTC); err != nil {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if j.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if j.UpdatedUTC, err = ParseTime(r.UpdatedUTC); err != nil {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if j.CompletedUTC, err = parseNullTime(r.CompletedUTC); err != nil {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	return j, nil
+}
+
+// scanJobs turns rows into jobs.
+func scanJobs(rows []jobRow) ([]locrisk.Job, error) {
+	out := make([]locrisk.Job, 0, len(rows))
+	for _, r := range rows {
+		j, err := r.job()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// getJobTx reads one job by id (any account) with q.
+func getJobByID(ctx context.Context, q queryer, jobID string) (locrisk.Job, error) {
+	var r jobRow
+	err := q.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = ?`, jobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", jobID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("get job %s: %w", jobID, err)
+	}
+	return r.job()
+}
+
+// GetJob returns the account's job; another account's job is ErrNotFound.
+func (s *Store) GetJob(ctx context.Context, accountID, jobID string) (locrisk.Job, error) {
+	var r jobRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = ? AND account_id = ?`, jobID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return locrisk.Job{}, fmt.Errorf("job %s: %w", jobID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("get job %s: %w", jobID, err)
+	}
+	return r.job()
+}
+
+// listJobsQuery is ListJobs' query before the page's conditions: the
+// account's jobs, with one status unless status is "" (report_jobs_by_account
+// or, with a status, report_jobs_by_status, migration 010; TestListJobsQueryPlan).
+func listJobsQuery(accountID, status string) (string, []any) {
+	q := `SELECT ` + jobColumns + ` FROM report_jobs WHERE account_id = ?`
+	args := []any{accountID}
+	if status != "" {
+		q += ` AND status = ?`
+		args = append(args, status)
+	}
+	return q, args
+}
+
+// ListJobs returns up to limit of the account's jobs, newest first
+// (created_utc DESC, id DESC), starting after cursor ("" = from the newest),
+// optionally only those with one status ("" = all). nextCursor is "" on the
+// last page. The cursor is opaque to callers: a malformed one is
+// ErrBadCursor. limit <= 0 means 20; it is capped at 1000.
+func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]locrisk.Job, string, error) {
+	if status != "" && !locrisk.ValidStatus(status) {
+		return nil, "", fmt.Errorf("%w: unknown status %q", locrisk.ErrInvalid, status)
+	}
+	q, args := listJobsQuery(accountID, status)
+	pg, err := newPage(limit, cursor, ids.Job)
+	if err != nil {
+		return nil, "", err
+	}
+	q, args = pg.query(q, args)
+	var rows []jobRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	rows, next := pageRows(pg, rows, func(r jobRow) (string, string) { return r.CreatedUTC, r.ID })
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, "", err
+	}
+	return jobs, next, nil
+}
+
+// RetryJob puts the account's failed job back in the queue when its error
+// was transient; anything else is ErrNotRetryable (ErrNotFound for an
+// unknown or foreign job). No quota is used; attempts keep counting.
+func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, error) {
+	now = truncMs(now)
+	var job locrisk.Job
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		var r jobRow
+		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = ?, updated_utc = ?,
+			error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
+			lease_owner = NULL, lease_expires_utc = NULL
+			WHERE id = ? AND account_id = ? AND status = 'failed' AND error_transient = 1
+			RETURNING `+jobColumns, FormatTime(now), FormatTime(now), jobID, accountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			var exists int
+			if err := tx.GetContext(ctx, &exists, `SELECT COUNT(*) FROM report_jobs WHERE id = ? AND account_id = ?`, jobID, accountID); err != nil {
+				return err
+			}
+			if exists == 0 {
+				return locrisk.ErrNotFound
+			}
+			return locrisk.ErrNotRetryable
+		}
+		if err != nil {
+			return err
+		}
+		if job, err = r.job(); err != nil {
+			return err
+		}
+		if job.BatchID != nil {
+			// The batch is processing again until this job ends again.
+			_, err := syncBatchStatus(ctx, tx, *job.BatchID)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
+	}
+	return job, nil
+}

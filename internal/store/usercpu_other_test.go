@@ -1,8 +1,0 @@
-//go:build !unix
-
-package store
-
-import "time"
-
-// userCPU is not measured here.
-func userCPU() (time.Duration, bool) { return 0, false }
