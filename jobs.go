@@ -31,26 +31,30 @@ const (
 // Job is a report job. The error fields are set while a failed job waits
 // for its automatic retry (status queued, last error kept for operators) and
 // on a failed job; the API shows them only for status failed.
+//
+// The db tags name the report_jobs columns every store has; a store reads
+// the times itself (they are stored differently in each) and so they carry
+// none.
 type Job struct {
-	ID             string
-	AccountID      string
-	BatchID        *string
-	Bucket         string
-	Latitude       float64
-	Longitude      float64
-	Status         string
-	Attempts       int // generation attempts started, across retries
-	ErrorCode      *string
-	ErrorMessage   *string
-	ErrorTransient *bool
-	ReportID       *string
-	RunAfterUTC    time.Time
-	CreatedUTC     time.Time
-	UpdatedUTC     time.Time
-	CompletedUTC   *time.Time // completed or failed
+	ID             string     `db:"id"`
+	AccountID      string     `db:"account_id"`
+	BatchID        *string    `db:"batch_id"`
+	Bucket         string     `db:"bucket"`
+	Latitude       float64    `db:"latitude"`
+	Longitude      float64    `db:"longitude"`
+	Status         string     `db:"status"`
+	Attempts       int        `db:"attempts"` // generation attempts started, across retries
+	ErrorCode      *string    `db:"error_code"`
+	ErrorMessage   *string    `db:"error_message"`
+	ErrorTransient *bool      `db:"error_transient"`
+	ReportID       *string    `db:"report_id"`
+	RunAfterUTC    time.Time  `db:"-"`
+	CreatedUTC     time.Time  `db:"-"`
+	UpdatedUTC     time.Time  `db:"-"`
+	CompletedUTC   *time.Time `db:"-"` // completed or failed
 	// Reclaimed is set by ClaimJob when the job was taken over from a
 	// worker whose lease ran out (it died or hung mid-attempt).
-	Reclaimed bool
+	Reclaimed bool `db:"-"`
 }
 
 // Terminal reports whether the job is completed or failed.

@@ -13,8 +13,9 @@ type JobFinalHook func(ctx context.Context, tx Tx, job Job) error
 // Tx is what a JobFinalHook may do inside the transaction that moves a job
 // to its final state: the writes that must commit with that state or not at
 // all. It is an interface so that hooks (the webhook outbox, internal/outbox) depend on
-// the store's operations, not on its SQL driver; each store implements it
-// over its open transaction.
+// the store's operations, not on its SQL driver: FinishJob (finaltx.go)
+// hands the hooks one over the operations each store supplies on its open
+// transaction (FinalTxOps).
 type Tx interface {
 	// WebhookSubscribers returns the ids of the account's active endpoints
 	// subscribed to eventType, oldest first.

@@ -28,6 +28,27 @@ type PurgePolicy struct {
 	DryRun bool
 }
 
+// MaxBatchItems is the most items (and so jobs) one batch holds
+// (docs/api.md, Batches): a purge counts a batch as that many rows.
+const MaxBatchItems = 100
+
+// BatchesPerTx is how many batches one purge transaction deletes at most:
+// p.Batch rows, a batch counting as MaxBatchItems, and at least one.
+func (p PurgePolicy) BatchesPerTx() int { return max(1, p.Batch/MaxBatchItems) }
+
+// QuotaCutoff is the start of the oldest month whose quota counter a purge
+// keeps: the month of Before, which has not ended before it.
+func (p PurgePolicy) QuotaCutoff() time.Time { return MonthStart(p.Before) }
+
+// IdempotencyCutoff is the creation time at or before which an
+// idempotency key has expired at p.Now (IdempotencyExpired).
+func (p PurgePolicy) IdempotencyCutoff() time.Time { return p.Now.Add(-IdempotencyTTL) }
+
+// IdempotencyExpired reports whether a key created at created is
+// forgotten at now: it was made IdempotencyTTL or longer before, and a
+// request under it creates afresh.
+func IdempotencyExpired(created, now time.Time) bool { return !created.After(now.Add(-IdempotencyTTL)) }
+
 // PurgeCounts is what a purge deleted (or, dry, would delete), by table.
 type PurgeCounts struct {
 	Jobs            int64 `json:"reportJobs"`

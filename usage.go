@@ -13,15 +13,16 @@ func ValidBucket(b string) bool { return slices.Contains(Buckets(), b) }
 
 // PeriodUsage is an account's report jobs in one billing period (calendar
 // month, UTC): how many were created, and how many of those are now in each
-// status. Every bucket counts, as it does for the quota.
+// status. Every bucket counts, as it does for the quota. The counts by
+// status carry the column names a store's count query gives them.
 type PeriodUsage struct {
-	Limit      int       // the account's monthly quota
-	Start, End time.Time // the period is [Start, End)
-	Created    int       // quota used
-	Queued     int
-	Processing int
-	Completed  int
-	Failed     int
+	Limit      int       `db:"-"` // the account's monthly quota
+	Start, End time.Time `db:"-"` // the period is [Start, End)
+	Created    int       `db:"-"` // quota used
+	Queued     int       `db:"queued"`
+	Processing int       `db:"processing"`
+	Completed  int       `db:"completed"`
+	Failed     int       `db:"failed"`
 }
 
 // Remaining is what is left of the quota (never negative).
@@ -32,13 +33,13 @@ func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Created, 0) }
 // current state is completed or failed and that reached it that day (by
 // completed_utc), whenever they were created. A failed job that is retried
 // leaves the Failed count of its day, and is counted again on the day it
-// finally ends.
+// finally ends. The column names are those a store's query gives them.
 type DailyUsage struct {
-	Day        time.Time // 00:00 UTC of the day
-	Bucket     string
-	ReportJobs int
-	Completed  int
-	Failed     int
+	Day        time.Time `db:"day"` // 00:00 UTC of the day
+	Bucket     string    `db:"bucket"`
+	ReportJobs int       `db:"report_jobs"`
+	Completed  int       `db:"completed"`
+	Failed     int       `db:"failed"`
 }
 
 // OpsSummary is the stored part of the operations summary for one account

@@ -32,19 +32,24 @@ var ErrDeliveryNotFailed = errors.New("webhook delivery is not failed")
 const ErrorEndpointDisabled = "endpoint disabled"
 
 // WebhookEndpoint is an endpoint as the API shows it: never the secret.
+//
+// The db tags name the webhook_endpoints columns every store has; the
+// events are stored as words (StoredEvents) and the times each store
+// reads itself.
 type WebhookEndpoint struct {
-	ID          string
-	AccountID   string
-	Name        string
-	URL         string
-	Events      []string
-	Active      bool
-	CreatedUTC  time.Time
-	DisabledUTC *time.Time
+	ID          string     `db:"id"`
+	AccountID   string     `db:"account_id"`
+	Name        string     `db:"name"`
+	URL         string     `db:"url"`
+	Events      []string   `db:"-"`
+	Active      bool       `db:"is_active"`
+	CreatedUTC  time.Time  `db:"-"`
+	DisabledUTC *time.Time `db:"-"`
 }
 
 // NewWebhookEndpoint describes an endpoint to create. The caller has
-// validated every field; the store only enforces the active-endpoint limit.
+// validated every field; a store checks only what it needs to keep it
+// (Validate) and enforces the active-endpoint limit.
 type NewWebhookEndpoint struct {
 	AccountID string
 	Name      string
@@ -66,21 +71,23 @@ type WebhookEvent struct {
 	CreatedUTC time.Time
 }
 
-// WebhookDelivery is a delivery as the API lists it.
+// WebhookDelivery is a delivery as the API lists it. The db tags name the
+// columns every store's delivery query selects; the times each store reads
+// itself, and JobID goes through DeliveryJobID.
 type WebhookDelivery struct {
-	ID             string
-	EndpointID     string
-	EventID        string
-	Event          string  // event type
-	JobID          *string // the job of a report.job.* event; nil for the others
-	Status         string
-	Attempts       int
-	ResponseStatus *int
-	Error          *string
-	CreatedUTC     time.Time
-	LastAttemptUTC *time.Time
-	NextAttemptUTC *time.Time
-	DeliveredUTC   *time.Time
+	ID             string     `db:"id"`
+	EndpointID     string     `db:"endpoint_id"`
+	EventID        string     `db:"event_id"`
+	Event          string     `db:"type"`   // event type
+	JobID          *string    `db:"job_id"` // the job of a report.job.* event; nil for the others
+	Status         string     `db:"status"`
+	Attempts       int        `db:"attempts"`
+	ResponseStatus *int       `db:"response_status"`
+	Error          *string    `db:"error"`
+	CreatedUTC     time.Time  `db:"-"`
+	LastAttemptUTC *time.Time `db:"-"`
+	NextAttemptUTC *time.Time `db:"-"`
+	DeliveredUTC   *time.Time `db:"-"`
 }
 
 // DeliveryAttempt is the outcome of one attempt, to record.

@@ -2,9 +2,7 @@ package pgstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,17 +32,12 @@ func (r accountRow) account() locrisk.Account {
 
 // CreateAccount makes an account.
 func (s *Store) CreateAccount(ctx context.Context, name string, monthlyQuota, rateLimit int) (locrisk.Account, error) {
-	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
-		return locrisk.Account{}, fmt.Errorf("%w: account name is empty", locrisk.ErrInvalid)
-	case monthlyQuota < 0:
-		return locrisk.Account{}, fmt.Errorf("%w: monthly quota %d is negative", locrisk.ErrInvalid, monthlyQuota)
-	case rateLimit <= 0:
-		return locrisk.Account{}, fmt.Errorf("%w: rate limit %d must be positive", locrisk.ErrInvalid, rateLimit)
+	name, err := locrisk.CheckNewAccount(name, monthlyQuota, rateLimit)
+	if err != nil {
+		return locrisk.Account{}, err
 	}
 	a := locrisk.Account{ID: ids.New(ids.Account), Name: name, MonthlyQuota: monthlyQuota, RateLimitPerMinute: rateLimit, CreatedUTC: ms(s.now())}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc)
 		VALUES ($1, $2, $3, $4, $5)`, a.ID, a.Name, a.MonthlyQuota, a.RateLimitPerMinute, a.CreatedUTC)
 	if err != nil {
 		return locrisk.Account{}, fmt.Errorf("create account: %w", err)
@@ -84,6 +77,10 @@ func (s *Store) ListAccounts(ctx context.Context) ([]locrisk.Account, error) {
 
 // UpdateAccount applies u and returns the account as it now is.
 func (s *Store) UpdateAccount(ctx context.Context, id string, u locrisk.AccountUpdate) (locrisk.Account, error) {
+	u, err := u.Normalized()
+	if err != nil {
+		return locrisk.Account{}, err
+	}
 	var sets []string
 	var args []any
 	add := func(col string, v any) {
@@ -91,22 +88,12 @@ func (s *Store) UpdateAccount(ctx context.Context, id string, u locrisk.AccountU
 		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
 	}
 	if u.Name != nil {
-		name := strings.TrimSpace(*u.Name)
-		if name == "" {
-			return locrisk.Account{}, fmt.Errorf("%w: account name is empty", locrisk.ErrInvalid)
-		}
-		add("name", name)
+		add("name", *u.Name)
 	}
 	if u.MonthlyQuota != nil {
-		if *u.MonthlyQuota < 0 {
-			return locrisk.Account{}, fmt.Errorf("%w: monthly quota %d is negative", locrisk.ErrInvalid, *u.MonthlyQuota)
-		}
 		add("monthly_quota", *u.MonthlyQuota)
 	}
 	if u.RateLimit != nil {
-		if *u.RateLimit <= 0 {
-			return locrisk.Account{}, fmt.Errorf("%w: rate limit %d must be positive", locrisk.ErrInvalid, *u.RateLimit)
-		}
 		add("rate_limit_per_minute", *u.RateLimit)
 	}
 	if len(sets) == 0 {
@@ -139,32 +126,14 @@ func (s *Store) changeAccount(ctx context.Context, id, set string, args ...any) 
 	return r.account(), nil
 }
 
-// hashSecret is how a key's secret is stored: its SHA-256, as the SQLite
-// store keeps it, so a secret means the same key in either store.
-func hashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
-
 // CreateKey makes a key for an existing account.
 func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey, string, error) {
-	scopes, version, cidrs, err := k.Normalized()
+	secret := ids.NewSecret(ids.KeySecret)
+	key, err := k.Key(ids.New(ids.Key), secret, s.now())
 	if err != nil {
 		return locrisk.APIKey{}, "", err
 	}
-	now := ms(s.now())
-	secret := ids.NewSecret(ids.KeySecret)
-	key := locrisk.APIKey{ID: ids.New(ids.Key), AccountID: k.AccountID, Name: k.Name, SecretHint: secret[:len(ids.KeySecret)+4],
-		Scopes: scopes, ScopeVersion: version, AllowedCIDRs: cidrs, CreatedUTC: now}
-	var expires sql.NullTime
-	if k.ExpiresIn > 0 {
-		t := ms(now.Add(k.ExpiresIn))
-		key.ExpiresUTC, expires = &t, sql.NullTime{Time: t, Valid: true}
-	}
-	parts := make([]string, len(cidrs))
-	for i, p := range cidrs {
-		parts[i] = p.String()
-	}
+	rec := key.Record()
 	err = s.withTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := getAccount(ctx, tx, k.AccountID); err != nil {
 			return err
@@ -172,8 +141,8 @@ func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys
 			(id, account_id, name, secret_hash, secret_hint, scopes, scope_version, allowed_cidrs, expires_utc, created_utc)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			key.ID, key.AccountID, key.Name, hashSecret(secret), key.SecretHint, strings.Join(scopes, " "), version,
-			strings.Join(parts, " "), expires, now)
+			rec.ID, rec.AccountID, rec.Name, locrisk.HashKeySecret(secret), rec.SecretHint, rec.Scopes, rec.ScopeVersion,
+			rec.AllowedCIDRs, key.ExpiresUTC, key.CreatedUTC)
 		return err
 	})
 	if err != nil {
@@ -182,31 +151,27 @@ func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey
 	return key, secret, nil
 }
 
+// keyRow is an api_keys row: the key as every store holds it, and its
+// times as timestamptz.
 type keyRow struct {
-	ID           string       `db:"id"`
-	AccountID    string       `db:"account_id"`
-	Name         string       `db:"name"`
-	SecretHint   string       `db:"secret_hint"`
-	Scopes       string       `db:"scopes"`
-	ScopeVersion int          `db:"scope_version"`
-	AllowedCIDRs string       `db:"allowed_cidrs"`
-	ExpiresUTC   sql.NullTime `db:"expires_utc"`
-	RevokedUTC   sql.NullTime `db:"revoked_utc"`
-	CreatedUTC   time.Time    `db:"created_utc"`
-	LastUsedUTC  sql.NullTime `db:"last_used_utc"`
+	locrisk.KeyRecord
+	ExpiresUTC  sql.NullTime `db:"expires_utc"`
+	RevokedUTC  sql.NullTime `db:"revoked_utc"`
+	CreatedUTC  time.Time    `db:"created_utc"`
+	LastUsedUTC sql.NullTime `db:"last_used_utc"`
 }
 
 const keyColumns = `k.id, k.account_id, k.name, k.secret_hint, k.scopes, k.scope_version, k.allowed_cidrs,
 	k.expires_utc, k.revoked_utc, k.created_utc, k.last_used_utc`
 
 func (r keyRow) key() (locrisk.APIKey, error) {
-	cidrs, err := locrisk.ParseCIDRs(r.AllowedCIDRs)
+	k, err := r.KeyRecord.Key()
 	if err != nil {
-		return locrisk.APIKey{}, fmt.Errorf("key %s: stored allowlist: %w", r.ID, err)
+		return locrisk.APIKey{}, err
 	}
-	return locrisk.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, SecretHint: r.SecretHint, Scopes: strings.Fields(r.Scopes),
-		ScopeVersion: r.ScopeVersion, AllowedCIDRs: cidrs, ExpiresUTC: utcPtr(r.ExpiresUTC), RevokedUTC: utcPtr(r.RevokedUTC),
-		CreatedUTC: utc(r.CreatedUTC), LastUsedUTC: utcPtr(r.LastUsedUTC)}, nil
+	k.ExpiresUTC, k.RevokedUTC, k.LastUsedUTC = utcPtr(r.ExpiresUTC), utcPtr(r.RevokedUTC), utcPtr(r.LastUsedUTC)
+	k.CreatedUTC = utc(r.CreatedUTC)
+	return k, nil
 }
 
 // ListKeys returns the keys of one account, or of all, oldest first.
@@ -256,7 +221,7 @@ func (s *Store) KeyBySecret(ctx context.Context, secret string) (locrisk.APIKey,
 		a.id AS "a.id", a.name AS "a.name", a.monthly_quota AS "a.monthly_quota",
 		a.rate_limit_per_minute AS "a.rate_limit_per_minute", a.created_utc AS "a.created_utc",
 		a.disabled_utc AS "a.disabled_utc"
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = $1`, hashSecret(secret))
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = $1`, locrisk.HashKeySecret(secret))
 	if errors.Is(err, sql.ErrNoRows) {
 		return locrisk.APIKey{}, locrisk.Account{}, locrisk.ErrNotFound
 	}

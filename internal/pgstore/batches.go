@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -19,26 +18,14 @@ const kindBatch = "batch"
 // CreateBatch creates a batch, its items and one queued job per valid
 // item, all or nothing, with CreateJob's idempotency and quota rules.
 func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.Time) (locrisk.Batch, bool, error) {
-	if len(nb.Items) == 0 {
-		return locrisk.Batch{}, false, fmt.Errorf("%w: a batch needs at least one item", locrisk.ErrInvalid)
-	}
-	if nb.IdempotencyKey != "" && nb.RequestHash == "" {
-		return locrisk.Batch{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
-	}
-	valid := 0
-	for i, it := range nb.Items {
-		switch {
-		case it.ErrorCode != "":
-		case it.Latitude == nil || it.Longitude == nil:
-			return locrisk.Batch{}, false, fmt.Errorf("%w: item %d is valid but lacks a coordinate", locrisk.ErrInvalid, i+1)
-		default:
-			valid++
-		}
+	valid, err := nb.Validate()
+	if err != nil {
+		return locrisk.Batch{}, false, err
 	}
 	now = ms(now)
 	var b locrisk.Batch
 	var replayed bool
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.withTx(ctx, func(tx *sqlx.Tx) error {
 		replayed = false
 		if err := lockAccounts(ctx, tx, []string{nb.AccountID}); err != nil {
 			return err
@@ -64,13 +51,10 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 				return err
 			}
 		}
-		b = locrisk.Batch{ID: batchID, AccountID: nb.AccountID, Name: nb.Name, TotalItems: len(nb.Items),
-			Status: locrisk.BatchProcessing, Counts: locrisk.BatchCounts{Queued: valid, Rejected: len(nb.Items) - valid},
-			CreatedUTC: now}
+		b = nb.Batch(batchID, valid, now)
 		var completed sql.NullTime
-		if valid == 0 {
-			b.Status, b.CompletedUTC = locrisk.BatchCompleted, &now
-			completed = sql.NullTime{Time: now, Valid: true}
+		if b.CompletedUTC != nil {
+			completed = sql.NullTime{Time: *b.CompletedUTC, Valid: true}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, now, completed); err != nil {
@@ -79,14 +63,11 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 		for i, it := range nb.Items {
 			var jobID, code, msg sql.NullString
 			if it.ErrorCode == "" {
-				id := ids.New(ids.Job)
-				if _, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
-					(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
-					VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, $7, $7, $7)`,
-					id, nb.AccountID, b.ID, locrisk.BucketBulk, *it.Latitude, *it.Longitude, now); err != nil {
+				j := b.ItemJob(ids.New(ids.Job), it, now)
+				if err := insertJob(ctx, tx, j); err != nil {
 					return fmt.Errorf("insert job of item %d: %w", i+1, err)
 				}
-				jobID = sql.NullString{String: id, Valid: true}
+				jobID = sql.NullString{String: j.ID, Valid: true}
 			} else {
 				code, msg = sql.NullString{String: it.ErrorCode, Valid: true}, sql.NullString{String: it.ErrorMessage, Valid: true}
 			}
@@ -110,14 +91,6 @@ func nullFloat(f *float64) sql.NullFloat64 {
 		return sql.NullFloat64{}
 	}
 	return sql.NullFloat64{Float64: *f, Valid: true}
-}
-
-func floatPtr(f sql.NullFloat64) *float64 {
-	if !f.Valid {
-		return nil
-	}
-	v := f.Float64
-	return &v
 }
 
 type batchRow struct {
@@ -145,17 +118,9 @@ const batchSelect = `SELECT b.id, b.account_id, b.name, b.total_items, b.created
 	FROM batches b JOIN batch_items i ON i.batch_id = b.id LEFT JOIN report_jobs j ON j.id = i.job_id`
 
 func (r batchRow) batch() locrisk.Batch {
-	b := locrisk.Batch{ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: locrisk.BatchProcessing,
-		Counts:     locrisk.BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
-		CreatedUTC: utc(r.CreatedUTC)}
-	if r.Queued+r.Processing == 0 {
-		b.Status = locrisk.BatchCompleted
-		done := b.CreatedUTC
-		if r.LastFinalUTC.Valid {
-			done = utc(r.LastFinalUTC.Time)
-		}
-		b.CompletedUTC = &done
-	}
+	b := locrisk.Batch{ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, CreatedUTC: utc(r.CreatedUTC)}
+	b.SetCounts(locrisk.BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed,
+		Rejected: r.Rejected}, utcPtr(r.LastFinalUTC))
 	return b
 }
 
@@ -171,6 +136,12 @@ func getBatch(ctx context.Context, q queryer, accountID, batchID string) (locris
 	return r.batch(), nil
 }
 
+// GetBatch reads the account's batch inside the transaction
+// (locrisk.FinalTxOps).
+func (t txOps) GetBatch(ctx context.Context, accountID, batchID string) (locrisk.Batch, error) {
+	return getBatch(ctx, t.tx, accountID, batchID)
+}
+
 // GetBatch returns the account's batch with its state derived from its items.
 func (s *Store) GetBatch(ctx context.Context, accountID, batchID string) (locrisk.Batch, error) {
 	return getBatch(ctx, s.db, accountID, batchID)
@@ -182,12 +153,12 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
-	q, args := pg.query(batchSelect+` WHERE b.account_id = $1`, []any{accountID}, "b.", "b.id")
+	q, args := pageQuery(pg, batchSelect+` WHERE b.account_id = $1`, []any{accountID}, "b.", "b.id")
 	var rows []batchRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list batches: %w", err)
 	}
-	rows, next := pageRows(pg, rows, func(r batchRow) (time.Time, string) { return r.CreatedUTC, r.ID })
+	rows, next := locrisk.PageRows(pg, rows, func(r batchRow) (time.Time, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.Batch, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.batch())
@@ -195,16 +166,16 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 	return out, next, nil
 }
 
-// syncBatchStatus brings the batch's stored status in line with its items,
+// SyncBatchStatus brings the batch's stored status in line with its items,
 // under the batch row's lock, so that of concurrent transitions on any
 // node exactly one sees the batch become complete.
-func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (completed bool, err error) {
+func (t txOps) SyncBatchStatus(ctx context.Context, batchID string) (completed bool, err error) {
 	var stored string
-	if err := tx.GetContext(ctx, &stored, `SELECT status FROM batches WHERE id = $1 FOR UPDATE`, batchID); err != nil {
+	if err := t.tx.GetContext(ctx, &stored, `SELECT status FROM batches WHERE id = $1 FOR UPDATE`, batchID); err != nil {
 		return false, fmt.Errorf("lock batch %s: %w", batchID, err)
 	}
 	var open int
-	if err := tx.GetContext(ctx, &open, `SELECT COUNT(*) FROM report_jobs WHERE batch_id = $1 AND status IN ('queued', 'processing')`,
+	if err := t.tx.GetContext(ctx, &open, `SELECT COUNT(*) FROM report_jobs WHERE batch_id = $1 AND status IN ('queued', 'processing')`,
 		batchID); err != nil {
 		return false, fmt.Errorf("count open items of batch %s: %w", batchID, err)
 	}
@@ -215,57 +186,12 @@ func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (complete
 	if after == stored {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE batches SET status = $2, completed_utc = CASE WHEN $2 = 'completed' THEN
+	if _, err := t.tx.ExecContext(ctx, `UPDATE batches SET status = $2, completed_utc = CASE WHEN $2 = 'completed' THEN
 			COALESCE((SELECT MAX(completed_utc) FROM report_jobs WHERE batch_id = $1), created_utc) END
 		WHERE id = $1`, batchID, after); err != nil {
 		return false, fmt.Errorf("update status of batch %s: %w", batchID, err)
 	}
 	return after == locrisk.BatchCompleted, nil
-}
-
-type itemRow struct {
-	RowNumber        int             `db:"row_number"`
-	ExternalID       string          `db:"external_id"`
-	Latitude         sql.NullFloat64 `db:"latitude"`
-	Longitude        sql.NullFloat64 `db:"longitude"`
-	JobID            sql.NullString  `db:"job_id"`
-	ItemErrorCode    sql.NullString  `db:"item_error_code"`
-	ItemErrorMessage sql.NullString  `db:"item_error_message"`
-	JobStatus        sql.NullString  `db:"job_status"`
-	ReportID         sql.NullString  `db:"report_id"`
-	JobErrorCode     sql.NullString  `db:"job_error_code"`
-	JobErrorMessage  sql.NullString  `db:"job_error_message"`
-	OverallScore     sql.NullInt64   `db:"overall_score"`
-	RiskLevel        sql.NullString  `db:"risk_level"`
-	ModuleScores     sql.NullString  `db:"module_scores"`
-}
-
-func (r itemRow) item() locrisk.BatchItem {
-	it := locrisk.BatchItem{RowNumber: r.RowNumber, ExternalID: r.ExternalID, Latitude: floatPtr(r.Latitude),
-		Longitude: floatPtr(r.Longitude), JobID: strPtr(r.JobID)}
-	if !r.JobID.Valid {
-		it.Status = locrisk.ItemRejected
-		it.ErrorCode, it.ErrorMessage = strPtr(r.ItemErrorCode), strPtr(r.ItemErrorMessage)
-		return it
-	}
-	it.Status = r.JobStatus.String
-	switch it.Status {
-	case locrisk.StatusCompleted:
-		it.ReportID = strPtr(r.ReportID)
-		if r.OverallScore.Valid {
-			score := int(r.OverallScore.Int64)
-			it.Score, it.RiskLevel = &score, strPtr(r.RiskLevel)
-			if r.ModuleScores.Valid {
-				var m map[string]*int
-				if json.Unmarshal([]byte(r.ModuleScores.String), &m) == nil {
-					it.ModuleScores = m
-				}
-			}
-		}
-	case locrisk.StatusFailed:
-		it.ErrorCode, it.ErrorMessage = strPtr(r.JobErrorCode), strPtr(r.JobErrorMessage)
-	}
-	return it
 }
 
 // BatchItems calls fn for each item of the account's batch, in input order.
@@ -289,14 +215,5 @@ func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn fu
 		return fmt.Errorf("list items of batch %s: %w", batchID, err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var r itemRow
-		if err := rows.StructScan(&r); err != nil {
-			return fmt.Errorf("read item of batch %s: %w", batchID, err)
-		}
-		if err := fn(r.item()); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return locrisk.EachBatchItem(batchID, rows, fn)
 }

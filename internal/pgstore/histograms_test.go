@@ -110,26 +110,3 @@ func TestCompletionHistogramsFollowJobs(t *testing.T) {
 		}
 	}
 }
-
-// TestHistogramRank: the nearest rank over buckets, the same reading as
-// the SQLite store's.
-func TestHistogramRank(t *testing.T) {
-	ms := func(v int64) *time.Duration { d := time.Duration(v) * time.Millisecond; return &d }
-	for _, tt := range []struct {
-		name string
-		h    []histogramBucket
-		p    float64
-		want *time.Duration
-	}{
-		{"empty", nil, 0.5, nil},
-		{"one job", []histogramBucket{{ValueMs: 7, Jobs: 1}}, 0.95, ms(7)},
-		{"median in the first", []histogramBucket{{10, 10}, {20, 10}}, 0.5, ms(10)},
-		{"p95 of 20 is the 19th", []histogramBucket{{10, 18}, {20, 1}, {30, 1}}, 0.95, ms(20)},
-		{"p95 of 21 is the 20th", []histogramBucket{{10, 18}, {20, 1}, {30, 2}}, 0.95, ms(30)},
-	} {
-		got := histogramRank(tt.h, tt.p)
-		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}

@@ -13,19 +13,10 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
+// jobRow is a report_jobs row: the job's columns as the domain names them
+// (locrisk.Job's db tags), and its times as timestamptz.
 type jobRow struct {
-	ID              string         `db:"id"`
-	AccountID       string         `db:"account_id"`
-	BatchID         sql.NullString `db:"batch_id"`
-	Bucket          string         `db:"bucket"`
-	Latitude        float64        `db:"latitude"`
-	Longitude       float64        `db:"longitude"`
-	Status          string         `db:"status"`
-	Attempts        int            `db:"attempts"`
-	ErrorCode       sql.NullString `db:"error_code"`
-	ErrorMessage    sql.NullString `db:"error_message"`
-	ErrorTransient  sql.NullBool   `db:"error_transient"`
-	ReportID        sql.NullString `db:"report_id"`
+	locrisk.Job
 	RunAfterUTC     time.Time      `db:"run_after_utc"`
 	LeaseOwner      sql.NullString `db:"lease_owner"`
 	LeaseExpiresUTC sql.NullTime   `db:"lease_expires_utc"`
@@ -39,15 +30,9 @@ const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, statu
 	lease_expires_utc, created_utc, updated_utc, completed_utc`
 
 func (r jobRow) job() locrisk.Job {
-	j := locrisk.Job{ID: r.ID, AccountID: r.AccountID, BatchID: strPtr(r.BatchID), Bucket: r.Bucket,
-		Latitude: r.Latitude, Longitude: r.Longitude, Status: r.Status, Attempts: r.Attempts,
-		ErrorCode: strPtr(r.ErrorCode), ErrorMessage: strPtr(r.ErrorMessage), ReportID: strPtr(r.ReportID),
-		RunAfterUTC: utc(r.RunAfterUTC), CreatedUTC: utc(r.CreatedUTC), UpdatedUTC: utc(r.UpdatedUTC),
-		CompletedUTC: utcPtr(r.CompletedUTC)}
-	if r.ErrorTransient.Valid {
-		b := r.ErrorTransient.Bool
-		j.ErrorTransient = &b
-	}
+	j := r.Job
+	j.RunAfterUTC, j.CreatedUTC, j.UpdatedUTC = utc(r.RunAfterUTC), utc(r.CreatedUTC), utc(r.UpdatedUTC)
+	j.CompletedUTC = utcPtr(r.CompletedUTC)
 	return j
 }
 
@@ -58,14 +43,9 @@ const kindReportJob = "report_job"
 // both hold across nodes). Creations that arrive together share one
 // transaction and so one commit (creations.go).
 func (s *Store) CreateJob(ctx context.Context, nj locrisk.NewJob, now time.Time) (locrisk.Job, bool, error) {
-	if nj.Bucket == "" {
-		nj.Bucket = locrisk.BucketAPI
-	}
-	if nj.Bucket != locrisk.BucketAPI && nj.Bucket != locrisk.BucketBulk && nj.Bucket != locrisk.BucketManual {
-		return locrisk.Job{}, false, fmt.Errorf("%w: unknown bucket %q", locrisk.ErrInvalid, nj.Bucket)
-	}
-	if nj.IdempotencyKey != "" && nj.RequestHash == "" {
-		return locrisk.Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
+	nj, err := nj.Normalized()
+	if err != nil {
+		return locrisk.Job{}, false, err
 	}
 	res, err := s.creations.create(ctx, nj, ms(now))
 	if err != nil {
@@ -82,9 +62,7 @@ func createOne(ctx context.Context, tx *sqlx.Tx, nj locrisk.NewJob, now time.Tim
 	if _, err := getAccount(ctx, tx, nj.AccountID); err != nil {
 		return creation{}, err
 	}
-	job := locrisk.Job{ID: ids.New(ids.Job), AccountID: nj.AccountID, Bucket: nj.Bucket,
-		Latitude: nj.Latitude, Longitude: nj.Longitude, Status: locrisk.StatusQueued,
-		RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now}
+	job := nj.Job(ids.New(ids.Job), now)
 	if nj.IdempotencyKey != "" {
 		id, found, err := takeIdempotencyKey(ctx, tx, nj.AccountID, kindReportJob, nj.IdempotencyKey, nj.RequestHash, job.ID, now)
 		if err != nil {
@@ -101,13 +79,19 @@ func createOne(ctx context.Context, tx *sqlx.Tx, nj locrisk.NewJob, now time.Tim
 	if err := useQuota(ctx, tx, nj.AccountID, 1, now); err != nil {
 		return creation{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
-		(id, account_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
-		VALUES ($1, $2, $3, $4, $5, 'queued', 0, $6, $6, $6)`,
-		job.ID, job.AccountID, job.Bucket, job.Latitude, job.Longitude, now); err != nil {
+	if err := insertJob(ctx, tx, job); err != nil {
 		return creation{}, err
 	}
 	return creation{job: job}, nil
+}
+
+// insertJob writes a new job row (queued, no attempts yet).
+func insertJob(ctx context.Context, tx *sqlx.Tx, j locrisk.Job) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO report_jobs
+		(id, account_id, batch_id, bucket, latitude, longitude, status, attempts, run_after_utc, created_utc, updated_utc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10)`,
+		j.ID, j.AccountID, j.BatchID, j.Bucket, j.Latitude, j.Longitude, j.Status, j.RunAfterUTC, j.CreatedUTC, j.UpdatedUTC)
+	return err
 }
 
 // takeIdempotencyKey records key for resourceID, or returns the resource an
@@ -136,17 +120,15 @@ func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, 
 	if err != nil {
 		return "", false, fmt.Errorf("idempotency lookup: %w", err)
 	}
-	if !row.CreatedUTC.After(now.Add(-locrisk.IdempotencyTTL)) {
-		if _, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET request_hash = $1, resource_id = $2, created_utc = $3
-			WHERE account_id = $4 AND kind = $5 AND key = $6`, hash, resourceID, now, accountID, kind, key); err != nil {
-			return "", false, fmt.Errorf("take over expired idempotency key: %w", err)
-		}
-		return "", false, nil
+	replay, expired, err := locrisk.IdempotentReplay(row.Hash, row.ResourceID, row.CreatedUTC, hash, now)
+	if !expired {
+		return replay, err == nil, err
 	}
-	if row.Hash != hash {
-		return "", false, locrisk.ErrIdempotencyConflict
+	if _, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET request_hash = $1, resource_id = $2, created_utc = $3
+		WHERE account_id = $4 AND kind = $5 AND key = $6`, hash, resourceID, now, accountID, kind, key); err != nil {
+		return "", false, fmt.Errorf("take over expired idempotency key: %w", err)
 	}
-	return row.ResourceID, true, nil
+	return "", false, nil
 }
 
 // useQuota counts n jobs against the account's quota for now's month, or
@@ -164,10 +146,7 @@ func useQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now tim
 	if err != nil {
 		return fmt.Errorf("count quota usage: %w", err)
 	}
-	if r.Used > r.Limit {
-		return &locrisk.QuotaError{Limit: r.Limit, Used: r.Used - n, ResetsAt: locrisk.NextMonthStart(now)}
-	}
-	return nil
+	return locrisk.CheckQuota(r.Limit, r.Used, n, now)
 }
 
 // GetJob returns the account's job.
@@ -185,8 +164,8 @@ func (s *Store) GetJob(ctx context.Context, accountID, jobID string) (locrisk.Jo
 
 // ListJobs pages the account's jobs, newest first.
 func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]locrisk.Job, string, error) {
-	if status != "" && !locrisk.ValidStatus(status) {
-		return nil, "", fmt.Errorf("%w: unknown status %q", locrisk.ErrInvalid, status)
+	if err := locrisk.CheckStatusFilter(status); err != nil {
+		return nil, "", err
 	}
 	pg, err := newPage(limit, cursor, ids.Job)
 	if err != nil {
@@ -198,12 +177,12 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 		args = append(args, status)
 		q += fmt.Sprintf(` AND status = $%d`, len(args))
 	}
-	q, args = pg.query(q, args, "", "")
+	q, args = pageQuery(pg, q, args, "", "")
 	var rows []jobRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	rows, next := pageRows(pg, rows, func(r jobRow) (time.Time, string) { return r.CreatedUTC, r.ID })
+	rows, next := locrisk.PageRows(pg, rows, func(r jobRow) (time.Time, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.Job, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.job())
@@ -212,41 +191,29 @@ func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit in
 }
 
 // RetryJob queues the account's failed job again when its error was
-// transient, and its batch, if any, is processing again.
+// transient (locrisk.RetryJob), and its batch, if any, is processing
+// again.
 func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, error) {
-	now = ms(now)
-	var job locrisk.Job
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-		var r jobRow
-		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = $1, updated_utc = $1,
+	return locrisk.RetryJob(ctx, transactor{s}, accountID, jobID, ms(now))
+}
+
+// RequeueRetryable puts the account's job back in the queue if it failed
+// with a transient error (locrisk.RetryTxOps).
+func (t txOps) RequeueRetryable(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, bool, error) {
+	var r jobRow
+	ok, err := present(t.tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = $1, updated_utc = $1,
 			error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
 			lease_owner = NULL, lease_expires_utc = NULL
-			WHERE id = $2 AND account_id = $3 AND status = 'failed' AND error_transient
-			RETURNING `+jobColumns, now, jobID, accountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			var n int
-			if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM report_jobs WHERE id = $1 AND account_id = $2`, jobID, accountID); err != nil {
-				return err
-			}
-			if n == 0 {
-				return locrisk.ErrNotFound
-			}
-			return locrisk.ErrNotRetryable
-		}
-		if err != nil {
-			return err
-		}
-		job = r.job()
-		if job.BatchID != nil {
-			_, err := syncBatchStatus(ctx, tx, *job.BatchID)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
-	}
-	return job, nil
+		WHERE id = $2 AND account_id = $3 AND status = 'failed' AND error_transient
+		RETURNING `+jobColumns, now, jobID, accountID))
+	return r.job(), ok, err
+}
+
+// JobExists reports whether the account has the job (locrisk.RetryTxOps).
+func (t txOps) JobExists(ctx context.Context, accountID, jobID string) (bool, error) {
+	var n int
+	err := t.tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM report_jobs WHERE id = $1 AND account_id = $2`, jobID, accountID)
+	return n > 0, err
 }
 
 // GetReport returns the account's report, its body decoded.
@@ -283,13 +250,8 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 	if err != nil {
 		return locrisk.PeriodUsage{}, err
 	}
-	u := locrisk.PeriodUsage{Limit: a.MonthlyQuota, Start: locrisk.MonthStart(now), End: locrisk.NextMonthStart(now)}
-	var c struct {
-		Queued     int `db:"queued"`
-		Processing int `db:"processing"`
-		Completed  int `db:"completed"`
-		Failed     int `db:"failed"`
-	}
+	u := locrisk.NewPeriodUsage(a, now)
+	var c locrisk.PeriodUsage
 	err = s.db.GetContext(ctx, &c, `SELECT
 		COUNT(*) FILTER (WHERE status = 'queued') AS queued, COUNT(*) FILTER (WHERE status = 'processing') AS processing,
 		COUNT(*) FILTER (WHERE status = 'completed') AS completed, COUNT(*) FILTER (WHERE status = 'failed') AS failed
@@ -297,7 +259,6 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 	if err != nil {
 		return locrisk.PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	u.Queued, u.Processing, u.Completed, u.Failed = c.Queued, c.Processing, c.Completed, c.Failed
-	u.Created = c.Queued + c.Processing + c.Completed + c.Failed
+	u.SetCounts(c.Queued, c.Processing, c.Completed, c.Failed)
 	return u, nil
 }

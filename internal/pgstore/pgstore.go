@@ -1,8 +1,13 @@
-// Package pgstore is the PostgreSQL store (issue 30; docs/postgres.md):
-// the domain's operations (service.go at the root) on a PostgreSQL
-// database that several locrisk processes may share. It is the second
-// store beside the SQLite one (internal/sqlite) and passes the same
-// behaviour suite (internal/storetest), every group of it.
+// Package pgstore is the PostgreSQL store (docs/postgres.md): the domain's
+// operations (service.go at the root) on a PostgreSQL database that several
+// locrisk processes may share, for deployments that run more than one
+// node. It is the second store beside the SQLite one (internal/sqlite) and
+// passes the same behaviour suite (internal/storetest), every group of it.
+// Like the SQLite store it holds only SQL and the mapping of rows: argument
+// checks, the page cursor, the sequence of a job's final transition and of
+// the webhook operations, and the forms values are stored in are the
+// domain's (the root package), so a cursor or an error means the same in
+// either store.
 //
 // How the concurrency invariants hold across processes, not only across
 // goroutines, in PostgreSQL's default READ COMMITTED isolation:
@@ -280,6 +285,20 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	return tx.Commit()
 }
 
+// txOps are the store's steps inside an open transaction that the domain
+// sequences itself (locrisk.TxOps): a job's final transition, through
+// which locrisk.FinishJob runs the JobFinalHooks, a retry and the webhook
+// operations. Each method is one step's SQL.
+type txOps struct{ tx *sqlx.Tx }
+
+// transactor runs the domain's operations of several steps in one
+// transaction each (locrisk.Transactor), retried whole like any other.
+type transactor struct{ s *Store }
+
+func (t transactor) InTx(ctx context.Context, fn func(ctx context.Context, ops locrisk.TxOps) error) error {
+	return t.s.withTx(ctx, func(tx *sqlx.Tx) error { return fn(ctx, txOps{tx}) })
+}
+
 // retryable says whether PostgreSQL aborted the transaction for a
 // serialization failure or a deadlock, after which it may simply run again.
 func retryable(err error) bool {
@@ -290,6 +309,15 @@ func retryable(err error) bool {
 // ms is t in UTC at the millisecond precision every stored time has.
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
+// present turns the error of a one-row read into whether the row exists:
+// no row is not an error.
+func present(err error) (bool, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // utc turns a scanned time into UTC (pgx gives the session's zone).
 func utc(t time.Time) time.Time { return t.UTC() }
 
@@ -299,14 +327,6 @@ func utcPtr(t sql.NullTime) *time.Time {
 	}
 	u := t.Time.UTC()
 	return &u
-}
-
-func strPtr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	v := s.String
-	return &v
 }
 
 // queryer is a *sqlx.DB or a *sqlx.Tx.

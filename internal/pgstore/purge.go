@@ -56,11 +56,12 @@ func noPendingDelivery(jobCond string) string {
 // one transaction counts everything and rolls back. While another node
 // purges, a purge does nothing and counts nothing.
 func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error) {
+	p, err := p.Normalized()
+	if err != nil {
+		return locrisk.PurgeCounts{}, err
+	}
 	var c locrisk.PurgeCounts
 	batch := p.Batch
-	if batch <= 0 {
-		batch = locrisk.DefaultPurgeBatch
-	}
 	var steps []purgeStep
 	if !p.Before.IsZero() {
 		before := ms(p.Before)
@@ -70,7 +71,7 @@ func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.Purge
 					AND (j.status NOT IN ('completed', 'failed') OR j.completed_utc IS NULL OR j.completed_utc >= $1))
 				AND ` + noPendingDelivery(`e.job_id IN (SELECT id FROM report_jobs WHERE batch_id = b.id)`) + `
 				ORDER BY b.completed_utc, b.id LIMIT $2`,
-				cutoff: before, limit: max(1, batch/100),
+				cutoff: before, limit: p.BatchesPerTx(),
 				deletes: append(jobDeletes(`SELECT id FROM report_jobs WHERE batch_id = ANY($1)`, &c),
 					purgeDelete{`DELETE FROM batch_items WHERE batch_id = ANY($1)`, &c.BatchItems},
 					purgeDelete{`DELETE FROM report_jobs WHERE batch_id = ANY($1)`, &c.Jobs},
@@ -100,15 +101,13 @@ func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.Purge
 				cutoff: before, limit: batch,
 				deletes: []purgeDelete{{`DELETE FROM request_stats WHERE ctid = ANY($1::tid[])`, &c.RequestStats}}},
 			purgeStep{pick: `SELECT ctid::text FROM quota_usage WHERE period_start_utc < $1 ORDER BY account_id, period_start_utc LIMIT $2`,
-				cutoff: locrisk.MonthStart(before), limit: batch,
+				cutoff: ms(p.QuotaCutoff()), limit: batch,
 				deletes: []purgeDelete{{`DELETE FROM quota_usage WHERE ctid = ANY($1::tid[])`, &c.QuotaCounters}}})
 	}
-	if !p.Now.IsZero() {
-		steps = append(steps, purgeStep{pick: `SELECT ctid::text FROM idempotency_keys WHERE created_utc <= $1
-			ORDER BY created_utc LIMIT $2`,
-			cutoff: ms(p.Now.Add(-locrisk.IdempotencyTTL)), limit: batch,
-			deletes: []purgeDelete{{`DELETE FROM idempotency_keys WHERE ctid = ANY($1::tid[])`, &c.IdempotencyKeys}}})
-	}
+	steps = append(steps, purgeStep{pick: `SELECT ctid::text FROM idempotency_keys WHERE created_utc <= $1
+		ORDER BY created_utc LIMIT $2`,
+		cutoff: ms(p.IdempotencyCutoff()), limit: batch,
+		deletes: []purgeDelete{{`DELETE FROM idempotency_keys WHERE ctid = ANY($1::tid[])`, &c.IdempotencyKeys}}})
 	if p.DryRun {
 		// Everything at once in one transaction, rolled back: the counts
 		// of a real run (see locrisk.PurgePolicy.DryRun).

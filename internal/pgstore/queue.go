@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -21,8 +20,8 @@ import (
 // locked FOR UPDATE SKIP LOCKED, so claimers on any node never take the
 // same job and never wait for each other.
 func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (locrisk.Job, bool, error) {
-	if owner == "" || lease <= 0 {
-		return locrisk.Job{}, false, fmt.Errorf("%w: claim needs an owner and a positive lease", locrisk.ErrInvalid)
+	if err := locrisk.CheckJobClaim(owner, lease); err != nil {
+		return locrisk.Job{}, false, err
 	}
 	now = ms(now)
 	var job locrisk.Job
@@ -123,17 +122,14 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, rep locris
 	codec, body := s.codec.Encode(nil, rep.Body)
 	var overall sql.NullInt64
 	var level sql.NullString
-	var modules []byte
+	var modules sql.NullString
 	if sc := rep.Scores; sc != nil {
 		overall, level = sql.NullInt64{Int64: int64(sc.Overall), Valid: true}, sql.NullString{String: sc.RiskLevel, Valid: true}
-		m := make(map[string]*int, len(sc.Modules))
-		for _, x := range sc.Modules {
-			m[x.Module] = x.Score
-		}
-		var err error
-		if modules, err = json.Marshal(m); err != nil {
+		m, err := sc.ModulesJSON()
+		if err != nil {
 			return locrisk.Job{}, err
 		}
+		modules = sql.NullString{String: m, Valid: true}
 	}
 	var job locrisk.Job
 	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
@@ -152,22 +148,15 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, rep locris
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reports
 			(id, job_id, account_id, generated_utc, data_version, body, body_codec, overall_score, risk_level, module_scores)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			rep.ID, job.ID, job.AccountID, ms(rep.GeneratedUTC), rep.DataVersion, body, codec, overall, level, nullJSON(modules)); err != nil {
+			rep.ID, job.ID, job.AccountID, ms(rep.GeneratedUTC), rep.DataVersion, body, codec, overall, level, modules); err != nil {
 			return fmt.Errorf("insert report: %w", err)
 		}
-		return s.afterJobFinal(ctx, tx, job)
+		return locrisk.FinishJob(ctx, txOps{tx}, job, s.hooks)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
 	}
 	return job, nil
-}
-
-func nullJSON(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return string(b)
 }
 
 // FailJob marks the job failed, with the JobFinalHooks, if owner still
@@ -189,59 +178,12 @@ func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, tra
 			return err
 		}
 		job = r.job()
-		return s.afterJobFinal(ctx, tx, job)
+		return locrisk.FinishJob(ctx, txOps{tx}, job, s.hooks)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("fail job %s: %w", jobID, err)
 	}
 	return job, nil
-}
-
-// afterJobFinal brings the job's batch up to date and runs the
-// JobFinalHooks, in the job's final transaction.
-func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job locrisk.Job) error {
-	ftx := finalTx{tx: tx}
-	if job.BatchID != nil {
-		completed, err := syncBatchStatus(ctx, tx, *job.BatchID)
-		if err != nil {
-			return fmt.Errorf("job %s: %w", job.ID, err)
-		}
-		if completed {
-			b, err := getBatch(ctx, tx, job.AccountID, *job.BatchID)
-			if err != nil {
-				return fmt.Errorf("job %s: %w", job.ID, err)
-			}
-			ftx.completedBatch = &b
-		}
-	}
-	for _, h := range s.hooks {
-		if err := h(ctx, ftx, job); err != nil {
-			return fmt.Errorf("job %s final hook: %w", job.ID, err)
-		}
-	}
-	return nil
-}
-
-// finalTx is a job's final transaction as the hooks see it
-// (locrisk.Tx).
-type finalTx struct {
-	tx             *sqlx.Tx
-	completedBatch *locrisk.Batch // set when this transition completed the job's batch
-}
-
-func (t finalTx) CompletedBatch() (locrisk.Batch, bool) {
-	if t.completedBatch == nil {
-		return locrisk.Batch{}, false
-	}
-	return *t.completedBatch, true
-}
-
-func (t finalTx) WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error) {
-	return webhookSubscribers(ctx, t.tx, accountID, eventType)
-}
-
-func (t finalTx) InsertWebhookEvent(ctx context.Context, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
-	return insertWebhookEvent(ctx, t.tx, ev, endpointIDs)
 }
 
 // RetryLater puts a held job back, runnable from runAfter, keeping the

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// TestReferenceBuiltOnce (issue 38): nodes that start together on a fresh
-// database build the engine's reference once. The first to find none
+// TestReferenceBuiltOnce: nodes that start together on a fresh database
+// build the engine's reference once, not once each (a build is minutes of
+// CPU and a copy of the reference per node in the table). The first to find none
 // builds (LoadReference answers nil); another waits for it and reads what
 // it saved instead of building; a builder that goes away lets the next
 // node build.

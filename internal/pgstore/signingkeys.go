@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -27,10 +26,11 @@ const signingKeyColumns = `id, public_key, private_key, created_utc, retired_utc
 // signingKey turns the row into a key, opening the private half when
 // withPrivate (sealed like the SQLite store seals it, under the key's id).
 func (s *Store) signingKey(r signingKeyRow, withPrivate bool) (locrisk.SigningKey, error) {
-	if len(r.PublicKey) != ed25519.PublicKeySize {
-		return locrisk.SigningKey{}, fmt.Errorf("signing key %s: public key of %d bytes", r.ID, len(r.PublicKey))
+	k, err := locrisk.StoredSigningKey(r.ID, r.PublicKey)
+	if err != nil {
+		return locrisk.SigningKey{}, err
 	}
-	k := locrisk.SigningKey{ID: r.ID, PublicKey: r.PublicKey, CreatedUTC: utc(r.CreatedUTC)}
+	k.CreatedUTC = utc(r.CreatedUTC)
 	if r.RetiredUTC.Valid {
 		k.RetiredUTC = utc(r.RetiredUTC.Time)
 	}
@@ -42,26 +42,21 @@ func (s *Store) signingKey(r signingKeyRow, withPrivate bool) (locrisk.SigningKe
 		if err != nil {
 			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the secret key does not open it: %w", r.ID, err)
 		}
-		seed, err := base64.StdEncoding.DecodeString(seedText)
-		if err != nil || len(seed) != ed25519.SeedSize {
-			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the private key is not an Ed25519 seed", r.ID)
-		}
-		k.PrivateKey = ed25519.NewKeyFromSeed(seed)
-		if !k.PrivateKey.Public().(ed25519.PublicKey).Equal(k.PublicKey) {
-			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the private key does not match the public key", r.ID)
+		if err := k.SetSeedText(seedText); err != nil {
+			return locrisk.SigningKey{}, err
 		}
 	}
 	return k, nil
 }
 
 func (s *Store) insertSigningKey(ctx context.Context, tx *sqlx.Tx, k locrisk.SigningKey) error {
-	if len(k.PrivateKey) != ed25519.PrivateKeySize || k.ID == "" || k.CreatedUTC.IsZero() {
-		return fmt.Errorf("%w: a signing key needs an id, a creation time and its private key", locrisk.ErrInvalid)
+	if err := k.ValidateNew(); err != nil {
+		return err
 	}
 	if s.secrets == nil {
 		return errors.New("no secret key to seal the signing key with")
 	}
-	sealed := s.secrets.Seal(base64.StdEncoding.EncodeToString(k.PrivateKey.Seed()), k.ID)
+	sealed := s.secrets.Seal(k.SeedText(), k.ID)
 	_, err := tx.ExecContext(ctx, `INSERT INTO signing_keys (id, public_key, private_key, created_utc) VALUES ($1, $2, $3, $4)`,
 		k.ID, []byte(k.PrivateKey.Public().(ed25519.PublicKey)), sealed, ms(k.CreatedUTC))
 	if err != nil {

@@ -5,12 +5,9 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
-	"sort"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -24,28 +21,12 @@ import (
 // history the API offers (docs/api.md, Usage history), so the purge takes
 // nothing the history shows.
 func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay time.Time, days int, buckets []string) ([]locrisk.DailyUsage, error) {
-	if days < 1 {
-		return nil, fmt.Errorf("%w: usage history needs at least one day, got %d", locrisk.ErrInvalid, days)
+	w, err := locrisk.NewUsageWindow(firstDay, days, buckets)
+	if err != nil {
+		return nil, err
 	}
-	if len(buckets) == 0 {
-		buckets = locrisk.Buckets()
-	}
-	for _, b := range buckets {
-		if !locrisk.ValidBucket(b) {
-			return nil, fmt.Errorf("%w: unknown bucket %q", locrisk.ErrInvalid, b)
-		}
-	}
-	f := firstDay.UTC()
-	from := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, time.UTC)
-	to := from.AddDate(0, 0, days)
-	var rows []struct {
-		Day       time.Time `db:"day"`
-		Bucket    string    `db:"bucket"`
-		Created   int       `db:"created"`
-		Completed int       `db:"completed"`
-		Failed    int       `db:"failed"`
-	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT day, bucket, SUM(created) AS created, SUM(completed) AS completed, SUM(failed) AS failed
+	var rows []locrisk.DailyUsage
+	err = s.db.SelectContext(ctx, &rows, `SELECT day, bucket, SUM(created) AS report_jobs, SUM(completed) AS completed, SUM(failed) AS failed
 		FROM (
 			SELECT date_trunc('day', created_utc AT TIME ZONE 'UTC') AS day, bucket, 1 AS created, 0 AS completed, 0 AS failed
 				FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3
@@ -54,28 +35,11 @@ func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay tim
 				CASE WHEN status = 'completed' THEN 1 ELSE 0 END, CASE WHEN status = 'failed' THEN 1 ELSE 0 END
 				FROM report_jobs WHERE account_id = $1 AND completed_utc >= $2 AND completed_utc < $3
 				  AND status IN ('completed', 'failed')
-		) AS e GROUP BY day, bucket`, accountID, from, to)
+		) AS e GROUP BY day, bucket`, accountID, w.From, w.To())
 	if err != nil {
 		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
 	}
-	type key struct {
-		day    string
-		bucket string
-	}
-	got := make(map[key]locrisk.DailyUsage, len(rows))
-	for _, r := range rows {
-		got[key{r.Day.Format(time.DateOnly), r.Bucket}] = locrisk.DailyUsage{ReportJobs: r.Created, Completed: r.Completed, Failed: r.Failed}
-	}
-	out := make([]locrisk.DailyUsage, 0, days*len(buckets))
-	for d := range days {
-		day := from.AddDate(0, 0, d)
-		for _, b := range buckets {
-			u := got[key{day.Format(time.DateOnly), b}]
-			u.Day, u.Bucket = day, b
-			out = append(out, u)
-		}
-	}
-	return out, nil
+	return w.Fill(rows), nil
 }
 
 // AddRequestStats adds hourly request aggregates to the stored ones. The
@@ -97,23 +61,15 @@ func (s *Store) AddRequestStats(ctx context.Context, rows []locrisk.HourStats) e
 				WHERE account_id = $1 AND hour_utc = $2 FOR UPDATE`, r.AccountID, hour); err != nil {
 				return fmt.Errorf("read %s %s: %w", r.AccountID, hour, err)
 			}
-			var merged locrisk.RequestCounts
-			if err := json.Unmarshal(stored, &merged.Latency); err != nil {
-				return fmt.Errorf("request stats %s %s: bad latency histogram: %w", r.AccountID, hour, err)
-			}
-			merged.Add(locrisk.RequestCounts{Latency: r.Latency})
-			if merged.Latency == nil {
-				merged.Latency = []int64{}
-			}
-			hist, err := json.Marshal(merged.Latency)
+			hist, err := locrisk.MergeLatencyHistogram(stored, r.Latency)
 			if err != nil {
-				return err
+				return fmt.Errorf("request stats %s %s: %w", r.AccountID, hour, err)
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE request_stats SET total = total + $3, succeeded = succeeded + $4,
 					client_errors = client_errors + $5, server_errors = server_errors + $6, rate_limited = rate_limited + $7,
 					latency_histogram = $8
 				WHERE account_id = $1 AND hour_utc = $2`, r.AccountID, hour, r.Total, r.Succeeded, r.ClientErrors,
-				r.ServerErrors, r.RateLimited, string(hist)); err != nil {
+				r.ServerErrors, r.RateLimited, hist); err != nil {
 				return fmt.Errorf("add %s %s: %w", r.AccountID, hour, err)
 			}
 		}
@@ -128,12 +84,8 @@ func (s *Store) AddRequestStats(ctx context.Context, rows []locrisk.HourStats) e
 // RequestStats sums the account's aggregates of the hours in [fromHour, toHour).
 func (s *Store) RequestStats(ctx context.Context, accountID string, fromHour, toHour time.Time) (locrisk.RequestCounts, error) {
 	var rows []struct {
-		Total        int64  `db:"total"`
-		Succeeded    int64  `db:"succeeded"`
-		ClientErrors int64  `db:"client_errors"`
-		ServerErrors int64  `db:"server_errors"`
-		RateLimited  int64  `db:"rate_limited"`
-		Histogram    []byte `db:"latency_histogram"`
+		locrisk.RequestCounts
+		Histogram []byte `db:"latency_histogram"`
 	}
 	err := s.db.SelectContext(ctx, &rows, `SELECT total, succeeded, client_errors, server_errors, rate_limited, latency_histogram
 		FROM request_stats WHERE account_id = $1 AND hour_utc >= $2 AND hour_utc < $3`, accountID, fromHour, toHour)
@@ -142,23 +94,13 @@ func (s *Store) RequestStats(ctx context.Context, accountID string, fromHour, to
 	}
 	var sum locrisk.RequestCounts
 	for _, r := range rows {
-		var h []int64
-		if err := json.Unmarshal(r.Histogram, &h); err != nil {
-			return locrisk.RequestCounts{}, fmt.Errorf("request stats of %s: bad latency histogram: %w", accountID, err)
+		if r.Latency, err = locrisk.ParseLatencyHistogram(r.Histogram); err != nil {
+			return locrisk.RequestCounts{}, fmt.Errorf("request stats of %s: %w", accountID, err)
 		}
-		sum.Add(locrisk.RequestCounts{Total: r.Total, Succeeded: r.Succeeded, ClientErrors: r.ClientErrors,
-			ServerErrors: r.ServerErrors, RateLimited: r.RateLimited, Latency: h})
+		sum.Add(r.RequestCounts)
 	}
 	return sum, nil
 }
-
-// Kinds and code of RecentFailures, as the SQLite store names them
-// (docs/api.md, Operations summary).
-const (
-	failureReportJob          = "report_job"
-	failureWebhookDelivery    = "webhook_delivery"
-	codeWebhookDeliveryFailed = "webhook_delivery_failed"
-)
 
 // OpsSummary computes the job, batch and webhook parts of the operations
 // summary over [from, to) from the rows themselves, and the completion
@@ -224,7 +166,7 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 			FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
 			  AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3
 			ORDER BY occurred DESC, id DESC LIMIT $4)`,
-			accountID, from, to, failureLimit, failureReportJob, failureWebhookDelivery, codeWebhookDeliveryFailed)
+			accountID, from, to, failureLimit, locrisk.FailureReportJob, locrisk.FailureWebhookDelivery, locrisk.CodeWebhookDeliveryFailed)
 		if err != nil {
 			return o, fmt.Errorf("operations summary of %s: recent failures: %w", accountID, err)
 		}
@@ -232,16 +174,7 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 			o.RecentFailures = append(o.RecentFailures, locrisk.Failure{Kind: r.Kind, ID: r.ID, Code: r.Code, Message: r.Message,
 				OccurredUTC: utc(r.Occurred)})
 		}
-		sort.Slice(o.RecentFailures, func(i, k int) bool {
-			a, b := o.RecentFailures[i], o.RecentFailures[k]
-			if !a.OccurredUTC.Equal(b.OccurredUTC) {
-				return a.OccurredUTC.After(b.OccurredUTC)
-			}
-			return a.ID > b.ID
-		})
-		if len(o.RecentFailures) > failureLimit {
-			o.RecentFailures = o.RecentFailures[:failureLimit]
-		}
+		o.RecentFailures = locrisk.RecentFailures(o.RecentFailures, failureLimit)
 	}
 	return o, nil
 }
@@ -419,75 +352,25 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 const probeRoom = 64 << 10
 
 // completionPercentiles sets j's completion percentiles from the
-// histograms of migration 5 (completion_histograms): every UTC hour that
-// overlaps [from, to) counts in full, as in the SQLite store, its whole
-// UTC days read from their day rows and the hours before and after them
-// from their hour rows, so the cost is at most 46 hours and 7 days of
-// buckets for a week, whatever the number of jobs. The nearest rank is
-// counted exactly over the buckets and answered with its bucket's
-// value_ms, within 5% of the exact value.
+// histograms of migration 5 (completion_histograms), over the periods
+// that cover [from, to) (locrisk.CompletionPeriodsOf): each read from its
+// hour or day rows, so the cost does not grow with the jobs.
 func completionPercentiles(ctx context.Context, q queryer, accountID string, from, to time.Time, j *locrisk.JobOps) error {
-	if !from.Before(to) {
+	p, ok := locrisk.CompletionPeriodsOf(from, to)
+	if !ok {
 		return nil
 	}
-	const day = 24 * time.Hour
-	lo, hi := from.UTC().Truncate(time.Hour), to.UTC().Truncate(time.Hour)
-	if hi.Before(to) {
-		hi = hi.Add(time.Hour)
-	}
-	// UTC days are whole multiples of 24 hours from Go's zero time, so
-	// Truncate finds midnight.
-	d0, d1 := lo.Truncate(day), hi.Truncate(day)
-	if d0.Before(lo) {
-		d0 = d0.Add(day)
-	}
-	// Hours [lo, d0) and [d1, hi), days [d0, d1); with no whole day among
-	// the hours, every hour from its hour rows and no day.
-	if !d0.Before(d1) {
-		d0, d1 = hi, hi
-	}
-	var h []histogramBucket
+	var h []locrisk.HistogramBucket
 	err := q.SelectContext(ctx, &h, `SELECT b.value_ms, SUM(h.jobs)::bigint AS jobs
 		FROM completion_histograms h JOIN completion_buckets b ON b.upper_ms = h.bucket
 		WHERE h.account_id = $1 AND (
-			(h.span = 'hour' AND ((h.period >= $2 AND h.period < $3) OR (h.period >= $5 AND h.period < $6)))
-			OR (h.span = 'day' AND h.period >= $3 AND h.period < $4))
-		GROUP BY h.bucket, b.value_ms ORDER BY h.bucket`, accountID, lo, d0, d1, d1, hi)
+			(h.span = 'hour' AND ((h.period >= $2 AND h.period < $3) OR (h.period >= $6 AND h.period < $7)))
+			OR (h.span = 'day' AND h.period >= $4 AND h.period < $5))
+		GROUP BY h.bucket, b.value_ms ORDER BY h.bucket`, accountID,
+		p.HoursBefore[0], p.HoursBefore[1], p.Days[0], p.Days[1], p.HoursAfter[0], p.HoursAfter[1])
 	if err != nil {
 		return fmt.Errorf("completion times: %w", err)
 	}
-	j.CompletionP50 = histogramRank(h, 0.50)
-	j.CompletionP95 = histogramRank(h, 0.95)
+	j.SetCompletionPercentiles(h)
 	return nil
-}
-
-// histogramBucket is a bucket's reported value and the jobs it holds.
-type histogramBucket struct {
-	ValueMs int64 `db:"value_ms"`
-	Jobs    int64 `db:"jobs"`
-}
-
-// histogramRank is the p-th percentile (0 < p <= 1) of the times counted
-// in h (buckets in ascending order) by the nearest-rank method: the value
-// of the bucket holding the smallest time with at least p of the times at
-// or below it; nil for no times.
-func histogramRank(h []histogramBucket, p float64) *time.Duration {
-	var n int64
-	for _, b := range h {
-		n += b.Jobs
-	}
-	if n == 0 {
-		return nil
-	}
-	// p*n in floating point can land a hair above an integer (0.95*20 is
-	// 19.000000000000004); the epsilon keeps an exact rank exact.
-	rank := min(max(int64(math.Ceil(p*float64(n)-1e-9)), 1), n)
-	var seen int64
-	for _, b := range h {
-		if seen += b.Jobs; seen >= rank {
-			v := time.Duration(b.ValueMs) * time.Millisecond
-			return &v
-		}
-	}
-	return nil // unreachable: the rank is at most the count
 }

@@ -1,9 +1,9 @@
 package pgstore
 
-// A backlog of webhook deliveries (issue 38): what a delivery claim and
-// NextWebhookDue cost with tens of thousands of deliveries in the table,
-// and how fast two nodes on one database work off 10,000 pending
-// deliveries beside the SQLite store on one node.
+// A backlog of webhook deliveries, the case the claim's indexes are for:
+// what a delivery claim and NextWebhookDue cost with tens of thousands of
+// deliveries in the table, and how fast two nodes on one database work off
+// 10,000 pending deliveries beside the SQLite store on one node.
 
 import (
 	"context"
@@ -466,8 +466,9 @@ func drainByWorkers(t *testing.T, nodes []locrisk.WebhookOutbox, want int, deadl
 // TestWebhookBacklogDrain measures how fast 10,000 pending webhook
 // deliveries are worked off: by the SQLite store on one node, then by
 // two PostgreSQL stores (two nodes, each its own connection pool) on one
-// database, in one run. Two shapes: every delivery to one endpoint (issue
-// 38's case), and spread over 4 accounts of 5 endpoints. Three drivers:
+// database, in one run. Two shapes: every delivery to one endpoint (the
+// case that used to hold every claim up), and spread over 4 accounts of 5
+// endpoints. Three drivers:
 // claim-and-record loops on the stores (4 goroutines a node), and serve's
 // delivery worker with its defaults sending to a local receiver that
 // answers at once, or after 10 ms. The first two measure the stores; with

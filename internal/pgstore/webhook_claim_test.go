@@ -12,10 +12,10 @@ import (
 	"github.com/locrisk/locrisk"
 )
 
-// The claim's queries before issue 38, which ordered every claimable
-// delivery and counted leases over the whole table for each: too slow
-// with a backlog, but plainly what a claim means, so the reference the
-// indexed queries (webhooks.go) must agree with.
+// The claim's queries before the indexed ones, which ordered every
+// claimable delivery and counted leases over the whole table for each:
+// too slow with a backlog, but plainly what a claim means, so the
+// reference the indexed queries (webhooks.go) must agree with.
 const (
 	referenceClaimable = `SELECT d.id
 		FROM webhook_deliveries d

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,13 +16,12 @@ import (
 	"github.com/locrisk/locrisk/internal/secretbox"
 )
 
+// endpointRow is a webhook_endpoints row: the endpoint's columns as the
+// domain names them (locrisk.WebhookEndpoint's db tags), its events as
+// words and its times as timestamptz.
 type endpointRow struct {
-	ID          string       `db:"id"`
-	AccountID   string       `db:"account_id"`
-	Name        string       `db:"name"`
-	URL         string       `db:"url"`
-	Events      string       `db:"events"`
-	Active      bool         `db:"is_active"`
+	locrisk.WebhookEndpoint
+	EventWords  string       `db:"events"`
 	CreatedUTC  time.Time    `db:"created_utc"`
 	DisabledUTC sql.NullTime `db:"disabled_utc"`
 }
@@ -31,8 +29,9 @@ type endpointRow struct {
 const endpointColumns = `id, account_id, name, url, events, is_active, created_utc, disabled_utc`
 
 func (r endpointRow) endpoint() locrisk.WebhookEndpoint {
-	return locrisk.WebhookEndpoint{ID: r.ID, AccountID: r.AccountID, Name: r.Name, URL: r.URL, Events: strings.Fields(r.Events),
-		Active: r.Active, CreatedUTC: utc(r.CreatedUTC), DisabledUTC: utcPtr(r.DisabledUTC)}
+	e := r.WebhookEndpoint
+	e.Events, e.CreatedUTC, e.DisabledUTC = locrisk.ParseStoredEvents(r.EventWords), utc(r.CreatedUTC), utcPtr(r.DisabledUTC)
+	return e
 }
 
 // sealSecret seals an endpoint's signing secret for its row, as the SQLite
@@ -62,45 +61,53 @@ func (s *Store) openSecret(endpointID, stored string) (string, error) {
 // secret. The account's row is locked while the active endpoints are
 // counted, so two nodes cannot both pass the limit.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne locrisk.NewWebhookEndpoint, now time.Time) (locrisk.WebhookEndpoint, string, error) {
-	if ne.AccountID == "" || ne.Name == "" || ne.URL == "" || len(ne.Events) == 0 {
-		return locrisk.WebhookEndpoint{}, "", fmt.Errorf("%w: endpoint needs an account, name, url and events", locrisk.ErrInvalid)
+	if err := ne.Validate(); err != nil {
+		return locrisk.WebhookEndpoint{}, "", err
 	}
-	for _, ev := range ne.Events {
-		if ev == "" || strings.ContainsAny(ev, " \t\r\n") {
-			return locrisk.WebhookEndpoint{}, "", fmt.Errorf("%w: event name %q", locrisk.ErrInvalid, ev)
-		}
-	}
-	e := locrisk.WebhookEndpoint{ID: ids.New(ids.WebhookEndpoint), AccountID: ne.AccountID, Name: ne.Name, URL: ne.URL,
-		Events: append([]string(nil), ne.Events...), Active: true, CreatedUTC: ms(now)}
-	secret := ids.NewSecret(ids.SigningSecret)
-	stored, err := s.sealSecret(e.ID, secret)
-	if err != nil {
-		return locrisk.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
-	}
-	err = s.withTx(ctx, func(tx *sqlx.Tx) error {
-		var id string
-		err := tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, ne.AccountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("account %s: %w", ne.AccountID, locrisk.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		var active int
-		if err := tx.GetContext(ctx, &active, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = $1 AND is_active`, ne.AccountID); err != nil {
-			return fmt.Errorf("count active endpoints: %w", err)
-		}
-		if active >= locrisk.MaxActiveEndpoints {
-			return locrisk.ErrEndpointLimit
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, account_id, name, url, events, signing_secret, is_active, created_utc)
-			VALUES ($1, $2, $3, $4, $5, $6, true, $7)`, e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), stored, e.CreatedUTC)
-		return err
+	e, secret := ne.Endpoint(ids.New(ids.WebhookEndpoint), ms(now)), ids.NewSecret(ids.SigningSecret)
+	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
+		return locrisk.CreateEndpoint(ctx, endpointTx{txOps{tx}, s}, e, secret)
 	})
 	if err != nil {
 		return locrisk.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	return e, secret, nil
+}
+
+// endpointTx is the transaction of an endpoint's creation, which also
+// seals its secret with the store's key (locrisk.EndpointCreateOps).
+type endpointTx struct {
+	txOps
+	s *Store
+}
+
+// ActiveEndpoints counts the account's active endpoints under its row's
+// lock, so two nodes cannot both pass the limit; the lock's read also
+// tells an unknown account (locrisk.EndpointCreateOps).
+func (t endpointTx) ActiveEndpoints(ctx context.Context, accountID string) (int, error) {
+	var id string
+	found, err := present(t.tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID))
+	if err == nil && !found {
+		err = fmt.Errorf("account %s: %w", accountID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var active int
+	err = t.tx.GetContext(ctx, &active, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = $1 AND is_active`, accountID)
+	return active, err
+}
+
+// InsertEndpoint stores the endpoint, its secret sealed
+// (locrisk.EndpointCreateOps).
+func (t endpointTx) InsertEndpoint(ctx context.Context, e locrisk.WebhookEndpoint, secret string) error {
+	stored, err := t.s.sealSecret(e.ID, secret)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, account_id, name, url, events, signing_secret, is_active, created_utc)
+		VALUES ($1, $2, $3, $4, $5, $6, true, $7)`, e.ID, e.AccountID, e.Name, e.URL, locrisk.StoredEvents(e.Events), stored, e.CreatedUTC)
+	return err
 }
 
 // GetWebhookEndpoint returns the account's endpoint, active or not.
@@ -122,12 +129,12 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limi
 	if err != nil {
 		return nil, "", err
 	}
-	q, args := pg.query(`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE account_id = $1`, []any{accountID}, "", "")
+	q, args := pageQuery(pg, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE account_id = $1`, []any{accountID}, "", "")
 	var rows []endpointRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list webhook endpoints: %w", err)
 	}
-	rows, next := pageRows(pg, rows, func(r endpointRow) (time.Time, string) { return r.CreatedUTC, r.ID })
+	rows, next := locrisk.PageRows(pg, rows, func(r endpointRow) (time.Time, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.WebhookEndpoint, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.endpoint())
@@ -138,76 +145,64 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limi
 // DisableWebhookEndpoint marks the endpoint inactive and fails its pending
 // deliveries not in flight; disabling twice succeeds.
 func (s *Store) DisableWebhookEndpoint(ctx context.Context, accountID, id string, now time.Time) error {
-	now = ms(now)
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-		var active bool
-		err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return locrisk.ErrNotFound
-		}
-		if err != nil || !active {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET is_active = false, disabled_utc = $1 WHERE id = $2`, now, id); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries
-			SET status = 'failed', error = $1, next_attempt_utc = NULL, lease_expires_utc = NULL
-			WHERE endpoint_id = $2 AND status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < $3)`,
-			locrisk.ErrorEndpointDisabled, id, now)
+	return locrisk.DisableWebhookEndpoint(ctx, transactor{s}, accountID, id, ms(now))
+}
+
+// LockEndpoint reads whether the account's endpoint is active, its row
+// locked until the transaction ends (locrisk.EndpointDisableOps).
+func (t txOps) LockEndpoint(ctx context.Context, accountID, endpointID string) (active, found bool, err error) {
+	found, err = present(t.tx.GetContext(ctx, &active,
+		`SELECT is_active FROM webhook_endpoints WHERE id = $1 AND account_id = $2 FOR UPDATE`, endpointID, accountID))
+	return active, found, err
+}
+
+// MarkEndpointDisabled marks the endpoint inactive and fails its pending
+// deliveries not in flight (locrisk.EndpointDisableOps).
+func (t txOps) MarkEndpointDisabled(ctx context.Context, endpointID string, now time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE webhook_endpoints SET is_active = false, disabled_utc = $1 WHERE id = $2`,
+		now, endpointID); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("disable webhook endpoint %s: %w", id, err)
 	}
-	return nil
+	_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries
+		SET status = 'failed', error = $1, next_attempt_utc = NULL, lease_expires_utc = NULL
+		WHERE endpoint_id = $2 AND status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < $3)`,
+		locrisk.ErrorEndpointDisabled, endpointID, now)
+	return err
 }
 
-func activeEndpoint(ctx context.Context, tx *sqlx.Tx, accountID, endpointID string) error {
-	var active bool
-	err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, endpointID, accountID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("webhook endpoint %s: %w", endpointID, locrisk.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("read webhook endpoint %s: %w", endpointID, err)
-	case !active:
-		return fmt.Errorf("webhook endpoint %s: %w", endpointID, locrisk.ErrEndpointDisabled)
-	}
-	return nil
+// EndpointActive reads whether the account's endpoint is active
+// (locrisk.WebhookTxOps).
+func (t txOps) EndpointActive(ctx context.Context, accountID, endpointID string) (active, found bool, err error) {
+	found, err = present(t.tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, endpointID, accountID))
+	return active, found, err
 }
 
-func webhookSubscribers(ctx context.Context, tx *sqlx.Tx, accountID, eventType string) ([]string, error) {
-	var rows []struct {
-		ID     string `db:"id"`
-		Events string `db:"events"`
-	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, events FROM webhook_endpoints
+// WebhookSubscribers returns the ids of the account's active endpoints
+// subscribed to eventType, oldest first.
+func (t txOps) WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error) {
+	var eps []locrisk.EndpointEvents
+	if err := t.tx.SelectContext(ctx, &eps, `SELECT id, events FROM webhook_endpoints
 		WHERE account_id = $1 AND is_active ORDER BY created_utc, id`, accountID); err != nil {
 		return nil, fmt.Errorf("find webhook subscribers: %w", err)
 	}
-	var out []string
-	for _, r := range rows {
-		for _, ev := range strings.Fields(r.Events) {
-			if ev == eventType {
-				out = append(out, r.ID)
-				break
-			}
-		}
-	}
-	return out, nil
+	return locrisk.Subscribers(eps, eventType), nil
 }
 
-func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
-	if !ids.HasPrefix(ev.ID, ids.Event) || ev.Type == "" || len(ev.Body) == 0 {
-		return nil, fmt.Errorf("%w: incomplete webhook event %q", locrisk.ErrInvalid, ev.ID)
+// isEventID tells an event's id from any other.
+func isEventID(id string) bool { return ids.HasPrefix(id, ids.Event) }
+
+// InsertWebhookEvent writes the event and one pending delivery per
+// endpoint, due at once, and returns the delivery ids in endpoint order.
+func (t txOps) InsertWebhookEvent(ctx context.Context, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
+	if err := ev.Validate(isEventID); err != nil {
+		return nil, err
 	}
 	created := ms(ev.CreatedUTC)
 	var job sql.NullString
 	if ev.JobID != "" {
 		job = sql.NullString{String: ev.JobID, Valid: true}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
 		VALUES ($1, $2, $3, $4, $5, $6)`, ev.ID, ev.AccountID, ev.Type, job, string(ev.Body), created); err != nil {
 		return nil, fmt.Errorf("insert webhook event: %w", err)
 	}
@@ -216,7 +211,7 @@ func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev locrisk.WebhookEven
 		id := ids.New(ids.Delivery)
 		// Only to an endpoint of the event's account: the claim finds an
 		// endpoint's leases under its account (claimableDelivery).
-		res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
 			(id, event_id, endpoint_id, account_id, status, attempts, next_attempt_utc, created_utc)
 			SELECT $1, $2, w.id, w.account_id, 'pending', 0, $5, $5 FROM webhook_endpoints w WHERE w.id = $3 AND w.account_id = $4`,
 			id, ev.ID, ep, ev.AccountID, created)
@@ -233,35 +228,22 @@ func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev locrisk.WebhookEven
 	return out, nil
 }
 
+// deliveryRow is a delivery as deliverySelect reads it: the columns the
+// domain names (locrisk.WebhookDelivery's db tags), and its times as
+// timestamptz.
 type deliveryRow struct {
-	ID             string         `db:"id"`
-	EndpointID     string         `db:"endpoint_id"`
-	EventID        string         `db:"event_id"`
-	Event          string         `db:"type"`
-	JobID          sql.NullString `db:"job_id"`
-	Status         string         `db:"status"`
-	Attempts       int            `db:"attempts"`
-	ResponseStatus sql.NullInt64  `db:"response_status"`
-	Error          sql.NullString `db:"error"`
-	CreatedUTC     time.Time      `db:"created_utc"`
-	LastAttemptUTC sql.NullTime   `db:"last_attempt_utc"`
-	NextAttemptUTC sql.NullTime   `db:"next_attempt_utc"`
-	DeliveredUTC   sql.NullTime   `db:"delivered_utc"`
+	locrisk.WebhookDelivery
+	CreatedUTC     time.Time    `db:"created_utc"`
+	LastAttemptUTC sql.NullTime `db:"last_attempt_utc"`
+	NextAttemptUTC sql.NullTime `db:"next_attempt_utc"`
+	DeliveredUTC   sql.NullTime `db:"delivered_utc"`
 }
 
 func (r deliveryRow) delivery() locrisk.WebhookDelivery {
-	d := locrisk.WebhookDelivery{ID: r.ID, EndpointID: r.EndpointID, EventID: r.EventID, Event: r.Event, Status: r.Status,
-		Attempts: r.Attempts, Error: strPtr(r.Error), CreatedUTC: utc(r.CreatedUTC), LastAttemptUTC: utcPtr(r.LastAttemptUTC),
-		NextAttemptUTC: utcPtr(r.NextAttemptUTC), DeliveredUTC: utcPtr(r.DeliveredUTC)}
-	// Only job events name their job; batch.completed's job is kept for
-	// the purge, not shown.
-	if strings.HasPrefix(r.Event, "report.job.") {
-		d.JobID = strPtr(r.JobID)
-	}
-	if r.ResponseStatus.Valid {
-		v := int(r.ResponseStatus.Int64)
-		d.ResponseStatus = &v
-	}
+	d := r.WebhookDelivery
+	d.JobID = locrisk.DeliveryJobID(d.Event, d.JobID)
+	d.CreatedUTC, d.LastAttemptUTC = utc(r.CreatedUTC), utcPtr(r.LastAttemptUTC)
+	d.NextAttemptUTC, d.DeliveredUTC = utcPtr(r.NextAttemptUTC), utcPtr(r.DeliveredUTC)
 	return d
 }
 
@@ -269,21 +251,18 @@ const deliverySelect = `SELECT d.id, d.endpoint_id, d.event_id, e.type, e.job_id
 		d.error, d.created_utc, d.last_attempt_utc, d.next_attempt_utc, d.delivered_utc
 	FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`
 
-func getDelivery(ctx context.Context, q queryer, id string) (locrisk.WebhookDelivery, error) {
+// Delivery reads the account's delivery, its row locked until the
+// transaction ends (locrisk.WebhookTxOps).
+func (t txOps) Delivery(ctx context.Context, accountID, id string) (locrisk.WebhookDelivery, bool, error) {
 	var r deliveryRow
-	if err := q.GetContext(ctx, &r, deliverySelect+` WHERE d.id = $1`, id); err != nil {
-		return locrisk.WebhookDelivery{}, fmt.Errorf("read webhook delivery %s: %w", id, err)
-	}
-	return r.delivery(), nil
+	found, err := present(t.tx.GetContext(ctx, &r, deliverySelect+` WHERE d.id = $1 AND d.account_id = $2 FOR UPDATE OF d`, id, accountID))
+	return r.delivery(), found, err
 }
 
 // ListWebhookDeliveries returns up to limit of the account's deliveries,
 // newest first.
 func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID string, limit int) ([]locrisk.WebhookDelivery, error) {
-	if limit <= 0 {
-		limit = 50
-	}
-	limit = min(limit, 1000)
+	limit = locrisk.DeliveryListLimit(limit)
 	q := deliverySelect + ` WHERE d.account_id = $1`
 	args := []any{accountID}
 	if endpointID != "" {
@@ -305,67 +284,22 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 
 // QueueTestWebhook writes ev and one delivery of it to the endpoint.
 func (s *Store) QueueTestWebhook(ctx context.Context, accountID, endpointID string, ev locrisk.WebhookEvent) (locrisk.WebhookDelivery, error) {
-	ev.CreatedUTC, ev.AccountID = ms(ev.CreatedUTC), accountID
-	var d locrisk.WebhookDelivery
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-		if err := activeEndpoint(ctx, tx, accountID, endpointID); err != nil {
-			return err
-		}
-		ids, err := insertWebhookEvent(ctx, tx, ev, []string{endpointID})
-		if err != nil {
-			return err
-		}
-		d, err = getDelivery(ctx, tx, ids[0])
-		return err
-	})
-	if err != nil {
-		return locrisk.WebhookDelivery{}, fmt.Errorf("queue test webhook: %w", err)
-	}
-	return d, nil
+	ev.CreatedUTC = ms(ev.CreatedUTC)
+	return locrisk.QueueTestWebhook(ctx, transactor{s}, accountID, endpointID, ev)
 }
 
 // RedeliverWebhook puts a failed delivery back to pending, same id and event.
 func (s *Store) RedeliverWebhook(ctx context.Context, accountID, deliveryID string, now time.Time) (locrisk.WebhookDelivery, error) {
-	now = ms(now)
-	var d locrisk.WebhookDelivery
-	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-		var cur struct {
-			Status     string `db:"status"`
-			EndpointID string `db:"endpoint_id"`
-		}
-		err := tx.GetContext(ctx, &cur, `SELECT status, endpoint_id FROM webhook_deliveries WHERE id = $1 AND account_id = $2 FOR UPDATE`,
-			deliveryID, accountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("webhook delivery %s: %w", deliveryID, locrisk.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if cur.Status != locrisk.DeliveryFailed {
-			return fmt.Errorf("webhook delivery %s is %s: %w", deliveryID, cur.Status, locrisk.ErrDeliveryNotFailed)
-		}
-		if err := activeEndpoint(ctx, tx, accountID, cur.EndpointID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
-			SET status = 'pending', next_attempt_utc = $1, lease_expires_utc = NULL, schedule_start = attempts
-			WHERE id = $2 AND status = 'failed'`, now, deliveryID); err != nil {
-			return fmt.Errorf("requeue webhook delivery %s: %w", deliveryID, err)
-		}
-		d, err = getDelivery(ctx, tx, deliveryID)
-		return err
-	})
-	if err != nil {
-		return locrisk.WebhookDelivery{}, fmt.Errorf("redeliver webhook: %w", err)
-	}
-	return d, nil
+	return locrisk.RedeliverWebhook(ctx, transactor{s}, accountID, deliveryID, ms(now))
 }
 
-func checkLimits(l locrisk.DeliveryLimits) error {
-	if l.PerEndpoint <= 0 || l.PerAccount <= 0 {
-		return fmt.Errorf("%w: a claim needs positive per-endpoint and per-account limits", locrisk.ErrInvalid)
-	}
-	return nil
+// RequeueDelivery puts the failed delivery back to pending, due at now,
+// a fresh retry schedule starting from its attempts (locrisk.WebhookTxOps).
+func (t txOps) RequeueDelivery(ctx context.Context, deliveryID string, now time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries
+		SET status = 'pending', next_attempt_utc = $1, lease_expires_utc = NULL, schedule_start = attempts
+		WHERE id = $2 AND status = 'failed'`, now, deliveryID)
+	return err
 }
 
 // deliveryClaimLock is the advisory lock that serializes webhook claims:
@@ -379,7 +313,8 @@ const deliveryClaimLock = 0x6c6f6377 // "locw"
 // Their cost does not grow with the deliveries pending or done: with
 // 10,000 in the table the claim used to take about 4 s, counting the
 // endpoint's and the account's leases afresh over the whole table for
-// every pending delivery, all of it under deliveryClaimLock (issue 38).
+// every pending delivery, all of it under deliveryClaimLock, which every
+// node's claims wait for.
 // The indexes are migration 6's:
 //
 //   - webhook_deliveries_endpoint_due: an endpoint's pending deliveries in
@@ -390,7 +325,7 @@ const deliveryClaimLock = 0x6c6f6377 // "locw"
 //     count those alone.
 //
 // Every delivery of an endpoint is written with the endpoint's account
-// (insertWebhookEvent checks it), so an endpoint's leases are found under
+// (InsertWebhookEvent checks it), so an endpoint's leases are found under
 // its account, its deliveries share one account turn and one account
 // limit, and its earliest claimable delivery stands for all of them:
 // taking, of each endpoint's earliest, the first by account turn, then
@@ -547,10 +482,7 @@ const (
 // and back (a claim used to hold it across six round trips, one per
 // statement and the commit).
 func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, limits locrisk.DeliveryLimits, now time.Time) (locrisk.DeliveryTask, bool, error) {
-	if lease <= 0 {
-		return locrisk.DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive lease", locrisk.ErrInvalid)
-	}
-	if err := checkLimits(limits); err != nil {
+	if err := locrisk.CheckDeliveryClaim(lease, limits); err != nil {
 		return locrisk.DeliveryTask{}, false, err
 	}
 	now = ms(now)
@@ -673,7 +605,7 @@ func (s *Store) claimOnce(ctx context.Context, now, leaseUntil time.Time, limits
 // something: the earliest due delivery of an endpoint under its limits,
 // or the earliest lease to expire of one at them.
 func (s *Store) NextWebhookDue(ctx context.Context, limits locrisk.DeliveryLimits, now time.Time) (time.Time, bool, error) {
-	if err := checkLimits(limits); err != nil {
+	if err := limits.Validate(); err != nil {
 		return time.Time{}, false, err
 	}
 	now = ms(now)

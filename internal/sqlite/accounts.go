@@ -40,17 +40,12 @@ func (r accountRow) account() (locrisk.Account, error) {
 // CreateAccount makes an account. monthlyQuota may be 0 (an account that
 // cannot create jobs); rateLimit must be positive.
 func (s *Store) CreateAccount(ctx context.Context, name string, monthlyQuota, rateLimit int) (locrisk.Account, error) {
-	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
-		return locrisk.Account{}, fmt.Errorf("%w: account name is empty", locrisk.ErrInvalid)
-	case monthlyQuota < 0:
-		return locrisk.Account{}, fmt.Errorf("%w: monthly quota %d is negative", locrisk.ErrInvalid, monthlyQuota)
-	case rateLimit <= 0:
-		return locrisk.Account{}, fmt.Errorf("%w: rate limit %d must be positive", locrisk.ErrInvalid, rateLimit)
+	name, err := locrisk.CheckNewAccount(name, monthlyQuota, rateLimit)
+	if err != nil {
+		return locrisk.Account{}, err
 	}
 	a := locrisk.Account{ID: ids.New(ids.Account), Name: name, MonthlyQuota: monthlyQuota, RateLimitPerMinute: rateLimit, CreatedUTC: truncMs(s.now())}
-	err := s.withWriteLock(ctx, func() error {
+	err = s.withWriteLock(ctx, func() error {
 		_, err := s.db.ExecContext(ctx,
 			`INSERT INTO accounts (id, name, monthly_quota, rate_limit_per_minute, created_utc) VALUES (?, ?, ?, ?, ?)`,
 			a.ID, a.Name, a.MonthlyQuota, a.RateLimitPerMinute, FormatTime(a.CreatedUTC))
@@ -102,25 +97,19 @@ func (s *Store) ListAccounts(ctx context.Context) ([]locrisk.Account, error) {
 // key cache lifetime (one second). An unknown id is ErrNotFound; values out
 // of range are ErrInvalid.
 func (s *Store) UpdateAccount(ctx context.Context, id string, u locrisk.AccountUpdate) (locrisk.Account, error) {
+	u, err := u.Normalized()
+	if err != nil {
+		return locrisk.Account{}, err
+	}
 	var sets []string
 	var args []any
 	if u.Name != nil {
-		name := strings.TrimSpace(*u.Name)
-		if name == "" {
-			return locrisk.Account{}, fmt.Errorf("%w: account name is empty", locrisk.ErrInvalid)
-		}
-		sets, args = append(sets, "name = ?"), append(args, name)
+		sets, args = append(sets, "name = ?"), append(args, *u.Name)
 	}
 	if u.MonthlyQuota != nil {
-		if *u.MonthlyQuota < 0 {
-			return locrisk.Account{}, fmt.Errorf("%w: monthly quota %d is negative", locrisk.ErrInvalid, *u.MonthlyQuota)
-		}
 		sets, args = append(sets, "monthly_quota = ?"), append(args, *u.MonthlyQuota)
 	}
 	if u.RateLimit != nil {
-		if *u.RateLimit <= 0 {
-			return locrisk.Account{}, fmt.Errorf("%w: rate limit %d must be positive", locrisk.ErrInvalid, *u.RateLimit)
-		}
 		sets, args = append(sets, "rate_limit_per_minute = ?"), append(args, *u.RateLimit)
 	}
 	if len(sets) == 0 {

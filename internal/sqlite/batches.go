@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -25,21 +24,9 @@ import (
 // *QuotaError and nothing is created. A batch whose items are all rejected
 // uses no quota and is completed at once.
 func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.Time) (b locrisk.Batch, replayed bool, err error) {
-	if len(nb.Items) == 0 {
-		return locrisk.Batch{}, false, fmt.Errorf("%w: a batch needs at least one item", locrisk.ErrInvalid)
-	}
-	if nb.IdempotencyKey != "" && nb.RequestHash == "" {
-		return locrisk.Batch{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
-	}
-	valid := 0
-	for i, it := range nb.Items {
-		switch {
-		case it.ErrorCode != "":
-		case it.Latitude == nil || it.Longitude == nil:
-			return locrisk.Batch{}, false, fmt.Errorf("%w: item %d is valid but lacks a coordinate", locrisk.ErrInvalid, i+1)
-		default:
-			valid++
-		}
+	valid, err := nb.Validate()
+	if err != nil {
+		return locrisk.Batch{}, false, err
 	}
 	now = truncMs(now)
 	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -62,15 +49,10 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 		} else if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
 			return err
 		}
-		b = locrisk.Batch{
-			ID: batchID, AccountID: nb.AccountID, Name: nb.Name, TotalItems: len(nb.Items),
-			Status: locrisk.BatchProcessing, Counts: locrisk.BatchCounts{Queued: valid, Rejected: len(nb.Items) - valid},
-			CreatedUTC: now,
-		}
+		b = nb.Batch(batchID, valid, now)
 		var completed sql.NullString
-		if valid == 0 {
-			b.Status, b.CompletedUTC = locrisk.BatchCompleted, &now
-			completed = sql.NullString{String: FormatTime(now), Valid: true}
+		if b.CompletedUTC != nil {
+			completed = sql.NullString{String: FormatTime(*b.CompletedUTC), Valid: true}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, FormatTime(now), completed); err != nil {
@@ -86,11 +68,7 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 		for i, it := range nb.Items {
 			var jobID, code, msg sql.NullString
 			if it.ErrorCode == "" {
-				j := locrisk.Job{
-					ID: ids.New(ids.Job), AccountID: nb.AccountID, BatchID: &b.ID, Bucket: locrisk.BucketBulk,
-					Latitude: *it.Latitude, Longitude: *it.Longitude, Status: locrisk.StatusQueued,
-					RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
-				}
+				j := b.ItemJob(ids.New(ids.Job), it, now)
 				if err := insertJob(ctx, tx, j); err != nil {
 					return err
 				}
@@ -165,26 +143,25 @@ func getBatch(ctx context.Context, q queryer, accountID, batchID string) (locris
 	return r.batch()
 }
 
+// GetBatch reads the account's batch inside the transaction
+// (locrisk.FinalTxOps).
+func (t txOps) GetBatch(ctx context.Context, accountID, batchID string) (locrisk.Batch, error) {
+	return getBatch(ctx, t.tx, accountID, batchID)
+}
+
 // batch turns the aggregated row into a Batch (see getBatch).
 func (r batchRow) batch() (locrisk.Batch, error) {
-	b := locrisk.Batch{
-		ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, Status: locrisk.BatchProcessing,
-		Counts: locrisk.BatchCounts{Queued: r.Open - r.Processing, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed, Rejected: r.Rejected},
-	}
+	b := locrisk.Batch{ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems}
 	var err error
 	if b.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
 		return locrisk.Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
 	}
-	if r.Open == 0 {
-		b.Status = locrisk.BatchCompleted
-		done := b.CreatedUTC
-		if r.LastFinalUTC.Valid {
-			if done, err = ParseTime(r.LastFinalUTC.String); err != nil {
-				return locrisk.Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
-			}
-		}
-		b.CompletedUTC = &done
+	lastEnd, err := parseNullTime(r.LastFinalUTC)
+	if err != nil {
+		return locrisk.Batch{}, fmt.Errorf("batch %s: %w", r.ID, err)
 	}
+	b.SetCounts(locrisk.BatchCounts{Queued: r.Open - r.Processing, Processing: r.Processing, Completed: r.Completed,
+		Failed: r.Failed, Rejected: r.Rejected}, lastEnd)
 	return b, nil
 }
 
@@ -199,12 +176,11 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
-	q, args := pg.query(`SELECT `+batchColumns+` FROM batches WHERE account_id = ?`, []any{accountID})
+	q, args := pageQuery(pg, `SELECT `+batchColumns+` FROM batches WHERE account_id = ?`, []any{accountID})
 	var rows []batchRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list batches: %w", err)
 	}
-	rows, next := pageRows(pg, rows, func(r batchRow) (string, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.Batch, 0, len(rows))
 	for _, r := range rows {
 		b, err := r.batch()
@@ -213,12 +189,13 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 		}
 		out = append(out, b)
 	}
+	out, next := locrisk.PageRows(pg, out, func(b locrisk.Batch) (time.Time, string) { return b.CreatedUTC, b.ID })
 	return out, next, nil
 }
 
-// syncBatchStatus brings batches.status and completed_utc in line with the
+// SyncBatchStatus brings batches.status and completed_utc in line with the
 // batch's jobs. It runs inside every transaction that moves a batch job
-// into or out of a final state (afterJobFinal, RetryJob), so the stored
+// into or out of a final state (locrisk.FinishJob, RetryJob), so the stored
 // columns, which the operations summary counts, agree with what getBatch
 // derives from the item counts; the API itself shows the item counts
 // (batchColumns).
@@ -228,7 +205,7 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 // complete, as the write transactions are serialised (the batch.completed
 // event hangs on it, outbox.Hook). A batch all of whose items were
 // rejected is completed at creation and never passes through here.
-func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (completed bool, err error) {
+func (t txOps) SyncBatchStatus(ctx context.Context, batchID string) (completed bool, err error) {
 	// The item counts on the batch row are already up to date: migration
 	// 010's triggers keep them in the statement that moved the job. So
 	// this reads one row, and writes it only when the status changes.
@@ -236,7 +213,7 @@ func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (complete
 		Status string `db:"status"`
 		Open   int    `db:"items_open"`
 	}
-	if err := tx.GetContext(ctx, &b, `SELECT status, items_open FROM batches WHERE id = ?`, batchID); err != nil {
+	if err := t.tx.GetContext(ctx, &b, `SELECT status, items_open FROM batches WHERE id = ?`, batchID); err != nil {
 		return false, fmt.Errorf("read status of batch %s: %w", batchID, err)
 	}
 	after := locrisk.BatchProcessing
@@ -246,32 +223,12 @@ func syncBatchStatus(ctx context.Context, tx *sqlx.Tx, batchID string) (complete
 	if after == b.Status {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE batches SET status = ?2,
+	if _, err := t.tx.ExecContext(ctx, `UPDATE batches SET status = ?2,
 			completed_utc = CASE WHEN ?2 = 'completed' THEN COALESCE(items_ended_utc, created_utc) END
 		WHERE id = ?1`, batchID, after); err != nil {
 		return false, fmt.Errorf("update status of batch %s: %w", batchID, err)
 	}
 	return after == locrisk.BatchCompleted, nil
-}
-
-// itemRow is one row of the items query.
-type itemRow struct {
-	RowNumber        int             `db:"row_number"`
-	ExternalID       string          `db:"external_id"`
-	Latitude         sql.NullFloat64 `db:"latitude"`
-	Longitude        sql.NullFloat64 `db:"longitude"`
-	JobID            sql.NullString  `db:"job_id"`
-	ItemErrorCode    sql.NullString  `db:"item_error_code"`
-	ItemErrorMessage sql.NullString  `db:"item_error_message"`
-	JobStatus        sql.NullString  `db:"job_status"`
-	ReportID         sql.NullString  `db:"report_id"`
-	JobErrorCode     sql.NullString  `db:"job_error_code"`
-	JobErrorMessage  sql.NullString  `db:"job_error_message"`
-	// The report's scores (migration 13), NULL unless the job is
-	// completed with a report that has them.
-	OverallScore sql.NullInt64  `db:"overall_score"`
-	RiskLevel    sql.NullString `db:"risk_level"`
-	ModuleScores sql.NullString `db:"module_scores"`
 }
 
 // itemsQuery lists a batch's items in row order with their job's state and,
@@ -287,46 +244,6 @@ const itemsQuery = `SELECT i.row_number, i.external_id, i.latitude, i.longitude,
 	LEFT JOIN reports r ON r.id = j.report_id AND j.status = 'completed'
 	WHERE i.batch_id = ? AND b.account_id = ?
 	ORDER BY i.row_number`
-
-func (r itemRow) item() locrisk.BatchItem {
-	it := locrisk.BatchItem{
-		RowNumber: r.RowNumber, ExternalID: r.ExternalID,
-		Latitude: floatPtr(r.Latitude), Longitude: floatPtr(r.Longitude),
-		JobID: strPtr(r.JobID),
-	}
-	if !r.JobID.Valid {
-		it.Status = locrisk.ItemRejected
-		it.ErrorCode, it.ErrorMessage = strPtr(r.ItemErrorCode), strPtr(r.ItemErrorMessage)
-		return it
-	}
-	it.Status = r.JobStatus.String
-	switch it.Status {
-	case locrisk.StatusCompleted:
-		it.ReportID = strPtr(r.ReportID)
-		if r.OverallScore.Valid {
-			it.Score, it.RiskLevel = new(int(r.OverallScore.Int64)), strPtr(r.RiskLevel)
-			it.ModuleScores = moduleScores(r.ModuleScores)
-		}
-	case locrisk.StatusFailed:
-		// A queued job may still carry the error of an attempt that is
-		// being retried automatically; only a failed job shows it.
-		it.ErrorCode, it.ErrorMessage = strPtr(r.JobErrorCode), strPtr(r.JobErrorMessage)
-	}
-	return it
-}
-
-// moduleScores reads the module_scores column (reports.go). A value that
-// does not decode shows no module scores rather than failing the listing.
-func moduleScores(col sql.NullString) map[string]*int {
-	if !col.Valid {
-		return nil
-	}
-	var m map[string]*int
-	if err := json.Unmarshal([]byte(col.String), &m); err != nil {
-		return nil
-	}
-	return m
-}
 
 // BatchItems calls fn for each item of the account's batch in rowNumber
 // order, reading them from one cursor, so a caller can stream them out
@@ -349,17 +266,5 @@ func (s *Store) BatchItems(ctx context.Context, accountID, batchID string, fn fu
 		return fmt.Errorf("list items of batch %s: %w", batchID, err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var r itemRow
-		if err := rows.StructScan(&r); err != nil {
-			return fmt.Errorf("read item of batch %s: %w", batchID, err)
-		}
-		if err := fn(r.item()); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list items of batch %s: %w", batchID, err)
-	}
-	return nil
+	return locrisk.EachBatchItem(batchID, rows, fn)
 }

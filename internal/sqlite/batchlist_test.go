@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
@@ -14,11 +15,11 @@ import (
 // the account's processing ones.
 func TestListBatchesQueryPlan(t *testing.T) {
 	s := newStore(t, Options{})
-	pg, err := newPage(20, encodeCursor(FormatTime(t0), ids.New(ids.Batch)), ids.Batch)
+	pg, err := newPage(20, locrisk.EncodeCursor(t0, ids.New(ids.Batch)), ids.Batch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, _ := pg.query(`SELECT `+batchColumns+` FROM batches WHERE account_id = ?`, nil)
+	q, _ := pageQuery(pg, `SELECT `+batchColumns+` FROM batches WHERE account_id = ?`, nil)
 	rows, err := s.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+q, "acct_x", FormatTime(t0), "bat_x", 21)
 	if err != nil {
 		t.Fatal(err)

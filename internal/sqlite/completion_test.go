@@ -112,57 +112,6 @@ func TestCompletionBuckets(t *testing.T) {
 	}
 }
 
-// The periods that cover a window's hours: whole UTC days from their day
-// rows, the hours around them from their hour rows.
-func TestCompletionRanges(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	tests := []struct {
-		from, to string
-		want     periodRanges
-	}{
-		// Within a day: the hours that overlap, counted in full.
-		{"2026-11-22T10:37:12.5Z", "2026-11-22T11:37:12.5Z", periodRanges{hoursBefore: [2]string{"2026-11-22T10", "2026-11-22T12"}}},
-		{"2026-11-22T10:00:00Z", "2026-11-22T11:00:00Z", periodRanges{hoursBefore: [2]string{"2026-11-22T10", "2026-11-22T11"}}},
-		// 24 hours not on a day: no whole day among them.
-		{"2026-11-21T10:37:00Z", "2026-11-22T10:37:00Z", periodRanges{hoursBefore: [2]string{"2026-11-21T10", "2026-11-22T11"}}},
-		// A week: six whole days and the hours around them.
-		{"2026-11-15T10:37:00Z", "2026-11-22T10:37:00Z", periodRanges{
-			hoursBefore: [2]string{"2026-11-15T10", "2026-11-16T00"},
-			days:        [2]string{"2026-11-16", "2026-11-22"},
-			hoursAfter:  [2]string{"2026-11-22T00", "2026-11-22T11"}}},
-		// Whole days: no hours.
-		{"2026-11-20T00:00:00Z", "2026-11-22T00:00:00Z", periodRanges{
-			hoursBefore: [2]string{"2026-11-20T00", "2026-11-20T00"},
-			days:        [2]string{"2026-11-20", "2026-11-22"},
-			hoursAfter:  [2]string{"2026-11-22T00", "2026-11-22T00"}}},
-		// Ends a millisecond into a day: that day's first hour.
-		{"2026-11-21T00:00:00Z", "2026-11-22T00:00:00.001Z", periodRanges{
-			hoursBefore: [2]string{"2026-11-21T00", "2026-11-21T00"},
-			days:        [2]string{"2026-11-21", "2026-11-22"},
-			hoursAfter:  [2]string{"2026-11-22T00", "2026-11-22T01"}}},
-		// Another zone is the same instants.
-		{"2026-11-21T19:00:00-05:00", "2026-11-22T19:30:00-05:00", periodRanges{
-			hoursBefore: [2]string{"2026-11-22T00", "2026-11-22T00"},
-			days:        [2]string{"2026-11-22", "2026-11-23"},
-			hoursAfter:  [2]string{"2026-11-23T00", "2026-11-23T01"}}},
-	}
-	for _, tc := range tests {
-		got, ok := completionRanges(at(tc.from), at(tc.to))
-		if !ok || got != tc.want {
-			t.Errorf("[%s, %s): %+v (%v), want %+v", tc.from, tc.to, got, ok, tc.want)
-		}
-	}
-	if _, ok := completionRanges(t0, t0); ok {
-		t.Error("an empty window has ranges")
-	}
-}
-
 // histogramKey is a row key of completion_histograms.
 type histogramKey struct {
 	Account string `db:"account_id"`

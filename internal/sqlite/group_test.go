@@ -120,8 +120,9 @@ func TestGroupCommitOutcomesAreTheirOwn(t *testing.T) {
 // errAny stands for "some error" in TestGroupCommitOutcomesAreTheirOwn.
 var errAny = errors.New("any error")
 
-// TestGroupCommitQuotaAndIdempotency: issue 16's guarantees inside one
-// group. 50 creates against a remaining quota of 20 give exactly 20 jobs
+// TestGroupCommitQuotaAndIdempotency: the quota and idempotency
+// invariants hold inside one group too, where many creations share a
+// transaction. 50 creates against a remaining quota of 20 give exactly 20 jobs
 // and 30 quota refusals; 20 creates with one idempotency key give one job
 // and 19 replays of it, and a different request under that key a
 // conflict, all in the same group.

@@ -39,24 +39,11 @@ const (
 // row replaced). Over quota: *QuotaError (errors.Is ErrQuotaExceeded).
 // Unknown account: ErrNotFound.
 func (s *Store) CreateJob(ctx context.Context, j locrisk.NewJob, now time.Time) (job locrisk.Job, replayed bool, err error) {
-	if j.Bucket == "" {
-		j.Bucket = locrisk.BucketAPI
-	}
-	if j.Bucket != locrisk.BucketAPI && j.Bucket != locrisk.BucketBulk && j.Bucket != locrisk.BucketManual {
-		return locrisk.Job{}, false, fmt.Errorf("%w: unknown bucket %q", locrisk.ErrInvalid, j.Bucket)
-	}
-	if j.IdempotencyKey != "" && j.RequestHash == "" {
-		return locrisk.Job{}, false, fmt.Errorf("%w: an idempotency key needs a request hash", locrisk.ErrInvalid)
+	if j, err = j.Normalized(); err != nil {
+		return locrisk.Job{}, false, err
 	}
 	now = truncMs(now)
-	create := &jobCreation{
-		job: locrisk.Job{
-			ID: ids.New(ids.Job), AccountID: j.AccountID, Bucket: j.Bucket,
-			Latitude: j.Latitude, Longitude: j.Longitude, Status: locrisk.StatusQueued,
-			RunAfterUTC: now, CreatedUTC: now, UpdatedUTC: now,
-		},
-		key: j.IdempotencyKey, hash: j.RequestHash,
-	}
+	create := &jobCreation{job: j.Job(ids.New(ids.Job), now), key: j.IdempotencyKey, hash: j.RequestHash}
 	// The group may make this job together with the others created beside
 	// it (createJobsTogether) instead of calling this function, with the
 	// same outcome: the new job, not replayed.
@@ -244,17 +231,15 @@ func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, 
 	if err != nil {
 		return "", false, err
 	}
-	if !created.After(now.Add(-IdempotencyTTL)) {
-		if _, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET request_hash = ?, resource_id = ?, created_utc = ?
-			WHERE account_id = ? AND kind = ? AND key = ?`, hash, resourceID, FormatTime(now), accountID, kind, key); err != nil {
-			return "", false, fmt.Errorf("take over expired idempotency key: %w", err)
-		}
-		return "", false, nil
+	replay, expired, err := locrisk.IdempotentReplay(row.Hash, row.ResourceID, created, hash, now)
+	if !expired {
+		return replay, err == nil, err
 	}
-	if row.Hash != hash {
-		return "", false, locrisk.ErrIdempotencyConflict
+	if _, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET request_hash = ?, resource_id = ?, created_utc = ?
+		WHERE account_id = ? AND kind = ? AND key = ?`, hash, resourceID, FormatTime(now), accountID, kind, key); err != nil {
+		return "", false, fmt.Errorf("take over expired idempotency key: %w", err)
 	}
-	return row.ResourceID, true, nil
+	return "", false, nil
 }
 
 // quotaUsage returns the account's monthly quota and the jobs it created in
@@ -294,9 +279,7 @@ func useQuota(ctx context.Context, tx *sqlx.Tx, accountID string, n int, now tim
 		}
 		return fmt.Errorf("count quota usage: %w", err)
 	}
-	if limit := int(r.Limit.Int64); r.Used > limit {
-		// The caller's transaction rolls back, taking the increment with it.
-		return &locrisk.QuotaError{Limit: limit, Used: r.Used - n, ResetsAt: locrisk.NextMonthStart(now)}
-	}
-	return nil
+	// Refused, the caller's transaction rolls back, taking the increment
+	// with it.
+	return locrisk.CheckQuota(int(r.Limit.Int64), r.Used, n, now)
 }

@@ -38,8 +38,8 @@ import (
 // the accounts that have queued work but none runnable yet (jobs waiting
 // out a retry backoff), which are few.
 func (s *Store) ClaimJob(ctx context.Context, owner string, lease time.Duration, now time.Time) (locrisk.Job, bool, error) {
-	if owner == "" || lease <= 0 {
-		return locrisk.Job{}, false, fmt.Errorf("%w: claim needs an owner and a positive lease", locrisk.ErrInvalid)
+	if err := locrisk.CheckJobClaim(owner, lease); err != nil {
+		return locrisk.Job{}, false, err
 	}
 	now = truncMs(now)
 	nowS := FormatTime(now)
@@ -202,7 +202,7 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r locrisk.
 		if err := insertReport(ctx, tx, stored); err != nil {
 			return err
 		}
-		return s.afterJobFinal(ctx, tx, job)
+		return locrisk.FinishJob(ctx, txOps{tx}, job, s.onFinal)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
@@ -231,62 +231,12 @@ func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, tra
 		if job, err = row.job(); err != nil {
 			return err
 		}
-		return s.afterJobFinal(ctx, tx, job)
+		return locrisk.FinishJob(ctx, txOps{tx}, job, s.onFinal)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("fail job %s: %w", jobID, err)
 	}
 	return job, nil
-}
-
-// afterJobFinal is the one place a job's final transition reaches beyond
-// the job row: it brings a batch job's batch status up to date and runs
-// the OnJobFinal hooks (webhook outbox) inside the transition's transaction,
-// telling them (Tx.CompletedBatch) when this transition completed the
-// job's batch.
-func (s *Store) afterJobFinal(ctx context.Context, tx *sqlx.Tx, job locrisk.Job) error {
-	ftx := finalTx{tx: tx}
-	if job.BatchID != nil {
-		completed, err := syncBatchStatus(ctx, tx, *job.BatchID)
-		if err != nil {
-			return fmt.Errorf("job %s: %w", job.ID, err)
-		}
-		if completed {
-			b, err := getBatch(ctx, tx, job.AccountID, *job.BatchID)
-			if err != nil {
-				return fmt.Errorf("job %s: %w", job.ID, err)
-			}
-			ftx.completedBatch = &b
-		}
-	}
-	for _, h := range s.onFinal {
-		if err := h(ctx, ftx, job); err != nil {
-			return fmt.Errorf("job %s final hook: %w", job.ID, err)
-		}
-	}
-	return nil
-}
-
-// finalTx is the Tx handed to the JobFinalHooks: the job's final
-// transaction.
-type finalTx struct {
-	tx             *sqlx.Tx
-	completedBatch *locrisk.Batch // set when this transition completed the job's batch
-}
-
-func (t finalTx) CompletedBatch() (locrisk.Batch, bool) {
-	if t.completedBatch == nil {
-		return locrisk.Batch{}, false
-	}
-	return *t.completedBatch, true
-}
-
-func (t finalTx) WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error) {
-	return webhookSubscribers(ctx, t.tx, accountID, eventType)
-}
-
-func (t finalTx) InsertWebhookEvent(ctx context.Context, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
-	return insertWebhookEvent(ctx, t.tx, ev, endpointIDs)
 }
 
 // RetryLater puts a job owner holds back in the queue after a transient

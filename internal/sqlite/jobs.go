@@ -7,25 +7,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
+// jobRow is a report_jobs row: the job's columns as the domain names them
+// (locrisk.Job's db tags), and its times as TimeLayout text.
 type jobRow struct {
-	ID              string         `db:"id"`
-	AccountID       string         `db:"account_id"`
-	BatchID         sql.NullString `db:"batch_id"`
-	Bucket          string         `db:"bucket"`
-	Latitude        float64        `db:"latitude"`
-	Longitude       float64        `db:"longitude"`
-	Status          string         `db:"status"`
-	Attempts        int            `db:"attempts"`
-	ErrorCode       sql.NullString `db:"error_code"`
-	ErrorMessage    sql.NullString `db:"error_message"`
-	ErrorTransient  sql.NullBool   `db:"error_transient"`
-	ReportID        sql.NullString `db:"report_id"`
+	locrisk.Job
 	RunAfterUTC     string         `db:"run_after_utc"`
 	LeaseOwner      sql.NullString `db:"lease_owner"`
 	LeaseExpiresUTC sql.NullString `db:"lease_expires_utc"`
@@ -39,15 +28,7 @@ const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, statu
 	lease_expires_utc, created_utc, updated_utc, completed_utc`
 
 func (r jobRow) job() (locrisk.Job, error) {
-	j := locrisk.Job{
-		ID: r.ID, AccountID: r.AccountID, BatchID: strPtr(r.BatchID), Bucket: r.Bucket,
-		Latitude: r.Latitude, Longitude: r.Longitude, Status: r.Status, Attempts: r.Attempts,
-		ErrorCode: strPtr(r.ErrorCode), ErrorMessage: strPtr(r.ErrorMessage), ReportID: strPtr(r.ReportID),
-	}
-	if r.ErrorTransient.Valid {
-		b := r.ErrorTransient.Bool
-		j.ErrorTransient = &b
-	}
+	j := r.Job
 	var err error
 	if j.RunAfterUTC, err = ParseTime(r.RunAfterUTC); err != nil {
 		return locrisk.Job{}, fmt.Errorf("job %s: %w", r.ID, err)
@@ -122,65 +103,56 @@ func listJobsQuery(accountID, status string) (string, []any) {
 // last page. The cursor is opaque to callers: a malformed one is
 // ErrBadCursor. limit <= 0 means 20; it is capped at 1000.
 func (s *Store) ListJobs(ctx context.Context, accountID, status string, limit int, cursor string) ([]locrisk.Job, string, error) {
-	if status != "" && !locrisk.ValidStatus(status) {
-		return nil, "", fmt.Errorf("%w: unknown status %q", locrisk.ErrInvalid, status)
+	if err := locrisk.CheckStatusFilter(status); err != nil {
+		return nil, "", err
 	}
 	q, args := listJobsQuery(accountID, status)
 	pg, err := newPage(limit, cursor, ids.Job)
 	if err != nil {
 		return nil, "", err
 	}
-	q, args = pg.query(q, args)
+	q, args = pageQuery(pg, q, args)
 	var rows []jobRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	rows, next := pageRows(pg, rows, func(r jobRow) (string, string) { return r.CreatedUTC, r.ID })
 	jobs, err := scanJobs(rows)
 	if err != nil {
 		return nil, "", err
 	}
+	jobs, next := locrisk.PageRows(pg, jobs, func(j locrisk.Job) (time.Time, string) { return j.CreatedUTC, j.ID })
 	return jobs, next, nil
 }
 
 // RetryJob puts the account's failed job back in the queue when its error
 // was transient; anything else is ErrNotRetryable (ErrNotFound for an
-// unknown or foreign job). No quota is used; attempts keep counting.
+// unknown or foreign job). No quota is used; attempts keep counting
+// (locrisk.RetryJob).
 func (s *Store) RetryJob(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, error) {
-	now = truncMs(now)
-	var job locrisk.Job
-	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		var r jobRow
-		err := tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = ?, updated_utc = ?,
+	return locrisk.RetryJob(ctx, transactor{s}, accountID, jobID, truncMs(now))
+}
+
+// RequeueRetryable puts the account's job back in the queue if it failed
+// with a transient error, inside the transaction (locrisk.RetryTxOps).
+func (t txOps) RequeueRetryable(ctx context.Context, accountID, jobID string, now time.Time) (locrisk.Job, bool, error) {
+	var r jobRow
+	nowS := FormatTime(now)
+	ok, err := present(t.tx.GetContext(ctx, &r, `UPDATE report_jobs SET status = 'queued', run_after_utc = ?, updated_utc = ?,
 			error_code = NULL, error_message = NULL, error_transient = NULL, completed_utc = NULL,
 			lease_owner = NULL, lease_expires_utc = NULL
-			WHERE id = ? AND account_id = ? AND status = 'failed' AND error_transient = 1
-			RETURNING `+jobColumns, FormatTime(now), FormatTime(now), jobID, accountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			var exists int
-			if err := tx.GetContext(ctx, &exists, `SELECT COUNT(*) FROM report_jobs WHERE id = ? AND account_id = ?`, jobID, accountID); err != nil {
-				return err
-			}
-			if exists == 0 {
-				return locrisk.ErrNotFound
-			}
-			return locrisk.ErrNotRetryable
-		}
-		if err != nil {
-			return err
-		}
-		if job, err = r.job(); err != nil {
-			return err
-		}
-		if job.BatchID != nil {
-			// The batch is processing again until this job ends again.
-			_, err := syncBatchStatus(ctx, tx, *job.BatchID)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return locrisk.Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
+		WHERE id = ? AND account_id = ? AND status = 'failed' AND error_transient = 1
+		RETURNING `+jobColumns, nowS, nowS, jobID, accountID))
+	if !ok || err != nil {
+		return locrisk.Job{}, ok, err
 	}
-	return job, nil
+	j, err := r.job()
+	return j, err == nil, err
+}
+
+// JobExists reports whether the account has the job, inside the
+// transaction (locrisk.RetryTxOps).
+func (t txOps) JobExists(ctx context.Context, accountID, jobID string) (bool, error) {
+	var n int
+	err := t.tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM report_jobs WHERE id = ? AND account_id = ?`, jobID, accountID)
+	return n > 0, err
 }

@@ -33,7 +33,7 @@ func TestListJobsBadCursor(t *testing.T) {
 	ctx := context.Background()
 	a := newAccount(t, s, 10)
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-	good := encodeCursor("2026-11-22T10:00:00.000Z", "job_0123456789abcdefghijKLMN")
+	good := locrisk.EncodeCursor(t0, "job_0123456789abcdefghijKLMN")
 	if _, _, err := s.ListJobs(ctx, a.ID, "", 10, good); err != nil {
 		t.Fatalf("well-formed cursor: %v", err)
 	}
@@ -102,10 +102,14 @@ func TestOneReportPerJob(t *testing.T) {
 func TestJobFinalHooks(t *testing.T) {
 	var calls []string
 	fail := false
+	var s *Store
 	hook := func(ctx context.Context, tx locrisk.Tx, job locrisk.Job) error {
-		// The hook sees the job's final state inside the transaction.
+		// The hook sees the job's final state inside the transaction: the
+		// job is the row the transition's UPDATE returned, and the stored
+		// row is not committed yet (a read beside the transaction still
+		// finds the job processing).
 		var status string
-		if err := tx.(finalTx).tx.GetContext(ctx, &status, `SELECT status FROM report_jobs WHERE id = ?`, job.ID); err != nil {
+		if err := s.db.GetContext(ctx, &status, `SELECT status FROM report_jobs WHERE id = ?`, job.ID); err != nil {
 			return err
 		}
 		calls = append(calls, job.Status+"/"+status)
@@ -114,12 +118,12 @@ func TestJobFinalHooks(t *testing.T) {
 		}
 		return nil
 	}
-	s := newStore(t, Options{OnJobFinal: []locrisk.JobFinalHook{hook}})
+	s = newStore(t, Options{OnJobFinal: []locrisk.JobFinalHook{hook}})
 	ctx := context.Background()
 	a := newAccount(t, s, 10)
 	makeJobIn(t, s, a.ID, locrisk.StatusCompleted, false)
 	makeJobIn(t, s, a.ID, locrisk.StatusFailed, true)
-	if want := []string{"completed/completed", "failed/failed"}; !slices.Equal(calls, want) {
+	if want := []string{"completed/processing", "failed/processing"}; !slices.Equal(calls, want) {
 		t.Errorf("hook calls %v, want %v", calls, want)
 	}
 	// A failing hook rolls the transition back: no report, job still held.

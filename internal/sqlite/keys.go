@@ -2,13 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/netip"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -16,40 +12,20 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
-// HashSecret is the stored form of a key secret: hex SHA-256. A fast hash is
-// right here: the secret has 238 random bits, so there is nothing to brute
-// force, and authentication runs on every request.
-func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
-
 // CreateKey makes a key for an existing account and returns it with its
 // secret, which is not stored and cannot be shown again. An unknown account
 // is ErrNotFound; bad scopes, scope version or expiry are ErrInvalid.
 func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey, string, error) {
-	scopes, version, cidrs, err := k.Normalized()
+	secret := ids.NewSecret(ids.KeySecret)
+	key, err := k.Key(ids.New(ids.Key), secret, s.now())
 	if err != nil {
 		return locrisk.APIKey{}, "", err
 	}
-	now := truncMs(s.now())
-	secret := ids.NewSecret(ids.KeySecret)
-	key := locrisk.APIKey{
-		ID:           ids.New(ids.Key),
-		AccountID:    k.AccountID,
-		Name:         k.Name,
-		SecretHint:   secret[:len(ids.KeySecret)+4],
-		Scopes:       scopes,
-		ScopeVersion: version,
-		AllowedCIDRs: cidrs,
-		CreatedUTC:   now,
-	}
 	var expires sql.NullString
-	if k.ExpiresIn > 0 {
-		t := truncMs(now.Add(k.ExpiresIn))
-		key.ExpiresUTC = &t
-		expires = sql.NullString{String: FormatTime(t), Valid: true}
+	if key.ExpiresUTC != nil {
+		expires = sql.NullString{String: FormatTime(*key.ExpiresUTC), Valid: true}
 	}
+	rec := key.Record()
 	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := getAccount(ctx, tx, k.AccountID); err != nil {
 			return err
@@ -57,8 +33,8 @@ func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys
 			(id, account_id, name, secret_hash, secret_hint, scopes, scope_version, allowed_cidrs, expires_utc, created_utc)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			key.ID, key.AccountID, key.Name, HashSecret(secret), key.SecretHint, strings.Join(scopes, " "), version,
-			formatCIDRs(cidrs), expires, FormatTime(now))
+			rec.ID, rec.AccountID, rec.Name, locrisk.HashKeySecret(secret), rec.SecretHint, rec.Scopes, rec.ScopeVersion,
+			rec.AllowedCIDRs, expires, FormatTime(key.CreatedUTC))
 		return err
 	})
 	if err != nil {
@@ -67,35 +43,22 @@ func (s *Store) CreateKey(ctx context.Context, k locrisk.NewKey) (locrisk.APIKey
 	return key, secret, nil
 }
 
-func formatCIDRs(ps []netip.Prefix) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = p.String()
-	}
-	return strings.Join(parts, " ")
-}
-
+// keyRow is an api_keys row: the key as every store holds it, and its
+// times as TimeLayout text.
 type keyRow struct {
-	ID           string         `db:"id"`
-	AccountID    string         `db:"account_id"`
-	Name         string         `db:"name"`
-	SecretHint   string         `db:"secret_hint"`
-	Scopes       string         `db:"scopes"`
-	ScopeVersion int            `db:"scope_version"`
-	AllowedCIDRs string         `db:"allowed_cidrs"`
-	ExpiresUTC   sql.NullString `db:"expires_utc"`
-	RevokedUTC   sql.NullString `db:"revoked_utc"`
-	CreatedUTC   string         `db:"created_utc"`
-	LastUsedUTC  sql.NullString `db:"last_used_utc"`
+	locrisk.KeyRecord
+	ExpiresUTC  sql.NullString `db:"expires_utc"`
+	RevokedUTC  sql.NullString `db:"revoked_utc"`
+	CreatedUTC  string         `db:"created_utc"`
+	LastUsedUTC sql.NullString `db:"last_used_utc"`
 }
 
 const keyColumns = `k.id, k.account_id, k.name, k.secret_hint, k.scopes, k.scope_version, k.allowed_cidrs, k.expires_utc, k.revoked_utc, k.created_utc, k.last_used_utc`
 
 func (r keyRow) key() (locrisk.APIKey, error) {
-	k := locrisk.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, SecretHint: r.SecretHint, Scopes: strings.Fields(r.Scopes), ScopeVersion: r.ScopeVersion}
-	var err error
-	if k.AllowedCIDRs, err = locrisk.ParseCIDRs(r.AllowedCIDRs); err != nil {
-		return locrisk.APIKey{}, fmt.Errorf("key %s: stored allowlist: %w", r.ID, err)
+	k, err := r.KeyRecord.Key()
+	if err != nil {
+		return locrisk.APIKey{}, err
 	}
 	if k.ExpiresUTC, err = parseNullTime(r.ExpiresUTC); err != nil {
 		return locrisk.APIKey{}, fmt.Errorf("key %s: %w", r.ID, err)
@@ -173,7 +136,7 @@ func (s *Store) KeyBySecret(ctx context.Context, secret string) (locrisk.APIKey,
 		a.id AS "a.id", a.name AS "a.name", a.monthly_quota AS "a.monthly_quota",
 		a.rate_limit_per_minute AS "a.rate_limit_per_minute", a.created_utc AS "a.created_utc",
 		a.disabled_utc AS "a.disabled_utc"
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = ?`, HashSecret(secret))
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = ?`, locrisk.HashKeySecret(secret))
 	if errors.Is(err, sql.ErrNoRows) {
 		return locrisk.APIKey{}, locrisk.Account{}, locrisk.ErrNotFound
 	}

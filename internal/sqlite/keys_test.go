@@ -44,7 +44,7 @@ func TestCreateKeyStoresOnlyHash(t *testing.T) {
 			if strings.Contains(text, random[4:]) {
 				t.Errorf("column %s holds the secret: %q", col, text)
 			}
-			if col == "secret_hash" && text == HashSecret(secret) && len(text) == 64 {
+			if col == "secret_hash" && text == locrisk.HashKeySecret(secret) && len(text) == 64 {
 				sawHash = true
 			}
 		}
@@ -57,7 +57,7 @@ func TestCreateKeyStoresOnlyHash(t *testing.T) {
 	if got, _, err := s.KeyBySecret(ctx, secret); err != nil || got.ID != k.ID {
 		t.Fatalf("KeyBySecret = %+v, %v", got, err)
 	}
-	if _, _, err := s.KeyBySecret(ctx, HashSecret(secret)); !errors.Is(err, locrisk.ErrNotFound) {
+	if _, _, err := s.KeyBySecret(ctx, locrisk.HashKeySecret(secret)); !errors.Is(err, locrisk.ErrNotFound) {
 		t.Errorf("KeyBySecret(the hash) err = %v, want ErrNotFound", err)
 	}
 }

@@ -22,7 +22,7 @@ type LeftLeases struct {
 // left in the database, so that its work goes on at once instead of when
 // each lease expires (a webhook delivery lease runs 30 s, and while it
 // runs it counts against its endpoint's and account's attempts in flight,
-// so it held up every delivery to them: issue 28).
+// so after a restart it held up every delivery to them).
 //
 // Only for a process that knows no other process uses these leases. serve
 // knows it: it holds the database file's exclusive lock (internal/filelock;

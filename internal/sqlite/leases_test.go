@@ -14,7 +14,7 @@ import (
 // next one on the file hands them back before its workers start. Before,
 // the dead process's delivery leases kept counting against the
 // per-endpoint limit for their 30 s, so nothing went to that endpoint
-// meanwhile, and its jobs waited the job lease out (issue 28).
+// meanwhile, and its jobs waited the job lease out after every restart.
 // Deliveries come back due at once with no attempt counted (one of a
 // disabled endpoint fails), the jobs of serve's workers (the prefix) are
 // taken over at once with the lost attempt counted, and a job another

@@ -18,10 +18,10 @@ func TestListJobsQueryPlan(t *testing.T) {
 		name, status, cursor, want string
 	}{
 		{"all, first page", "", "", "SEARCH report_jobs USING INDEX report_jobs_by_account (account_id=?)"},
-		{"all, cursor", "", encodeCursor(FormatTime(t0), ids.New(ids.Job)),
+		{"all, cursor", "", locrisk.EncodeCursor(t0, ids.New(ids.Job)),
 			"SEARCH report_jobs USING INDEX report_jobs_by_account (account_id=? AND (created_utc,id)<(?,?))"},
 		{"status, first page", locrisk.StatusCompleted, "", "SEARCH report_jobs USING INDEX report_jobs_by_status (account_id=? AND status=?)"},
-		{"status, cursor", locrisk.StatusFailed, encodeCursor(FormatTime(t0), ids.New(ids.Job)),
+		{"status, cursor", locrisk.StatusFailed, locrisk.EncodeCursor(t0, ids.New(ids.Job)),
 			"SEARCH report_jobs USING INDEX report_jobs_by_status (account_id=? AND status=? AND (created_utc,id)<(?,?))"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,7 +30,7 @@ func TestListJobsQueryPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q, args = pg.query(q, args)
+			q, args = pageQuery(pg, q, args)
 			plan := queryPlan(t, s, q, args...)
 			if !slices.Equal(plan, []string{tt.want}) {
 				t.Errorf("plan:\n%s\nwant %s", strings.Join(plan, "\n"), tt.want)

@@ -12,24 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/locrisk/locrisk"
 )
-
-// Failure kinds of the operations summary.
-const (
-	FailureReportJob       = "report_job"
-	FailureWebhookDelivery = "webhook_delivery"
-)
-
-// CodeWebhookDeliveryFailed is the Failure code of a delivery that ran out
-// of attempts; its message is the last error recorded.
-const CodeWebhookDeliveryFailed = "webhook_delivery_failed"
 
 // OpsSummary computes the job, batch and webhook parts of the operations
 // summary for accountID over [from, to), with at most failureLimit recent
@@ -170,97 +158,26 @@ func jobCounts(ctx context.Context, q queryer, accountID, fromS, toS string, j *
 }
 
 // completionPercentiles sets j's completion percentiles from the
-// histograms of migration 012 (completion_histograms): every UTC hour
-// that overlaps [from, to) counts in full, as the request counts do
-// (docs/api.md, Operations summary), its whole UTC days from their day
-// rows and the hours before and after them from their hour rows, so the
-// cost is at most 46 hours and 7 days of buckets, whatever the number of
-// jobs. The nearest rank is counted exactly over the buckets; the answer
-// is its bucket's value_ms, within 5% of the exact nearest-rank value of
-// the same jobs (the bucket holds that value, and value_ms is within 5%
-// of all it holds).
+// histograms of migration 012 (completion_histograms), over the periods
+// that cover [from, to) (locrisk.CompletionPeriodsOf), each a range of
+// the primary key: at most 46 hours and 7 days of buckets, whatever the
+// number of jobs. The answer is within 5% of the exact nearest-rank value
+// of the same jobs (the bucket holds that value, and value_ms is within
+// 5% of all it holds).
 func completionPercentiles(ctx context.Context, q queryer, accountID string, from, to time.Time, j *locrisk.JobOps) error {
-	r, ok := completionRanges(from, to)
+	p, ok := locrisk.CompletionPeriodsOf(from, to)
 	if !ok {
 		return nil
 	}
-	var h []histogramBucket
+	var h []locrisk.HistogramBucket
 	if err := q.SelectContext(ctx, &h, completionHistogram, accountID,
-		r.hoursBefore[0], r.hoursBefore[1], r.days[0], r.days[1], r.hoursAfter[0], r.hoursAfter[1]); err != nil {
+		p.HoursBefore[0].Format(hourLayout), p.HoursBefore[1].Format(hourLayout),
+		p.Days[0].Format(dayLayout), p.Days[1].Format(dayLayout),
+		p.HoursAfter[0].Format(hourLayout), p.HoursAfter[1].Format(hourLayout)); err != nil {
 		return fmt.Errorf("job completion times: %w", err)
 	}
-	j.CompletionP50 = histogramRank(h, 0.50)
-	j.CompletionP95 = histogramRank(h, 0.95)
+	j.SetCompletionPercentiles(h)
 	return nil
-}
-
-// periodRanges are the periods of completion_histograms that together
-// cover the UTC hours overlapping a window, each [start, end), "" to ""
-// for none: hours (hourLayout) before the first whole UTC day among them,
-// the whole days (dayLayout), and the hours after the last.
-type periodRanges struct {
-	hoursBefore, days, hoursAfter [2]string
-}
-
-// completionRanges is the periodRanges of [from, to); !ok for an empty
-// window.
-func completionRanges(from, to time.Time) (periodRanges, bool) {
-	var r periodRanges
-	if !from.Before(to) {
-		return r, false
-	}
-	const day = 24 * time.Hour
-	lo, hi := from.UTC().Truncate(time.Hour), to.UTC().Truncate(time.Hour)
-	if hi.Before(to) {
-		hi = hi.Add(time.Hour)
-	}
-	// UTC days are whole multiples of 24 hours from Go's zero time, so
-	// Truncate finds midnight.
-	d0, d1 := lo.Truncate(day), hi.Truncate(day)
-	if d0.Before(lo) {
-		d0 = d0.Add(day)
-	}
-	if !d0.Before(d1) {
-		r.hoursBefore = [2]string{lo.Format(hourLayout), hi.Format(hourLayout)}
-		return r, true
-	}
-	r.hoursBefore = [2]string{lo.Format(hourLayout), d0.Format(hourLayout)}
-	r.days = [2]string{d0.Format(dayLayout), d1.Format(dayLayout)}
-	r.hoursAfter = [2]string{d1.Format(hourLayout), hi.Format(hourLayout)}
-	return r, true
-}
-
-// histogramBucket is a row of completionHistogram: a bucket's reported
-// value and how many jobs it holds.
-type histogramBucket struct {
-	ValueMs int64 `db:"value_ms"`
-	Jobs    int64 `db:"jobs"`
-}
-
-// histogramRank is the p-th percentile (0 < p <= 1) of the times counted in
-// h (buckets in ascending order) by the nearest-rank method, as the value
-// of the bucket that holds the smallest time with at least p of the times
-// at or below it; nil for no times.
-func histogramRank(h []histogramBucket, p float64) *time.Duration {
-	var n int64
-	for _, b := range h {
-		n += b.Jobs
-	}
-	if n == 0 {
-		return nil
-	}
-	// p*n computed in float can land a hair above an integer (0.95*20);
-	// the epsilon keeps an exact rank exact.
-	rank := int64(math.Ceil(p*float64(n) - 1e-9))
-	rank = min(max(rank, 1), n)
-	var seen int64
-	for _, b := range h {
-		if seen += b.Jobs; seen >= rank {
-			v := time.Duration(b.ValueMs) * time.Millisecond
-			return &v
-		}
-	}
-	panic("unreachable: the rank is at most the count")
 }
 
 // completionMs is a job's completion time (completed_utc - created_utc)
@@ -363,8 +280,9 @@ const (
 		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1 AND status = 'pending') AS pending`
 	// recentFailuresQuery: each side newest first along its index
 	// (report_jobs_ended, webhook_deliveries_failed), limited on its own
-	// (?4), then merged; ids break ties so the order is stable. ?5 is
-	// CodeWebhookDeliveryFailed.
+	// (?4), then merged (locrisk.RecentFailures). The kinds are
+	// locrisk.FailureReportJob and FailureWebhookDelivery; ?5 is
+	// locrisk.CodeWebhookDeliveryFailed.
 	recentFailuresQuery = `SELECT * FROM (
 		SELECT 'report_job' AS kind, id, COALESCE(error_code, '') AS code, COALESCE(error_message, '') AS message, completed_utc AS occurred
 		FROM report_jobs WHERE account_id = ?1 AND status = 'failed' AND completed_utc IS NOT NULL AND completed_utc >= ?2 AND completed_utc < ?3
@@ -389,7 +307,7 @@ func recentFailures(ctx context.Context, q queryer, accountID, fromS, toS string
 		Message  string `db:"message"`
 		Occurred string `db:"occurred"`
 	}
-	err := q.SelectContext(ctx, &rows, recentFailuresQuery, accountID, fromS, toS, limit, CodeWebhookDeliveryFailed)
+	err := q.SelectContext(ctx, &rows, recentFailuresQuery, accountID, fromS, toS, limit, locrisk.CodeWebhookDeliveryFailed)
 	if err != nil {
 		return nil, fmt.Errorf("recent failures: %w", err)
 	}
@@ -401,14 +319,5 @@ func recentFailures(ctx context.Context, q queryer, accountID, fromS, toS string
 		}
 		out = append(out, locrisk.Failure{Kind: r.Kind, ID: r.ID, Code: r.Code, Message: r.Message, OccurredUTC: t})
 	}
-	sort.Slice(out, func(i, k int) bool {
-		if !out[i].OccurredUTC.Equal(out[k].OccurredUTC) {
-			return out[i].OccurredUTC.After(out[k].OccurredUTC)
-		}
-		return out[i].ID > out[k].ID
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return locrisk.RecentFailures(out, limit), nil
 }

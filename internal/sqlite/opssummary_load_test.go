@@ -14,7 +14,8 @@ import (
 )
 
 // TestLoadOpsSummary is the operations summary's measurement at a busy
-// day's completions (docs/performance.md, "A large database"; issue 28):
+// day's completions (docs/performance.md, "A large database"), where the
+// summary used to take seconds:
 // one account with LOCRISK_LOAD_JOBS (default 2,000,000) jobs completed
 // in the 24 hours before now, and 2,000 an hour in the six days before
 // that, so that the 168-hour window has every hour's histogram full. It

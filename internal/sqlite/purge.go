@@ -39,20 +39,18 @@ const DefaultPurgeBatch = locrisk.DefaultPurgeBatch
 // p.Batch rows, and returns the counts. On an error (ctx included) it
 // returns what it had committed so far with the error.
 func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.PurgeCounts, error) {
-	if p.Batch <= 0 {
-		p.Batch = DefaultPurgeBatch
-	}
-	if p.Now.IsZero() {
-		return locrisk.PurgeCounts{}, fmt.Errorf("%w: purge needs the current time", locrisk.ErrInvalid)
+	p, err := p.Normalized()
+	if err != nil {
+		return locrisk.PurgeCounts{}, err
 	}
 	var c locrisk.PurgeCounts
 	var steps []purgeStep
 	if !p.Before.IsZero() {
 		before := FormatTime(p.Before)
 		steps = append(steps, batchesStep(before), singleJobsStep(before), endpointsStep(before),
-			keysStep(before), requestStatsStep(before), quotaCountersStep(FormatTime(locrisk.MonthStart(p.Before))))
+			keysStep(before), requestStatsStep(before), quotaCountersStep(FormatTime(p.QuotaCutoff())))
 	}
-	steps = append(steps, idempotencyStep(FormatTime(p.Now.Add(-IdempotencyTTL))))
+	steps = append(steps, idempotencyStep(FormatTime(p.IdempotencyCutoff())))
 	for _, st := range steps {
 		if err := s.purgeWalk(ctx, st, p, &c); err != nil {
 			return c, fmt.Errorf("purge %s: %w", st.name, err)
@@ -67,10 +65,12 @@ func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.Purge
 // and adds to the counts. The cursor, not the deletion, moves the walk on,
 // so a dry run (which deletes nothing) ends too, and rows that may not go
 // yet are passed once per run rather than read again by every transaction.
+// limit is the policy's rows per transaction for the kind, p.Batch when
+// nil.
 type purgeStep struct {
 	name   string
 	cursor [2]any // the sort values before the first row
-	limit  func(batch int) int
+	limit  func(p locrisk.PurgePolicy) int
 	pick   string // SELECT of (key, sort1, sort2): ?1 = cut-off, ?2, ?3 = cursor, ?4 = limit
 	cutoff string
 	del    func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error
@@ -81,7 +81,7 @@ type purgeStep struct {
 func (s *Store) purgeWalk(ctx context.Context, st purgeStep, p locrisk.PurgePolicy, c *locrisk.PurgeCounts) error {
 	limit := p.Batch
 	if st.limit != nil {
-		limit = st.limit(p.Batch)
+		limit = st.limit(p)
 	}
 	cur := st.cursor
 	for {
@@ -188,7 +188,7 @@ func noPendingDelivery(jobCond string) string {
 // batchesStep: completed batches whose jobs all ended before the cut-off,
 // with their items, jobs and everything of those jobs. A batch is
 // completed once every item is final, at the time its last job ended
-// (syncBatchStatus); the job check guards against a batch put back to
+// (SyncBatchStatus); the job check guards against a batch put back to
 // processing by a retry between the pick and now (it cannot happen inside
 // the transaction, but costs little). A batch counts as its 100 items at
 // most, so a transaction takes a few batches.
@@ -196,7 +196,7 @@ func batchesStep(before string) purgeStep {
 	return purgeStep{
 		name:   "batches",
 		cursor: [2]any{"", ""},
-		limit:  func(batch int) int { return max(1, batch/maxBatchRows) },
+		limit:  locrisk.PurgePolicy.BatchesPerTx,
 		cutoff: before,
 		pick: `SELECT b.id, b.completed_utc, b.id FROM batches b
 			WHERE b.status = 'completed' AND b.completed_utc < ?1 AND (b.completed_utc, b.id) > (?2, ?3)
@@ -213,11 +213,6 @@ func batchesStep(before string) purgeStep {
 		},
 	}
 }
-
-// maxBatchRows is the most items (and jobs) one batch holds (docs/api.md,
-// batches): what a batch counts as against the purge's rows per
-// transaction.
-const maxBatchRows = 100
 
 // singleJobsStep: jobs outside batches that completed or failed before the
 // cut-off, with their report, events and deliveries.

@@ -51,7 +51,7 @@ func jobEvent(t testing.TB, s *Store, acct, jobID, status string, at time.Time, 
 	t.Helper()
 	ctx := context.Background()
 	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		ds, err := insertWebhookEvent(ctx, tx, locrisk.WebhookEvent{ID: ids.New(ids.Event), AccountID: acct, Type: evFailed,
+		ds, err := txOps{tx}.InsertWebhookEvent(ctx, locrisk.WebhookEvent{ID: ids.New(ids.Event), AccountID: acct, Type: evFailed,
 			JobID: jobID, Body: []byte(`{}`), CreatedUTC: at}, endpoints)
 		if err != nil {
 			return err

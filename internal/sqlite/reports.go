@@ -9,7 +9,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -48,36 +47,13 @@ func (s *Store) encodeReport(r locrisk.Report) (storedReport, error) {
 	if sc := r.Scores; sc != nil {
 		sr.overall = sql.NullInt64{Int64: int64(sc.Overall), Valid: true}
 		sr.riskLevel = sql.NullString{String: sc.RiskLevel, Valid: true}
-		m, err := moduleScoresJSON(sc.Modules)
+		m, err := sc.ModulesJSON()
 		if err != nil {
 			return storedReport{}, err
 		}
 		sr.moduleScores = sql.NullString{String: m, Valid: true}
 	}
 	return sr, nil
-}
-
-// moduleScoresJSON writes module scores as the JSON object of the
-// module_scores column, in their order.
-func moduleScoresJSON(ms []locrisk.ModuleScore) (string, error) {
-	b := []byte{'{'}
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		k, err := json.Marshal(m.Module)
-		if err != nil {
-			return "", err
-		}
-		b = append(b, k...)
-		b = append(b, ':')
-		if m.Score == nil {
-			b = append(b, "null"...)
-		} else {
-			b = fmt.Appendf(b, "%d", *m.Score)
-		}
-	}
-	return string(append(b, '}')), nil
 }
 
 func insertReport(ctx context.Context, tx *sqlx.Tx, r storedReport) error {

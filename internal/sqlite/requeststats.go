@@ -9,7 +9,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -47,16 +46,9 @@ func addHourStats(ctx context.Context, tx *sqlx.Tx, r locrisk.HourStats) error {
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read %s %s: %w", r.AccountID, hour, err)
 	}
-	merged := locrisk.RequestCounts{}
-	if stored != "" {
-		if merged.Latency, err = parseHistogram(stored); err != nil {
-			return fmt.Errorf("request stats %s %s: %w", r.AccountID, hour, err)
-		}
-	}
-	merged.Add(locrisk.RequestCounts{Latency: r.Latency})
-	hist, err := json.Marshal(nonNil(merged.Latency))
+	hist, err := locrisk.MergeLatencyHistogram([]byte(stored), r.Latency)
 	if err != nil {
-		return err
+		return fmt.Errorf("request stats %s %s: %w", r.AccountID, hour, err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO request_stats
 		(account_id, hour_utc, total, succeeded, client_errors, server_errors, rate_limited, latency_histogram)
@@ -68,38 +60,19 @@ func addHourStats(ctx context.Context, tx *sqlx.Tx, r locrisk.HourStats) error {
 			server_errors = server_errors + excluded.server_errors,
 			rate_limited = rate_limited + excluded.rate_limited,
 			latency_histogram = excluded.latency_histogram`,
-		r.AccountID, hour, r.Total, r.Succeeded, r.ClientErrors, r.ServerErrors, r.RateLimited, string(hist))
+		r.AccountID, hour, r.Total, r.Succeeded, r.ClientErrors, r.ServerErrors, r.RateLimited, hist)
 	if err != nil {
 		return fmt.Errorf("upsert %s %s: %w", r.AccountID, hour, err)
 	}
 	return nil
 }
 
-func nonNil(h []int64) []int64 {
-	if h == nil {
-		return []int64{}
-	}
-	return h
-}
-
-func parseHistogram(s string) ([]int64, error) {
-	var h []int64
-	if err := json.Unmarshal([]byte(s), &h); err != nil {
-		return nil, fmt.Errorf("bad latency histogram %q: %w", s, err)
-	}
-	return h, nil
-}
-
 // RequestStats sums the account's stored aggregates of the hours that start
 // in [fromHour, toHour).
 func (s *Store) RequestStats(ctx context.Context, accountID string, fromHour, toHour time.Time) (locrisk.RequestCounts, error) {
 	var rows []struct {
-		Total        int64  `db:"total"`
-		Succeeded    int64  `db:"succeeded"`
-		ClientErrors int64  `db:"client_errors"`
-		ServerErrors int64  `db:"server_errors"`
-		RateLimited  int64  `db:"rate_limited"`
-		Histogram    string `db:"latency_histogram"`
+		locrisk.RequestCounts
+		Histogram string `db:"latency_histogram"`
 	}
 	err := s.db.SelectContext(ctx, &rows, `SELECT total, succeeded, client_errors, server_errors, rate_limited, latency_histogram
 		FROM request_stats WHERE account_id = ? AND hour_utc >= ? AND hour_utc < ?`,
@@ -109,12 +82,10 @@ func (s *Store) RequestStats(ctx context.Context, accountID string, fromHour, to
 	}
 	var sum locrisk.RequestCounts
 	for _, r := range rows {
-		h, err := parseHistogram(r.Histogram)
-		if err != nil {
+		if r.Latency, err = locrisk.ParseLatencyHistogram([]byte(r.Histogram)); err != nil {
 			return locrisk.RequestCounts{}, fmt.Errorf("request stats of %s: %w", accountID, err)
 		}
-		sum.Add(locrisk.RequestCounts{Total: r.Total, Succeeded: r.Succeeded, ClientErrors: r.ClientErrors,
-			ServerErrors: r.ServerErrors, RateLimited: r.RateLimited, Latency: h})
+		sum.Add(r.RequestCounts)
 	}
 	return sum, nil
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -29,11 +28,10 @@ const signingKeyColumns = `id, public_key, private_key, created_utc, retired_utc
 // key turns the row into a SigningKey, opening the private half when
 // withPrivate.
 func (s *Store) signingKey(r signingKeyRow, withPrivate bool) (locrisk.SigningKey, error) {
-	k := locrisk.SigningKey{ID: r.ID, PublicKey: ed25519.PublicKey(r.PublicKey)}
-	if len(r.PublicKey) != ed25519.PublicKeySize {
-		return locrisk.SigningKey{}, fmt.Errorf("signing key %s: public key of %d bytes", r.ID, len(r.PublicKey))
+	k, err := locrisk.StoredSigningKey(r.ID, r.PublicKey)
+	if err != nil {
+		return locrisk.SigningKey{}, err
 	}
-	var err error
 	if k.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
 		return locrisk.SigningKey{}, fmt.Errorf("signing key %s: %w", r.ID, err)
 	}
@@ -47,13 +45,8 @@ func (s *Store) signingKey(r signingKeyRow, withPrivate bool) (locrisk.SigningKe
 		if err != nil {
 			return locrisk.SigningKey{}, err
 		}
-		seed, err := base64.StdEncoding.DecodeString(seedText)
-		if err != nil || len(seed) != ed25519.SeedSize {
-			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the private key is not an Ed25519 seed", r.ID)
-		}
-		k.PrivateKey = ed25519.NewKeyFromSeed(seed)
-		if !k.PrivateKey.Public().(ed25519.PublicKey).Equal(k.PublicKey) {
-			return locrisk.SigningKey{}, fmt.Errorf("signing key %s: the private key does not match the public key", r.ID)
+		if err := k.SetSeedText(seedText); err != nil {
+			return locrisk.SigningKey{}, err
 		}
 	}
 	return k, nil
@@ -61,10 +54,10 @@ func (s *Store) signingKey(r signingKeyRow, withPrivate bool) (locrisk.SigningKe
 
 // insertSigningKey stores k as the current key, its private half sealed.
 func (s *Store) insertSigningKey(ctx context.Context, tx *sqlx.Tx, k locrisk.SigningKey) error {
-	if len(k.PrivateKey) != ed25519.PrivateKeySize || k.ID == "" || k.CreatedUTC.IsZero() {
-		return fmt.Errorf("%w: a signing key needs an id, a creation time and its private key", locrisk.ErrInvalid)
+	if err := k.ValidateNew(); err != nil {
+		return err
 	}
-	sealed, err := s.sealSecret(k.ID, base64.StdEncoding.EncodeToString(k.PrivateKey.Seed()))
+	sealed, err := s.sealSecret(k.ID, k.SeedText())
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,12 @@
 // Times are stored as fixed-width UTC text (TimeLayout), which sorts
 // correctly as text, and are parsed back into time.Time on the way out.
 //
+// What is not a query is the domain's (the root package), shared with the
+// PostgreSQL store so that the two cannot drift: argument checks, the page
+// cursor, the sequence of a job's final transition and of the webhook
+// operations, the forms values are stored in. This package holds the SQL
+// and the mapping of rows.
+//
 // Limits: one database file, one writer at a time; that is the design, and
 // is ample for the job rates a single instance serves.
 package sqlite

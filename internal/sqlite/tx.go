@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/locrisk/locrisk"
 )
 
 // WithTx runs fn in one write transaction (BEGIN IMMEDIATE) and returns
@@ -39,6 +41,21 @@ func (s *Store) WithTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 func (s *Store) withTx(ctx context.Context, kind *writeKind, arg any, fn func(ctx context.Context, tx *sqlx.Tx) error) (err error) {
 	defer s.observeBusy(&err)
 	return s.groupTx(ctx, kind, arg, fn)
+}
+
+// txOps are the store's steps inside an open write transaction that the
+// domain sequences itself (locrisk.TxOps): a job's final transition,
+// through which locrisk.FinishJob runs the OnJobFinal hooks, a retry and
+// the webhook operations. Each method is one step's SQL.
+type txOps struct{ tx *sqlx.Tx }
+
+// transactor runs the domain's operations of several steps in one write
+// transaction each (locrisk.Transactor). The steps get WithTx's context,
+// not the caller's: see WithTx.
+type transactor struct{ s *Store }
+
+func (t transactor) InTx(ctx context.Context, fn func(ctx context.Context, ops locrisk.TxOps) error) error {
+	return t.s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return fn(ctx, txOps{tx}) })
 }
 
 // writeConn is the connection the writer goroutine runs its groups on

@@ -26,20 +26,18 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 	if err != nil {
 		return locrisk.PeriodUsage{}, err
 	}
-	u := locrisk.PeriodUsage{Limit: a.MonthlyQuota, Start: locrisk.MonthStart(now), End: locrisk.NextMonthStart(now)}
+	u := locrisk.NewPeriodUsage(a, now)
+	// usage_hourly keeps queued and processing together as open.
 	var c struct {
-		Open       int `db:"open"`
-		Processing int `db:"processing"`
-		Completed  int `db:"completed"`
-		Failed     int `db:"failed"`
+		locrisk.PeriodUsage
+		Open int `db:"open"`
 	}
 	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start.Format(hourLayout), u.End.Format(hourLayout),
 		FormatTime(u.Start), FormatTime(u.End))
 	if err != nil {
 		return locrisk.PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	u.Queued, u.Processing, u.Completed, u.Failed = c.Open-c.Processing, c.Processing, c.Completed, c.Failed
-	u.Created = c.Open + c.Completed + c.Failed
+	u.SetCounts(c.Open-c.Processing, c.Processing, c.Completed, c.Failed)
 	return u, nil
 }
 
@@ -63,56 +61,35 @@ const dayLayout = "2006-01-02"
 // a day, in the order of buckets (each must be a usage bucket; none means
 // all, in Buckets order).
 func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay time.Time, days int, buckets []string) ([]locrisk.DailyUsage, error) {
-	if days < 1 {
-		return nil, fmt.Errorf("%w: usage history needs at least one day, got %d", locrisk.ErrInvalid, days)
+	w, err := locrisk.NewUsageWindow(firstDay, days, buckets)
+	if err != nil {
+		return nil, err
 	}
-	if len(buckets) == 0 {
-		buckets = locrisk.Buckets()
-	}
-	for _, b := range buckets {
-		if !locrisk.ValidBucket(b) {
-			return nil, fmt.Errorf("%w: unknown bucket %q", locrisk.ErrInvalid, b)
-		}
-	}
-	f := firstDay.UTC()
-	from := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, time.UTC)
-	to := from.AddDate(0, 0, days)
-	type key struct{ day, bucket string }
 	// One range of usage_hourly's primary key (migration 010): at most
 	// days times 24 times 3 rows, whatever the number of jobs. The
 	// triggers that keep it count exactly what the definition of
 	// DailyUsage says.
+	// The day comes as text (dayLayout), read into Day below.
 	var rows []struct {
-		Day       string `db:"day"`
-		Bucket    string `db:"bucket"`
-		Created   int    `db:"created"`
-		Completed int    `db:"ended_completed"`
-		Failed    int    `db:"ended_failed"`
+		locrisk.DailyUsage
+		DayText string `db:"day_text"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT substr(hour, 1, 10) AS day, bucket,
-			SUM(open + completed + failed) AS created, SUM(ended_completed) AS ended_completed, SUM(ended_failed) AS ended_failed
+	err = s.db.SelectContext(ctx, &rows, `SELECT substr(hour, 1, 10) AS day_text, bucket,
+			SUM(open + completed + failed) AS report_jobs, SUM(ended_completed) AS completed, SUM(ended_failed) AS failed
 		FROM usage_hourly WHERE account_id = ? AND hour >= ? AND hour < ?
 		GROUP BY 1, 2`,
-		accountID, from.Format(hourLayout), to.Format(hourLayout))
+		accountID, w.From.Format(hourLayout), w.To().Format(hourLayout))
 	if err != nil {
 		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
 	}
-	got := make(map[key]locrisk.DailyUsage, len(rows))
+	counts := make([]locrisk.DailyUsage, 0, len(rows))
 	for _, r := range rows {
-		got[key{r.Day, r.Bucket}] = locrisk.DailyUsage{ReportJobs: r.Created, Completed: r.Completed, Failed: r.Failed}
-	}
-
-	out := make([]locrisk.DailyUsage, 0, days*len(buckets))
-	for d := range days {
-		day := from.AddDate(0, 0, d)
-		ds := day.Format(dayLayout)
-		for _, b := range buckets {
-			u := got[key{ds, b}]
-			u.Day, u.Bucket = day, b
-			out = append(out, u)
+		if r.Day, err = time.Parse(dayLayout, r.DayText); err != nil {
+			return nil, fmt.Errorf("usage history of %s: bad stored hour %q: %w", accountID, r.DayText, err)
 		}
+		counts = append(counts, r.DailyUsage)
 	}
-	return out, nil
+	return w.Fill(counts), nil
 }
 
 // hourLayout is the prefix of TimeLayout that names the hour (usage_hourly,

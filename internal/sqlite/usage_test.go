@@ -184,13 +184,13 @@ func TestOpsSummary(t *testing.T) {
 		t.Fatalf("%d recent failures, want 20", len(o.RecentFailures))
 	}
 	f0 := o.RecentFailures[0]
-	if f0.Kind != FailureWebhookDelivery || f0.ID != newestWebhookFailure || f0.Code != CodeWebhookDeliveryFailed ||
+	if f0.Kind != locrisk.FailureWebhookDelivery || f0.ID != newestWebhookFailure || f0.Code != locrisk.CodeWebhookDeliveryFailed ||
 		f0.Message != "HTTP 500 after 8 attempts" || !f0.OccurredUTC.Equal(at(12).Add(100*sec)) {
 		t.Errorf("first failure = %+v", f0)
 	}
 	for i, f := range o.RecentFailures[1:] {
 		j := failed[24-i]
-		if f.Kind != FailureReportJob || f.ID != j.ID || f.Code != "generation_error" || f.Message != *j.ErrorMessage || !f.OccurredUTC.Equal(*j.CompletedUTC) {
+		if f.Kind != locrisk.FailureReportJob || f.ID != j.ID || f.Code != "generation_error" || f.Message != *j.ErrorMessage || !f.OccurredUTC.Equal(*j.CompletedUTC) {
 			t.Errorf("failure %d = %+v, want job %s at %v", i+1, f, j.ID, j.CompletedUTC)
 		}
 	}
@@ -203,7 +203,7 @@ func TestOpsSummary(t *testing.T) {
 	}
 	var found bool
 	for _, f := range o.RecentFailures {
-		if f.Kind == FailureWebhookDelivery {
+		if f.Kind == locrisk.FailureWebhookDelivery {
 			found = true
 			if f.Message != "the endpoint answered HTTP 500" || !f.OccurredUTC.Equal(at(3)) {
 				t.Errorf("never-attempted failure = %+v", f)

@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -39,6 +40,15 @@ func parseNullTime(ns sql.NullString) (*time.Time, error) {
 	return &t, nil
 }
 
+// present turns the error of a one-row read into whether the row exists:
+// no row is not an error.
+func present(err error) (bool, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // truncMs drops what the database cannot hold, so values returned by a
 // create equal the same values read back later.
 func truncMs(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
@@ -50,27 +60,11 @@ func nullString(p *string) sql.NullString {
 	return sql.NullString{String: *p, Valid: true}
 }
 
-func strPtr(ns sql.NullString) *string {
-	if !ns.Valid {
-		return nil
-	}
-	s := ns.String
-	return &s
-}
-
 func nullFloat(p *float64) sql.NullFloat64 {
 	if p == nil {
 		return sql.NullFloat64{}
 	}
 	return sql.NullFloat64{Float64: *p, Valid: true}
-}
-
-func floatPtr(n sql.NullFloat64) *float64 {
-	if !n.Valid {
-		return nil
-	}
-	v := n.Float64
-	return &v
 }
 
 // queryer is what both *sqlx.DB and *sqlx.Tx offer, so read helpers work

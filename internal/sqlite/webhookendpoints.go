@@ -20,13 +20,12 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
+// endpointRow is a webhook_endpoints row: the endpoint's columns as the
+// domain names them (locrisk.WebhookEndpoint's db tags), its events as
+// words and its times as TimeLayout text.
 type endpointRow struct {
-	ID          string         `db:"id"`
-	AccountID   string         `db:"account_id"`
-	Name        string         `db:"name"`
-	URL         string         `db:"url"`
-	Events      string         `db:"events"`
-	Active      bool           `db:"is_active"`
+	locrisk.WebhookEndpoint
+	EventWords  string         `db:"events"`
 	CreatedUTC  string         `db:"created_utc"`
 	DisabledUTC sql.NullString `db:"disabled_utc"`
 }
@@ -34,8 +33,8 @@ type endpointRow struct {
 const endpointColumns = `id, account_id, name, url, events, is_active, created_utc, disabled_utc`
 
 func (r endpointRow) endpoint() (locrisk.WebhookEndpoint, error) {
-	e := locrisk.WebhookEndpoint{ID: r.ID, AccountID: r.AccountID, Name: r.Name, URL: r.URL,
-		Events: strings.Fields(r.Events), Active: r.Active}
+	e := r.WebhookEndpoint
+	e.Events = locrisk.ParseStoredEvents(r.EventWords)
 	var err error
 	if e.CreatedUTC, err = ParseTime(r.CreatedUTC); err != nil {
 		return locrisk.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
@@ -51,48 +50,54 @@ func (r endpointRow) endpoint() (locrisk.WebhookEndpoint, error) {
 // disabled endpoints, however many, are not read.
 const countActiveEndpoints = `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ? AND is_active = 1`
 
+// endpointTx is the transaction of an endpoint's creation, which also
+// seals its secret with the store's key (locrisk.EndpointCreateOps).
+type endpointTx struct {
+	txOps
+	s *Store
+}
+
+// ActiveEndpoints counts the account's active endpoints; the write
+// transaction holds the count against other creations
+// (locrisk.EndpointCreateOps).
+func (t endpointTx) ActiveEndpoints(ctx context.Context, accountID string) (int, error) {
+	var n int
+	err := t.tx.GetContext(ctx, &n, countActiveEndpoints, accountID)
+	return n, err
+}
+
+// InsertEndpoint stores the endpoint, its secret sealed; an unknown
+// account fails the foreign key (locrisk.EndpointCreateOps).
+func (t endpointTx) InsertEndpoint(ctx context.Context, e locrisk.WebhookEndpoint, secret string) error {
+	stored, err := t.s.sealSecret(e.ID, secret)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO webhook_endpoints
+		(id, account_id, name, url, events, signing_secret, is_active, created_utc)
+		VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
+		e.ID, e.AccountID, e.Name, e.URL, locrisk.StoredEvents(e.Events), stored, FormatTime(e.CreatedUTC))
+	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
+		return fmt.Errorf("account %s: %w", e.AccountID, locrisk.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("insert webhook endpoint: %w", err)
+	}
+	return nil
+}
+
 // CreateWebhookEndpoint stores a new active endpoint with a fresh signing
 // secret (whsec_..., returned here and never again through the API; stored
 // sealed with Options.Secrets, secrets.go, and ErrNoSecretKey without). The
 // count of active endpoints and the insert share one immediate transaction,
 // so concurrent creates cannot pass MaxActiveEndpoints (ErrEndpointLimit).
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, ne locrisk.NewWebhookEndpoint, now time.Time) (locrisk.WebhookEndpoint, string, error) {
-	if ne.AccountID == "" || ne.Name == "" || ne.URL == "" || len(ne.Events) == 0 {
-		return locrisk.WebhookEndpoint{}, "", fmt.Errorf("%w: endpoint needs an account, name, url and events", locrisk.ErrInvalid)
+	if err := ne.Validate(); err != nil {
+		return locrisk.WebhookEndpoint{}, "", err
 	}
-	for _, ev := range ne.Events {
-		if ev == "" || strings.ContainsAny(ev, " \t\r\n") {
-			return locrisk.WebhookEndpoint{}, "", fmt.Errorf("%w: event name %q", locrisk.ErrInvalid, ev)
-		}
-	}
-	e := locrisk.WebhookEndpoint{
-		ID: ids.New(ids.WebhookEndpoint), AccountID: ne.AccountID, Name: ne.Name, URL: ne.URL,
-		Events: append([]string(nil), ne.Events...), Active: true, CreatedUTC: truncMs(now),
-	}
-	secret := ids.NewSecret(ids.SigningSecret)
-	stored, err := s.sealSecret(e.ID, secret)
-	if err != nil {
-		return locrisk.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
-	}
-	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		var active int
-		if err := tx.GetContext(ctx, &active, countActiveEndpoints, ne.AccountID); err != nil {
-			return fmt.Errorf("count active endpoints: %w", err)
-		}
-		if active >= locrisk.MaxActiveEndpoints {
-			return locrisk.ErrEndpointLimit
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints
-			(id, account_id, name, url, events, signing_secret, is_active, created_utc)
-			VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
-			e.ID, e.AccountID, e.Name, e.URL, strings.Join(e.Events, " "), stored, FormatTime(e.CreatedUTC))
-		if err != nil {
-			if strings.Contains(err.Error(), "FOREIGN KEY") {
-				return fmt.Errorf("account %s: %w", ne.AccountID, locrisk.ErrNotFound)
-			}
-			return fmt.Errorf("insert webhook endpoint: %w", err)
-		}
-		return nil
+	e, secret := ne.Endpoint(ids.New(ids.WebhookEndpoint), truncMs(now)), ids.NewSecret(ids.SigningSecret)
+	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		return locrisk.CreateEndpoint(ctx, endpointTx{txOps{tx}, s}, e, secret)
 	})
 	if err != nil {
 		return locrisk.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
@@ -113,12 +118,11 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limi
 	if err != nil {
 		return nil, "", err
 	}
-	q, args := pg.query(listEndpointsQuery, []any{accountID})
+	q, args := pageQuery(pg, listEndpointsQuery, []any{accountID})
 	var rows []endpointRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list webhook endpoints: %w", err)
 	}
-	rows, next := pageRows(pg, rows, func(r endpointRow) (string, string) { return r.CreatedUTC, r.ID })
 	out := make([]locrisk.WebhookEndpoint, 0, len(rows))
 	for _, r := range rows {
 		e, err := r.endpoint()
@@ -127,6 +131,7 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, limi
 		}
 		out = append(out, e)
 	}
+	out, next := locrisk.PageRows(pg, out, func(e locrisk.WebhookEndpoint) (time.Time, string) { return e.CreatedUTC, e.ID })
 	return out, next, nil
 }
 
@@ -150,75 +155,49 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, accountID, id string) (l
 // is claimed any more; an attempt already in flight may still complete and
 // is then recorded (a failure ends the delivery instead of scheduling a
 // retry). Disabling a disabled endpoint changes nothing and succeeds.
-// Another account's endpoint is ErrNotFound.
+// Another account's endpoint is ErrNotFound (locrisk.DisableWebhookEndpoint).
 func (s *Store) DisableWebhookEndpoint(ctx context.Context, accountID, id string, now time.Time) error {
-	now = truncMs(now)
-	err := s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		var active bool
-		err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ? AND account_id = ?`, id, accountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return locrisk.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if !active {
-			return nil
-		}
-		nowS := FormatTime(now)
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET is_active = 0, disabled_utc = ? WHERE id = ?`, nowS, id); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries
-			SET status = 'failed', error = ?, next_attempt_utc = NULL, lease_expires_utc = NULL
-			WHERE endpoint_id = ? AND status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < ?)`,
-			locrisk.ErrorEndpointDisabled, id, nowS)
+	return locrisk.DisableWebhookEndpoint(ctx, transactor{s}, accountID, id, truncMs(now))
+}
+
+// LockEndpoint is EndpointActive: the write transaction already holds
+// every row against other writers (locrisk.EndpointDisableOps).
+func (t txOps) LockEndpoint(ctx context.Context, accountID, endpointID string) (active, found bool, err error) {
+	return t.EndpointActive(ctx, accountID, endpointID)
+}
+
+// MarkEndpointDisabled marks the endpoint inactive and, in the same
+// transaction, fails its pending deliveries not in flight
+// (locrisk.EndpointDisableOps).
+func (t txOps) MarkEndpointDisabled(ctx context.Context, endpointID string, now time.Time) error {
+	nowS := FormatTime(now)
+	if _, err := t.tx.ExecContext(ctx, `UPDATE webhook_endpoints SET is_active = 0, disabled_utc = ? WHERE id = ?`, nowS, endpointID); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("disable webhook endpoint %s: %w", id, err)
 	}
-	return nil
+	_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries
+		SET status = 'failed', error = ?, next_attempt_utc = NULL, lease_expires_utc = NULL
+		WHERE endpoint_id = ? AND status = 'pending' AND (lease_expires_utc IS NULL OR lease_expires_utc < ?)`,
+		locrisk.ErrorEndpointDisabled, endpointID, nowS)
+	return err
 }
 
-// activeEndpoint checks inside tx that the account's endpoint exists
-// (ErrNotFound) and is active (ErrEndpointDisabled).
-func activeEndpoint(ctx context.Context, tx *sqlx.Tx, accountID, endpointID string) error {
-	var active bool
-	err := tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ? AND account_id = ?`, endpointID, accountID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("webhook endpoint %s: %w", endpointID, locrisk.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("read webhook endpoint %s: %w", endpointID, err)
-	case !active:
-		return fmt.Errorf("webhook endpoint %s: %w", endpointID, locrisk.ErrEndpointDisabled)
-	}
-	return nil
+// EndpointActive reads inside the transaction whether the account's
+// endpoint is active (locrisk.WebhookTxOps).
+func (t txOps) EndpointActive(ctx context.Context, accountID, endpointID string) (active, found bool, err error) {
+	found, err = present(t.tx.GetContext(ctx, &active, `SELECT is_active FROM webhook_endpoints WHERE id = ? AND account_id = ?`, endpointID, accountID))
+	return active, found, err
 }
 
-// webhookSubscribers returns the ids of the account's active endpoints
-// subscribed to eventType, oldest first. q may be the transaction of a job's
-// final transition (the outbox, through Tx) or the database.
-func webhookSubscribers(ctx context.Context, q sqlx.QueryerContext, accountID, eventType string) ([]string, error) {
-	var rows []struct {
-		ID     string `db:"id"`
-		Events string `db:"events"`
-	}
+// WebhookSubscribers returns the ids of the account's active endpoints
+// subscribed to eventType, oldest first, inside the transaction of a job's
+// final transition (the outbox, through locrisk.Tx).
+func (t txOps) WebhookSubscribers(ctx context.Context, accountID, eventType string) ([]string, error) {
+	var eps []locrisk.EndpointEvents
 	// The active-endpoint index: every job's final transaction runs this,
 	// and the account may have any number of disabled endpoints.
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, events FROM webhook_endpoints INDEXED BY webhook_endpoints_active
+	if err := t.tx.SelectContext(ctx, &eps, `SELECT id, events FROM webhook_endpoints INDEXED BY webhook_endpoints_active
 		WHERE account_id = ? AND is_active = 1 ORDER BY created_utc, id`, accountID); err != nil {
 		return nil, fmt.Errorf("find webhook subscribers: %w", err)
 	}
-	var out []string
-	for _, r := range rows {
-		for _, ev := range strings.Fields(r.Events) {
-			if ev == eventType {
-				out = append(out, r.ID)
-				break
-			}
-		}
-	}
-	return out, nil
+	return locrisk.Subscribers(eps, eventType), nil
 }

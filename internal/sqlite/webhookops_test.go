@@ -156,7 +156,7 @@ func TestMigration9KeepsWebhookRows(t *testing.T) {
 	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		ev := testEvent(t0)
 		ev.AccountID = a.ID
-		_, err := insertWebhookEvent(ctx, tx, ev, nil)
+		_, err := txOps{tx}.InsertWebhookEvent(ctx, ev, nil)
 		return err
 	})
 	if err != nil {

@@ -23,27 +23,30 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
-// insertWebhookEvent writes the event and one pending delivery per endpoint
-// id, due at once (at ev.CreatedUTC), inside tx: the outbox half of a job's
-// final transition (through Tx), or a test event. It returns the delivery
-// ids in endpoint order.
-func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
-	if !ids.HasPrefix(ev.ID, ids.Event) || ev.Type == "" || len(ev.Body) == 0 {
-		return nil, fmt.Errorf("%w: incomplete webhook event %q", locrisk.ErrInvalid, ev.ID)
+// isEventID tells an event's id from any other.
+func isEventID(id string) bool { return ids.HasPrefix(id, ids.Event) }
+
+// InsertWebhookEvent writes the event and one pending delivery per
+// endpoint id, due at once (at ev.CreatedUTC), inside the transaction: the
+// outbox half of a job's final transition (through locrisk.Tx), or a test
+// event. It returns the delivery ids in endpoint order.
+func (t txOps) InsertWebhookEvent(ctx context.Context, ev locrisk.WebhookEvent, endpointIDs []string) ([]string, error) {
+	if err := ev.Validate(isEventID); err != nil {
+		return nil, err
 	}
 	created := FormatTime(ev.CreatedUTC)
 	var job sql.NullString
 	if ev.JobID != "" {
 		job = sql.NullString{String: ev.JobID, Valid: true}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, type, job_id, body, created_utc)
 		VALUES (?, ?, ?, ?, ?, ?)`, ev.ID, ev.AccountID, ev.Type, job, string(ev.Body), created); err != nil {
 		return nil, fmt.Errorf("insert webhook event: %w", err)
 	}
 	out := make([]string, 0, len(endpointIDs))
 	for _, ep := range endpointIDs {
 		id := ids.New(ids.Delivery)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
 			(id, event_id, endpoint_id, account_id, status, attempts, next_attempt_utc, created_utc)
 			VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`, id, ev.ID, ep, ev.AccountID, created, created); err != nil {
 			return nil, fmt.Errorf("insert webhook delivery: %w", err)
@@ -51,13 +54,6 @@ func insertWebhookEvent(ctx context.Context, tx *sqlx.Tx, ev locrisk.WebhookEven
 		out = append(out, id)
 	}
 	return out, nil
-}
-
-func checkLimits(l locrisk.DeliveryLimits) error {
-	if l.PerEndpoint <= 0 || l.PerAccount <= 0 {
-		return fmt.Errorf("%w: a claim needs positive per-endpoint and per-account limits", locrisk.ErrInvalid)
-	}
-	return nil
 }
 
 // The delivery claim's queries, one constant each so that
@@ -140,10 +136,7 @@ const (
 // committed and sees the deliveries it wrote: the outbox hook may wake the
 // delivery worker from inside the transaction.
 func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, limits locrisk.DeliveryLimits, now time.Time) (locrisk.DeliveryTask, bool, error) {
-	if lease <= 0 {
-		return locrisk.DeliveryTask{}, false, fmt.Errorf("%w: a claim needs a positive lease", locrisk.ErrInvalid)
-	}
-	if err := checkLimits(limits); err != nil {
+	if err := locrisk.CheckDeliveryClaim(lease, limits); err != nil {
 		return locrisk.DeliveryTask{}, false, err
 	}
 	now = truncMs(now)
@@ -230,7 +223,7 @@ func (s *Store) ClaimWebhookDelivery(ctx context.Context, lease time.Duration, l
 // "due now", so the worker does not spin on it: a finished attempt wakes
 // the worker anyway.
 func (s *Store) NextWebhookDue(ctx context.Context, limits locrisk.DeliveryLimits, now time.Time) (time.Time, bool, error) {
-	if err := checkLimits(limits); err != nil {
+	if err := limits.Validate(); err != nil {
 		return time.Time{}, false, err
 	}
 	nowS := FormatTime(truncMs(now))

@@ -19,6 +19,7 @@ var jobTests = []test{
 	{"Idempotency", idempotency},
 	{"ListPaging", listJobsPaging},
 	{"ListBadCursor", listJobsBadCursor},
+	{"CursorFormat", cursorFormat},
 	{"Retry", retryJob},
 }
 

@@ -77,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"Retention", retentionTests},
 		{"ReferenceCache", referenceTests},
 		{"SigningKeys", signingKeyTests},
+		{"Validation", validationTests},
 		{"Invariants", invariants},
 	}
 	for _, g := range groups {

@@ -1,13 +1,14 @@
 -- Migration 6 of the PostgreSQL store: indexes that make a webhook
 -- delivery claim, and NextWebhookDue, cost the same however many
--- deliveries are pending or done (issue 38). The claim walks the active
--- endpoints an account at a time; per endpoint it seeks the earliest due
--- delivery and counts the leases in force of the endpoint and of its
--- account (internal/pgstore/webhooks.go, claimableDelivery). Before
--- these, each count read every delivery of the endpoint or the whole
--- table, once per pending delivery: about 4 s a claim with 10,000 in the
--- table. Like the SQLite store's (internal/sqlite/schema.sql), but shaped
--- by what PostgreSQL's planner and row versions do (below).
+-- deliveries are pending or done, so that a backlog does not slow every
+-- claim down. The claim walks the active endpoints an account at a time;
+-- per endpoint it seeks the earliest due delivery and counts the leases
+-- in force of the endpoint and of its account
+-- (internal/pgstore/webhooks.go, claimableDelivery). Before these, each
+-- count read every delivery of the endpoint or the whole table, once per
+-- pending delivery: about 4 s a claim with 10,000 in the table. Like the
+-- SQLite store's (internal/sqlite/schema.sql), but shaped by what
+-- PostgreSQL's planner and row versions do (below).
 
 -- An endpoint's pending deliveries in the order a claim takes them. It
 -- replaces webhook_deliveries_due (all pending deliveries by due time),

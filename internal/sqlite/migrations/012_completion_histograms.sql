@@ -1,6 +1,6 @@
 -- Migration 12: completion-time histograms per account and UTC hour, so
 -- that the operations summary's completion percentiles cost the same
--- however many jobs completed in its window (schema version 12; issue 28;
+-- however many jobs completed in its window (schema version 12;
 -- docs/api.md, Operations summary; docs/performance.md, "A large
 -- database"). Until now the summary read one completion time per job of
 -- its window from report_jobs_ended and sorted them: at millions of jobs
