@@ -17,6 +17,7 @@ import (
 	"github.com/locrisk/locrisk/datapack"
 	"github.com/locrisk/locrisk/internal/risk"
 	"github.com/locrisk/locrisk/internal/risk/data"
+	"github.com/locrisk/locrisk/internal/risk/validation"
 )
 
 func (c *cli) dataCheck(args []string) error {
@@ -68,7 +69,7 @@ itself, which takes a few seconds.`, `
 		return fmt.Errorf("loading data from %s: %w", name, err)
 	}
 	fmt.Fprintf(c.stdout, "data: %s (version %s), methodology %s\n\n", name, eng.DataVersion(), risk.MethodologyVersion)
-	res, err := eng.Validate(c.ctx, c.stdout)
+	res, err := validation.Run(c.ctx, eng, c.stdout)
 	if err != nil {
 		return err
 	}

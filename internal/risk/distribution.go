@@ -2,6 +2,7 @@ package risk
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -87,4 +88,57 @@ func (d *distribution) quantile(p float64) float64 {
 // down, so "more hazardous than X% of US residents" holds as stated.
 func scoreOf(share float64) int {
 	return max(0, min(100, int(math.Floor(share*100+1e-10))))
+}
+
+// distributionPool finds equal distributions: the same values and shares,
+// bit for bit.
+type distributionPool struct {
+	byKey map[distributionKey][]*distribution
+	all   []*distribution // in the order first seen
+}
+
+type distributionKey struct {
+	n           int
+	first, last uint64 // bits of the first value and of the last share
+}
+
+// intern returns the pool's distribution equal to d, adding d when it has
+// none; nil stays nil.
+func (p *distributionPool) intern(d *distribution) *distribution {
+	_, got := p.index(d)
+	return got
+}
+
+// index is intern with the distribution's place in p.all.
+func (p *distributionPool) index(d *distribution) (int, *distribution) {
+	if d == nil {
+		return -1, nil
+	}
+	k := distributionKey{n: len(d.Values)}
+	if k.n > 0 && len(d.Below) > 0 {
+		k.first, k.last = math.Float64bits(d.Values[0]), math.Float64bits(d.Below[len(d.Below)-1])
+	}
+	if p.byKey == nil {
+		p.byKey = map[distributionKey][]*distribution{}
+	}
+	for _, c := range p.byKey[k] {
+		if c == d || (bitsEqual(c.Values, d.Values) && bitsEqual(c.Below, d.Below)) {
+			return slices.Index(p.all, c), c
+		}
+	}
+	p.byKey[k] = append(p.byKey[k], d)
+	p.all = append(p.all, d)
+	return len(p.all) - 1, d
+}
+
+func bitsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }

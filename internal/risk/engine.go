@@ -116,69 +116,6 @@ func load(ctx context.Context, fsys fs.FS, logger *slog.Logger, cache ReferenceC
 	return e, nil
 }
 
-// cachedReference is what the reference cache held for this data version
-// and build: a decoded reference, nothing (ref and err nil), or why it
-// could not be read or used.
-type cachedReference struct {
-	ref     *reference
-	readErr error // the cache could not be read
-	err     error // it held something unusable
-}
-
-// readCachedReference reads and decodes the cached reference in the
-// background and delivers it on the channel (nothing without a cache).
-func (e *Engine) readCachedReference(ctx context.Context, cache ReferenceCache) <-chan cachedReference {
-	out := make(chan cachedReference, 1)
-	if cache == nil {
-		out <- cachedReference{}
-		return out
-	}
-	go func() {
-		body, err := cache.LoadReference(ctx, referenceKey(e.dataVersion, buildFingerprint()))
-		switch {
-		case err != nil:
-			out <- cachedReference{readErr: err}
-		case body == nil:
-			out <- cachedReference{}
-		default:
-			ref, err := e.decodeReference(body)
-			out <- cachedReference{ref: ref, err: err}
-		}
-	}()
-	return out
-}
-
-// loadReference uses the cached reference or builds and saves one; it
-// reports whether the cache held it. A cache that cannot be read or written
-// costs time, not correctness: the reference is built and the cause logged.
-func (e *Engine) loadReference(ctx context.Context, tracts []coverage.Tract, logger *slog.Logger, cache ReferenceCache, got cachedReference, trace *referenceTrace) (bool, error) {
-	switch {
-	case got.readErr != nil:
-		logger.Warn("reference cache unreadable; rebuilding", "err", got.readErr)
-	case got.err != nil:
-		logger.Warn("cached reference unusable; rebuilding", "err", got.err)
-	case got.ref != nil:
-		e.ref = got.ref
-		return true, nil
-	}
-	logger.Info("building the population-weighted reference (first start with this data version)", "tracts", len(tracts), "data_version", e.dataVersion)
-	ref, err := e.buildReference(ctx, tracts, logger, trace)
-	if err != nil {
-		return false, err
-	}
-	e.ref = ref
-	if cache != nil {
-		body, err := e.encodeReference(ref)
-		if err == nil {
-			err = cache.SaveReference(ctx, referenceKey(e.dataVersion, buildFingerprint()), body)
-		}
-		if err != nil {
-			logger.Warn("reference not cached; the next start rebuilds it", "err", err)
-		}
-	}
-	return false, nil
-}
-
 // useStormClimate gives the hydrology module the severe weather module's
 // hurricane wind climate for its storm surge indicator, when the severe
 // weather module provides one. It runs once, after every module is loaded

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -241,6 +242,14 @@ func moduleKeysOf[T any](b ByModule[T]) []string {
 		out = append(out, e.Module)
 	}
 	return out
+}
+
+// scoreText writes a score for a message: its number, or null.
+func scoreText(s *int) string {
+	if s == nil {
+		return "null"
+	}
+	return strconv.Itoa(*s)
 }
 
 func hasFlag(a *Assessment, code string) bool {

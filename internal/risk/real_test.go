@@ -10,47 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locrisk/locrisk/internal/risk/data/datatest"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 )
-
-func TestRealPlacesResolveAndKeepInvariants(t *testing.T) {
-	e := loadReal(t)
-	for _, p := range allValidationPlaces() {
-		a, err := e.Assess(context.Background(), p.Lat, p.Lon)
-		if err != nil {
-			t.Errorf("%s: %v", p.Name, err)
-			continue
-		}
-		if a.Location.CountyFIPS != p.County {
-			t.Errorf("%s: county %s, want %s", p.Name, a.Location.CountyFIPS, p.County)
-		}
-		checkInvariants(t, a)
-	}
-}
-
-// TestRealValidationTable is the validation table of docs/methodology.md:
-// every ordering and low must hold on the real data, except the known gaps
-// it lists. `locrisk data validate` prints the same table.
-func TestRealValidationTable(t *testing.T) {
-	e := loadReal(t)
-	var b strings.Builder
-	res, err := e.Validate(context.Background(), &b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Checks < 60 || res.Places < 40 {
-		t.Errorf("only %d places and %d checks", res.Places, res.Checks)
-	}
-	for _, f := range res.Failures {
-		t.Error(f)
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Log("\n" + b.String())
-	}
-}
 
 // TestRealPercentileClaim proves on the real reference that every peril,
 // module and overall score is the share of US residents (2020 tract
@@ -162,26 +125,6 @@ func flagRates(t *testing.T, e *Engine, tr *referenceTrace) map[string]float64 {
 		}
 	}
 	return fired
-}
-
-// BenchmarkAssess reports the median time of one assessment ("p50-us"),
-// the figure the 200 microsecond budget is about, beside the mean.
-func BenchmarkAssess(b *testing.B) {
-	e := loadReal(b)
-	pts := allValidationPlaces()
-	ctx := context.Background()
-	var took []time.Duration
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		p := pts[i%len(pts)]
-		start := time.Now()
-		if _, err := e.Assess(ctx, p.Lat, p.Lon); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, time.Since(start))
-	}
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-us")
 }
 
 // BenchmarkLoad measures start-up both ways in one run: "cold" builds the

@@ -48,35 +48,6 @@ const divergenceShare = 0.01
 // coarse evidence changes no decision.
 const countyFlagMinimum = scoreModerate
 
-// indKey names one ranked indicator's distribution.
-type indKey struct {
-	module int
-	id     string
-}
-
-// reference holds every distribution scores are read from, built once per
-// data version from the census tract centres of population.
-type reference struct {
-	indicators map[indKey]*distribution
-	perils     [][]*distribution // [module][peril]
-	modules    []*distribution   // [module]: hazard values, among residents the module's data score
-	// scored, per module, ranks the share a module's own basis gives a
-	// resident (its hazard value's rank, or its NRI benchmark's where no
-	// hazard layer covers it; news cap applied) among every resident with
-	// a module score, so a module score is the share of all scored
-	// residents whose own module score is lower, whatever each one's basis
-	// (docs/methodology.md, "The scoring chain").
-	scored     []*distribution // [module]
-	nri        map[string]*distribution
-	bench      []*distribution // [module]: the module's NRI benchmark value
-	overall    *distribution
-	divergence []float64 // [module]: a score gap above this raises benchmark_divergence
-
-	tracts     int     // tracts in the reference
-	population float64 // residents in the reference
-	unlocated  int     // tracts whose centre no county polygon holds (placed by their county code)
-}
-
 // obs is one ranked indicator as scoring needs it.
 type obs struct {
 	id     string
@@ -167,26 +138,6 @@ func moduleValue(perils []perilResult) (float64, int) {
 // can occur but is not expected to cause loss), which reads as 0.
 func benchmarkScore(s nri.Score) bool {
 	return s.OK && s.Rating != "No Rating"
-}
-
-// benchValue is a module's NRI benchmark value at a county: the highest
-// population share below among the module's NRI hazards. NaN where NRI has
-// none of them for the county.
-func (r *reference) benchValue(t *nri.Table, spec *ModuleSpec, fips string) float64 {
-	best := math.NaN()
-	for _, p := range spec.Perils {
-		for _, code := range p.NRI {
-			s := t.Hazard(fips, code)
-			d := r.nri[code]
-			if !benchmarkScore(s) || d.empty() {
-				continue
-			}
-			if v := d.below(s.Score); math.IsNaN(best) || v > best {
-				best = v
-			}
-		}
-	}
-	return best
 }
 
 // overallValue is the overall hazard index of a site from its module shares

@@ -90,8 +90,10 @@ func TestRealPlaces(t *testing.T) {
 	}
 }
 
-// TestRealFloodSites checks the places the methodology v2 flood issue
-// measured.
+// TestRealFloodSites checks the flood measures at well-known places that
+// tell the indicators apart: a downtown on a river the major-river layer
+// lacks, an island with tide gauges but no river, a barrier beach, and a
+// plateau town inland.
 func TestRealFloodSites(t *testing.T) {
 	m := realModule(t)
 	cedar := m.Measure(hazard.Site{Lat: 41.9779, Lon: -91.6656, CountyFIPS: "19113", StateCode: "IA", Conus: true})
@@ -278,9 +280,11 @@ var realTerrain = func() func(*testing.T) (*terrain.Model, error) {
 	}
 }()
 
-// TestRealRiverPlaces: the public examples of the hydrology part of issue
-// 36, and riverbank/high-ground pairs in one county, on the real data and
-// terrain.
+// TestRealRiverPlaces: towns whose flood record is public, where the
+// river layers and the terrain must agree with it (a ridge town far from
+// any river, a town beyond its river's reach, a downtown beside its
+// river, rivers only Natural Earth names, canyon towns that flooded), and
+// riverbank/high-ground pairs in one county, on the real data and terrain.
 func TestRealRiverPlaces(t *testing.T) {
 	measure := realWithGround(t)
 	site := func(lat, lon float64, fips, st string) hazard.Site {
