@@ -159,7 +159,7 @@ func fakeApp(t *testing.T, log *stopLog, logOut *strings.Builder) (*app, *fakeSt
 	jobs.after = h.stopped // recorded after "stop accepting", though they run side by side
 	stats := &fakeStats{log: log, timeout: timeout}
 	return &app{
-		cfg:         appConfig{shutdownTimeout: timeout, db: "fake.db", workers: 1},
+		cfg:         appConfig{shutdownTimeout: timeout, db: backendFor("fake.db"), workers: 1},
 		log:         slog.New(slog.NewTextHandler(logOut, nil)),
 		ln:          ln,
 		http:        h,

@@ -42,7 +42,7 @@ calendar month (UTC); the rate limit counts API requests per minute.`, `
 	if rate < 1 {
 		return usagef("--rate-limit must be at least 1, got %d", rate)
 	}
-	st, err := c.openDomainStore(db, storeUse{}, nil)
+	st, err := c.openStore(db, storeUse{})
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ when) and creation time (UTC).`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openDomainStore(db, storeUse{}, nil)
+	st, err := c.openStore(db, storeUse{})
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ report job at once and a new rate limit within a second.`, `
 	case u.RateLimit != nil && rate < 1:
 		return usagef("--rate-limit must be at least 1, got %d", rate)
 	}
-	st, err := c.openDomainStore(db, storeUse{}, nil)
+	st, err := c.openStore(db, storeUse{})
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ account changes nothing.`
 	if len(pos) != 1 {
 		return usagef("want exactly one ACCOUNT_ID, got %s", plural(len(pos), "argument"))
 	}
-	st, err := c.openDomainStore(db, storeUse{}, nil)
+	st, err := c.openStore(db, storeUse{})
 	if err != nil {
 		return err
 	}

@@ -1,18 +1,17 @@
 package main
 
-// `locrisk db purge` and `db vacuum`: the retention purge run by hand, and
-// the one-time switch of an older database file to incremental vacuum.
+// `locrisk db purge`, `db vacuum` and `db migrate`: the retention purge run
+// by hand, the one-time switch of an older database file to incremental
+// vacuum, and the schema brought up to this binary's. How each is done on
+// a file or on PostgreSQL, and what PostgreSQL refuses, is the backend's
+// (backend.go).
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"text/tabwriter"
 
-	"github.com/locrisk/locrisk/internal/filelock"
 	"github.com/locrisk/locrisk/internal/retention"
-	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 func (c *cli) dbPurge(args []string) error {
@@ -44,23 +43,12 @@ only once they are gone).`, `
 	if err != nil {
 		return usagef("--retention: %v", err)
 	}
-	log := slog.New(slog.NewTextHandler(c.stderr, nil))
-	var purger *retention.Purger
-	if isPostgres(db) {
-		st, err := c.openDomainStore(db, storeUse{}, log)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		purger = retention.New(st, retention.Config{Keep: keep, Logger: log})
-	} else {
-		st, err := c.openExistingStore(db)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		purger = newPurger(st, retention.Config{Keep: keep, Logger: log})
+	st, err := c.openStore(db, storeUse{mustExist: true})
+	if err != nil {
+		return err
 	}
+	defer st.Close()
+	purger := st.purger(retention.Config{Keep: keep, Logger: slog.New(slog.NewTextHandler(c.stderr, nil))})
 	r, err := purger.Once(c.ctx, dry)
 	if err != nil {
 		return err
@@ -102,50 +90,12 @@ the file: stop the server first.`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	if isPostgres(db) {
-		return usagef("db vacuum switches a SQLite file to incremental vacuum; PostgreSQL reclaims space with its own autovacuum")
-	}
-	if err := checkDatabaseExists(db); err != nil {
-		return err
-	}
-	// The serve lock (lockServe's) keeps a server off the file during the
-	// rewrite and refuses the vacuum while one runs. It is released after
-	// the store is closed (deferred first, so it runs last): releasing it
-	// closes a descriptor of the file, which drops SQLite's locks.
-	lock, err := filelock.Acquire(db)
-	if errors.Is(err, filelock.ErrLocked) {
-		return fmt.Errorf("a locrisk serve is using the database %s (%w); stop the server first: "+
-			"the vacuum locks out its writers for the whole rewrite", db, err)
-	}
-	if err != nil {
-		return fmt.Errorf("database %s: %w", db, err)
-	}
-	defer lock.Unlock()
-	st, err := c.openStore(db)
+	before, after, err := backendFor(db).vacuum(c.ctx)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	before, err := st.FileStats(c.ctx)
-	if err != nil {
-		return err
-	}
-	if err := st.Vacuum(c.ctx); err != nil {
-		return err
-	}
-	after, err := st.FileStats(c.ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "%d bytes before, %d after; incremental vacuum on\n", before.Bytes(), after.Bytes())
+	fmt.Fprintf(c.stdout, "%d bytes before, %d after; incremental vacuum on\n", before, after)
 	return nil
-}
-
-// newPurger is the retention purge of the SQLite store st, which gives the
-// space a purge frees back to the file system by its incremental vacuum.
-func newPurger(st *sqlite.Store, cfg retention.Config) *retention.Purger {
-	cfg.Reclaim = func(ctx context.Context) (int64, error) { return st.IncrementalVacuum(ctx, retention.VacuumStep) }
-	return retention.New(st, cfg)
 }
 
 func (c *cli) dbMigrate(args []string) error {
@@ -162,10 +112,11 @@ under a lock, and a SQLite file admits one writer at a time.`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	v, err := c.migrateOnly(c.ctx, db)
+	be := backendFor(db)
+	v, err := be.migrate(c.ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s: schema version %d\n", redactDB(db), v)
+	fmt.Fprintf(c.stdout, "%s: schema version %d\n", be, v)
 	return nil
 }

@@ -76,7 +76,7 @@ reports:read also opens the usage endpoints.`, `
 	if err != nil {
 		return usagef("--allow-ip: %v", err)
 	}
-	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
+	st, err := c.openStore(db, storeUse{mustExist: true})
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ request. "-" (null in JSON) means not used since the server recorded uses.`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
+	st, err := c.openStore(db, storeUse{mustExist: true})
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ refuses it within a second. Revoking a revoked key changes nothing.`, `
 	if len(pos) != 1 {
 		return usagef("want exactly one KEY_ID, got %s", plural(len(pos), "argument"))
 	}
-	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
+	st, err := c.openStore(db, storeUse{mustExist: true})
 	if err != nil {
 		return err
 	}

@@ -93,14 +93,14 @@ job fails or the wait times out.`, `
 	}
 
 	// Only warnings and errors: stdout is the result, stderr stays quiet.
-	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := c.quietLog()
 	dataFS, dataName, err := checkedDataPack(dataDir)
 	if err != nil {
 		return err
 	}
 	// Opened with the secret key file, as serve opens it: the JSON and the
 	// PDF printed are signed with the service's key (docs/verification.md).
-	st, err := c.openDomainStore(db, storeUse{mustExist: true, sealed: true, keyFile: keyFile}, log)
+	st, err := c.openStore(db, storeUse{mustExist: true, sealed: true, keyFile: keyFile})
 	if err != nil {
 		return err
 	}

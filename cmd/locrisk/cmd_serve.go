@@ -1,7 +1,7 @@
 package main
 
-// `locrisk serve`: its flags and their checks. The service itself, and the
-// order in which it stops, is app (app.go).
+// `locrisk serve`: its flags and their checks. The service itself is app
+// (app.go), and the order in which it stops is its Close (app_run.go).
 
 import (
 	"flag"
@@ -13,14 +13,13 @@ import (
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/retention"
 	"github.com/locrisk/locrisk/internal/server"
-	"github.com/locrisk/locrisk/internal/sqlite"
 	"github.com/locrisk/locrisk/internal/webhook"
 	"github.com/locrisk/locrisk/internal/webhookworker"
 )
 
 func (c *cli) serve(args []string) error {
 	var cfg appConfig
-	var faults, logFormat, retain, memoryLimit string
+	var db, faults, logFormat, retain, memoryLimit string
 	f := c.newFlags("serve", "[flags]", `
 Runs the HTTP API (under /api/v1) and the report job workers, on one
 SQLite database file. The engine loads the public data built into the
@@ -38,7 +37,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
   locrisk serve --faults report.generate=transient:first=1
   locrisk serve --metrics-addr 127.0.0.1:9464`)
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
-	f.StringVar(&cfg.db, "db", "./locrisk.db", "SQLite database `file` (created if absent), or a postgres:// URL (docs/postgres.md)")
+	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file` (created if absent), or a postgres:// URL (docs/postgres.md)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", dataFlagUsage)
 	f.StringVar(&cfg.secretKeyFile, "secret-key-file", "", "`file` with the key (32 bytes, base64 or hex) that seals webhook signing secrets and the report signing key at rest (default for SQLite: the --db file name + \".key\", created if absent; required for PostgreSQL)")
 	f.IntVar(&cfg.workers, "workers", jobs.DefaultWorkers(), "report job worker goroutines")
@@ -62,6 +61,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
+	cfg.db = backendFor(db)
 	if err := checkMetricsAddr(cfg.metricsAddr, cfg.addr); err != nil {
 		return err
 	}
@@ -139,10 +139,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	log.Info("memory limit", "limit", formatByteSize(debug.SetMemoryLimit(-1)), "from", from)
 
-	openStore := func(path string, wake func(), obs sqlite.Observer) (*sqlite.Store, error) {
-		return c.openServeStore(path, cfg.secretKeyFile, wake, obs, log)
-	}
-	a, err := newApp(c.ctx, cfg, log, openStore)
+	a, err := newApp(c.ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ yet: serve creates the first at start.`, `
 	if asJSON && asPEM {
 		return usagef("--json and --pem do not go together")
 	}
-	st, err := c.openDomainStore(db, storeUse{mustExist: true}, nil)
+	st, err := c.openStore(db, storeUse{mustExist: true})
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ file serve uses (--secret-key-file, by default the --db file name + ".key").`, `
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	st, err := c.openDomainStore(db, storeUse{mustExist: true, sealed: true, keyFile: keyFile}, c.quietLog())
+	st, err := c.openStore(db, storeUse{mustExist: true, sealed: true, keyFile: keyFile})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func newAPIEnv(t testing.TB, cfg server.Config) *apiEnv {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "api.db")
-	st, err := (&cli{ctx: ctx}).openStoreNotify(path, nil)
+	st, err := sqliteBackend{path: path}.openWith(ctx, nil, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +79,12 @@ func newAPIEnv(t testing.TB, cfg server.Config) *apiEnv {
 	api := newSQLiteAPI(cfg, st, anywhere{}, nil)
 	t.Cleanup(func() { api.Close(context.Background()) })
 	return &apiEnv{t: t, path: path, st: st, api: api, key: key}
+}
+
+// newSQLiteAPI is newAPI on the SQLite store st, as serve assembles it on
+// a file, for the tests that need SQLite's locks under the API.
+func newSQLiteAPI(cfg server.Config, st *sqlite.Store, loc server.Locator, notify func()) *server.Server {
+	return newAPI(cfg, newSQLiteServe("", st, nil), loc, notify)
 }
 
 // do serves one request with the account's key.

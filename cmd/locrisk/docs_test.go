@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/locrisk/locrisk/internal/server"
+	"github.com/locrisk/locrisk/internal/sqlite"
 )
 
 // apiExamples is the file whose curl examples ("# 1. ...") show every API
@@ -255,7 +256,7 @@ func TestVerificationOpenSSLRecipe(t *testing.T) {
 	if r := cmd(t, env, "signing-keys", "rotate"); r.code != exitOK {
 		t.Fatalf("signing-keys rotate: exit %d\n%s", r.code, r.stderr)
 	}
-	st, err := (&cli{ctx: context.Background()}).openStoreNotify(db, nil)
+	st, err := sqliteBackend{path: db}.openWith(context.Background(), nil, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,11 @@
 //
 // Where things are: commands.go holds the command table, run and the
 // top-level usage; flags.go the flag-and-environment parsing every command
-// uses; cmd_<name>.go one command (or one group: keys, data) each; db.go
-// how commands open the database; app.go the running service that serve
-// starts and stops.
+// uses; cmd_<name>.go one command (or one group: keys, data) each;
+// backend.go which database --db names, chosen once, with
+// backend_sqlite.go and backend_postgres.go what each kind opens and adds
+// to the service; app.go the running service that serve assembles,
+// app_run.go its start and stop, listen.go its listeners.
 package main
 
 import (

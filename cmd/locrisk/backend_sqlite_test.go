@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -57,12 +56,12 @@ func TestServeSecretsRestoredWithoutKey(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := &cli{ctx: ctx, env: func(string) (string, bool) { return "", false }, stdout: io.Discard, stderr: io.Discard}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	st, err = c.openServeStore(db, "", nil, nil, log)
+	be := sqliteBackend{path: db}
+	served, err := be.openServe(ctx, serveOptions{log: log})
 	if err == nil {
-		st.Close()
+		served.Close()
 		t.Fatal("serve opened a database of sealed secrets with a newly generated key")
 	}
 	if !errors.Is(err, sqlite.ErrSecretKey) {
@@ -84,9 +83,9 @@ func TestServeSecretsRestoredWithoutKey(t *testing.T) {
 	if err := os.WriteFile(keyPath, saved, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err = c.openServeStore(db, "", nil, nil, log)
+	served, err = be.openServe(ctx, serveOptions{log: log})
 	if err != nil {
 		t.Fatalf("with the original key restored: %v", err)
 	}
-	st.Close()
+	served.Close()
 }
