@@ -2,7 +2,9 @@
 // keys and their scopes, report jobs and their statuses, batches, usage,
 // webhook endpoints, events and deliveries, retention counts, and the
 // errors every store reports in the same words (not found, conflict, quota,
-// busy or overloaded, closed). It has no storage and no HTTP: the SQLite
-// store (internal/sqlite) implements the operations on these types, and the
-// server, workers and commands speak them (docs/architecture.md).
+// busy or overloaded, closed). It has no storage and no HTTP: two stores
+// implement the operations on these types, SQLite (internal/sqlite), the
+// default, and PostgreSQL (internal/pgstore), for several nodes on one
+// database (docs/postgres.md); the server, workers and commands speak them
+// (docs/architecture.md).
 package locrisk

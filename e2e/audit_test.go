@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestAuditTrail (issue 29) runs what an auditor does, through the real
+// TestAuditTrail runs what an auditor does, through the real
 // binary: a report fetched from the API and saved verifies offline with
 // only the published keys, and fails once any byte of it is changed; the
 // PDF passes qpdf --check, shows its verification line and its attached
@@ -147,8 +147,9 @@ func decodeBase64(t *testing.T, s string) []byte {
 	return b
 }
 
-// checkPDFPages (issue 37): `report verify` on the served PDF checks its
-// pages too. It says so; a rewrite by qpdf that keeps what the file holds
+// checkPDFPages: `report verify` on the served PDF checks its pages too,
+// since a reader trusts what the pages show, not only the attachment. It
+// says so; a rewrite by qpdf that keeps what the file holds
 // still verifies; a page edited, an incremental update appended or the
 // attachment removed fails with the reason; --attachment-only checks the
 // carried JSON and says the pages were not.

@@ -13,8 +13,8 @@ import (
 // BenchmarkCreateToCompleted measures, under light load (one job at a
 // time), the time from sending POST .../report-jobs to the first GET of the
 // job that reads completed, polling the job back to back. It reports the
-// median as p50-ms (issue 3's target: at most 20 ms; issue 16's, with group
-// commit: at most 5 ms), the 95th percentile as p95-ms and the 99th as
+// median as p50-ms (the target: at most 5 ms since group commit, 20 ms
+// before it), the 95th percentile as p95-ms and the 99th as
 // p99-ms. Use -benchtime 200x or more for a p99 worth reading. The server uses the real data sets when
 // LOCRISK_DATA_DIR is set (a realistic engine), else the fixtures.
 //

@@ -89,10 +89,12 @@ func readiness(t *testing.T, srv *server, want string, timeout time.Duration) ma
 	}
 }
 
-// TestReadyzFollowsAFullDisk (issue 38): on a real file system that
-// fills up, /readyz says not ready (the database check says why) although
-// nothing was refused yet, stays not ready after a restart on the full
-// disk, and says ready again once room returns, with no other write.
+// TestReadyzFollowsAFullDisk: on a real file system that fills up,
+// /readyz says not ready (the database check says why) although nothing
+// was refused yet, stays not ready after a restart on the full disk, and
+// says ready again once room returns, with no other write. Readiness leads
+// the failures, so that traffic can leave a server that cannot write
+// before its clients are refused.
 func TestReadyzFollowsAFullDisk(t *testing.T) {
 	fs := mountSmallFS(t, "256m")
 	db := filepath.Join(fs, "full.db")
@@ -125,7 +127,7 @@ func TestReadyzFollowsAFullDisk(t *testing.T) {
 	readiness(t, srv, "ready", 2*time.Minute)
 }
 
-// TestFirstStartOnALittleDisk (issue 38): a first start where the disk
+// TestFirstStartOnALittleDisk: a first start where the disk
 // has too little room for the engine's reference (about twice its size,
 // for the write-ahead log) does not try to save it, which would fill the
 // disk and leave no room for any write; it says so in the log, with the

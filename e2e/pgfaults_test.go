@@ -79,11 +79,13 @@ func (c *pgCluster) ctl(t *testing.T, action string) {
 		"-l", filepath.Join(c.dir, "server.log"), "-m", "fast", "-w", action)
 }
 
-// TestPostgresRestartAnswersNo500 (issue 38): requests keep coming while
-// the PostgreSQL server restarts; every answer is a success or a
-// retryable 503 with Retry-After (database_unavailable), never a 500, and
-// once the server is back, requests succeed again without a restart of
-// locrisk. Every job acknowledged with 202 exists afterwards.
+// TestPostgresRestartAnswersNo500: requests keep coming while the
+// PostgreSQL server restarts; every answer is a success or a retryable
+// 503 with Retry-After (database_unavailable), never a 500, and once the
+// server is back, requests succeed again without a restart of locrisk.
+// Every job acknowledged with 202 exists afterwards. A database restart is
+// an outage a client can wait out, so it must be told to retry, and must
+// not lose what it was told was accepted.
 func TestPostgresRestartAnswersNo500(t *testing.T) {
 	needSignals(t)
 	pg := startCluster(t, "")
@@ -162,11 +164,12 @@ func TestPostgresRestartAnswersNo500(t *testing.T) {
 	}
 }
 
-// TestPostgresReadyzFollowsAFullDisk (issue 38): the PostgreSQL server's
-// data on a small file system that fills up: /readyz says not ready
-// (within the time a proof of room holds, with no request refused
-// first), stays not ready for a locrisk started on the full disk, and is
-// ready again once room returns.
+// TestPostgresReadyzFollowsAFullDisk: the PostgreSQL server's data on a
+// small file system that fills up: /readyz says not ready (within the
+// time a proof of room holds, with no request refused first), stays not
+// ready for a locrisk started on the full disk, and is ready again once
+// room returns. Readiness leads the failures, so that traffic can leave a
+// node that cannot write before its clients are refused.
 func TestPostgresReadyzFollowsAFullDisk(t *testing.T) {
 	needSignals(t)
 	fs := mountSmallFS(t, "256m")

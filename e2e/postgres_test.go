@@ -53,14 +53,15 @@ func postgresDB(t *testing.T) string {
 	return u.String()
 }
 
-// TestTwoNodesOnPostgres (issue 30): two serve processes on one PostgreSQL
-// database, 32 clients spread over both. Every client sends its jobs under
-// idempotency keys, each key to both nodes; the account's quota is smaller
-// than the keys. One node is killed with SIGKILL in the middle of the load.
-// Then: exactly as many jobs as the quota allows, one per key whatever node
-// answered, every accepted job completed exactly once (one report each),
-// and every completion's webhook delivered at least once, under one
-// delivery id per job.
+// TestTwoNodesOnPostgres: the guarantees one SQLite writer gives for free
+// must hold across nodes that write at once. Two serve processes on one
+// PostgreSQL database, 32 clients spread over both. Every client sends its
+// jobs under idempotency keys, each key to both nodes; the account's quota
+// is smaller than the keys. One node is killed with SIGKILL in the middle
+// of the load. Then: exactly as many jobs as the quota allows, one per key
+// whatever node answered, every accepted job completed exactly once (one
+// report each), and every completion's webhook delivered at least once,
+// under one delivery id per job.
 func TestTwoNodesOnPostgres(t *testing.T) {
 	needSignals(t)
 	dsn := postgresDB(t)

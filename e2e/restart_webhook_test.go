@@ -18,7 +18,8 @@ import (
 // delivery nor a new one to the same receiver left the restarted server
 // before then. Now the restarted server hands its predecessor's leases
 // back before its workers start (store.ReleaseLeftLeases), and both leave
-// within 2 s of its start (issue 28).
+// within 2 s of its start, so that a receiver waits for a restart, not
+// for a dead server's lease to run out.
 func TestWebhookAfterKill(t *testing.T) {
 	needSignals(t)
 	t.Parallel()

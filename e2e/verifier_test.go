@@ -97,7 +97,7 @@ func main() {
 
 // An auditor's module imports reportverify the same way, offline, builds
 // nothing but it and the standard library, and checks reports the real
-// binary signed (issue 29): the JSON and the PDF's attachment verify with
+// binary signed: the JSON and the PDF's attachment verify with
 // the published key set and with a PEM key alone; a report changed in a
 // single byte does not.
 func TestReportVerifierImportsFromAnotherModule(t *testing.T) {

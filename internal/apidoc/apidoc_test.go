@@ -10,7 +10,8 @@ import (
 )
 
 // These tests hold the document to what third-party tools read the same
-// way (issue 26): Prism, Redocly and libopenapi-validator. The server
+// way, so that a client generated or a mock served from it by any of them
+// matches the API: Prism, Redocly and libopenapi-validator. The server
 // package's tests check it against the live responses; these check the
 // document alone.
 

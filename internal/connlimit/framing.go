@@ -2,7 +2,7 @@ package connlimit
 
 import "bytes"
 
-// Request framing (RFC 9112; issue 38). net/http reads the requests a
+// Request framing (RFC 9112). net/http reads the requests a
 // client sends on a connection one after another, pipelined ones included,
 // and answers each in order. Two things it does not do are done here, on
 // the bytes of each connection as they arrive and before net/http reads

@@ -14,7 +14,8 @@ import (
 )
 
 // fullQueue is a job queue on a full disk: a job is always runnable, but
-// every claim, a write, fails (issue 28). It counts the claims.
+// every claim, a write, fails. It counts the claims, which must not spin
+// while the disk stays full.
 type fullQueue struct {
 	locrisk.JobQueue // nil: nothing else is called
 	mu               sync.Mutex

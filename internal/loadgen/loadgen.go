@@ -1,14 +1,19 @@
-// Package loadgen is the load client of the job creation benchmarks and
-// the scale test (docs/performance.md, Job creation and A large
-// database): concurrent clients, each on one kept-alive connection writing
-// raw HTTP/1.1 and reading each answer with http.ReadResponse, as wrk
-// does (issue 16 measured with it), rather than through an http.Client,
-// whose transport costs several goroutine hand-offs per request. The
-// clients share the machine's cores with the server they measure, and
-// should take as little of them as they can, alike for every server.
+// Package loadgen is the load client of the job creation benchmarks, the
+// scale test and the whole-path measurement (docs/performance.md, Job
+// creation, The whole path and A large database): concurrent clients,
+// each on one kept-alive connection writing raw HTTP/1.1 and reading each
+// answer with http.ReadResponse, as wrk does (the job creation target was
+// first measured with wrk), rather than through an http.Client, whose
+// transport costs several goroutine hand-offs per request. The clients
+// share the machine's cores with the server they measure, and should take
+// as little of them as they can, alike for every server.
 //
-// It is used by tests only: internal/server's (the API on its own) and
-// cmd/locrisk's (the assembled API beside a bare SQLite insert).
+// It is used by tests only, and is kept to the client: it imports neither
+// package testing nor a database, and reports a failed request as an
+// error. The glue to a *testing.B (b.RunParallel, b.ReportMetric) and the
+// bare SQLite insert the benchmarks compare against live in the test files
+// that use them: internal/server's and cmd/locrisk's bench_test.go, and
+// e2e's.
 package loadgen
 
 import (
@@ -23,14 +28,13 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/locrisk/locrisk/internal/view"
 )
 
-// Clients is the number of concurrent clients, as in issue 16's
-// measurement (32 connections).
+// Clients is the number of concurrent clients: 32 connections, the load
+// the job creation target was set for.
 const Clients = 32
 
 // Body is the body of every request sent: one coordinate.
@@ -59,6 +63,12 @@ func PostBody(buf []byte, path string, body []byte, headers ...string) []byte {
 	return append(buf, body...)
 }
 
+// Posts sends a POST of Body to path every time, with no other header:
+// what a bare baseline handler takes.
+func Posts(path string) Sender {
+	return func(buf []byte, _ int64) []byte { return Post(buf, path) }
+}
+
 // CreateJobsAt sends job creations with the API key key and no
 // Idempotency-Key, the i-th at points[i % len(points)] (latitude,
 // longitude), so that the engine computes a different place each time.
@@ -83,51 +93,51 @@ func CreateJobs(key string) Sender {
 }
 
 // CreateJobsNoKey sends job creations with the API key key and no
-// Idempotency-Key: the same request every time, as issue 16 measured
-// with wrk.
+// Idempotency-Key: the same request every time, the request the job
+// creation target (at least the rate of a bare synchronous=NORMAL insert)
+// was set for and first measured with wrk.
 func CreateJobsNoKey(key string) Sender {
 	auth := "Authorization: Bearer " + key + "\r\n"
 	return func(buf []byte, _ int64) []byte { return Post(buf, view.JobsPath, auth) }
 }
 
-// conn is one client's kept-alive connection.
-type conn struct {
+// Conn is one client's kept-alive connection.
+type Conn struct {
 	conn net.Conn
 	br   *bufio.Reader
 	buf  []byte
 }
 
-func dial(tb testing.TB, addr string) *conn {
-	tb.Helper()
+// Dial opens a client's connection to the listener at addr.
+func Dial(addr string) (*Conn, error) {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	return &conn{conn: c, br: bufio.NewReader(c)}
+	return &Conn{conn: c, br: bufio.NewReader(c)}, nil
 }
 
-// sendTimed sends the i-th request, reads the whole answer and insists on
-// 202; it returns how long that took, or ok false once it has reported a
-// failure.
-func (c *conn) sendTimed(tb testing.TB, send Sender, i int64) (d time.Duration, ok bool) {
+// Close closes the connection.
+func (c *Conn) Close() error { return c.conn.Close() }
+
+// Send sends the i-th request of send, reads the whole answer and insists
+// on 202; it returns how long that took.
+func (c *Conn) Send(send Sender, i int64) (time.Duration, error) {
 	c.buf = send(c.buf[:0], i)
 	begin := time.Now()
 	if _, err := c.conn.Write(c.buf); err != nil {
-		tb.Error(err)
-		return 0, false
+		return 0, err
 	}
 	resp, err := http.ReadResponse(c.br, nil)
 	if err != nil {
-		tb.Error(err)
-		return 0, false
+		return 0, err
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		tb.Errorf("status %d", resp.StatusCode)
-		return 0, false
+		return 0, fmt.Errorf("loadgen: status %d, want 202", resp.StatusCode)
 	}
-	return time.Since(begin), true
+	return time.Since(begin), nil
 }
 
 // Result is what one run measured.
@@ -155,68 +165,117 @@ func (r *Result) Add(o Result) {
 	r.Lat = append(r.Lat, o.Lat...)
 }
 
-// Run sends requests to the listener at addr from clients concurrent
-// clients, each one after the other on its own connection, for d, and
-// insists on 202 for each.
-func Run(tb testing.TB, addr string, clients int, d time.Duration, send Sender) Result {
-	tb.Helper()
-	conns := make([]*conn, clients)
-	for i := range conns {
-		conns[i] = dial(tb, addr)
-		defer conns[i].conn.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var (
-		n   atomic.Int64
-		mu  sync.Mutex
-		all []time.Duration
-		wg  sync.WaitGroup
-	)
-	start := time.Now()
-	for _, c := range conns {
-		wg.Go(func() {
-			var lat []time.Duration
-			defer func() { mu.Lock(); all = append(all, lat...); mu.Unlock() }()
-			for ctx.Err() == nil {
-				d, ok := c.sendTimed(tb, send, n.Add(1))
-				if !ok {
-					return
-				}
-				lat = append(lat, d)
-			}
-		})
-	}
-	wg.Wait()
-	return Result{Elapsed: time.Since(start), Lat: all}
+// Report hands r's rate and its p50 and p99 latencies to report, under
+// the units req/s, p50-ms and p99-ms: pass a benchmark's ReportMetric.
+func (r Result) Report(report func(n float64, unit string)) {
+	report(r.Rate(), "req/s")
+	report(r.PctMS(50), "p50-ms")
+	report(r.PctMS(99), "p99-ms")
 }
 
-// RunParallel is the b.N form of Run, for a benchmark of one server: it
-// runs Clients goroutines, each on its own connection, and reports req/s,
-// p50-ms and p99-ms.
-func RunParallel(b *testing.B, addr string, send Sender) {
-	var (
-		n   atomic.Int64
-		mu  sync.Mutex
-		all []time.Duration
-	)
-	b.SetParallelism((Clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		c := dial(b, addr)
-		defer c.conn.Close()
-		var lat []time.Duration
-		defer func() { mu.Lock(); all = append(all, lat...); mu.Unlock() }()
-		for pb.Next() {
-			d, ok := c.sendTimed(b, send, n.Add(1))
-			if !ok {
-				return
+// Run sends requests to the listener at addr from clients concurrent
+// clients, each one after the other on its own connection, for d, and
+// insists on 202 for each. A client stops at its first failure; Run
+// returns what was answered and the first failure, once every client has
+// stopped.
+func Run(addr string, clients int, d time.Duration, send Sender) (Result, error) {
+	conns := make([]*Conn, clients)
+	for i := range conns {
+		c, err := Dial(addr)
+		if err != nil {
+			for _, c := range conns[:i] {
+				c.Close()
 			}
-			lat = append(lat, d)
+			return Result{}, err
 		}
-	})
-	r := Result{Elapsed: b.Elapsed(), Lat: all}
-	b.ReportMetric(r.Rate(), "req/s")
-	b.ReportMetric(r.PctMS(50), "p50-ms")
-	b.ReportMetric(r.PctMS(99), "p99-ms")
+		conns[i] = c
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	p := &Parallel{send: send}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() { p.client(c, func() bool { return ctx.Err() == nil }) })
+	}
+	wg.Wait()
+	return p.Result(time.Since(start)), p.Err()
+}
+
+// Parallel is a run whose clients are started by someone else, such as a
+// benchmark's b.RunParallel, each calling Client; it numbers their
+// requests as one sequence and gathers their latencies.
+type Parallel struct {
+	addr string
+	send Sender
+	n    atomic.Int64
+
+	mu    sync.Mutex
+	lat   []time.Duration
+	first error
+}
+
+// NewParallel is a run of send against the listener at addr.
+func NewParallel(addr string, send Sender) *Parallel {
+	return &Parallel{addr: addr, send: send}
+}
+
+// Parallelism is the value for a benchmark's SetParallelism that makes
+// about Clients goroutines at the current GOMAXPROCS.
+func Parallelism() int {
+	procs := runtime.GOMAXPROCS(0)
+	return (Clients + procs - 1) / procs
+}
+
+// Client runs one client on a connection of its own, sending while next
+// says so; it returns its first failure, having stopped there.
+func (p *Parallel) Client(next func() bool) error {
+	c, err := Dial(p.addr)
+	if err != nil {
+		p.fail(err)
+		return err
+	}
+	defer c.Close()
+	return p.client(c, next)
+}
+
+func (p *Parallel) client(c *Conn, next func() bool) error {
+	var lat []time.Duration
+	defer func() { p.mu.Lock(); p.lat = append(p.lat, lat...); p.mu.Unlock() }()
+	for next() {
+		d, err := c.Send(p.send, p.n.Add(1))
+		if err != nil {
+			p.fail(err)
+			return err
+		}
+		lat = append(lat, d)
+	}
+	return nil
+}
+
+func (p *Parallel) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.first == nil {
+		p.first = err
+	}
+}
+
+// Err is the first failure of any client, or nil.
+func (p *Parallel) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.first
+}
+
+// Result is what the clients measured, over elapsed.
+func (p *Parallel) Result(elapsed time.Duration) Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Result{Elapsed: elapsed, Lat: slices.Clone(p.lat)}
 }

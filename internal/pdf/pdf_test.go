@@ -676,8 +676,8 @@ func TestFormatting(t *testing.T) {
 		{"High", "class", "High"}, {nil, "km", "–"}, {true, "", "Yes"}, {int64(7), "per year", "7 per year"},
 		{2.5e-05, "probability", "0.0025%"}, {0.227, "probability", "22.7%"}, {0.0, "probability", "none on record"},
 		{"none", "probability", "none"}, {30.5, "score 0-100", "30.5"},
-		// Units that read badly after the number (issue 37): said the way
-		// a reader says them, and areas with a superscript.
+		// Units that read badly after the number ("5 category"): said the
+		// way a reader says them, and areas with a superscript.
 		{5.0, "category", "category 5"}, {json.Number("3"), "category", "category 3"},
 		{0.0, "category", "none on record"}, {2.0, "class", "class 2"}, {6.24, "magnitude", "magnitude 6.24"},
 		{0.608, "index", "0.608"}, {0.0, "index", "0"}, {1.0, "degrees", "1 degree"}, {1.95, "degrees", "1.95 degrees"},

@@ -67,7 +67,7 @@ func TestRealOutlines(t *testing.T) {
 }
 
 // The locator map frames the whole state, and the county inset hides none
-// of it (issue 37: Puerto Rico's inset covered the west of the island).
+// of it (Puerto Rico's inset once covered the west of the island).
 // Named sites and every tenth county of the real coverage layer are laid
 // out at each of the cover's map heights: every vertex of the state's
 // outline lies in the map, and no land lies under the inset or the scale

@@ -12,7 +12,7 @@ import (
 )
 
 // maxScreeningPages is the most pages a screening report may take at the
-// default detail (issue 26, item 5).
+// default detail: six US Letter pages, as docs/api.md promises.
 const maxScreeningPages = 6
 
 // TestScreeningReportFits renders the hand-made sample and real reports
@@ -72,7 +72,8 @@ func TestScreeningReportFits(t *testing.T) {
 					t.Errorf("top risk %d (%s) is not on page 1 in full: %q", i+1, tr.Module, reason)
 				}
 			}
-			// Every peril's chance reads in full (the issue's "fire reachi…").
+			// Every peril's chance reads in full, never cut short as
+			// "fire reachi…" once was.
 			for _, mod := range a.Report.Modules {
 				for _, p := range mod.Value.Perils {
 					if c := clean(chanceText(p), false); c != "" && !strings.Contains(all, c) {
@@ -109,7 +110,7 @@ func realInput(t *testing.T, e *risk.Engine, lat, lon float64) Input {
 	}
 }
 
-// badUnit is what issue 37 found in the text: a unit after its number
+// badUnit is what reads badly in the text: a unit after its number
 // that a reader says before it or not at all ("5 category", "0.61 index",
 // but "42 magnitude 4+ earthquakes" is fine), and a power without its
 // superscript ("residents per km2").

@@ -337,7 +337,7 @@ func (r *Runner[T]) claim(ctx context.Context, slot int) (T, bool, error) {
 // may succeed, and the items it was after stay due: retrying when the
 // next one falls due (at least a millisecond) made the webhook worker
 // claim and log about 690 times a second, on a quarter of a core, while
-// the disk was full (issue 28). So a failed claim pauses every slot's
+// the disk was full. So a failed claim pauses every slot's
 // claims, for claimPauseBase doubling with each failure in a row up to
 // claimPauseMax, each pause drawn within ±claimPauseJitter of that so that
 // the two runners of a server (jobs and deliveries) do not retry in step.

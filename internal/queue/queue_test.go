@@ -587,7 +587,7 @@ func (k *failingClaims) counts() (attempts, failures int) {
 }
 
 // TestClaimFailuresBackOff: while every claim fails (a full disk under the
-// webhook worker, issue 28) with items due and many slots, the runner
+// webhook worker) with items due and many slots, the runner
 // claims a handful of times a minute, not hundreds of times a second:
 // each failure in a row doubles the pause, up to claimPauseMax; the error
 // is logged once and then summarised at most every claimLogEvery, with

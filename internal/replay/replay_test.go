@@ -60,8 +60,9 @@ func loadReal(t *testing.T) *risk.Engine {
 
 // TestReplayIsByteIdentical: with the same binary and data, replaying the
 // document of a report served for a random covered place gives it back
-// byte for byte, for 1,000 places in every covered part of the country
-// (issue 29), at both details.
+// byte for byte, for 1,000 places in every covered part of the country,
+// at both details: an auditor's replay must be able to confirm any report
+// the service signed, wherever it is.
 func TestReplayIsByteIdentical(t *testing.T) {
 	eng := loadReal(t)
 	r := rand.New(rand.NewPCG(29, 1000))

@@ -1133,7 +1133,7 @@ func percentile(d []time.Duration, p int) time.Duration {
 // completed (real scheduler with its default workers, jobs.DefaultWorkers;
 // a fake engine that answers at once; the real store on a temporary
 // file), one batch at a time, and
-// reports the median as p50-ms (issue 16's target: at most 100 ms), the
+// reports the median as p50-ms (the target: at most 100 ms), the
 // 95th and the 99th percentile. Use -benchtime 50x or more for a p99 worth
 // reading.
 func BenchmarkBatch100(b *testing.B) {

@@ -20,7 +20,24 @@ import (
 //	go test -run '^$' -bench CreateJob ./internal/server
 func BenchmarkCreateJob(b *testing.B) {
 	ts, key := createJobServer(b)
-	loadgen.RunParallel(b, ts.Listener.Addr().String(), loadgen.CreateJobs(key))
+	runParallel(b, ts.Listener.Addr().String(), loadgen.CreateJobs(key))
+}
+
+// runParallel runs b.N requests of send against the listener at addr from
+// about loadgen.Clients goroutines, each on its own connection, and
+// reports req/s, p50-ms and p99-ms. It is the *testing.B side of
+// loadgen.Parallel, which imports no testing; cmd/locrisk's benchmarks
+// have the same few lines.
+func runParallel(b *testing.B, addr string, send loadgen.Sender) {
+	p := loadgen.NewParallel(addr, send)
+	b.SetParallelism(loadgen.Parallelism())
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		if err := p.Client(pb.Next); err != nil {
+			b.Error(err)
+		}
+	})
+	p.Result(b.Elapsed()).Report(b.ReportMetric)
 }
 
 // createJobServer is the real handler over the real store with one

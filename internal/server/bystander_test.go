@@ -17,8 +17,9 @@ import (
 // TestBystanderBesideHostileBodies (LOCRISK_LOAD=1, over loopback): 200
 // clients of eight accounts post 1 MiB bodies of 90,000 keys as fast as
 // they are answered, while another account reads its job list. The
-// reader's p99 must stay within a second (issue 28: 1.1 s before large
-// bodies took turns, bodyTurns). Run it with
+// reader's p99 must stay within a second (it was 1.1 s before large
+// bodies took turns, bodyTurns), so that one account's hostile bodies do
+// not stall everyone else's requests. Run it with
 //
 //	LOCRISK_LOAD=1 go test -count=1 -run TestBystanderBesideHostileBodies -v ./internal/server
 func TestBystanderBesideHostileBodies(t *testing.T) {

@@ -61,7 +61,7 @@ func getWithBody(path string, n int, close bool) []byte {
 // with Connection: close. Before, the server answered without reading the
 // body and closed the connection with the body unread, so the client,
 // still sending it, had the connection reset and lost the end of the
-// answer (issue 28: cut after about 120 KB of 195 KB). Now the rest of a
+// answer (cut after about 120 KB of 195 KB). Now the rest of a
 // body the handler did not read is read and dropped, up to the body limit
 // and within the body's time, before the answer; on a kept-alive
 // connection the next request is then served too.

@@ -134,7 +134,7 @@ func (l *inFlight) held(account string) int {
 // length: about 10 ms for 1 MiB of 90,000 keys. The write half of the
 // slots lets 128 such bodies be parsed at once, which on two cores left a
 // bystander's plain GET waiting for a processor: p99 1.1 s with 200
-// clients posting them (issue 28). So a body longer than bigBody, once
+// clients posting them. So a body longer than bigBody, once
 // read, waits for one of bodyTurns' turns, as many as Go has processors,
 // and holds it until its handler has picked its fields out (bodyParsed) or
 // returns; reading a body takes no turn (a slow client must not hold one),

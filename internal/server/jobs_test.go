@@ -416,12 +416,13 @@ func TestQuota(t *testing.T) {
 	e.createJob(key, 42, -100)
 }
 
-// TestConcurrentCreatesKeepQuotaAndIdempotency: issue 16's guarantees
-// through the handler, with the requests committed in shared groups
-// (docs/operations.md, The database file). 50 concurrent creations against a
-// remaining quota of 20 give exactly 20 jobs and 30 quota_exceeded
-// answers; 20 concurrent creations with one Idempotency-Key give one job,
-// created once and replayed 19 times.
+// TestConcurrentCreatesKeepQuotaAndIdempotency: sharing commits among
+// concurrent requests must not weaken the quota or the idempotency keys.
+// Both are checked through the handler, with the requests committed in
+// shared groups (docs/operations.md, The database file). 50 concurrent
+// creations against a remaining quota of 20 give exactly 20 jobs and 30
+// quota_exceeded answers; 20 concurrent creations with one Idempotency-Key
+// give one job, created once and replayed 19 times.
 func TestConcurrentCreatesKeepQuotaAndIdempotency(t *testing.T) {
 	// Room for all 50 at once: the per-account share of the request
 	// slots (inflight.go) would turn some away before the store.

@@ -15,7 +15,7 @@ import (
 	"github.com/locrisk/locrisk/reportverify"
 )
 
-// TestReportsAreSigned (issue 29): the summary and full JSON and the PDF's
+// TestReportsAreSigned: the summary and full JSON and the PDF's
 // attached JSON verify, offline, with only the keys the well-known path
 // publishes; a document changed in any one byte of its content does not;
 // the provenance names the inputs and the stored body's digest.

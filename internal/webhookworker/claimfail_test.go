@@ -15,8 +15,8 @@ import (
 )
 
 // fullOutbox is a webhook outbox on a full disk: its reads work, so a
-// delivery is always due (NextWebhookDue), but every claim, a write, fails
-// (issue 28). It counts the claims.
+// delivery is always due (NextWebhookDue), but every claim, a write, fails.
+// It counts the claims.
 type fullOutbox struct {
 	mu     sync.Mutex
 	claims int
@@ -44,7 +44,7 @@ func (o *fullOutbox) ReleaseWebhookDelivery(context.Context, locrisk.DeliveryTas
 // TestClaimFailuresDoNotSpin: while its claims cannot commit, the delivery
 // worker claims a few times in ten seconds and logs one line, where it
 // claimed (and logged) about 690 times a second, on a quarter of a core,
-// before its runner backed off (issue 28; internal/queue, claimFailures).
+// before its runner backed off (internal/queue, claimFailures).
 func TestClaimFailuresDoNotSpin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &fullOutbox{}
