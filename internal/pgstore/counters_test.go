@@ -92,16 +92,23 @@ const (
 	recountQueue = `SELECT account_id, COUNT(*) AS jobs_open FROM report_jobs WHERE status IN ('queued', 'processing')
 		GROUP BY 1 ORDER BY 1`
 	storedQueue = `SELECT account_id, jobs_open FROM queue_counts WHERE jobs_open <> 0 ORDER BY 1`
-	recountOps  = `SELECT account_id, hour, SUM(c) AS deliveries_created, SUM(s) AS deliveries_succeeded
+	recountOps  = `SELECT account_id, hour, SUM(c) AS deliveries_created, SUM(s) AS deliveries_succeeded,
+			SUM(bc) AS batches_created, SUM(bd) AS batches_completed
 		FROM (
-			SELECT account_id, date_trunc('hour', created_utc, 'UTC') AS hour, 1 AS c, 0 AS s FROM webhook_deliveries
+			SELECT account_id, date_trunc('hour', created_utc, 'UTC') AS hour, 1 AS c, 0 AS s, 0 AS bc, 0 AS bd
+			FROM webhook_deliveries
 			UNION ALL
-			SELECT account_id, date_trunc('hour', delivered_utc, 'UTC'), 0, 1 FROM webhook_deliveries
+			SELECT account_id, date_trunc('hour', delivered_utc, 'UTC'), 0, 1, 0, 0 FROM webhook_deliveries
 			WHERE status = 'succeeded' AND delivered_utc IS NOT NULL
+			UNION ALL
+			SELECT account_id, date_trunc('hour', created_utc, 'UTC'), 0, 0, 1, 0 FROM batches
+			UNION ALL
+			SELECT account_id, date_trunc('hour', completed_utc, 'UTC'), 0, 0, 0, 1 FROM batches
+			WHERE status = 'completed' AND completed_utc IS NOT NULL
 		) AS e
 		GROUP BY 1, 2 ORDER BY 1, 2`
-	storedOps = `SELECT account_id, hour, deliveries_created, deliveries_succeeded FROM ops_hourly
-		WHERE (deliveries_created, deliveries_succeeded) <> (0, 0) ORDER BY 1, 2`
+	storedOps = `SELECT account_id, hour, deliveries_created, deliveries_succeeded, batches_created, batches_completed FROM ops_hourly
+		WHERE (deliveries_created, deliveries_succeeded, batches_created, batches_completed) <> (0, 0, 0, 0) ORDER BY 1, 2`
 	recountBatches = `SELECT b.id,
 			COUNT(j.id) FILTER (WHERE j.status IN ('queued', 'processing')) AS items_open,
 			COUNT(j.id) FILTER (WHERE j.status = 'completed') AS items_completed,
@@ -169,7 +176,7 @@ func countColumns(q string) int {
 	case recountUsage, storedUsage:
 		return 5
 	case recountOps, storedOps:
-		return 2
+		return 4
 	case recountQueue, storedQueue:
 		return 1
 	}
@@ -586,7 +593,8 @@ func undoMigration8(t *testing.T, s *Store) {
 	t.Helper()
 	if _, err := s.db.Exec(`
 		DROP TABLE usage_hourly, queue_counts, ops_hourly;
-		DROP FUNCTION report_jobs_counters, batch_items_rejected, webhook_deliveries_counters CASCADE;
+		DROP FUNCTION report_jobs_counters, report_jobs_batch_counts, batch_items_rejected, webhook_deliveries_counters,
+			batches_counters CASCADE;
 		ALTER TABLE batches DROP COLUMN items_open, DROP COLUMN items_completed, DROP COLUMN items_failed, DROP COLUMN items_rejected;
 		DROP INDEX report_jobs_processing, report_jobs_failed, batches_by_status, webhook_deliveries_succeeded, webhook_deliveries_failed;
 		DELETE FROM schema_migrations WHERE version = 8`); err != nil {
@@ -615,13 +623,15 @@ func TestCountersBackfill(t *testing.T) {
 }
 
 // TestCountersAcrossNodes: two nodes (two connection pools) creating,
-// claiming, ending and retrying the jobs of the same accounts, and
-// creating batches, all at once, leave counters that match a recount: no
-// increment is lost between concurrent transactions, and the retries
-// that follow a deadlock count once.
+// claiming, ending and retrying the jobs of the same accounts, creating
+// batches, and delivering the webhooks the ends write, all at once, leave
+// counters that match a recount: no increment is lost between concurrent
+// transactions, and the retries that follow a deadlock count once.
 func TestCountersAcrossNodes(t *testing.T) {
-	first := openFresh(t, serverDSN(t), Options{})
-	second, err := Open(context.Background(), first.dsn, Options{})
+	opt := Options{OnJobFinal: []locrisk.JobFinalHook{outboxHook}}
+	first := openFresh(t, serverDSN(t), opt)
+	opt.Secrets = testSecrets(t)
+	second, err := Open(context.Background(), first.dsn, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -634,6 +644,10 @@ func TestCountersAcrossNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		accts = append(accts, a.ID)
+		if _, _, err := first.CreateWebhookEndpoint(ctx, locrisk.NewWebhookEndpoint{AccountID: a.ID, Name: "hook",
+			URL: "https://hooks.example.com/x", Events: []string{"report.job.completed", "report.job.failed"}}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	base := time.Date(2026, 6, 30, 23, 40, 0, 0, time.UTC) // the hours, days and months change during the run
 	var wg sync.WaitGroup
@@ -646,7 +660,19 @@ func TestCountersAcrossNodes(t *testing.T) {
 				now := base.Add(time.Duration(i) * time.Minute)
 				acct := accts[rng.IntN(len(accts))]
 				var err error
-				switch rng.IntN(5) {
+				switch rng.IntN(7) {
+				case 5, 6:
+					var task locrisk.DeliveryTask
+					var ok bool
+					task, ok, err = s.ClaimWebhookDelivery(ctx, time.Hour, locrisk.DeliveryLimits{PerEndpoint: 8, PerAccount: 8}, now)
+					if err != nil || !ok {
+						break
+					}
+					a := locrisk.DeliveryAttempt{Success: rng.IntN(3) > 0, ResponseStatus: 200, Started: now}
+					if !a.Success {
+						a.Error, a.ResponseStatus = "gone", 0
+					}
+					_, err = s.RecordWebhookAttempt(ctx, task, a, now)
 				case 0:
 					lat, lon := 40.0, -100.0
 					_, _, err = s.CreateBatch(ctx, locrisk.NewBatch{AccountID: acct, Items: []locrisk.NewBatchItem{
@@ -683,8 +709,11 @@ func TestCountersAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounterTables(t, first, "after two nodes")
-	var ended int
+	var ended, delivered int
 	if err := first.db.Get(&ended, `SELECT COUNT(*) FROM report_jobs WHERE status IN ('completed', 'failed')`); err != nil || ended == 0 {
 		t.Fatalf("no job ended (%v)", err)
+	}
+	if err := first.db.Get(&delivered, `SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'`); err != nil || delivered == 0 {
+		t.Fatalf("no webhook delivered (%v)", err)
 	}
 }

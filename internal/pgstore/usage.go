@@ -170,10 +170,10 @@ const (
 // rows (opsEventCounts); the jobs queued and processing now from the
 // account's open jobs counted in queue_counts and its processing jobs;
 // the completion percentiles from the histograms of migration 5, as the
-// SQLite store does (completionPercentiles); the batch and the other
-// webhook counts, and the recent failures, from ranges of indexes that
-// hold only the states or the failures they count. None of it reads more
-// rows as the jobs and deliveries held grow.
+// SQLite store does (completionPercentiles); the batches processing, the
+// deliveries pending and failed, and the recent failures from ranges of
+// indexes that hold only the states or the failures they count. None of
+// it reads more rows as the jobs, batches and deliveries held grow.
 func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (locrisk.OpsSummary, error) {
 	var o locrisk.OpsSummary
 	from, to = ms(from), ms(to)
@@ -193,7 +193,8 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 	if err := completionPercentiles(ctx, s.db, accountID, from, to, &o.Jobs); err != nil {
 		return o, fmt.Errorf("operations summary of %s: %w", accountID, err)
 	}
-	if err := s.db.GetContext(ctx, &o.Batches, opsBatchCounts, accountID, from, to); err != nil {
+	o.Batches = locrisk.BatchOps{Created: ev.BatchesCreated, Completed: ev.BatchesCompleted}
+	if err := s.db.GetContext(ctx, &o.Batches.Processing, opsBatchesProcessing, accountID); err != nil {
 		return o, fmt.Errorf("operations summary of %s: batches: %w", accountID, err)
 	}
 	var w struct {
@@ -246,12 +247,9 @@ const (
 	opsJobsNow = `SELECT (SELECT COALESCE(SUM(jobs_open), 0) FROM queue_counts WHERE account_id = $1) - p.n AS queued,
 		p.n AS processing
 	FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE account_id = $1 AND status = 'processing') AS p`
-	// opsBatchCounts: created by batches_list; processing and completed
-	// by batches_by_status.
-	opsBatchCounts = `SELECT
-		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS created,
-		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'processing') AS processing,
-		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS completed`
+	// opsBatchesProcessing: the account's batches processing now, by
+	// batches_by_status.
+	opsBatchesProcessing = `SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'processing'`
 	// opsWebhookCounts: failed by webhook_deliveries_failed; pending now
 	// by each endpoint's pending deliveries (webhook_deliveries_endpoint_due,
 	// migration 6), the account's endpoints being few.
@@ -280,31 +278,39 @@ const (
 
 // opsEvents are the counts of the operations summary that hourly
 // counters keep (migration 8): jobs created, completed and failed
-// (usage_hourly), deliveries created and succeeded (ops_hourly).
+// (usage_hourly), deliveries created and succeeded, batches created and
+// completed (ops_hourly).
 type opsEvents struct {
-	JobsCreated   int `db:"jobs_created"`
-	JobsCompleted int `db:"jobs_completed"`
-	JobsFailed    int `db:"jobs_failed"`
-	Deliveries    int `db:"deliveries_created"`
-	Succeeded     int `db:"deliveries_succeeded"`
+	JobsCreated      int `db:"jobs_created"`
+	JobsCompleted    int `db:"jobs_completed"`
+	JobsFailed       int `db:"jobs_failed"`
+	Deliveries       int `db:"deliveries_created"`
+	Succeeded        int `db:"deliveries_succeeded"`
+	BatchesCreated   int `db:"batches_created"`
+	BatchesCompleted int `db:"batches_completed"`
 }
 
-// The five counts of opsEvents as terms of a sum over the range [%[1]s,
-// %[2]s), one a line: opsHourlyTerms from the hourly counters, by their
-// primary keys (the bounds whole hours); opsRowTerms from the rows, by
-// report_jobs_created, report_jobs_ended, webhook_deliveries_account_created
-// and webhook_deliveries_succeeded.
+// The counts of opsEvents, in its order, as terms of a sum over the
+// range [%[1]s, %[2]s), one a line: opsHourlyTerms from the hourly
+// counters, by their primary keys (the bounds whole hours); opsRowTerms
+// from the rows, by report_jobs_created, report_jobs_ended,
+// webhook_deliveries_account_created, webhook_deliveries_succeeded,
+// batches_list and batches_by_status.
 const (
 	opsHourlyTerms = `(SELECT COALESCE(SUM(open + completed + failed), 0) FROM usage_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
 	(SELECT COALESCE(SUM(ended_completed), 0) FROM usage_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
 	(SELECT COALESCE(SUM(ended_failed), 0) FROM usage_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
 	(SELECT COALESCE(SUM(deliveries_created), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
-	(SELECT COALESCE(SUM(deliveries_succeeded), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)`
+	(SELECT COALESCE(SUM(deliveries_succeeded), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(batches_created), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(batches_completed), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)`
 	opsRowTerms = `(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND created_utc >= %[1]s AND created_utc < %[2]s)
 	(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'completed' AND completed_utc >= %[1]s AND completed_utc < %[2]s)
 	(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= %[1]s AND completed_utc < %[2]s)
 	(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND created_utc >= %[1]s AND created_utc < %[2]s)
-	(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded' AND delivered_utc >= %[1]s AND delivered_utc < %[2]s)`
+	(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded' AND delivered_utc >= %[1]s AND delivered_utc < %[2]s)
+	(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND created_utc >= %[1]s AND created_utc < %[2]s)
+	(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'completed' AND completed_utc >= %[1]s AND completed_utc < %[2]s)`
 )
 
 // opsRange is one term of opsEventsQuery: the counts of [from, to), from
@@ -319,7 +325,8 @@ type opsRange struct {
 // one statement, so one snapshot, so an hour less the rest of it is
 // never off by a job written between two reads.
 func opsEventsQuery(ranges []opsRange) (string, []any) {
-	cols := []string{"jobs_created", "jobs_completed", "jobs_failed", "deliveries_created", "deliveries_succeeded"}
+	cols := []string{"jobs_created", "jobs_completed", "jobs_failed", "deliveries_created", "deliveries_succeeded",
+		"batches_created", "batches_completed"}
 	terms := make([][]string, len(cols))
 	var args []any
 	for _, r := range ranges {

@@ -1,19 +1,21 @@
 -- Migration 8 of the PostgreSQL store: counters that keep usage history,
 -- period usage, queue depth, batch counts and the operations summary's
--- counts at a cost that does not grow with the jobs and deliveries held
--- (docs/postgres.md, "Counters"). The same counts, in the same meaning, as
--- the SQLite store's migrations 010 and 012 (internal/sqlite/migrations):
--- until now this store counted the rows themselves at every read.
+-- counts at a cost that does not grow with the jobs, batches and
+-- deliveries held (docs/postgres.md, "Counters"). The same counts, in the
+-- same meaning, as the SQLite store's migrations 010 and 012
+-- (internal/sqlite/migrations): until now this store counted the rows
+-- themselves at every read.
 --
 -- The counters are kept by triggers, not by the Go code that writes jobs:
--- every statement that inserts, updates or deletes a job, a batch item or
--- a webhook delivery keeps them right in its own transaction, whichever
--- code path or version of locrisk runs it (a node not yet upgraded keeps
--- writing while another migrates), and they commit or roll back with the
--- write. Each increment is an INSERT ... ON CONFLICT DO UPDATE SET n =
--- t.n + EXCLUDED.n or an UPDATE SET n = n + d, which lock the counter row
--- to the end of the transaction, so writers on several nodes add one
--- after the other and no count is lost.
+-- every statement that inserts, updates or deletes a job, a batch, a
+-- batch item or a webhook delivery keeps them right in its own
+-- transaction, whichever code path or version of locrisk runs it (a node
+-- not yet upgraded keeps writing while another migrates), and they commit
+-- or roll back with the write (a creation refused in its savepoint takes
+-- its counts with it). Each increment is an INSERT ... ON CONFLICT DO
+-- UPDATE SET n = t.n + EXCLUDED.n or an UPDATE SET n = n + d, which lock
+-- the counter row to the end of the transaction, so writers on several
+-- nodes add one after the other and no count is lost.
 --
 -- Nothing here is written by a claim, a requeue or a lease renewal: those
 -- are the most frequent writes, on every node at once, and a counter row
@@ -22,20 +24,40 @@
 -- a job between the two and changes no counter); readers that need the
 -- processing jobs alone count them from a partial index that holds only
 -- them (report_jobs_processing below, or report_jobs_leases of migration
--- 1), since they are as few as the workers. The triggers on updates fire only
--- when a job moves into or out of open, completed or failed, or its end
--- time changes (WHEN clauses: no function call at all otherwise).
+-- 1), since they are as few as the workers. The triggers on updates fire
+-- only when a job moves into or out of open, completed or failed, or its
+-- end time changes (WHEN clauses: no function call at all otherwise).
+--
+-- The counters of an account and hour are shared by every creation and
+-- every end of its jobs, on every node, so they are updated at the
+-- commit, not at the write (constraint triggers, DEFERRABLE INITIALLY
+-- DEFERRED): a transaction holds the account's counter rows only from its
+-- commit to the end of its flush to disk, rather than from its first job
+-- written to then. Updated at the write, a transaction of 128 creations
+-- (creations.go) held them through all its creations and every job's end
+-- of the account waited for it: one account's jobs went from creation to
+-- completion at half the rate (docs/postgres.md, "Counters"). A batch's
+-- counts are on its own row, which the job's final transaction reads
+-- (syncBatchStatus), so they are updated at the write.
 --
 -- Several counter rows are updated by one transaction, so two could wait
--- for each other in a circle: each trigger updates its rows in key order,
--- and every transaction that changes a job's open count (a creation, an
--- end, a retry) takes its account's queue_counts row before the other
--- rows of this migration, so two of one account queue there rather than
--- crossing. (A completion has taken its completion-time histogram rows,
--- migration 5, before it; no other writer of queue_counts takes those.)
--- What remains, the purge against a completion that touches an old hour,
--- is a deadlock PostgreSQL breaks, and the store runs the transaction
--- again (withTx).
+-- for each other in a circle. Each trigger updates its rows in key order,
+-- and every transaction that updates several counter rows of an account
+-- takes its queue_counts row first, so two of one account queue there
+-- rather than crossing: a creation, an end or a retry changes a job's
+-- open count, the first thing counted at its commit, and a batch's
+-- creation, whose row is written before its jobs, takes the row before
+-- counting it (batches_counters). A webhook delivery's attempt and a test
+-- delivery update one counter row each. What remains, the purge against a
+-- completion that touches an old hour, is a deadlock PostgreSQL breaks,
+-- and the store runs the transaction again (withTx).
+--
+-- The counter tables leave room on their pages (fillfactor 70): a row is
+-- updated many times while its hour is current (a queue_counts row, all
+-- the time), and with room on its page each update can stay there (a
+-- HOT update, without a new index entry), where the versions it leaves
+-- are pruned when the page is next read, rather than spreading the row's
+-- versions over new pages until a vacuum.
 
 -- Writes wait while the counters are built and filled, so that no job
 -- written meanwhile is missed or counted twice: once the triggers exist
@@ -65,7 +87,7 @@ CREATE TABLE usage_hourly (
     ended_completed integer NOT NULL DEFAULT 0,
     ended_failed    integer NOT NULL DEFAULT 0,
     PRIMARY KEY (account_id, hour, bucket)
-);
+) WITH (fillfactor = 70);
 
 -- The open jobs (queued or processing) of each account, whatever their
 -- creation time: the queue depth (QueueDepth sums the accounts) and an
@@ -74,7 +96,7 @@ CREATE TABLE usage_hourly (
 CREATE TABLE queue_counts (
     account_id text PRIMARY KEY,
     jobs_open  integer NOT NULL
-);
+) WITH (fillfactor = 70);
 
 -- A batch's items by their job's status now (GetBatch, ListBatches):
 -- open (queued or processing), completed and failed, and the items
@@ -89,23 +111,27 @@ ALTER TABLE batches
     ADD COLUMN items_failed    integer NOT NULL DEFAULT 0,
     ADD COLUMN items_rejected  integer NOT NULL DEFAULT 0;
 
--- Webhook deliveries per account and UTC hour (OpsSummary): created (by
--- created_utc) and succeeded now (by delivered_utc). A deleted delivery
--- leaves its counts.
+-- Webhook deliveries and batches per account and UTC hour (OpsSummary):
+-- deliveries created (by created_utc) and succeeded now (by
+-- delivered_utc), batches created (by created_utc) and completed now (by
+-- completed_utc). A deleted delivery or batch leaves its counts.
 CREATE TABLE ops_hourly (
     account_id           text NOT NULL,
     hour                 timestamptz NOT NULL,          -- the hour's start, UTC
     deliveries_created   integer NOT NULL DEFAULT 0,
     deliveries_succeeded integer NOT NULL DEFAULT 0,
+    batches_created      integer NOT NULL DEFAULT 0,
+    batches_completed    integer NOT NULL DEFAULT 0,
     PRIMARY KEY (account_id, hour)
-);
+) WITH (fillfactor = 70);
 
--- report_jobs_counters keeps usage_hourly, queue_counts and the batch's
--- job counts for one change of a job: what its old row counted in (none
--- for an insert) leaves, what its new row counts in (none for a delete)
--- enters. The deltas of each counter row are summed first, so a job that
--- ends in the hour it was created updates that row once, and rows whose
--- deltas cancel out are not touched.
+-- report_jobs_counters keeps queue_counts and usage_hourly for one change
+-- of a job: what its old row counted in (none for an insert) leaves, what
+-- its new row counts in (none for a delete) enters. The deltas of each
+-- counter row are summed first, so a job that ends in the hour it was
+-- created updates that row once, and rows whose deltas cancel out are not
+-- touched. Run at the commit (above), with the job's rows as they were at
+-- the change.
 CREATE FUNCTION report_jobs_counters() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -155,41 +181,65 @@ BEGIN
             open = u.open + EXCLUDED.open, completed = u.completed + EXCLUDED.completed,
             failed = u.failed + EXCLUDED.failed, ended_completed = u.ended_completed + EXCLUDED.ended_completed,
             ended_failed = u.ended_failed + EXCLUDED.ended_failed;
-
-    -- A batch's job is its item: counted from its insert (in CreateBatch,
-    -- after the batch row) and through its moves; the purge deletes it
-    -- only with its batch.
-    IF OLD.batch_id IS NOT NULL OR NEW.batch_id IS NOT NULL THEN
-        UPDATE batches b SET items_open = b.items_open + d.op, items_completed = b.items_completed + d.co,
-                items_failed = b.items_failed + d.fa
-            FROM (SELECT v.id, SUM(v.op) AS op, SUM(v.co) AS co, SUM(v.fa) AS fa
-                FROM (VALUES (OLD.batch_id, -o_open, -o_completed, -o_failed),
-                             (NEW.batch_id, n_open, n_completed, n_failed)) AS v(id, op, co, fa)
-                WHERE v.id IS NOT NULL
-                GROUP BY v.id HAVING SUM(v.op) <> 0 OR SUM(v.co) <> 0 OR SUM(v.fa) <> 0) AS d
-            WHERE b.id = d.id;
-    END IF;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER report_jobs_counters_insert AFTER INSERT ON report_jobs
+CREATE CONSTRAINT TRIGGER report_jobs_counters_insert AFTER INSERT ON report_jobs
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION report_jobs_counters();
 -- Open, completed and failed are what is counted, so a move between
 -- queued and processing (a claim, a requeue) is none of the WHEN's
--- changes; no code changes the account, creation time, bucket or batch,
--- but were one changed, the job would move to its new rows.
-CREATE TRIGGER report_jobs_counters_update
-    AFTER UPDATE OF status, completed_utc, account_id, created_utc, bucket, batch_id ON report_jobs
+-- changes; no code changes the account, creation time or bucket, but were
+-- one changed, the job would move to its new rows.
+CREATE CONSTRAINT TRIGGER report_jobs_counters_update
+    AFTER UPDATE OF status, completed_utc, account_id, created_utc, bucket ON report_jobs
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN (
         (CASE WHEN OLD.status IN ('queued', 'processing') THEN 'open' ELSE OLD.status END)
             IS DISTINCT FROM (CASE WHEN NEW.status IN ('queued', 'processing') THEN 'open' ELSE NEW.status END)
         OR OLD.completed_utc IS DISTINCT FROM NEW.completed_utc
-        OR OLD.account_id <> NEW.account_id OR OLD.created_utc <> NEW.created_utc
-        OR OLD.bucket <> NEW.bucket OR OLD.batch_id IS DISTINCT FROM NEW.batch_id)
+        OR OLD.account_id <> NEW.account_id OR OLD.created_utc <> NEW.created_utc OR OLD.bucket <> NEW.bucket)
     EXECUTE FUNCTION report_jobs_counters();
-CREATE TRIGGER report_jobs_counters_delete AFTER DELETE ON report_jobs
+CREATE CONSTRAINT TRIGGER report_jobs_counters_delete AFTER DELETE ON report_jobs
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION report_jobs_counters();
+
+-- report_jobs_batch_counts keeps a batch's counts of its jobs, as
+-- report_jobs_counters keeps the account's: a batch's job is its item,
+-- counted from its insert (in CreateBatch, after the batch row) and
+-- through its moves; the purge deletes it only with its batch. At the
+-- write, in the job's statement, so that syncBatchStatus, later in the
+-- same transaction, reads the batch's open items with this move counted.
+CREATE FUNCTION report_jobs_batch_counts() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE batches b SET items_open = b.items_open + d.op, items_completed = b.items_completed + d.co,
+            items_failed = b.items_failed + d.fa
+        FROM (SELECT v.id, SUM(v.op) AS op, SUM(v.co) AS co, SUM(v.fa) AS fa
+            FROM (VALUES
+                (OLD.batch_id, -(OLD.status IN ('queued', 'processing'))::int, -(OLD.status = 'completed')::int,
+                    -(OLD.status = 'failed')::int),
+                (NEW.batch_id, (NEW.status IN ('queued', 'processing'))::int, (NEW.status = 'completed')::int,
+                    (NEW.status = 'failed')::int)
+            ) AS v(id, op, co, fa)
+            WHERE v.id IS NOT NULL
+            GROUP BY v.id HAVING SUM(v.op) <> 0 OR SUM(v.co) <> 0 OR SUM(v.fa) <> 0) AS d
+        WHERE b.id = d.id;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER report_jobs_batch_counts_insert AFTER INSERT ON report_jobs
+    FOR EACH ROW WHEN (NEW.batch_id IS NOT NULL) EXECUTE FUNCTION report_jobs_batch_counts();
+CREATE TRIGGER report_jobs_batch_counts_update AFTER UPDATE OF status, batch_id ON report_jobs
+    FOR EACH ROW WHEN ((OLD.batch_id IS NOT NULL OR NEW.batch_id IS NOT NULL) AND (
+        (CASE WHEN OLD.status IN ('queued', 'processing') THEN 'open' ELSE OLD.status END)
+            IS DISTINCT FROM (CASE WHEN NEW.status IN ('queued', 'processing') THEN 'open' ELSE NEW.status END)
+        OR OLD.batch_id IS DISTINCT FROM NEW.batch_id))
+    EXECUTE FUNCTION report_jobs_batch_counts();
+CREATE TRIGGER report_jobs_batch_counts_delete AFTER DELETE ON report_jobs
+    FOR EACH ROW WHEN (OLD.batch_id IS NOT NULL) EXECUTE FUNCTION report_jobs_batch_counts();
 
 -- The rejected items: those without a job. (An item with a job counts as
 -- its job, above.) Items are never changed after their insert, but were
@@ -202,7 +252,7 @@ BEGIN
             FROM (VALUES (CASE WHEN OLD.job_id IS NULL THEN OLD.batch_id END, -1),
                          (CASE WHEN NEW.job_id IS NULL THEN NEW.batch_id END, 1)) AS v(id, n)
             WHERE v.id IS NOT NULL
-            GROUP BY v.id HAVING SUM(v.n) <> 0 ORDER BY v.id) AS d
+            GROUP BY v.id HAVING SUM(v.n) <> 0) AS d
         WHERE b.id = d.id;
     RETURN NULL;
 END
@@ -218,9 +268,9 @@ CREATE TRIGGER batch_items_rejected_delete AFTER DELETE ON batch_items
     FOR EACH ROW WHEN (OLD.job_id IS NULL) EXECUTE FUNCTION batch_items_rejected();
 
 -- ops_hourly for one change of a delivery, as report_jobs_counters does
--- for usage_hourly. A claim or a failed attempt changes neither count:
--- only an insert, a delete, and a move into or out of succeeded (or of
--- its delivery time) fire it.
+-- for usage_hourly, at the commit. A claim or a failed attempt changes
+-- neither count: only an insert, a delete, and a move into or out of
+-- succeeded (or of its delivery time) fire it.
 CREATE FUNCTION webhook_deliveries_counters() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -245,18 +295,70 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER webhook_deliveries_counters_insert AFTER INSERT ON webhook_deliveries
+CREATE CONSTRAINT TRIGGER webhook_deliveries_counters_insert AFTER INSERT ON webhook_deliveries
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION webhook_deliveries_counters();
-CREATE TRIGGER webhook_deliveries_counters_update
+CREATE CONSTRAINT TRIGGER webhook_deliveries_counters_update
     AFTER UPDATE OF status, delivered_utc, account_id, created_utc ON webhook_deliveries
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN (
         (OLD.status = 'succeeded' AND OLD.delivered_utc IS NOT NULL)
             IS DISTINCT FROM (NEW.status = 'succeeded' AND NEW.delivered_utc IS NOT NULL)
         OR (NEW.status = 'succeeded' AND OLD.delivered_utc IS DISTINCT FROM NEW.delivered_utc)
         OR OLD.account_id <> NEW.account_id OR OLD.created_utc <> NEW.created_utc)
     EXECUTE FUNCTION webhook_deliveries_counters();
-CREATE TRIGGER webhook_deliveries_counters_delete AFTER DELETE ON webhook_deliveries
+CREATE CONSTRAINT TRIGGER webhook_deliveries_counters_delete AFTER DELETE ON webhook_deliveries
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION webhook_deliveries_counters();
+
+-- ops_hourly for one change of a batch, at the commit: its creation, and
+-- its completion (status and completed_utc, which syncBatchStatus sets in
+-- the transaction that ends its last open item, or clears when a retry
+-- opens one again). The item counts the triggers above update are none
+-- of the columns that fire it.
+CREATE FUNCTION batches_counters() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+DECLARE
+    o_completed boolean := TG_OP <> 'INSERT' AND OLD.status = 'completed' AND OLD.completed_utc IS NOT NULL;
+    n_completed boolean := TG_OP <> 'DELETE' AND NEW.status = 'completed' AND NEW.completed_utc IS NOT NULL;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        -- Before the batch's jobs take it at this commit (see the header).
+        PERFORM 1 FROM queue_counts WHERE account_id = NEW.account_id FOR NO KEY UPDATE;
+    END IF;
+    INSERT INTO ops_hourly AS o (account_id, hour, batches_created, batches_completed)
+        SELECT v.account_id, v.hour, SUM(v.c), SUM(v.d)
+        FROM (VALUES
+            (OLD.account_id, date_trunc('hour', OLD.created_utc, 'UTC'), -1, 0),
+            (NEW.account_id, date_trunc('hour', NEW.created_utc, 'UTC'), 1, 0),
+            (CASE WHEN o_completed THEN OLD.account_id END, date_trunc('hour', OLD.completed_utc, 'UTC'), 0, -1),
+            (CASE WHEN n_completed THEN NEW.account_id END, date_trunc('hour', NEW.completed_utc, 'UTC'), 0, 1)
+        ) AS v(account_id, hour, c, d)
+        WHERE v.account_id IS NOT NULL
+        GROUP BY v.account_id, v.hour HAVING SUM(v.c) <> 0 OR SUM(v.d) <> 0
+        ORDER BY v.account_id, v.hour
+        ON CONFLICT (account_id, hour) DO UPDATE SET
+            batches_created = o.batches_created + EXCLUDED.batches_created,
+            batches_completed = o.batches_completed + EXCLUDED.batches_completed;
+    RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER batches_counters_insert AFTER INSERT ON batches
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION batches_counters();
+CREATE CONSTRAINT TRIGGER batches_counters_update
+    AFTER UPDATE OF status, completed_utc, account_id, created_utc ON batches
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (
+        (OLD.status = 'completed' AND OLD.completed_utc IS NOT NULL)
+            IS DISTINCT FROM (NEW.status = 'completed' AND NEW.completed_utc IS NOT NULL)
+        OR (NEW.status = 'completed' AND OLD.completed_utc IS DISTINCT FROM NEW.completed_utc)
+        OR OLD.account_id <> NEW.account_id OR OLD.created_utc <> NEW.created_utc)
+    EXECUTE FUNCTION batches_counters();
+CREATE CONSTRAINT TRIGGER batches_counters_delete AFTER DELETE ON batches
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION batches_counters();
 
 -- The backfill: what the triggers would have counted for the rows held.
 INSERT INTO usage_hourly (account_id, hour, bucket, open, completed, failed, ended_completed, ended_failed)
@@ -286,13 +388,19 @@ UPDATE batches b SET items_open = c.op, items_completed = c.co, items_failed = c
         GROUP BY i.batch_id) AS c
     WHERE b.id = c.batch_id;
 
-INSERT INTO ops_hourly (account_id, hour, deliveries_created, deliveries_succeeded)
-    SELECT account_id, hour, SUM(c), SUM(s)
+INSERT INTO ops_hourly (account_id, hour, deliveries_created, deliveries_succeeded, batches_created, batches_completed)
+    SELECT account_id, hour, SUM(c), SUM(s), SUM(bc), SUM(bd)
     FROM (
-        SELECT account_id, date_trunc('hour', created_utc, 'UTC') AS hour, 1 AS c, 0 AS s FROM webhook_deliveries
+        SELECT account_id, date_trunc('hour', created_utc, 'UTC') AS hour, 1 AS c, 0 AS s, 0 AS bc, 0 AS bd
+        FROM webhook_deliveries
         UNION ALL
-        SELECT account_id, date_trunc('hour', delivered_utc, 'UTC'), 0, 1 FROM webhook_deliveries
+        SELECT account_id, date_trunc('hour', delivered_utc, 'UTC'), 0, 1, 0, 0 FROM webhook_deliveries
         WHERE status = 'succeeded' AND delivered_utc IS NOT NULL
+        UNION ALL
+        SELECT account_id, date_trunc('hour', created_utc, 'UTC'), 0, 0, 1, 0 FROM batches
+        UNION ALL
+        SELECT account_id, date_trunc('hour', completed_utc, 'UTC'), 0, 0, 0, 1 FROM batches
+        WHERE status = 'completed' AND completed_utc IS NOT NULL
     ) AS e
     GROUP BY account_id, hour;
 
@@ -307,7 +415,8 @@ CREATE INDEX report_jobs_processing ON report_jobs (account_id, batch_id, create
 -- which otherwise walked every job that ended in the window until it had
 -- found enough failed ones.
 CREATE INDEX report_jobs_failed ON report_jobs (account_id, completed_utc, id) WHERE status = 'failed';
--- Batches processing now, and completed in the window (OpsSummary).
+-- Batches processing now, and completed in the part hours at a window's
+-- ends (OpsSummary).
 CREATE INDEX batches_by_status ON batches (account_id, status, completed_utc);
 -- Deliveries succeeded in the part hours at a window's ends (OpsSummary).
 CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (account_id, delivered_utc) WHERE status = 'succeeded';
