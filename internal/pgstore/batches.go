@@ -99,7 +99,7 @@ type batchRow struct {
 	Name         string       `db:"name"`
 	TotalItems   int          `db:"total_items"`
 	CreatedUTC   time.Time    `db:"created_utc"`
-	Queued       int          `db:"queued"`
+	Open         int          `db:"open"`
 	Processing   int          `db:"processing"`
 	Completed    int          `db:"completed"`
 	Failed       int          `db:"failed"`
@@ -107,26 +107,33 @@ type batchRow struct {
 	LastFinalUTC sql.NullTime `db:"last_final_utc"`
 }
 
-// batchSelect derives each batch's counts from its items' jobs now.
+// batchSelect reads each batch with its item counts, which the triggers
+// of migration 8 keep on its row in the transaction of every change to
+// one of its jobs or items, so a batch and a page of them read one row
+// each, whatever the number of items. The counters hold queued and
+// processing together as open (a claim changes no counter); the
+// processing items are counted beside them from the batch's processing
+// jobs, one range of report_jobs_processing, which holds only the jobs
+// processing, as few as the workers. The batch's latest job end is its
+// completed_utc, which syncBatchStatus sets in the transaction that ends
+// its last open item.
 const batchSelect = `SELECT b.id, b.account_id, b.name, b.total_items, b.created_utc,
-		COUNT(*) FILTER (WHERE j.status = 'queued') AS queued,
-		COUNT(*) FILTER (WHERE j.status = 'processing') AS processing,
-		COUNT(*) FILTER (WHERE j.status = 'completed') AS completed,
-		COUNT(*) FILTER (WHERE j.status = 'failed') AS failed,
-		COUNT(*) FILTER (WHERE i.job_id IS NULL) AS rejected,
-		MAX(j.completed_utc) AS last_final_utc
-	FROM batches b JOIN batch_items i ON i.batch_id = b.id LEFT JOIN report_jobs j ON j.id = i.job_id`
+		b.items_open AS open, b.items_completed AS completed, b.items_failed AS failed, b.items_rejected AS rejected,
+		(SELECT COUNT(*) FROM report_jobs j
+			WHERE j.account_id = b.account_id AND j.status = 'processing' AND j.batch_id = b.id) AS processing,
+		b.completed_utc AS last_final_utc
+	FROM batches b`
 
 func (r batchRow) batch() locrisk.Batch {
 	b := locrisk.Batch{ID: r.ID, AccountID: r.AccountID, Name: r.Name, TotalItems: r.TotalItems, CreatedUTC: utc(r.CreatedUTC)}
-	b.SetCounts(locrisk.BatchCounts{Queued: r.Queued, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed,
+	b.SetCounts(locrisk.BatchCounts{Queued: r.Open - r.Processing, Processing: r.Processing, Completed: r.Completed, Failed: r.Failed,
 		Rejected: r.Rejected}, utcPtr(r.LastFinalUTC))
 	return b
 }
 
 func getBatch(ctx context.Context, q queryer, accountID, batchID string) (locrisk.Batch, error) {
 	var r batchRow
-	err := q.GetContext(ctx, &r, batchSelect+` WHERE b.id = $1 AND b.account_id = $2 GROUP BY b.id`, batchID, accountID)
+	err := q.GetContext(ctx, &r, batchSelect+` WHERE b.id = $1 AND b.account_id = $2`, batchID, accountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return locrisk.Batch{}, fmt.Errorf("batch %s: %w", batchID, locrisk.ErrNotFound)
 	}
@@ -153,7 +160,7 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
-	q, args := pageQuery(pg, batchSelect+` WHERE b.account_id = $1`, []any{accountID}, "b.", "b.id")
+	q, args := pageQuery(pg, batchSelect+` WHERE b.account_id = $1`, []any{accountID}, "b.", "")
 	var rows []batchRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list batches: %w", err)
@@ -170,17 +177,19 @@ func (s *Store) ListBatches(ctx context.Context, accountID string, limit int, cu
 // under the batch row's lock, so that of concurrent transitions on any
 // node exactly one sees the batch become complete.
 func (t txOps) SyncBatchStatus(ctx context.Context, batchID string) (completed bool, err error) {
-	var stored string
-	if err := t.tx.GetContext(ctx, &stored, `SELECT status FROM batches WHERE id = $1 FOR UPDATE`, batchID); err != nil {
+	// items_open is the batch's open items with this transaction's move
+	// counted (migration 8's trigger ran in its statement, and took the
+	// row's lock then).
+	var row struct {
+		Status string `db:"status"`
+		Open   int    `db:"items_open"`
+	}
+	if err := t.tx.GetContext(ctx, &row, `SELECT status, items_open FROM batches WHERE id = $1 FOR UPDATE`, batchID); err != nil {
 		return false, fmt.Errorf("lock batch %s: %w", batchID, err)
 	}
-	var open int
-	if err := t.tx.GetContext(ctx, &open, `SELECT COUNT(*) FROM report_jobs WHERE batch_id = $1 AND status IN ('queued', 'processing')`,
-		batchID); err != nil {
-		return false, fmt.Errorf("count open items of batch %s: %w", batchID, err)
-	}
+	stored := row.Status
 	after := locrisk.BatchProcessing
-	if open == 0 {
+	if row.Open == 0 {
 		after = locrisk.BatchCompleted
 	}
 	if after == stored {

@@ -244,21 +244,37 @@ func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locr
 }
 
 // PeriodUsage returns the account's usage in now's billing period: the
-// jobs created in it (a retry creates none) by their status now.
+// jobs created in it (a retry creates none) by their status now, summed
+// from the period's hours of usage_hourly (migration 8; periodUsageQuery).
 func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (locrisk.PeriodUsage, error) {
 	a, err := getAccount(ctx, s.db, accountID)
 	if err != nil {
 		return locrisk.PeriodUsage{}, err
 	}
 	u := locrisk.NewPeriodUsage(a, now)
-	var c locrisk.PeriodUsage
-	err = s.db.GetContext(ctx, &c, `SELECT
-		COUNT(*) FILTER (WHERE status = 'queued') AS queued, COUNT(*) FILTER (WHERE status = 'processing') AS processing,
-		COUNT(*) FILTER (WHERE status = 'completed') AS completed, COUNT(*) FILTER (WHERE status = 'failed') AS failed
-		FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3`, accountID, u.Start, u.End)
+	var c struct {
+		Open       int `db:"open"`
+		Processing int `db:"processing"`
+		Completed  int `db:"completed"`
+		Failed     int `db:"failed"`
+	}
+	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start, u.End)
 	if err != nil {
 		return locrisk.PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	u.SetCounts(c.Queued, c.Processing, c.Completed, c.Failed)
+	u.SetCounts(c.Open-c.Processing, c.Processing, c.Completed, c.Failed)
 	return u, nil
 }
+
+// periodUsageQuery sums the period's hours [$2, $3) of usage_hourly, at
+// most 744 hours times 3 buckets whatever the number of jobs, and counts
+// in the same statement, so the same snapshot, the period's jobs
+// processing now: usage_hourly counts queued and processing together as
+// open (a claim changes no counter), and the processing jobs are as few
+// as the workers, in partial indexes that hold only them
+// (report_jobs_processing, report_jobs_leases).
+const periodUsageQuery = `SELECT COALESCE(SUM(open), 0) AS open, COALESCE(SUM(completed), 0) AS completed,
+		COALESCE(SUM(failed), 0) AS failed,
+		(SELECT COUNT(*) FROM report_jobs
+			WHERE account_id = $1 AND status = 'processing' AND created_utc >= $2 AND created_utc < $3) AS processing
+	FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3`

@@ -44,8 +44,13 @@
 // starting together apply each once. Deadlocks and serialization failures
 // (SQLSTATE 40P01, 40001), possible where a transaction touches several
 // counter rows (a purge against completions updating the completion
-// histograms of migration 5), are retried a few times, the whole
-// transaction again.
+// histograms of migration 5 or the usage counters of migration 8), are
+// retried a few times, the whole transaction again.
+//
+// Usage, queue depth, batch counts and the operations summary's counts
+// are read from counters that triggers keep in the transaction of every
+// write (migration 8), as the SQLite store's are, so their cost does not
+// grow with the jobs held; no claim writes one.
 package pgstore
 
 import (

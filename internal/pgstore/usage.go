@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -16,31 +17,34 @@ import (
 )
 
 // UsageHistory returns one entry per day and bucket: jobs created that day,
-// and jobs that completed or failed that day. It counts the jobs
-// themselves; the retention period (at least 91 days) is longer than the
-// history the API offers (docs/api.md, Usage history), so the purge takes
-// nothing the history shows.
+// and jobs that completed or failed that day. It sums the days' hours of
+// usage_hourly (migration 8; usageHistoryQuery), at most days times 24
+// times 3 rows whatever the number of jobs; the triggers that keep it
+// count the jobs held, as counting the rows did. The retention period (at
+// least 91 days) is longer than the history the API offers (docs/api.md,
+// Usage history), so the purge takes nothing the history shows.
 func (s *Store) UsageHistory(ctx context.Context, accountID string, firstDay time.Time, days int, buckets []string) ([]locrisk.DailyUsage, error) {
 	w, err := locrisk.NewUsageWindow(firstDay, days, buckets)
 	if err != nil {
 		return nil, err
 	}
 	var rows []locrisk.DailyUsage
-	err = s.db.SelectContext(ctx, &rows, `SELECT day, bucket, SUM(created) AS report_jobs, SUM(completed) AS completed, SUM(failed) AS failed
-		FROM (
-			SELECT date_trunc('day', created_utc AT TIME ZONE 'UTC') AS day, bucket, 1 AS created, 0 AS completed, 0 AS failed
-				FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3
-			UNION ALL
-			SELECT date_trunc('day', completed_utc AT TIME ZONE 'UTC'), bucket, 0,
-				CASE WHEN status = 'completed' THEN 1 ELSE 0 END, CASE WHEN status = 'failed' THEN 1 ELSE 0 END
-				FROM report_jobs WHERE account_id = $1 AND completed_utc >= $2 AND completed_utc < $3
-				  AND status IN ('completed', 'failed')
-		) AS e GROUP BY day, bucket`, accountID, w.From, w.To())
+	err = s.db.SelectContext(ctx, &rows, usageHistoryQuery, accountID, w.From, w.To())
 	if err != nil {
 		return nil, fmt.Errorf("usage history of %s: %w", accountID, err)
 	}
 	return w.Fill(rows), nil
 }
+
+// usageHistoryQuery sums the hours [$2, $3) of the account's usage_hourly
+// rows (a range of its primary key) by UTC day and bucket: the jobs
+// created in the day (by their status now, all of them), and those
+// completed or failed in it. The day is a timestamp without time zone,
+// which reads back as UTC.
+const usageHistoryQuery = `SELECT date_trunc('day', hour AT TIME ZONE 'UTC') AS day, bucket,
+		SUM(open + completed + failed) AS report_jobs, SUM(ended_completed) AS completed, SUM(ended_failed) AS failed
+	FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3
+	GROUP BY 1, 2`
 
 // AddRequestStats adds hourly request aggregates to the stored ones. The
 // upsert locks the hour's row, so nodes adding at once add one after the
@@ -103,48 +107,46 @@ func (s *Store) RequestStats(ctx context.Context, accountID string, fromHour, to
 }
 
 // OpsSummary computes the job, batch and webhook parts of the operations
-// summary over [from, to) from the rows themselves, and the completion
-// percentiles from the histograms of migration 5, as the SQLite store
-// does (completionPercentiles).
+// summary over [from, to): the events of the window from the hourly
+// counters of migration 8 and, for the part hours at its ends, from the
+// rows (opsEventCounts); the jobs queued and processing now from the
+// account's open jobs counted in queue_counts and its processing jobs;
+// the completion percentiles from the histograms of migration 5, as the
+// SQLite store does (completionPercentiles); the batches processing, the
+// deliveries pending and failed, and the recent failures from ranges of
+// indexes that hold only the states or the failures they count. None of
+// it reads more rows as the jobs, batches and deliveries held grow.
 func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.Time, failureLimit int) (locrisk.OpsSummary, error) {
 	var o locrisk.OpsSummary
 	from, to = ms(from), ms(to)
+	ev, err := opsEventCounts(ctx, s.db, accountID, from, to, s.now())
+	if err != nil {
+		return o, fmt.Errorf("operations summary of %s: %w", accountID, err)
+	}
 	var c struct {
-		Created    int `db:"created"`
-		Completed  int `db:"completed"`
-		Failed     int `db:"failed"`
 		Queued     int `db:"queued"`
 		Processing int `db:"processing"`
 	}
-	err := s.db.GetContext(ctx, &c, `SELECT
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS created,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS completed,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= $2 AND completed_utc < $3) AS failed,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'queued') AS queued,
-		(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'processing') AS processing`, accountID, from, to)
-	if err != nil {
+	if err := s.db.GetContext(ctx, &c, opsJobsNow, accountID); err != nil {
 		return o, fmt.Errorf("operations summary of %s: jobs: %w", accountID, err)
 	}
-	o.Jobs = locrisk.JobOps{Created: c.Created, Completed: c.Completed, Failed: c.Failed, Queued: c.Queued, Processing: c.Processing}
+	o.Jobs = locrisk.JobOps{Created: ev.JobsCreated, Completed: ev.JobsCompleted, Failed: ev.JobsFailed,
+		Queued: c.Queued, Processing: c.Processing}
 	if err := completionPercentiles(ctx, s.db, accountID, from, to, &o.Jobs); err != nil {
 		return o, fmt.Errorf("operations summary of %s: %w", accountID, err)
 	}
-	if err := s.db.GetContext(ctx, &o.Batches, `SELECT
-		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS created,
-		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'processing') AS processing,
-		(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'completed' AND completed_utc >= $2 AND completed_utc < $3) AS completed`,
-		accountID, from, to); err != nil {
+	o.Batches = locrisk.BatchOps{Created: ev.BatchesCreated, Completed: ev.BatchesCompleted}
+	if err := s.db.GetContext(ctx, &o.Batches.Processing, opsBatchesProcessing, accountID); err != nil {
 		return o, fmt.Errorf("operations summary of %s: batches: %w", accountID, err)
 	}
-	if err := s.db.GetContext(ctx, &o.Webhooks, `SELECT
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND created_utc >= $2 AND created_utc < $3) AS deliveries,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded' AND delivered_utc >= $2 AND delivered_utc < $3) AS succeeded,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
-			AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3) AS failed,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending') AS pending`,
-		accountID, from, to); err != nil {
+	var w struct {
+		Failed  int `db:"failed"`
+		Pending int `db:"pending"`
+	}
+	if err := s.db.GetContext(ctx, &w, opsWebhookCounts, accountID, from, to); err != nil {
 		return o, fmt.Errorf("operations summary of %s: webhooks: %w", accountID, err)
 	}
+	o.Webhooks = locrisk.WebhookOps{Deliveries: ev.Deliveries, Succeeded: ev.Succeeded, Failed: w.Failed, Pending: w.Pending}
 	o.RecentFailures = []locrisk.Failure{}
 	if failureLimit > 0 {
 		var rows []struct {
@@ -154,18 +156,7 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 			Message  string    `db:"message"`
 			Occurred time.Time `db:"occurred"`
 		}
-		err := s.db.SelectContext(ctx, &rows, `(SELECT $5::text AS kind, id, COALESCE(error_code, '') AS code,
-				COALESCE(error_message, '') AS message, completed_utc AS occurred
-			FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= $2 AND completed_utc < $3
-			ORDER BY completed_utc DESC, id DESC LIMIT $4)
-			UNION ALL
-			(SELECT $6::text, id, $7::text,
-				COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status
-					ELSE 'delivery failed' END),
-				COALESCE(last_attempt_utc, created_utc) AS occurred
-			FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
-			  AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3
-			ORDER BY occurred DESC, id DESC LIMIT $4)`,
+		err := s.db.SelectContext(ctx, &rows, opsRecentFailures,
 			accountID, from, to, failureLimit, locrisk.FailureReportJob, locrisk.FailureWebhookDelivery, locrisk.CodeWebhookDeliveryFailed)
 		if err != nil {
 			return o, fmt.Errorf("operations summary of %s: recent failures: %w", accountID, err)
@@ -177,6 +168,179 @@ func (s *Store) OpsSummary(ctx context.Context, accountID string, from, to time.
 		o.RecentFailures = locrisk.RecentFailures(o.RecentFailures, failureLimit)
 	}
 	return o, nil
+}
+
+// The operations summary's queries, one constant each so that
+// TestCounterReadPlans explains the very text OpsSummary runs: $1 the
+// account, $2 and $3 the window [from, to).
+const (
+	// opsJobsNow: the account's open jobs (queue_counts) less those
+	// processing, and those: as few as the workers, in partial indexes
+	// that hold only them (report_jobs_processing, report_jobs_leases).
+	opsJobsNow = `SELECT (SELECT COALESCE(SUM(jobs_open), 0) FROM queue_counts WHERE account_id = $1) - p.n AS queued,
+		p.n AS processing
+	FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE account_id = $1 AND status = 'processing') AS p`
+	// opsBatchesProcessing: the account's batches processing now, by
+	// batches_by_status.
+	opsBatchesProcessing = `SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'processing'`
+	// opsWebhookCounts: failed by webhook_deliveries_failed; pending now
+	// by each endpoint's pending deliveries (webhook_deliveries_endpoint_due,
+	// migration 6), the account's endpoints being few.
+	opsWebhookCounts = `SELECT
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
+			AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3) AS failed,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending'
+			AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE account_id = $1)) AS pending`
+	// opsRecentFailures: each side newest first along its index
+	// (report_jobs_failed, webhook_deliveries_failed), limited on its own
+	// ($4), then merged by the caller. $5 to $7 are the kinds and the
+	// delivery failure's code.
+	opsRecentFailures = `(SELECT $5::text AS kind, id, COALESCE(error_code, '') AS code,
+			COALESCE(error_message, '') AS message, completed_utc AS occurred
+		FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= $2 AND completed_utc < $3
+		ORDER BY completed_utc DESC, id DESC LIMIT $4)
+		UNION ALL
+		(SELECT $6::text, id, $7::text,
+			COALESCE(NULLIF(error, ''), CASE WHEN response_status IS NOT NULL THEN 'the endpoint answered HTTP ' || response_status
+				ELSE 'delivery failed' END),
+			COALESCE(last_attempt_utc, created_utc) AS occurred
+		FROM webhook_deliveries WHERE account_id = $1 AND status = 'failed'
+		  AND COALESCE(last_attempt_utc, created_utc) >= $2 AND COALESCE(last_attempt_utc, created_utc) < $3
+		ORDER BY occurred DESC, id DESC LIMIT $4)`
+)
+
+// opsEvents are the counts of the operations summary that hourly
+// counters keep (migration 8): jobs created, completed and failed
+// (usage_hourly), deliveries created and succeeded, batches created and
+// completed (ops_hourly).
+type opsEvents struct {
+	JobsCreated      int `db:"jobs_created"`
+	JobsCompleted    int `db:"jobs_completed"`
+	JobsFailed       int `db:"jobs_failed"`
+	Deliveries       int `db:"deliveries_created"`
+	Succeeded        int `db:"deliveries_succeeded"`
+	BatchesCreated   int `db:"batches_created"`
+	BatchesCompleted int `db:"batches_completed"`
+}
+
+// The counts of opsEvents, in its order, as terms of a sum over the
+// range [%[1]s, %[2]s), one a line: opsHourlyTerms from the hourly
+// counters, by their primary keys (the bounds whole hours); opsRowTerms
+// from the rows, by report_jobs_created, report_jobs_ended,
+// webhook_deliveries_account_created, webhook_deliveries_succeeded,
+// batches_list and batches_by_status.
+const (
+	opsHourlyTerms = `(SELECT COALESCE(SUM(open + completed + failed), 0) FROM usage_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(ended_completed), 0) FROM usage_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(ended_failed), 0) FROM usage_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(deliveries_created), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(deliveries_succeeded), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(batches_created), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)
+	(SELECT COALESCE(SUM(batches_completed), 0) FROM ops_hourly WHERE account_id = $1 AND hour >= %[1]s AND hour < %[2]s)`
+	opsRowTerms = `(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND created_utc >= %[1]s AND created_utc < %[2]s)
+	(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'completed' AND completed_utc >= %[1]s AND completed_utc < %[2]s)
+	(SELECT COUNT(*) FROM report_jobs WHERE account_id = $1 AND status = 'failed' AND completed_utc >= %[1]s AND completed_utc < %[2]s)
+	(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND created_utc >= %[1]s AND created_utc < %[2]s)
+	(SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded' AND delivered_utc >= %[1]s AND delivered_utc < %[2]s)
+	(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND created_utc >= %[1]s AND created_utc < %[2]s)
+	(SELECT COUNT(*) FROM batches WHERE account_id = $1 AND status = 'completed' AND completed_utc >= %[1]s AND completed_utc < %[2]s)`
+)
+
+// opsRange is one term of opsEventsQuery: the counts of [from, to), from
+// the hourly counters or the rows, added or (minus) subtracted.
+type opsRange struct {
+	from, to      time.Time
+	hourly, minus bool
+}
+
+// opsEventsQuery is the statement that selects opsEvents as the sums of
+// ranges, $1 the account and each range's bounds the parameters after:
+// one statement, so one snapshot, so an hour less the rest of it is
+// never off by a job written between two reads.
+func opsEventsQuery(ranges []opsRange) (string, []any) {
+	cols := []string{"jobs_created", "jobs_completed", "jobs_failed", "deliveries_created", "deliveries_succeeded",
+		"batches_created", "batches_completed"}
+	terms := make([][]string, len(cols))
+	var args []any
+	for _, r := range ranges {
+		args = append(args, r.from, r.to)
+		src := opsRowTerms
+		if r.hourly {
+			src = opsHourlyTerms
+		}
+		lines := strings.Split(fmt.Sprintf(src, fmt.Sprintf("$%d", len(args)), fmt.Sprintf("$%d", len(args)+1)), "\n")
+		for i := range cols {
+			op := " + "
+			if r.minus {
+				op = " - "
+			}
+			terms[i] = append(terms[i], op+strings.TrimSpace(lines[i]))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("SELECT")
+	for i, col := range cols {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n\t0" + strings.Join(terms[i], "\n\t\t") + " AS " + col)
+	}
+	return b.String(), args
+}
+
+// opsEventRanges are the ranges whose counts make those of [from, to):
+// the whole UTC hours inside it from the counters, and each part hour at
+// its ends either from the rows or, when that is shorter, as its hour's
+// counters less the rows of the rest of the hour. The rest of the last
+// hour lies after now when the window ends now, as the server's do, so
+// it holds no rows. Every choice gives the same counts; now only chooses
+// which rows are read, at most half an hour of them at each end.
+func opsEventRanges(from, to, now time.Time) []opsRange {
+	if !from.Before(to) {
+		return nil
+	}
+	lo, hi := from.UTC().Truncate(time.Hour), to.UTC().Truncate(time.Hour)
+	if lo.Before(from) {
+		lo = lo.Add(time.Hour)
+	}
+	if lo.After(hi) { // within one hour
+		return []opsRange{{from: from, to: to}}
+	}
+	var rs []opsRange
+	if lo.Before(hi) {
+		rs = append(rs, opsRange{from: lo, to: hi, hourly: true})
+	}
+	// part adds [a, b), a part of the hour [h, h+1h), from the rows, or
+	// as the hour less the rows of the rest of it.
+	part := func(a, b, h time.Time, rest bool) {
+		switch {
+		case !a.Before(b):
+		case !rest:
+			rs = append(rs, opsRange{from: a, to: b})
+		case a.Equal(h): // the part begins the hour: less the rest after it
+			rs = append(rs, opsRange{from: h, to: h.Add(time.Hour), hourly: true}, opsRange{from: b, to: h.Add(time.Hour), minus: true})
+		default: // the part ends the hour: less the rest before it
+			rs = append(rs, opsRange{from: h, to: h.Add(time.Hour), hourly: true}, opsRange{from: h, to: a, minus: true})
+		}
+	}
+	first := lo.Add(-time.Hour)
+	part(from, lo, first, from.Sub(first) < lo.Sub(from))
+	part(hi, to, hi, hi.Add(time.Hour).Sub(to) < to.Sub(hi) || !to.Before(now))
+	return rs
+}
+
+// opsEventCounts reads the opsEvents of [from, to) (opsEventRanges).
+func opsEventCounts(ctx context.Context, q queryer, accountID string, from, to, now time.Time) (opsEvents, error) {
+	var ev opsEvents
+	ranges := opsEventRanges(from, to, now)
+	if len(ranges) == 0 {
+		return ev, nil
+	}
+	query, args := opsEventsQuery(ranges)
+	if err := q.GetContext(ctx, &ev, query, append([]any{accountID}, args...)...); err != nil {
+		return ev, fmt.Errorf("event counts: %w", err)
+	}
+	return ev, nil
 }
 
 // LoadReference returns the engine reference saved under key, or nil
@@ -277,7 +441,8 @@ func (s *Store) SaveReference(ctx context.Context, key string, body []byte) erro
 	})
 }
 
-// QueueDepth reads the job queue's and the webhook outbox's backlog.
+// QueueDepth reads the job queue's and the webhook outbox's backlog
+// (queueDepthQuery).
 func (s *Store) QueueDepth(ctx context.Context) (locrisk.QueueDepth, error) {
 	var d struct {
 		Queued     int          `db:"queued"`
@@ -285,11 +450,7 @@ func (s *Store) QueueDepth(ctx context.Context) (locrisk.QueueDepth, error) {
 		Oldest     sql.NullTime `db:"oldest"`
 		Pending    int          `db:"pending"`
 	}
-	err := s.db.GetContext(ctx, &d, `SELECT
-		(SELECT COUNT(*) FROM report_jobs WHERE status = 'queued') AS queued,
-		(SELECT COUNT(*) FROM report_jobs WHERE status = 'processing') AS processing,
-		(SELECT MIN(run_after_utc) FROM report_jobs WHERE status = 'queued') AS oldest,
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`)
+	err := s.db.GetContext(ctx, &d, queueDepthQuery)
 	if err != nil {
 		return locrisk.QueueDepth{}, fmt.Errorf("queue depth: %w", err)
 	}
@@ -299,6 +460,23 @@ func (s *Store) QueueDepth(ctx context.Context) (locrisk.QueueDepth, error) {
 	}
 	return q, nil
 }
+
+// queueDepthQuery reads QueueDepth in one statement, so one snapshot. The
+// open jobs are the sum of queue_counts (migration 8), one row per
+// account, less the processing jobs, which are as few as the workers
+// (report_jobs_leases); the oldest runnable is the earliest of each
+// account's first queued job, one seek of report_jobs_queued per account
+// with open jobs. Neither reads the queued jobs themselves, however many
+// wait. The pending deliveries are counted from the index that holds
+// only them (webhook_deliveries_endpoint_due): the outbox's backlog, as
+// the SQLite store counts it.
+const queueDepthQuery = `SELECT (SELECT COALESCE(SUM(jobs_open), 0) FROM queue_counts) - p.n AS queued, p.n AS processing,
+		(SELECT MIN(f.run_after_utc) FROM queue_counts c CROSS JOIN LATERAL (
+			SELECT run_after_utc FROM report_jobs WHERE status = 'queued' AND account_id = c.account_id
+			ORDER BY run_after_utc LIMIT 1) AS f
+		WHERE c.jobs_open > 0) AS oldest,
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending') AS pending
+	FROM (SELECT COUNT(*) AS n FROM report_jobs WHERE status = 'processing') AS p`
 
 // ProbeWrite checks that a write can happen now: a transaction that
 // fails on a read-only server (a standby) or a lost connection. While the

@@ -20,6 +20,9 @@ var usageTests = []test{
 	{"RequestStats", requestStatsMergeAndRange},
 	{"OpsSummary", opsSummaryCounts},
 	{"OpsSummaryPercentiles", opsSummaryPercentiles},
+	{"OpsSummaryWindows", opsSummaryWindows},
+	{"RetryMovesTheEnd", usageRetryMovesTheEnd},
+	{"QueueDepth", queueDepth},
 }
 
 var retentionTests = []test{
@@ -408,6 +411,36 @@ func purge(t testing.TB, h Harness) {
 	if _, _, err := s.CreateJob(ctx, keyed, t0.Add(48*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
+	// The usage counts are those of the jobs held: the purged job leaves
+	// every count it was in, in the history of the day it was created and
+	// ended in, the billing period's, and the operations summary's.
+	usage := func(when string, created, completed, queued int) {
+		t.Helper()
+		h, err := s.UsageHistory(ctx, a.ID, t0, 1, []string{locrisk.BucketAPI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h[0].ReportJobs != created || h[0].Completed != completed || h[0].Failed != 0 {
+			t.Errorf("%s: usage of the old job's day %+v, want %d created, %d completed", when, h[0], created, completed)
+		}
+		u, err := s.PeriodUsage(ctx, a.ID, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Created != created+2 || u.Completed != completed+1 || u.Queued != queued || u.Failed != 0 || u.Processing != 0 {
+			t.Errorf("%s: period usage %+v, want %d created, %d completed, %d queued", when, u, created+2, completed+1, queued)
+		}
+		o, err := s.OpsSummary(ctx, a.ID, t0, t0.Add(time.Hour), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Jobs.Created != created || o.Jobs.Completed != completed || o.Jobs.Queued != queued ||
+			(o.Jobs.CompletionP50 != nil) != (completed > 0) {
+			t.Errorf("%s: operations summary of the old job's hour %+v, want %d created, %d completed, %d queued",
+				when, o.Jobs, created, completed, queued)
+		}
+	}
+	usage("before the purge", 2, 1, 2)
 	policy := locrisk.PurgePolicy{Before: t0.Add(24 * time.Hour), Now: t0.Add(50 * time.Hour), Batch: 10}
 	dry := policy
 	dry.DryRun = true
@@ -415,6 +448,7 @@ func purge(t testing.TB, h Harness) {
 	if err != nil || c.Jobs != 1 || c.Reports != 1 {
 		t.Errorf("dry run counted %+v (%v), want the one old job and its report", c, err)
 	}
+	usage("after a dry run", 2, 1, 2)
 	if _, err := s.GetJob(ctx, a.ID, old.ID); err != nil {
 		t.Fatalf("a dry run removed the old job: %v", err)
 	}
@@ -425,6 +459,7 @@ func purge(t testing.TB, h Harness) {
 	if _, err := s.GetJob(ctx, a.ID, old.ID); !errors.Is(err, locrisk.ErrNotFound) {
 		t.Errorf("old job after the purge: %v, want ErrNotFound", err)
 	}
+	usage("after the purge", 1, 0, 2)
 	if _, err := s.GetReport(ctx, a.ID, *old.ReportID); !errors.Is(err, locrisk.ErrNotFound) {
 		t.Errorf("old report after the purge: %v, want ErrNotFound", err)
 	}
@@ -444,4 +479,298 @@ func purge(t testing.TB, h Harness) {
 	if _, replayed, err := s.CreateJob(ctx, keyed, t0.Add(48*time.Hour+locrisk.IdempotencyTTL+time.Hour)); err != nil || replayed {
 		t.Errorf("the forgotten key replayed (%v, %v), want a new job", replayed, err)
 	}
+}
+
+// opsSummaryWindows: the operations summary counts exactly the events of
+// its window, whatever the window's ends: within one hour, on the hour,
+// or in the middle of their hours, shorter or longer than the rest of the
+// hour, and ending at the store's now or before. (A store may sum whole
+// hours from counters and count only the part hours from the rows; the
+// counts must be the rows' all the same.) Also the jobs queued and
+// processing and the batches and deliveries in their states now.
+func opsSummaryWindows(t testing.TB, h Harness) {
+	s := h.open(t) // now is t0, 10:00
+	ctx := context.Background()
+	a, other := newAccount(t, s, 1000), newAccount(t, s, 1000)
+	at := func(hh, mm int) time.Time { return time.Date(2026, 11, 22, hh, mm, 0, 0, time.UTC) }
+
+	// Jobs that ended, each created and ended at the times given.
+	type ended struct {
+		created, ended time.Time
+		failed         bool
+	}
+	jobs := []ended{
+		{at(6, 50), at(6, 59), false}, {at(7, 5), at(7, 10), true}, {at(7, 10), at(7, 30), false},
+		{at(7, 25), at(8, 1), true}, {at(8, 30), at(8, 31), false}, {at(8, 59), at(9, 2), false},
+		{at(9, 3), at(9, 30), true}, {at(9, 30), at(10, 5), false}, {at(10, 1), at(10, 39), true},
+		{at(10, 39), at(10, 45), false}, {at(10, 50), at(11, 10), false}, {at(5, 0), at(9, 59), false},
+	}
+	for _, j := range jobs {
+		EndJob(t, s, a.ID, locrisk.BucketAPI, j.created, j.ended, j.failed)
+		EndJob(t, s, other.ID, locrisk.BucketBulk, j.created, j.ended, !j.failed)
+	}
+	// Deliveries: created (a test event), then succeeded or failed (for
+	// good) at the second time, or left pending.
+	type delivery struct {
+		created, done time.Time
+		outcome       string
+	}
+	deliveries := []delivery{
+		{at(6, 55), at(7, 15), locrisk.DeliverySucceeded}, {at(7, 20), at(7, 21), locrisk.DeliveryFailed},
+		{at(7, 40), at(8, 10), locrisk.DeliverySucceeded}, {at(8, 45), at(9, 1), locrisk.DeliverySucceeded},
+		{at(9, 4), at(9, 6), locrisk.DeliveryFailed}, {at(9, 50), at(10, 2), locrisk.DeliverySucceeded},
+		{at(10, 3), at(10, 41), locrisk.DeliverySucceeded}, {at(10, 44), at(10, 46), locrisk.DeliveryFailed},
+		{at(8, 20), time.Time{}, locrisk.DeliveryPending}, {at(10, 20), time.Time{}, locrisk.DeliveryPending},
+	}
+	ep := newEndpoint(t, s, a.ID, at(5, 0))
+	otherEp := newEndpoint(t, s, other.ID, at(5, 0))
+	for _, d := range deliveries {
+		for _, e := range []string{ep.ID, otherEp.ID} {
+			acct := a.ID
+			if e == otherEp.ID {
+				acct = other.ID
+			}
+			if _, err := s.QueueTestWebhook(ctx, acct, e, testEvent(d.created)); err != nil {
+				t.Fatal(err)
+			}
+			if d.outcome == locrisk.DeliveryPending {
+				continue
+			}
+			task, ok, err := s.ClaimWebhookDelivery(ctx, 24*time.Hour, testLimits(), d.created)
+			if err != nil || !ok {
+				t.Fatalf("claim the delivery of %v: %v %v", d.created, ok, err)
+			}
+			attempt := locrisk.DeliveryAttempt{Success: true, ResponseStatus: 200, Started: d.done}
+			if d.outcome == locrisk.DeliveryFailed {
+				attempt = locrisk.DeliveryAttempt{Error: "gone", Started: d.done}
+			}
+			if st, err := s.RecordWebhookAttempt(ctx, task, attempt, d.done); err != nil || st != d.outcome {
+				t.Fatalf("record the delivery of %v: %q %v, want %s", d.created, st, err, d.outcome)
+			}
+		}
+	}
+	// The pending deliveries above were created after the others were
+	// claimed, so every claim took the one just made.
+	//
+	// Batches: one completed at 9:10, one processing (its job queued).
+	done, _, err := s.CreateBatch(ctx, locrisk.NewBatch{AccountID: a.ID, Items: []locrisk.NewBatchItem{
+		validItem("v", 30, -90), rejectedItem("r", "invalid_latitude", nil, nil)}}, at(8, 15))
+	if err != nil {
+		t.Fatal(err)
+	}
+	completeBatchJob(t, s, *BatchItems(t, s, a.ID, done.ID)[0].JobID, []byte(`{}`), at(9, 10))
+	if _, _, err := s.CreateBatch(ctx, locrisk.NewBatch{AccountID: a.ID, Items: []locrisk.NewBatchItem{validItem("v", 30, -90)}}, at(9, 40)); err != nil {
+		t.Fatal(err)
+	}
+	// Jobs open now: the batch's, queued; two more queued, one of them
+	// then processing.
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, at(9, 55))
+	held := QueueJob(t, s, a.ID, locrisk.BucketManual, at(10, 0))
+	ClaimJob(t, s, held.ID, at(10, 0))
+
+	in := func(x, from, to time.Time) bool { return !x.Before(from) && x.Before(to) }
+	for _, w := range [][2]time.Time{
+		{at(7, 20), at(10, 40)}, // part hours longer than their rests; ends after now
+		{at(7, 50), at(10, 10)}, // a short first part; ends after now
+		{at(6, 50), at(9, 5)},   // a short last part, before now
+		{at(6, 10), at(9, 55)},  // long parts, before now
+		{at(8, 0), at(10, 0)},   // whole hours, ending now
+		{at(8, 10), at(8, 50)},  // within one hour
+		{at(7, 0), at(7, 30)},   // the start of an hour
+		{at(9, 30), at(10, 0)},  // the end of an hour
+		{at(10, 0), at(12, 0)},  // from now on
+		{at(0, 0), at(23, 0)},   // everything
+	} {
+		from, to := w[0], w[1]
+		var want locrisk.OpsSummary
+		for _, j := range jobs {
+			if in(j.created, from, to) {
+				want.Jobs.Created++
+			}
+			if in(j.ended, from, to) {
+				if j.failed {
+					want.Jobs.Failed++
+				} else {
+					want.Jobs.Completed++
+				}
+			}
+		}
+		// The two batch jobs, and the two queued after them.
+		for _, c := range []time.Time{at(8, 15), at(9, 40), at(9, 55), at(10, 0)} {
+			if in(c, from, to) {
+				want.Jobs.Created++
+			}
+		}
+		if in(at(9, 10), from, to) {
+			want.Jobs.Completed++
+		}
+		want.Jobs.Queued, want.Jobs.Processing = 2, 1
+		for _, d := range deliveries {
+			if in(d.created, from, to) {
+				want.Webhooks.Deliveries++
+			}
+			switch {
+			case d.outcome == locrisk.DeliverySucceeded && in(d.done, from, to):
+				want.Webhooks.Succeeded++
+			case d.outcome == locrisk.DeliveryFailed && in(d.done, from, to):
+				want.Webhooks.Failed++
+			}
+		}
+		want.Webhooks.Pending = 2
+		for _, c := range []time.Time{at(8, 15), at(9, 40)} {
+			if in(c, from, to) {
+				want.Batches.Created++
+			}
+		}
+		want.Batches.Processing = 1
+		if in(at(9, 10), from, to) {
+			want.Batches.Completed++
+		}
+		got, err := s.OpsSummary(ctx, a.ID, from, to, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := got.Jobs
+		g.CompletionP50, g.CompletionP95 = nil, nil
+		if g != want.Jobs || got.Webhooks != want.Webhooks || got.Batches != want.Batches {
+			t.Errorf("[%s, %s): jobs %+v, webhooks %+v, batches %+v\nwant           jobs %+v, webhooks %+v, batches %+v",
+				from.Format("15:04"), to.Format("15:04"), g, got.Webhooks, got.Batches, want.Jobs, want.Webhooks, want.Batches)
+		}
+	}
+}
+
+// usageRetryMovesTheEnd: a failed job retried leaves the failed counts of
+// the day and hour it failed in (usage history, period usage, the
+// operations summary) and counts, once it ends again, in the day and hour
+// of its new end; it stays created in the day it was created.
+func usageRetryMovesTheEnd(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	a := newAccount(t, s, 100)
+	day := func(d, hh, mm int) time.Time { return time.Date(2026, 11, d, hh, mm, 0, 0, time.UTC) }
+	j := QueueJob(t, s, a.ID, locrisk.BucketAPI, day(20, 9, 0))
+	ClaimJob(t, s, j.ID, day(20, 9, 0))
+	if _, err := s.FailJob(ctx, j.ID, "tw", "generation_error", "try again", true, day(20, 10, 30)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, history [3][3]int, period locrisk.PeriodUsage, ops map[time.Time][2]int) {
+		t.Helper()
+		got, err := s.UsageHistory(ctx, a.ID, day(20, 0, 0), 3, []string{locrisk.BucketAPI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, u := range got {
+			if w := history[i]; u.ReportJobs != w[0] || u.Completed != w[1] || u.Failed != w[2] {
+				t.Errorf("%s: day %d: %+v, want created %d, completed %d, failed %d", when, 20+i, u, w[0], w[1], w[2])
+			}
+		}
+		u, err := s.PeriodUsage(ctx, a.ID, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		period.Limit, period.Start, period.End = 100, locrisk.MonthStart(t0), locrisk.NextMonthStart(t0)
+		if fmt.Sprint(u) != fmt.Sprint(period) {
+			t.Errorf("%s: PeriodUsage = %+v\nwant            %+v", when, u, period)
+		}
+		for hour, w := range ops {
+			o, err := s.OpsSummary(ctx, a.ID, hour, hour.Add(time.Hour), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Jobs.Completed != w[0] || o.Jobs.Failed != w[1] || len(o.RecentFailures) != w[1] {
+				t.Errorf("%s: the hour at %s: %d completed, %d failed (%d recent failures), want %d and %d",
+					when, hour.Format("02 15:04"), o.Jobs.Completed, o.Jobs.Failed, len(o.RecentFailures), w[0], w[1])
+			}
+		}
+	}
+	failedHour, endHour := day(20, 10, 0), day(22, 13, 0)
+	check("failed", [3][3]int{{1, 0, 1}}, locrisk.PeriodUsage{Created: 1, Failed: 1},
+		map[time.Time][2]int{failedHour: {0, 1}, endHour: {0, 0}})
+
+	if _, err := s.RetryJob(ctx, a.ID, j.ID, day(21, 8, 0)); err != nil {
+		t.Fatal(err)
+	}
+	check("retried", [3][3]int{{1, 0, 0}}, locrisk.PeriodUsage{Created: 1, Queued: 1},
+		map[time.Time][2]int{failedHour: {0, 0}, endHour: {0, 0}})
+
+	ClaimJob(t, s, j.ID, day(22, 13, 0))
+	check("processing", [3][3]int{{1, 0, 0}}, locrisk.PeriodUsage{Created: 1, Processing: 1},
+		map[time.Time][2]int{failedHour: {0, 0}, endHour: {0, 0}})
+	if _, err := s.CompleteJob(ctx, j.ID, "tw", locrisk.Report{DataVersion: "v", Body: []byte(`{}`)}, day(22, 13, 15)); err != nil {
+		t.Fatal(err)
+	}
+	check("completed", [3][3]int{{1, 0, 0}, {0, 0, 0}, {0, 1, 0}}, locrisk.PeriodUsage{Created: 1, Completed: 1},
+		map[time.Time][2]int{failedHour: {0, 0}, endHour: {1, 0}})
+}
+
+// queueDepth: the queue's depth follows jobs through creation, claims,
+// requeues, ends and retries, over several accounts: the queued and the
+// processing jobs, and the earliest run_after_utc of the queued ones;
+// and the pending webhook deliveries.
+func queueDepth(t testing.TB, h Harness) {
+	s := h.open(t)
+	ctx := context.Background()
+	check := func(when string, want locrisk.QueueDepth) {
+		t.Helper()
+		d, err := s.QueueDepth(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.JobsQueued != want.JobsQueued || d.JobsProcessing != want.JobsProcessing ||
+			!d.OldestRunnable.Equal(want.OldestRunnable) || d.DeliveriesQueued != want.DeliveriesQueued {
+			t.Errorf("%s: depth %+v, want %+v", when, d, want)
+		}
+	}
+	check("empty", locrisk.QueueDepth{})
+	a, b := newAccount(t, s, 100), newAccount(t, s, 100)
+	a1 := QueueJob(t, s, a.ID, locrisk.BucketAPI, t0)
+	QueueJob(t, s, a.ID, locrisk.BucketBulk, t0.Add(time.Minute))
+	QueueJob(t, s, a.ID, locrisk.BucketAPI, t0.Add(2*time.Minute))
+	b1 := QueueJob(t, s, b.ID, locrisk.BucketAPI, t0.Add(-30*time.Minute))
+	check("created", locrisk.QueueDepth{JobsQueued: 4, OldestRunnable: t0.Add(-30 * time.Minute)})
+
+	ClaimJob(t, s, b1.ID, t0)
+	check("b's claimed", locrisk.QueueDepth{JobsQueued: 3, JobsProcessing: 1, OldestRunnable: t0})
+	if err := s.RetryLater(ctx, b1.ID, "tw", t0.Add(time.Hour), "engine_busy", "later", t0); err != nil {
+		t.Fatal(err)
+	}
+	check("b's put back for an hour", locrisk.QueueDepth{JobsQueued: 4, OldestRunnable: t0})
+
+	ClaimJob(t, s, a1.ID, t0)
+	if _, err := s.FailJob(ctx, a1.ID, "tw", "generation_error", "boom", true, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	check("a's first failed", locrisk.QueueDepth{JobsQueued: 3, OldestRunnable: t0.Add(time.Minute)})
+	if _, err := s.RetryJob(ctx, a.ID, a1.ID, t0.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	check("a's first retried", locrisk.QueueDepth{JobsQueued: 4, OldestRunnable: t0.Add(-time.Hour)})
+
+	// Claimed at once, not through ClaimJob, which puts back what it
+	// claims on the way, runnable from then.
+	if _, _, err := s.ClaimJob(ctx, "w", time.Hour, t0); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := s.GetJob(ctx, a.ID, a1.ID); err != nil || j.Status != locrisk.StatusProcessing {
+		t.Fatalf("the claim took another job than the only runnable one (%v)", err)
+	}
+	check("a's first claimed", locrisk.QueueDepth{JobsQueued: 3, JobsProcessing: 1, OldestRunnable: t0.Add(time.Minute)})
+	if _, err := s.CompleteJob(ctx, a1.ID, "w", locrisk.Report{DataVersion: "v", Body: []byte(`{}`)}, t0); err != nil {
+		t.Fatal(err)
+	}
+	check("a's first completed", locrisk.QueueDepth{JobsQueued: 3, OldestRunnable: t0.Add(time.Minute)})
+
+	ep := newEndpoint(t, s, b.ID, t0)
+	for range 2 {
+		if _, err := s.QueueTestWebhook(ctx, b.ID, ep.ID, testEvent(t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("two deliveries", locrisk.QueueDepth{JobsQueued: 3, OldestRunnable: t0.Add(time.Minute), DeliveriesQueued: 2})
+	// The batch's job and the account with nothing queued now.
+	if _, _, err := s.CreateBatch(ctx, locrisk.NewBatch{AccountID: b.ID, Items: []locrisk.NewBatchItem{
+		validItem("v", 30, -90), rejectedItem("r", "invalid_latitude", nil, nil)}}, t0.Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	check("a batch", locrisk.QueueDepth{JobsQueued: 4, OldestRunnable: t0.Add(-2 * time.Hour), DeliveriesQueued: 2})
 }
