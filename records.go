@@ -181,11 +181,21 @@ func NewPeriodUsage(a Account, now time.Time) PeriodUsage {
 	return PeriodUsage{Limit: a.MonthlyQuota, Start: MonthStart(now), End: NextMonthStart(now)}
 }
 
-// SetCounts sets the period's jobs by their status now; every job created
-// in it counts against the quota, whatever its status.
-func (u *PeriodUsage) SetCounts(queued, processing, completed, failed int) {
-	u.Queued, u.Processing, u.Completed, u.Failed = queued, processing, completed, failed
-	u.Created = queued + processing + completed + failed
+// UsageCounters are a period's jobs as both stores' usage counters keep
+// them: queued and processing together as open, since a claim changes no
+// counter, with the jobs processing now counted beside them.
+type UsageCounters struct {
+	Open       int `db:"open"`
+	Processing int `db:"processing"`
+	Completed  int `db:"completed"`
+	Failed     int `db:"failed"`
+}
+
+// SetCounts sets the period's jobs by their status now from the counters;
+// every job created in it counts against the quota, whatever its status.
+func (u *PeriodUsage) SetCounts(c UsageCounters) {
+	u.Queued, u.Processing, u.Completed, u.Failed = c.Open-c.Processing, c.Processing, c.Completed, c.Failed
+	u.Created = c.Open + c.Completed + c.Failed
 }
 
 // Kinds and code of the operations summary's recent failures (docs/api.md,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 type accountRow struct {
@@ -53,11 +54,8 @@ func (s *Store) GetAccount(ctx context.Context, id string) (locrisk.Account, err
 func getAccount(ctx context.Context, q queryer, id string) (locrisk.Account, error) {
 	var r accountRow
 	err := q.GetContext(ctx, &r, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return locrisk.Account{}, fmt.Errorf("account %s: %w", id, locrisk.ErrNotFound)
-	}
-	if err != nil {
-		return locrisk.Account{}, fmt.Errorf("get account %s: %w", id, err)
+	if err := sqlrow.Got(err, "account "+id); err != nil {
+		return locrisk.Account{}, err
 	}
 	return r.account(), nil
 }
@@ -186,15 +184,7 @@ func (s *Store) ListKeys(ctx context.Context, accountID string) ([]locrisk.APIKe
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
-	out := make([]locrisk.APIKey, 0, len(rows))
-	for _, r := range rows {
-		k, err := r.key()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, nil
+	return sqlrow.Map(rows, keyRow.key)
 }
 
 // RevokeKey revokes a key; revoking twice keeps the first time.

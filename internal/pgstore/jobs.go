@@ -11,6 +11,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 // jobRow is a report_jobs row: the job's columns as the domain names them
@@ -245,36 +246,35 @@ func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locr
 
 // PeriodUsage returns the account's usage in now's billing period: the
 // jobs created in it (a retry creates none) by their status now, summed
-// from the period's hours of usage_hourly (migration 8; periodUsageQuery).
+// from the period's hours of usage_hourly (migration 8), read with the
+// account's quota in one statement (periodUsageQuery).
 func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time) (locrisk.PeriodUsage, error) {
-	a, err := getAccount(ctx, s.db, accountID)
-	if err != nil {
+	u := locrisk.NewPeriodUsage(locrisk.Account{}, now)
+	var row struct {
+		Quota int `db:"monthly_quota"`
+		locrisk.UsageCounters
+	}
+	err := s.db.GetContext(ctx, &row, periodUsageQuery, accountID, u.Start, u.End)
+	if err := sqlrow.Got(err, "account "+accountID); err != nil {
 		return locrisk.PeriodUsage{}, err
 	}
-	u := locrisk.NewPeriodUsage(a, now)
-	var c struct {
-		Open       int `db:"open"`
-		Processing int `db:"processing"`
-		Completed  int `db:"completed"`
-		Failed     int `db:"failed"`
-	}
-	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start, u.End)
-	if err != nil {
-		return locrisk.PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
-	}
-	u.SetCounts(c.Open-c.Processing, c.Processing, c.Completed, c.Failed)
+	u.Limit = row.Quota
+	u.SetCounts(row.UsageCounters)
 	return u, nil
 }
 
-// periodUsageQuery sums the period's hours [$2, $3) of usage_hourly, at
-// most 744 hours times 3 buckets whatever the number of jobs, and counts
-// in the same statement, so the same snapshot, the period's jobs
-// processing now: usage_hourly counts queued and processing together as
-// open (a claim changes no counter), and the processing jobs are as few
-// as the workers, in partial indexes that hold only them
-// (report_jobs_processing, report_jobs_leases).
-const periodUsageQuery = `SELECT COALESCE(SUM(open), 0) AS open, COALESCE(SUM(completed), 0) AS completed,
-		COALESCE(SUM(failed), 0) AS failed,
+// periodUsageQuery reads the account's quota and sums the period's hours
+// [$2, $3) of usage_hourly, at most 744 hours times 3 buckets whatever the
+// number of jobs, and counts in the same statement, so the same snapshot,
+// the period's jobs processing now: usage_hourly counts queued and
+// processing together as open (a claim changes no counter), and the
+// processing jobs are as few as the workers, in partial indexes that hold
+// only them (report_jobs_processing, report_jobs_leases). No row: no such
+// account.
+const periodUsageQuery = `SELECT a.monthly_quota, COALESCE(u.open, 0) AS open, COALESCE(u.completed, 0) AS completed,
+		COALESCE(u.failed, 0) AS failed,
 		(SELECT COUNT(*) FROM report_jobs
 			WHERE account_id = $1 AND status = 'processing' AND created_utc >= $2 AND created_utc < $3) AS processing
-	FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3`
+	FROM accounts a CROSS JOIN LATERAL (SELECT SUM(open) AS open, SUM(completed) AS completed, SUM(failed) AS failed
+		FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3) u
+	WHERE a.id = $1`

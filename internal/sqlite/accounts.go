@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 type accountRow struct {
@@ -65,11 +65,8 @@ func (s *Store) GetAccount(ctx context.Context, id string) (locrisk.Account, err
 func getAccount(ctx context.Context, q queryer, id string) (locrisk.Account, error) {
 	var r accountRow
 	err := q.GetContext(ctx, &r, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return locrisk.Account{}, fmt.Errorf("account %s: %w", id, locrisk.ErrNotFound)
-	}
-	if err != nil {
-		return locrisk.Account{}, fmt.Errorf("get account %s: %w", id, err)
+	if err := sqlrow.Got(err, "account "+id); err != nil {
+		return locrisk.Account{}, err
 	}
 	return r.account()
 }
@@ -80,15 +77,7 @@ func (s *Store) ListAccounts(ctx context.Context) ([]locrisk.Account, error) {
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+accountColumns+` FROM accounts ORDER BY created_utc, id`); err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
 	}
-	out := make([]locrisk.Account, 0, len(rows))
-	for _, r := range rows {
-		a, err := r.account()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return sqlrow.Map(rows, accountRow.account)
 }
 
 // UpdateAccount applies u and returns the account as it now is. The quota

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 // jobRow is a report_jobs row: the job's columns as the domain names them
@@ -47,15 +48,7 @@ func (r jobRow) job() (locrisk.Job, error) {
 
 // scanJobs turns rows into jobs.
 func scanJobs(rows []jobRow) ([]locrisk.Job, error) {
-	out := make([]locrisk.Job, 0, len(rows))
-	for _, r := range rows {
-		j, err := r.job()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, nil
+	return sqlrow.Map(rows, jobRow.job)
 }
 
 // getJobTx reads one job by id (any account) with q.

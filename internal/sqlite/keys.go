@@ -10,6 +10,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 // CreateKey makes a key for an existing account and returns it with its
@@ -88,15 +89,7 @@ func (s *Store) ListKeys(ctx context.Context, accountID string) ([]locrisk.APIKe
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
-	out := make([]locrisk.APIKey, 0, len(rows))
-	for _, r := range rows {
-		k, err := r.key()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, nil
+	return sqlrow.Map(rows, keyRow.key)
 }
 
 // RevokeKey revokes a key at once (for the server, within its key cache

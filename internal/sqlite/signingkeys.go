@@ -8,11 +8,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 type signingKeyRow struct {
@@ -111,11 +111,8 @@ func (s *Store) RotateSigningKey(ctx context.Context, k locrisk.SigningKey) erro
 func (s *Store) CurrentSigningKey(ctx context.Context) (locrisk.SigningKey, error) {
 	var r signingKeyRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+signingKeyColumns+` FROM signing_keys WHERE retired_utc IS NULL`)
-	if errors.Is(err, sql.ErrNoRows) {
-		return locrisk.SigningKey{}, fmt.Errorf("current signing key: %w", locrisk.ErrNotFound)
-	}
-	if err != nil {
-		return locrisk.SigningKey{}, fmt.Errorf("current signing key: %w", err)
+	if err := sqlrow.Got(err, "current signing key"); err != nil {
+		return locrisk.SigningKey{}, err
 	}
 	return s.signingKey(r, true)
 }
@@ -126,13 +123,5 @@ func (s *Store) ListSigningKeys(ctx context.Context) ([]locrisk.SigningKey, erro
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+signingKeyColumns+` FROM signing_keys ORDER BY created_utc DESC, id DESC`); err != nil {
 		return nil, fmt.Errorf("list signing keys: %w", err)
 	}
-	keys := make([]locrisk.SigningKey, 0, len(rows))
-	for _, r := range rows {
-		k, err := s.signingKey(r, false)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
+	return sqlrow.Map(rows, func(r signingKeyRow) (locrisk.SigningKey, error) { return s.signingKey(r, false) })
 }

@@ -27,17 +27,13 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 		return locrisk.PeriodUsage{}, err
 	}
 	u := locrisk.NewPeriodUsage(a, now)
-	// usage_hourly keeps queued and processing together as open.
-	var c struct {
-		locrisk.PeriodUsage
-		Open int `db:"open"`
-	}
+	var c locrisk.UsageCounters
 	err = s.db.GetContext(ctx, &c, periodUsageQuery, accountID, u.Start.Format(hourLayout), u.End.Format(hourLayout),
 		FormatTime(u.Start), FormatTime(u.End))
 	if err != nil {
 		return locrisk.PeriodUsage{}, fmt.Errorf("period usage of %s: %w", accountID, err)
 	}
-	u.SetCounts(c.Open-c.Processing, c.Processing, c.Completed, c.Failed)
+	u.SetCounts(c)
 	return u, nil
 }
 

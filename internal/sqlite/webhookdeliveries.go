@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/sqlrow"
 )
 
 // deliveryRow is a delivery as deliverySelect reads it: the columns the
@@ -107,13 +108,5 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	out := make([]locrisk.WebhookDelivery, 0, len(rows))
-	for _, r := range rows {
-		d, err := r.delivery()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return sqlrow.Map(rows, deliveryRow.delivery)
 }
