@@ -6,5 +6,8 @@
 // implement the operations on these types, SQLite (internal/sqlite), the
 // default, and PostgreSQL (internal/pgstore), for several nodes on one
 // database (docs/postgres.md); the server, workers and commands speak them
-// (docs/architecture.md).
+// (docs/architecture.md). The rules both stores follow live here once
+// (page cursors, input checks, usage windows, completion percentiles, a
+// job's final transition and its hooks, idempotent creation), so that a
+// store holds only its SQL and the mapping of its rows.
 package locrisk

@@ -13,8 +13,6 @@ import (
 	"github.com/locrisk/locrisk/internal/ids"
 )
 
-const kindBatch = "batch"
-
 // CreateBatch creates a batch, its items and one queued job per valid
 // item, all or nothing, with CreateJob's idempotency and quota rules.
 func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.Time) (locrisk.Batch, bool, error) {
@@ -26,64 +24,54 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 	var b locrisk.Batch
 	var replayed bool
 	err = s.withTx(ctx, func(tx *sqlx.Tx) error {
-		replayed = false
 		if err := lockAccounts(ctx, tx, []string{nb.AccountID}); err != nil {
 			return err
 		}
 		if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
 			return err
 		}
-		batchID := ids.New(ids.Batch)
-		if nb.IdempotencyKey != "" {
-			id, found, err := takeIdempotencyKey(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, batchID, now)
-			if err != nil {
-				return err
-			}
-			if found {
-				replayed = true
-				var err error
-				b, err = getBatch(ctx, tx, nb.AccountID, id)
-				return err
-			}
-		}
-		if valid > 0 {
-			if err := useQuota(ctx, tx, nb.AccountID, valid, now); err != nil {
-				return err
-			}
-		}
-		b = nb.Batch(batchID, valid, now)
-		var completed sql.NullTime
-		if b.CompletedUTC != nil {
-			completed = sql.NullTime{Time: *b.CompletedUTC, Valid: true}
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, now, completed); err != nil {
-			return fmt.Errorf("insert batch: %w", err)
-		}
-		for i, it := range nb.Items {
-			var jobID, code, msg sql.NullString
-			if it.ErrorCode == "" {
-				j := b.ItemJob(ids.New(ids.Job), it, now)
-				if err := insertJob(ctx, tx, j); err != nil {
-					return fmt.Errorf("insert job of item %d: %w", i+1, err)
-				}
-				jobID = sql.NullString{String: j.ID, Valid: true}
-			} else {
-				code, msg = sql.NullString{String: it.ErrorCode, Valid: true}, sql.NullString{String: it.ErrorMessage, Valid: true}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_items
-				(batch_id, row_number, external_id, latitude, longitude, job_id, error_code, error_message)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-				b.ID, i+1, it.ExternalID, nullFloat(it.Latitude), nullFloat(it.Longitude), jobID, code, msg); err != nil {
-				return fmt.Errorf("insert batch item %d: %w", i+1, err)
-			}
-		}
-		return nil
+		var err error
+		b, replayed, err = locrisk.CreateBatchIn(ctx, txOps{tx}, nb, ids.New(ids.Batch), valid, now)
+		return err
 	})
 	if err != nil {
 		return locrisk.Batch{}, false, fmt.Errorf("create batch: %w", err)
 	}
 	return b, replayed, nil
+}
+
+// InsertBatch writes the batch row and its items, with one queued job per
+// valid item (locrisk.BatchCreateOps).
+func (t txOps) InsertBatch(ctx context.Context, nb locrisk.NewBatch, batchID string, valid int, now time.Time) (locrisk.Batch, error) {
+	tx := t.tx
+	b := nb.Batch(batchID, valid, now)
+	var completed sql.NullTime
+	if b.CompletedUTC != nil {
+		completed = sql.NullTime{Time: *b.CompletedUTC, Valid: true}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, now, completed); err != nil {
+		return locrisk.Batch{}, fmt.Errorf("insert batch: %w", err)
+	}
+	for i, it := range nb.Items {
+		var jobID, code, msg sql.NullString
+		if it.ErrorCode == "" {
+			j := b.ItemJob(ids.New(ids.Job), it, now)
+			if err := insertJob(ctx, tx, j); err != nil {
+				return locrisk.Batch{}, fmt.Errorf("insert job of item %d: %w", i+1, err)
+			}
+			jobID = sql.NullString{String: j.ID, Valid: true}
+		} else {
+			code, msg = sql.NullString{String: it.ErrorCode, Valid: true}, sql.NullString{String: it.ErrorMessage, Valid: true}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batch_items
+			(batch_id, row_number, external_id, latitude, longitude, job_id, error_code, error_message)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			b.ID, i+1, it.ExternalID, nullFloat(it.Latitude), nullFloat(it.Longitude), jobID, code, msg); err != nil {
+			return locrisk.Batch{}, fmt.Errorf("insert batch item %d: %w", i+1, err)
+		}
+	}
+	return b, nil
 }
 
 func nullFloat(f *float64) sql.NullFloat64 {

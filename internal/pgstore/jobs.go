@@ -37,8 +37,6 @@ func (r jobRow) job() locrisk.Job {
 	return j
 }
 
-const kindReportJob = "report_job"
-
 // CreateJob creates a queued job, unless its idempotency key replays an
 // earlier one or the quota is used up (see the package comment for how
 // both hold across nodes). Creations that arrive together share one
@@ -63,27 +61,29 @@ func createOne(ctx context.Context, tx *sqlx.Tx, nj locrisk.NewJob, now time.Tim
 	if _, err := getAccount(ctx, tx, nj.AccountID); err != nil {
 		return creation{}, err
 	}
-	job := nj.Job(ids.New(ids.Job), now)
-	if nj.IdempotencyKey != "" {
-		id, found, err := takeIdempotencyKey(ctx, tx, nj.AccountID, kindReportJob, nj.IdempotencyKey, nj.RequestHash, job.ID, now)
-		if err != nil {
-			return creation{}, err
-		}
-		if found {
-			var r jobRow
-			if err := tx.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = $1`, id); err != nil {
-				return creation{}, fmt.Errorf("replayed job %s: %w", id, err)
-			}
-			return creation{job: r.job(), replayed: true}, nil
-		}
-	}
-	if err := useQuota(ctx, tx, nj.AccountID, 1, now); err != nil {
+	job, replayed, err := locrisk.CreateJobIn(ctx, txOps{tx}, nj, nj.Job(ids.New(ids.Job), now), now)
+	if err != nil {
 		return creation{}, err
 	}
-	if err := insertJob(ctx, tx, job); err != nil {
-		return creation{}, err
+	return creation{job: job, replayed: replayed}, nil
+}
+
+// GetJob reads the job an earlier request with the same idempotency key
+// made (locrisk.JobCreateOps).
+func (t txOps) GetJob(ctx context.Context, jobID string) (locrisk.Job, error) {
+	var r jobRow
+	if err := t.tx.GetContext(ctx, &r, `SELECT `+jobColumns+` FROM report_jobs WHERE id = $1`, jobID); err != nil {
+		return locrisk.Job{}, fmt.Errorf("replayed job %s: %w", jobID, err)
 	}
-	return creation{job: job}, nil
+	return r.job(), nil
+}
+
+// InsertJob writes the new job j (locrisk.JobCreateOps).
+func (t txOps) InsertJob(ctx context.Context, j locrisk.Job) error { return insertJob(ctx, t.tx, j) }
+
+// UseQuota is useQuota in the transaction (locrisk.QuotaUser).
+func (t txOps) UseQuota(ctx context.Context, accountID string, n int, now time.Time) error {
+	return useQuota(ctx, t.tx, accountID, n, now)
 }
 
 // insertJob writes a new job row (queued, no attempts yet).
@@ -95,10 +95,12 @@ func insertJob(ctx context.Context, tx *sqlx.Tx, j locrisk.Job) error {
 	return err
 }
 
-// takeIdempotencyKey records key for resourceID, or returns the resource an
+// TakeIdempotencyKey records key for resourceID, or returns the resource an
 // unexpired earlier use of the key made (found), or ErrIdempotencyConflict
-// when that use had another request. An expired key is taken over.
-func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
+// when that use had another request. An expired key is taken over
+// (locrisk.KeyTaker).
+func (t txOps) TakeIdempotencyKey(ctx context.Context, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
+	tx := t.tx
 	res, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, kind, key, request_hash, resource_id, created_utc)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account_id, kind, key) DO NOTHING`,
 		accountID, kind, key, hash, resourceID, now)

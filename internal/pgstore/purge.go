@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/sqlpurge"
 )
 
 // purgeLock is the advisory lock a purge holds, so that one node purges
@@ -21,29 +22,7 @@ type purgeStep struct {
 	pick    string
 	cutoff  time.Time
 	limit   int
-	deletes []purgeDelete
-}
-
-type purgeDelete struct {
-	sql   string
-	count *int64
-}
-
-// jobDeletes remove the jobs' webhook deliveries and events and reports;
-// jobsOf selects the jobs from $1.
-func jobDeletes(jobsOf string, c *locrisk.PurgeCounts) []purgeDelete {
-	return []purgeDelete{
-		{`DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM webhook_events WHERE job_id IN (` + jobsOf + `))`, &c.Deliveries},
-		{`DELETE FROM webhook_events WHERE job_id IN (` + jobsOf + `)`, &c.Events},
-		{`DELETE FROM reports WHERE job_id IN (` + jobsOf + `)`, &c.Reports},
-	}
-}
-
-// noPendingDelivery holds when none of the events of the jobs jobCond
-// selects (e.job_id ...) still waits to be delivered.
-func noPendingDelivery(jobCond string) string {
-	return `NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id
-		WHERE ` + jobCond + ` AND d.status = 'pending')`
+	deletes []sqlpurge.Delete
 }
 
 // Purge deletes what p allows, with the SQLite store's rules
@@ -69,45 +48,45 @@ func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.Purge
 			purgeStep{pick: `SELECT b.id FROM batches b WHERE b.status = 'completed' AND b.completed_utc < $1
 				AND NOT EXISTS (SELECT 1 FROM report_jobs j WHERE j.batch_id = b.id
 					AND (j.status NOT IN ('completed', 'failed') OR j.completed_utc IS NULL OR j.completed_utc >= $1))
-				AND ` + noPendingDelivery(`e.job_id IN (SELECT id FROM report_jobs WHERE batch_id = b.id)`) + `
+				AND ` + sqlpurge.NoPendingDelivery(`e.job_id IN (SELECT id FROM report_jobs WHERE batch_id = b.id)`) + `
 				ORDER BY b.completed_utc, b.id LIMIT $2`,
 				cutoff: before, limit: p.BatchesPerTx(),
-				deletes: append(jobDeletes(`SELECT id FROM report_jobs WHERE batch_id = ANY($1)`, &c),
-					purgeDelete{`DELETE FROM batch_items WHERE batch_id = ANY($1)`, &c.BatchItems},
-					purgeDelete{`DELETE FROM report_jobs WHERE batch_id = ANY($1)`, &c.Jobs},
-					purgeDelete{`DELETE FROM batches WHERE id = ANY($1)`, &c.Batches})},
+				deletes: append(sqlpurge.JobDeletes(`SELECT id FROM report_jobs WHERE batch_id = ANY($1)`, &c),
+					sqlpurge.Delete{SQL: `DELETE FROM batch_items WHERE batch_id = ANY($1)`, Count: &c.BatchItems},
+					sqlpurge.Delete{SQL: `DELETE FROM report_jobs WHERE batch_id = ANY($1)`, Count: &c.Jobs},
+					sqlpurge.Delete{SQL: `DELETE FROM batches WHERE id = ANY($1)`, Count: &c.Batches})},
 			purgeStep{pick: `SELECT j.id FROM report_jobs j WHERE j.batch_id IS NULL AND j.status IN ('completed', 'failed')
-				AND j.completed_utc < $1 AND ` + noPendingDelivery(`e.job_id = j.id`) + `
+				AND j.completed_utc < $1 AND ` + sqlpurge.NoPendingDelivery(`e.job_id = j.id`) + `
 				ORDER BY j.completed_utc, j.id LIMIT $2`,
 				cutoff: before, limit: batch,
-				deletes: append(jobDeletes(`SELECT unnest($1::text[])`, &c),
-					purgeDelete{`DELETE FROM report_jobs WHERE id = ANY($1)`, &c.Jobs})},
+				deletes: append(sqlpurge.JobDeletes(`SELECT unnest($1::text[])`, &c),
+					sqlpurge.Delete{SQL: `DELETE FROM report_jobs WHERE id = ANY($1)`, Count: &c.Jobs})},
 			purgeStep{pick: `SELECT w.id FROM webhook_endpoints w WHERE NOT w.is_active AND w.disabled_utc < $1
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
 					WHERE d.endpoint_id = w.id AND e.job_id IS NOT NULL)
 				ORDER BY w.disabled_utc, w.id LIMIT $2`,
 				cutoff: before, limit: batch,
-				deletes: []purgeDelete{
-					{`DELETE FROM webhook_deliveries WHERE endpoint_id = ANY($1)
-						AND event_id IN (SELECT id FROM webhook_events WHERE job_id IS NULL)`, &c.Deliveries},
-					{`DELETE FROM webhook_events WHERE job_id IS NULL
+				deletes: []sqlpurge.Delete{
+					{SQL: `DELETE FROM webhook_deliveries WHERE endpoint_id = ANY($1)
+						AND event_id IN (SELECT id FROM webhook_events WHERE job_id IS NULL)`, Count: &c.Deliveries},
+					{SQL: `DELETE FROM webhook_events WHERE job_id IS NULL
 						AND account_id IN (SELECT account_id FROM webhook_endpoints WHERE id = ANY($1))
-						AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, &c.Events},
-					{`DELETE FROM webhook_endpoints WHERE id = ANY($1)`, &c.Endpoints}}},
+						AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, Count: &c.Events},
+					{SQL: `DELETE FROM webhook_endpoints WHERE id = ANY($1)`, Count: &c.Endpoints}}},
 			purgeStep{pick: `SELECT id FROM api_keys WHERE revoked_utc < $1 OR expires_utc < $1 ORDER BY created_utc, id LIMIT $2`,
 				cutoff: before, limit: batch,
-				deletes: []purgeDelete{{`DELETE FROM api_keys WHERE id = ANY($1)`, &c.Keys}}},
+				deletes: []sqlpurge.Delete{{SQL: `DELETE FROM api_keys WHERE id = ANY($1)`, Count: &c.Keys}}},
 			purgeStep{pick: `SELECT ctid::text FROM request_stats WHERE hour_utc < $1 ORDER BY account_id, hour_utc LIMIT $2`,
 				cutoff: before, limit: batch,
-				deletes: []purgeDelete{{`DELETE FROM request_stats WHERE ctid = ANY($1::tid[])`, &c.RequestStats}}},
+				deletes: []sqlpurge.Delete{{SQL: `DELETE FROM request_stats WHERE ctid = ANY($1::tid[])`, Count: &c.RequestStats}}},
 			purgeStep{pick: `SELECT ctid::text FROM quota_usage WHERE period_start_utc < $1 ORDER BY account_id, period_start_utc LIMIT $2`,
 				cutoff: ms(p.QuotaCutoff()), limit: batch,
-				deletes: []purgeDelete{{`DELETE FROM quota_usage WHERE ctid = ANY($1::tid[])`, &c.QuotaCounters}}})
+				deletes: []sqlpurge.Delete{{SQL: `DELETE FROM quota_usage WHERE ctid = ANY($1::tid[])`, Count: &c.QuotaCounters}}})
 	}
 	steps = append(steps, purgeStep{pick: `SELECT ctid::text FROM idempotency_keys WHERE created_utc <= $1
 		ORDER BY created_utc LIMIT $2`,
 		cutoff: ms(p.IdempotencyCutoff()), limit: batch,
-		deletes: []purgeDelete{{`DELETE FROM idempotency_keys WHERE ctid = ANY($1::tid[])`, &c.IdempotencyKeys}}})
+		deletes: []sqlpurge.Delete{{SQL: `DELETE FROM idempotency_keys WHERE ctid = ANY($1::tid[])`, Count: &c.IdempotencyKeys}}})
 	if p.DryRun {
 		// Everything at once in one transaction, rolled back: the counts
 		// of a real run (see locrisk.PurgePolicy.DryRun).
@@ -172,7 +151,7 @@ func runPurgeStep(ctx context.Context, tx *sqlx.Tx, st purgeStep) (int, error) {
 		return 0, nil
 	}
 	for _, d := range st.deletes {
-		res, err := tx.ExecContext(ctx, d.sql, keys)
+		res, err := tx.ExecContext(ctx, d.SQL, keys)
 		if err != nil {
 			return 0, err
 		}
@@ -180,7 +159,7 @@ func runPurgeStep(ctx context.Context, tx *sqlx.Tx, st purgeStep) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		*d.count += n
+		*d.Count += n
 	}
 	return len(keys), nil
 }

@@ -30,64 +30,61 @@ func (s *Store) CreateBatch(ctx context.Context, nb locrisk.NewBatch, now time.T
 	}
 	now = truncMs(now)
 	err = s.WithTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		batchID := ids.New(ids.Batch)
-		if nb.IdempotencyKey != "" {
-			id, found, err := takeIdempotencyKey(ctx, tx, nb.AccountID, kindBatch, nb.IdempotencyKey, nb.RequestHash, batchID, now)
-			if err != nil {
-				return err
-			}
-			if found {
-				b, err = getBatch(ctx, tx, nb.AccountID, id)
-				replayed = true
-				return err
-			}
-		}
-		if valid > 0 {
-			if err := useQuota(ctx, tx, nb.AccountID, valid, now); err != nil {
-				return err
-			}
-		} else if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
-			return err
-		}
-		b = nb.Batch(batchID, valid, now)
-		var completed sql.NullString
-		if b.CompletedUTC != nil {
-			completed = sql.NullString{String: FormatTime(*b.CompletedUTC), Valid: true}
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, FormatTime(now), completed); err != nil {
-			return fmt.Errorf("insert batch: %w", err)
-		}
-		ins, err := tx.PreparexContext(ctx, `INSERT INTO batch_items
-			(batch_id, row_number, external_id, latitude, longitude, job_id, error_code, error_message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("prepare item insert: %w", err)
-		}
-		defer ins.Close()
-		for i, it := range nb.Items {
-			var jobID, code, msg sql.NullString
-			if it.ErrorCode == "" {
-				j := b.ItemJob(ids.New(ids.Job), it, now)
-				if err := insertJob(ctx, tx, j); err != nil {
-					return err
-				}
-				jobID = sql.NullString{String: j.ID, Valid: true}
-			} else {
-				code = sql.NullString{String: it.ErrorCode, Valid: true}
-				msg = sql.NullString{String: it.ErrorMessage, Valid: true}
-			}
-			if _, err := ins.ExecContext(ctx, b.ID, i+1, it.ExternalID, nullFloat(it.Latitude), nullFloat(it.Longitude),
-				jobID, code, msg); err != nil {
-				return fmt.Errorf("insert batch item %d: %w", i+1, err)
-			}
-		}
-		return nil
+		var err error
+		b, replayed, err = locrisk.CreateBatchIn(ctx, txOps{tx}, nb, ids.New(ids.Batch), valid, now)
+		return err
 	})
 	if err != nil {
 		return locrisk.Batch{}, false, fmt.Errorf("create batch: %w", err)
 	}
 	return b, replayed, nil
+}
+
+// InsertBatch writes the batch row and its items, with one queued job per
+// valid item (locrisk.BatchCreateOps). With no valid item no quota was
+// used, which would have found an unknown account: it checks the account
+// first, which the batch row's foreign key would report less plainly.
+func (t txOps) InsertBatch(ctx context.Context, nb locrisk.NewBatch, batchID string, valid int, now time.Time) (locrisk.Batch, error) {
+	tx := t.tx
+	if valid == 0 {
+		if _, err := getAccount(ctx, tx, nb.AccountID); err != nil {
+			return locrisk.Batch{}, err
+		}
+	}
+	b := nb.Batch(batchID, valid, now)
+	var completed sql.NullString
+	if b.CompletedUTC != nil {
+		completed = sql.NullString{String: FormatTime(*b.CompletedUTC), Valid: true}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO batches (id, account_id, name, total_items, status, created_utc, completed_utc)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, b.ID, b.AccountID, b.Name, b.TotalItems, b.Status, FormatTime(now), completed); err != nil {
+		return locrisk.Batch{}, fmt.Errorf("insert batch: %w", err)
+	}
+	ins, err := tx.PreparexContext(ctx, `INSERT INTO batch_items
+		(batch_id, row_number, external_id, latitude, longitude, job_id, error_code, error_message)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return locrisk.Batch{}, fmt.Errorf("prepare item insert: %w", err)
+	}
+	defer ins.Close()
+	for i, it := range nb.Items {
+		var jobID, code, msg sql.NullString
+		if it.ErrorCode == "" {
+			j := b.ItemJob(ids.New(ids.Job), it, now)
+			if err := insertJob(ctx, tx, j); err != nil {
+				return locrisk.Batch{}, err
+			}
+			jobID = sql.NullString{String: j.ID, Valid: true}
+		} else {
+			code = sql.NullString{String: it.ErrorCode, Valid: true}
+			msg = sql.NullString{String: it.ErrorMessage, Valid: true}
+		}
+		if _, err := ins.ExecContext(ctx, b.ID, i+1, it.ExternalID, nullFloat(it.Latitude), nullFloat(it.Longitude),
+			jobID, code, msg); err != nil {
+			return locrisk.Batch{}, fmt.Errorf("insert batch item %d: %w", i+1, err)
+		}
+	}
+	return b, nil
 }
 
 // GetBatch returns the account's batch with its state derived from its

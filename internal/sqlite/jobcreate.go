@@ -22,12 +22,6 @@ import (
 // (locrisk.IdempotencyTTL).
 const IdempotencyTTL = locrisk.IdempotencyTTL
 
-// Idempotency kinds (idempotency_keys.kind).
-const (
-	kindReportJob = "report_job"
-	kindBatch     = "batch"
-)
-
 // CreateJob checks the idempotency key, then the monthly quota, then inserts
 // the job (queued, runnable at now) and remembers the key, all in one
 // immediate transaction: concurrent requests with one key create one job,
@@ -49,21 +43,9 @@ func (s *Store) CreateJob(ctx context.Context, j locrisk.NewJob, now time.Time) 
 	// same outcome: the new job, not replayed.
 	job = create.job
 	err = s.withTx(ctx, jobCreate, create, func(ctx context.Context, tx *sqlx.Tx) error {
-		if create.key != "" {
-			id, found, err := takeIdempotencyKey(ctx, tx, create.job.AccountID, kindReportJob, create.key, create.hash, create.job.ID, now)
-			if err != nil {
-				return err
-			}
-			if found {
-				job, err = getJobByID(ctx, tx, id)
-				replayed = true
-				return err
-			}
-		}
-		if err := useQuota(ctx, tx, create.job.AccountID, 1, now); err != nil {
-			return err
-		}
-		return insertJob(ctx, tx, create.job)
+		var err error
+		job, replayed, err = locrisk.CreateJobIn(ctx, txOps{tx}, j, create.job, now)
+		return err
 	})
 	if err != nil {
 		return locrisk.Job{}, false, fmt.Errorf("create job: %w", err)
@@ -120,7 +102,7 @@ func createJobsTogether(ctx context.Context, tx *sqlx.Tx, cs []*jobCreation) boo
 				return false // the second would replay the first
 			}
 			keys[k] = true
-			keyArgs = appendKeyRow(keyArgs, j.AccountID, kindReportJob, c.key, c.hash, j.ID, j.CreatedUTC)
+			keyArgs = appendKeyRow(keyArgs, j.AccountID, locrisk.IdempotencyKindJob, c.key, c.hash, j.ID, j.CreatedUTC)
 		}
 		quota[monthOf{j.AccountID, locrisk.MonthStart(j.CreatedUTC)}]++
 		jobArgs = appendJobRow(jobArgs, j)
@@ -187,6 +169,20 @@ func insertRows(ctx context.Context, tx *sqlx.Tx, head, row, tail string, perRow
 	return total, nil
 }
 
+// GetJob reads the job an earlier request with the same idempotency key
+// made (locrisk.JobCreateOps).
+func (t txOps) GetJob(ctx context.Context, jobID string) (locrisk.Job, error) {
+	return getJobByID(ctx, t.tx, jobID)
+}
+
+// InsertJob writes the new job j (locrisk.JobCreateOps).
+func (t txOps) InsertJob(ctx context.Context, j locrisk.Job) error { return insertJob(ctx, t.tx, j) }
+
+// UseQuota is useQuota in the transaction (locrisk.QuotaUser).
+func (t txOps) UseQuota(ctx context.Context, accountID string, n int, now time.Time) error {
+	return useQuota(ctx, t.tx, accountID, n, now)
+}
+
 // insertJob writes a new job row (queued, no attempts).
 func insertJob(ctx context.Context, tx *sqlx.Tx, j locrisk.Job) error {
 	if _, err := insertRows(ctx, tx, jobInsertHead, jobInsertRow, "", jobInsertArgs, appendJobRow(nil, j)); err != nil {
@@ -195,16 +191,18 @@ func insertJob(ctx context.Context, tx *sqlx.Tx, j locrisk.Job) error {
 	return nil
 }
 
-// takeIdempotencyKey records key (with hash) as making resourceID, the
+// TakeIdempotencyKey records key (with hash) as making resourceID, the
 // resource the caller is about to create, unless the key is live: then
 // found is true with the resource it made, or the error is
-// ErrIdempotencyConflict when hash differs. An expired key is taken over.
+// ErrIdempotencyConflict when hash differs. An expired key is taken over
+// (locrisk.KeyTaker).
 // Must run inside the write transaction that creates the resource, so
 // that the key and the resource commit or roll back together.
 //
 // In the common case, a new key, this is one statement; a live key
 // costs a second read, and an expired one an update.
-func takeIdempotencyKey(ctx context.Context, tx *sqlx.Tx, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
+func (t txOps) TakeIdempotencyKey(ctx context.Context, accountID, kind, key, hash, resourceID string, now time.Time) (string, bool, error) {
+	tx := t.tx
 	n, err := insertRows(ctx, tx, keyInsertHead, keyInsertRow, keyInsertTail, keyInsertArgs,
 		appendKeyRow(nil, accountID, kind, key, hash, resourceID, now))
 	if err != nil {

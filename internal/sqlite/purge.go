@@ -30,6 +30,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/sqlpurge"
 )
 
 // DefaultPurgeBatch is locrisk.DefaultPurgeBatch under the store's old name.
@@ -150,39 +151,17 @@ func execIn(ctx context.Context, tx *sqlx.Tx, query string, keys []any) (int64, 
 
 // deleteAll runs the deletes in order, adding each one's count to its
 // counter (nil: not counted).
-func deleteAll(ctx context.Context, tx *sqlx.Tx, keys []any, stmts []purgeDelete) error {
+func deleteAll(ctx context.Context, tx *sqlx.Tx, keys []any, stmts []sqlpurge.Delete) error {
 	for _, d := range stmts {
-		n, err := execIn(ctx, tx, d.sql, keys)
+		n, err := execIn(ctx, tx, d.SQL, keys)
 		if err != nil {
-			return fmt.Errorf("%s: %w", strings.Fields(d.sql)[2], err)
+			return fmt.Errorf("%s: %w", strings.Fields(d.SQL)[2], err)
 		}
-		if d.count != nil {
-			*d.count += n
+		if d.Count != nil {
+			*d.Count += n
 		}
 	}
 	return nil
-}
-
-type purgeDelete struct {
-	sql   string
-	count *int64
-}
-
-// jobsDeletes deletes jobs given by jobsOf (a SELECT of job ids from the
-// keys, "(?)") with their deliveries, events and reports.
-func jobsDeletes(jobsOf string, c *locrisk.PurgeCounts) []purgeDelete {
-	return []purgeDelete{
-		{`DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM webhook_events WHERE job_id IN (` + jobsOf + `))`, &c.Deliveries},
-		{`DELETE FROM webhook_events WHERE job_id IN (` + jobsOf + `)`, &c.Events},
-		{`DELETE FROM reports WHERE job_id IN (` + jobsOf + `)`, &c.Reports},
-	}
-}
-
-// noPendingDelivery is the condition that no event e whose job_id meets
-// jobCond has a webhook delivery still pending.
-func noPendingDelivery(jobCond string) string {
-	return `NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id
-		WHERE ` + jobCond + ` AND d.status = 'pending')`
 }
 
 // batchesStep: completed batches whose jobs all ended before the cut-off,
@@ -202,14 +181,14 @@ func batchesStep(before string) purgeStep {
 			WHERE b.status = 'completed' AND b.completed_utc < ?1 AND (b.completed_utc, b.id) > (?2, ?3)
 			  AND NOT EXISTS (SELECT 1 FROM report_jobs j WHERE j.batch_id = b.id
 			                  AND (j.status NOT IN ('completed', 'failed') OR j.completed_utc IS NULL OR j.completed_utc >= ?1))
-			  AND ` + noPendingDelivery(`e.job_id IN (SELECT id FROM report_jobs WHERE batch_id = b.id)`) + `
+			  AND ` + sqlpurge.NoPendingDelivery(`e.job_id IN (SELECT id FROM report_jobs WHERE batch_id = b.id)`) + `
 			ORDER BY b.completed_utc, b.id LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
 			jobs := `SELECT id FROM report_jobs WHERE batch_id IN (?)`
-			return deleteAll(ctx, tx, keys, append(jobsDeletes(jobs, c),
-				purgeDelete{`DELETE FROM batch_items WHERE batch_id IN (?)`, &c.BatchItems},
-				purgeDelete{`DELETE FROM report_jobs WHERE batch_id IN (?)`, &c.Jobs},
-				purgeDelete{`DELETE FROM batches WHERE id IN (?)`, &c.Batches}))
+			return deleteAll(ctx, tx, keys, append(sqlpurge.JobDeletes(jobs, c),
+				sqlpurge.Delete{SQL: `DELETE FROM batch_items WHERE batch_id IN (?)`, Count: &c.BatchItems},
+				sqlpurge.Delete{SQL: `DELETE FROM report_jobs WHERE batch_id IN (?)`, Count: &c.Jobs},
+				sqlpurge.Delete{SQL: `DELETE FROM batches WHERE id IN (?)`, Count: &c.Batches}))
 		},
 	}
 }
@@ -224,11 +203,11 @@ func singleJobsStep(before string) purgeStep {
 		pick: `SELECT j.id, j.completed_utc, j.id FROM report_jobs j
 			WHERE j.batch_id IS NULL AND j.completed_utc IS NOT NULL AND j.completed_utc < ?1
 			  AND (j.completed_utc, j.id) > (?2, ?3) AND j.status IN ('completed', 'failed')
-			  AND ` + noPendingDelivery(`e.job_id = j.id`) + `
+			  AND ` + sqlpurge.NoPendingDelivery(`e.job_id = j.id`) + `
 			ORDER BY j.completed_utc, j.id LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, append(jobsDeletes(`?`, c),
-				purgeDelete{`DELETE FROM report_jobs WHERE id IN (?)`, &c.Jobs}))
+			return deleteAll(ctx, tx, keys, append(sqlpurge.JobDeletes(`?`, c),
+				sqlpurge.Delete{SQL: `DELETE FROM report_jobs WHERE id IN (?)`, Count: &c.Jobs}))
 		},
 	}
 }
@@ -248,15 +227,15 @@ func endpointsStep(before string) purgeStep {
 				WHERE d.endpoint_id = w.id AND e.job_id IS NOT NULL)
 			ORDER BY w.disabled_utc, w.id LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, []purgeDelete{
-				{`DELETE FROM webhook_deliveries WHERE endpoint_id IN (?)
-					AND event_id IN (SELECT id FROM webhook_events WHERE job_id IS NULL)`, &c.Deliveries},
+			return deleteAll(ctx, tx, keys, []sqlpurge.Delete{
+				{SQL: `DELETE FROM webhook_deliveries WHERE endpoint_id IN (?)
+					AND event_id IN (SELECT id FROM webhook_events WHERE job_id IS NULL)`, Count: &c.Deliveries},
 				// A test event has one delivery, just deleted; the index on
 				// job_id finds the events without a job.
-				{`DELETE FROM webhook_events WHERE job_id IS NULL
+				{SQL: `DELETE FROM webhook_events WHERE job_id IS NULL
 					AND account_id IN (SELECT account_id FROM webhook_endpoints WHERE id IN (?))
-					AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, &c.Events},
-				{`DELETE FROM webhook_endpoints WHERE id IN (?)`, &c.Endpoints},
+					AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, Count: &c.Events},
+				{SQL: `DELETE FROM webhook_endpoints WHERE id IN (?)`, Count: &c.Endpoints},
 			})
 		},
 	}
@@ -273,7 +252,7 @@ func keysStep(before string) purgeStep {
 			WHERE (revoked_utc < ?1 OR expires_utc < ?1) AND (created_utc, id) > (?2, ?3)
 			ORDER BY created_utc, id LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, []purgeDelete{{`DELETE FROM api_keys WHERE id IN (?)`, &c.Keys}})
+			return deleteAll(ctx, tx, keys, []sqlpurge.Delete{{SQL: `DELETE FROM api_keys WHERE id IN (?)`, Count: &c.Keys}})
 		},
 	}
 }
@@ -289,7 +268,7 @@ func requestStatsStep(before string) purgeStep {
 			WHERE hour_utc < ?1 AND (account_id, hour_utc) > (?2, ?3)
 			ORDER BY account_id, hour_utc LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, []purgeDelete{{`DELETE FROM request_stats WHERE rowid IN (?)`, &c.RequestStats}})
+			return deleteAll(ctx, tx, keys, []sqlpurge.Delete{{SQL: `DELETE FROM request_stats WHERE rowid IN (?)`, Count: &c.RequestStats}})
 		},
 	}
 }
@@ -306,7 +285,7 @@ func quotaCountersStep(firstKept string) purgeStep {
 			WHERE period_start_utc < ?1 AND (account_id, period_start_utc) > (?2, ?3)
 			ORDER BY account_id, period_start_utc LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, []purgeDelete{{`DELETE FROM quota_usage WHERE rowid IN (?)`, &c.QuotaCounters}})
+			return deleteAll(ctx, tx, keys, []sqlpurge.Delete{{SQL: `DELETE FROM quota_usage WHERE rowid IN (?)`, Count: &c.QuotaCounters}})
 		},
 	}
 }
@@ -322,7 +301,7 @@ func idempotencyStep(expired string) purgeStep {
 			WHERE created_utc <= ?1 AND (created_utc, rowid) > (?2, ?3)
 			ORDER BY created_utc, rowid LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
-			return deleteAll(ctx, tx, keys, []purgeDelete{{`DELETE FROM idempotency_keys WHERE rowid IN (?)`, &c.IdempotencyKeys}})
+			return deleteAll(ctx, tx, keys, []sqlpurge.Delete{{SQL: `DELETE FROM idempotency_keys WHERE rowid IN (?)`, Count: &c.IdempotencyKeys}})
 		},
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/ids"
+	"github.com/locrisk/locrisk/internal/sqlpurge"
 	"github.com/locrisk/locrisk/internal/storetest"
 )
 
@@ -401,8 +402,8 @@ func TestPurgeQueryPlans(t *testing.T) {
 		queries = append(queries, st.pick)
 	}
 	var c locrisk.PurgeCounts
-	for _, d := range append(jobsDeletes(`SELECT id FROM report_jobs WHERE batch_id IN (?)`, &c), jobsDeletes(`?`, &c)...) {
-		queries = append(queries, strings.Replace(d.sql, "(?)", "('x')", 1))
+	for _, d := range append(sqlpurge.JobDeletes(`SELECT id FROM report_jobs WHERE batch_id IN (?)`, &c), sqlpurge.JobDeletes(`?`, &c)...) {
+		queries = append(queries, strings.Replace(d.SQL, "(?)", "('x')", 1))
 	}
 	for _, q := range queries {
 		q = strings.NewReplacer("?1", "'x'", "?2", "'x'", "?3", "'x'", "?4", "10", "(?)", "('x')", "?", "'x'").Replace(q)
