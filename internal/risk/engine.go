@@ -41,7 +41,7 @@ import (
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
 // weight or reference set changes.
-const MethodologyVersion = "locrisk-methodology-4.0"
+const MethodologyVersion = "locrisk-methodology-4.1"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
 var ErrUnsupportedLocation = errors.New("coordinate outside supported United States coverage")
