@@ -184,7 +184,7 @@
           h('td', { class: 'url' }, e.url),
           h('td', {}, e.events.join(', ')),
           h('td', {}, e.isActive ? h('span', { class: 'status st-succeeded' }, 'Active') : h('span', { class: 'status st-failed' }, 'Disabled ' + LR.time(e.disabledUtc))),
-          h('td', { class: 'actions' }, e.isActive ? [
+          h('td', { class: 'actions' }, e.isActive && !LR.lacks('webhooks:write') ? [
             h('button', { type: 'button', class: 'send-test', onclick: () => sendTest(e) }, 'Send a test event'),
             ' ',
             h('button', { type: 'button', class: 'danger', onclick: () => disable(e) }, 'Disable'),
@@ -196,6 +196,15 @@
 
   const epStatus = () => $('endpoint-status');
 
+  // Without webhooks:write the endpoints can be read but not changed: the
+  // form and the buttons give way to the note.
+  function writable() {
+    if (!LR.lacks('webhooks:write')) return true;
+    const add = $('add-endpoint');
+    if (add) add.replaceWith(LR.scopeNote('webhooks:write'));
+    return false;
+  }
+
   async function sendTest(e) {
     epStatus().textContent = 'Queueing a test event for ' + e.name + '…';
     try {
@@ -204,6 +213,7 @@
       watchDeliveries();
     } catch (err) {
       LR.showError(epStatus(), err, 'webhooks:write');
+      if (!writable()) endpoints();
     }
   }
 
@@ -216,6 +226,7 @@
       deliveries();
     } catch (err) {
       LR.showError(epStatus(), err, 'webhooks:write');
+      if (!writable()) endpoints();
     }
   }
 
@@ -236,7 +247,9 @@
       endpoints();
     } catch (e) {
       if (e instanceof LR.ApiError && e.code === 'insufficient_scope') {
-        epStatus().replaceChildren(LR.scopeNote('webhooks:write'));
+        epStatus().replaceChildren();
+        writable();
+        endpoints();
       } else {
         err.textContent = LR.explain(e);
         err.hidden = false;
@@ -267,7 +280,7 @@
           h('td', {}, d.attempts),
           h('td', {}, d.responseStatus ? 'HTTP ' + d.responseStatus : '–', d.error ? [h('br'), h('span', { class: 'error small' }, d.error)] : null),
           h('td', {}, d.status === 'pending' ? LR.time(d.nextAttemptUtc) : '–'),
-          h('td', {}, d.status === 'failed'
+          h('td', {}, d.status === 'failed' && !LR.lacks('webhooks:write')
             ? h('button', { type: 'button', onclick: () => redeliver(d) }, 'Redeliver')
             : null)))));
       return list.deliveries;
@@ -284,6 +297,7 @@
       watchDeliveries();
     } catch (err) {
       LR.showError(epStatus(), err, 'webhooks:write');
+      if (!writable()) deliveries();
     }
   }
 
@@ -305,6 +319,7 @@
   }
   $('refresh-deliveries').addEventListener('click', () => { deliveries(); summary(); });
 
+  writable();
   usage();
   history();
   summary();
