@@ -263,6 +263,7 @@
     const box = $('deliveries');
     if (LR.lacks('webhooks:read')) {
       box.replaceChildren(LR.scopeNote('webhooks:read'));
+      $('refresh-deliveries').hidden = true;
       return [];
     }
     try {
