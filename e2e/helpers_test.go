@@ -278,6 +278,14 @@ func startServer(tb testing.TB, env map[string]string, args ...string) *server {
 // startBinary is startServer with the binary bin.
 func startBinary(tb testing.TB, bin string, env map[string]string, args ...string) *server {
 	tb.Helper()
+	return startBinaryWithin(tb, bin, startTimeout, env, args...)
+}
+
+// startBinaryWithin is startBinary waiting up to timeout for the
+// listening line (a first start on the built-in data builds the engine's
+// reference first, which takes a minute or more).
+func startBinaryWithin(tb testing.TB, bin string, timeout time.Duration, env map[string]string, args ...string) *server {
+	tb.Helper()
 	s := &server{tb: tb, log: &procLog{addr: make(chan string, 1)}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = childEnv(env)
@@ -309,8 +317,8 @@ func startBinary(tb testing.TB, bin string, env map[string]string, args ...strin
 	case <-s.done:
 		s.dumpLog(60)
 		tb.Fatalf("locrisk exited before listening: %v", s.waitErr)
-	case <-time.After(startTimeout):
-		tb.Fatalf("locrisk did not report a listening address within %s", startTimeout)
+	case <-time.After(timeout):
+		tb.Fatalf("locrisk did not report a listening address within %s", timeout)
 	}
 	s.base = "http://" + s.addr
 	return s
