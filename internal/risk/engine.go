@@ -41,7 +41,10 @@ import (
 )
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
-// weight or reference set changes.
+// weight or reference set changes, or what a report holds: 4.1 added the
+// outlook and changed no score (docs/methodology.md, "Determinism and
+// versions"), so a report made before it, which has none, says why a
+// replay differs.
 const MethodologyVersion = "locrisk-methodology-4.1"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
