@@ -284,8 +284,39 @@ func printSummary(w io.Writer, v view.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s: %s\n", label, f.Code, f.Message)
 	}
+	if line := outlookLine(s); line != "" {
+		fmt.Fprintf(tw, "Outlook\t%s\n", line)
+	}
 	fmt.Fprintf(tw, "Data version\t%s\n", v.DataVersion)
 	return tw.Flush()
+}
+
+// outlookLine writes the summary's brief outlook for a person, or why it
+// is null; "" for a report made before the outlook existed.
+func outlookLine(s risk.Summary) string {
+	if !s.Outlook.Set {
+		return ""
+	}
+	b := s.Outlook.Value
+	if b == nil {
+		if u := s.OutlookUnavailable; u != nil {
+			return u.Message
+		}
+		return "none for this county"
+	}
+	m := b.HazardMultipliers
+	parts := []string{}
+	for _, h := range []struct {
+		name string
+		v    *float64
+	}{{"coastal flooding", m.CoastalFlooding}, {"drought", m.Drought}, {"extreme heat", m.ExtremeHeat}, {"hurricane", m.Hurricane}, {"wildfire", m.Wildfire}} {
+		if h.v == nil {
+			parts = append(parts, h.name+" none")
+		} else {
+			parts = append(parts, h.name+" x"+strconv.FormatFloat(*h.v, 'f', -1, 64))
+		}
+	}
+	return "hazard multipliers, late century, higher warming (FEMA NRI Future Risk, county, context only): " + strings.Join(parts, ", ")
 }
 
 // perilLine writes a module's perils for a person: score, resolution and,

@@ -90,7 +90,8 @@ func TestReportCommand(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("report --pdf: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"Report", "Overall", "/100", ", driven by ", "Modules", "hydrology", "county 17031", "Perils", "riverine flooding"} {
+	for _, want := range []string{"Report", "Overall", "/100", ", driven by ", "Modules", "hydrology", "county 17031", "Perils", "riverine flooding",
+		"Outlook", "hazard multipliers, late century, higher warming (FEMA NRI Future Risk, county, context only): coastal flooding "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("text summary lacks %q:\n%s", want, r.stdout)
 		}

@@ -28,7 +28,8 @@ const progressEvery = 200 * time.Millisecond
 func (c *cli) score(args []string) error {
 	var in, out, dataDir, refCache string
 	var workers int
-	f := c.newFlags("score", "--in FILE.csv --out FILE.csv [--data-dir DIR] [--workers N] [--reference-cache FILE]", `
+	var outlook bool
+	f := c.newFlags("score", "--in FILE.csv --out FILE.csv [--outlook] [--data-dir DIR] [--workers N] [--reference-cache FILE]", `
 Scores every row of a CSV file with the engine, as a report job would, and
 writes one output row per input row, in input order. No database, quota or
 server is involved, and any number of rows streams through in constant
@@ -43,6 +44,16 @@ countyFips, county and a score and a riskLevel column per peril
 errorCode invalid_latitude, invalid_longitude, unsupported_location or
 invalid_row and its errorMessage. A file without a usable header exits 2.
 
+--outlook adds the report's climate outlook after the peril columns:
+outlook.countyFips, the county row of FEMA's NRI Future Risk table (December
+2024, county level) that it shows, then for each hazard (coastalFlooding,
+drought, extremeHeat, hurricane, wildfire) and scenario
+(midCenturyLowerWarming, midCenturyHigherWarming, lateCenturyLowerWarming,
+lateCenturyHigherWarming) FEMA's hazard multiplier and projected risk score,
+outlook.<hazard>.<scenario>.hazardMultiplier and .riskScore, empty where
+FEMA gives none. They are context and change no score
+(docs/methodology.md, Outlook).
+
 Loading the data builds the population-weighted reference, several
 seconds; --reference-cache FILE keeps it in FILE so that later runs on the
 same data read it back instead.
@@ -53,6 +64,7 @@ progress bar is drawn on standard error when it is a terminal; a summary
 is always printed there at the end. Exit status 1 if the engine failed on
 any row (status failed) or the run was cut short.`, `
   locrisk score --in portfolio.csv --out scored.csv
+  locrisk score --outlook --in portfolio.csv --out scored.csv
   locrisk score --in - --out - < portfolio.csv > scored.csv
   locrisk score --data-dir ./pack --reference-cache ref.cache --in portfolio.csv --out scored.csv`)
 	f.StringVar(&in, "in", "", "input CSV `file`, or - for standard input (required)")
@@ -60,6 +72,7 @@ any row (status failed) or the run was cut short.`, `
 	f.StringVar(&dataDir, "data-dir", "", dataFlagUsage)
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "rows scored side by side")
 	f.StringVar(&refCache, "reference-cache", "", "keep the engine's reference distributions in `file` between runs")
+	f.BoolVar(&outlook, "outlook", false, "add the climate outlook's columns (FEMA NRI Future Risk, county level)")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
@@ -87,7 +100,7 @@ any row (status failed) or the run was cut short.`, `
 	}
 	// The header first, so a file that cannot be scored is refused before
 	// the engine takes its seconds to load.
-	input, err := portfolio.Open(src)
+	input, err := portfolio.OpenWith(src, portfolio.Columns{Outlook: outlook})
 	var he *portfolio.HeaderError
 	if errors.As(err, &he) {
 		return usagef("%s: %s", in, he.Msg)

@@ -55,6 +55,11 @@ func TestScoreCommand(t *testing.T) {
 	if len(recs) != 6 || recs[0][len(recs[0])-1] != "policy" {
 		t.Fatalf("records %q", recs)
 	}
+	for _, h := range recs[0] {
+		if strings.HasPrefix(h, "outlook.") {
+			t.Errorf("column %s without --outlook", h)
+		}
+	}
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -107,6 +112,81 @@ func TestScoreCommand(t *testing.T) {
 			t.Errorf("row %d = %q, want %+v", i+3, row, want)
 		}
 	}
+}
+
+// TestScoreCommandOutlook: --outlook adds the outlook's columns, cell for
+// cell the engine's outlook, and empty where it is null (Miami has no row
+// in the fixture table).
+func TestScoreCommandOutlook(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "portfolio.csv")
+	if err := os.WriteFile(in, []byte("externalId,latitude,longitude\nchicago,41.8781,-87.6298\nmiami,25.7617,-80.1918\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "scored.csv")
+	r := cmd(t, map[string]string{"LOCRISK_DATA_DIR": fixtureData}, "score", "--outlook", "--in", in, "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr %s", r.code, r.stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("records %q (%v)", recs, err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	eng, err := risk.Load(context.Background(), os.DirFS(fixtureData), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := eng.Assess(context.Background(), 41.8781, -87.6298)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := a.Report.Outlook.Value
+	if o == nil {
+		t.Fatal("the fixture engine gives Chicago no outlook")
+	}
+	want := map[string]string{"outlook.countyFips": o.CountyFIPS}
+	for _, h := range o.Hazards.All() {
+		var sc risk.OutlookScenarios
+		if h.Hazard.Scenarios != nil {
+			sc = *h.Hazard.Scenarios
+		}
+		for _, s := range sc.All() {
+			name := "outlook." + h.Key + "." + s.Key
+			want[name+".hazardMultiplier"], want[name+".riskScore"] = floatCell(s.Scenario.HazardMultiplier), floatCell(s.Scenario.RiskScore)
+		}
+	}
+	if len(want) != 41 {
+		t.Fatalf("%d outlook columns expected", len(want))
+	}
+	for k, v := range want {
+		i, ok := col[k]
+		if !ok {
+			t.Errorf("no column %s", k)
+			continue
+		}
+		if recs[1][i] != v {
+			t.Errorf("chicago %s = %q, want %q", k, recs[1][i], v)
+		}
+		if recs[2][i] != "" {
+			t.Errorf("miami (no outlook) %s = %q, want empty", k, recs[2][i])
+		}
+	}
+}
+
+func floatCell(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
 }
 
 func intCell(v *int) string {

@@ -2,10 +2,11 @@
 // branded, printable US Letter PDF: a summary page with the locator map,
 // overall score gauge, module score chart and top risks (and the review
 // flags when they fit there), then one section per hazard module, the
-// review flags, the methodology with its limitations, and the numbered
+// review flags, the climate outlook (a short table of FEMA's projections
+// for the county), the methodology with its limitations, and the numbered
 // data sources that the indicator tables cite.
 //
-// It is a screening report: real reports take at most six pages
+// It is a screening report: real reports take at most seven pages
 // (TestScreeningReportFits checks places across the US); one with
 // unusually many review flags or long texts takes more. No text is ever
 // cut short: every field is wrapped whole, or where it has one line (ids,
@@ -105,6 +106,7 @@ func Render(in Input) ([]byte, error) {
 	if !flagsDone {
 		r.flagsSection()
 	}
+	r.outlookSection()
 	r.methodologySection()
 	r.sourcesSection()
 	if v := in.Verification; v != nil {

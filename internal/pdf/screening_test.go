@@ -12,8 +12,9 @@ import (
 )
 
 // maxScreeningPages is the most pages a screening report may take at the
-// default detail: six US Letter pages, as docs/api.md promises.
-const maxScreeningPages = 6
+// default detail: seven US Letter pages, as docs/api.md promises (six
+// before the climate outlook's table).
+const maxScreeningPages = 7
 
 // TestScreeningReportFits renders the hand-made sample and real reports
 // for places across the US, as the server does (the engine's assessment
@@ -170,6 +171,19 @@ func checkWhole(t *testing.T, a *risk.Assessment, all string) {
 	}
 	for _, s := range a.Report.Sources {
 		add("["+s.ID+"]", s.Name, s.Publisher, s.Version, s.Resolution)
+	}
+	if o := a.Report.Outlook.Value; o != nil {
+		add(outlookIntro(o))
+		for _, h := range o.Hazards.All() {
+			add(h.Hazard.Title)
+			if s := h.Hazard.Scenarios; s != nil {
+				for _, sc := range s.All() {
+					add(sc.Title, outlookCell(sc.Scenario))
+				}
+			}
+		}
+	} else if u := a.Report.OutlookUnavailable; u != nil {
+		add(u.Message)
 	}
 	missing := map[string]bool{}
 	for _, s := range texts {

@@ -20,7 +20,7 @@ func FuzzParseRow(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1], seed[2], seed[3], 4)
 	}
-	l, err := newLayout([]string{"note", "latitude", "externalId", "longitude"})
+	l, err := newLayout([]string{"note", "latitude", "externalId", "longitude"}, Columns{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func FuzzParseRow(f *testing.F) {
 			r.item.Latitude == nil || *r.item.Latitude != r.lat || r.item.Longitude == nil || *r.item.Longitude != r.lon || r.item.ExternalID != id {
 			t.Errorf("accepted %q as %+v (%v, %v)", rec, r.item, r.lat, r.lon)
 		}
-		if out := record(nil, &r, nil, risk.Registry()); len(out) != len(l.header) {
+		if out := record(nil, &r, nil, risk.Registry(), l); len(out) != len(l.header) {
 			t.Errorf("%d cells, header %d", len(out), len(l.header))
 		}
 	})

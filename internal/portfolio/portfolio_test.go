@@ -86,7 +86,7 @@ func cells(header, rec []string) map[string]string {
 }
 
 func TestHeaderVariants(t *testing.T) {
-	own := ownColumns()
+	own := ownColumns(Columns{})
 	tests := []struct {
 		name      string
 		in        string
@@ -366,7 +366,7 @@ func TestCoordinate(t *testing.T) {
 // TestColumnsUnique: no two output columns share a name, and ours start
 // with the batch CSV's, so a tool reading results.csv reads these too.
 func TestColumnsUnique(t *testing.T) {
-	own := ownColumns()
+	own := ownColumns(Columns{})
 	seen := map[string]bool{}
 	for _, c := range own {
 		if seen[c] {

@@ -51,13 +51,22 @@ type layout struct {
 	passthrough []int // input indices copied after our columns, in input order
 	dropped     []string
 	header      []string // the output header
+	outlook     bool     // the outlook columns are written (Columns.Outlook)
+}
+
+// Columns chooses the optional output columns.
+type Columns struct {
+	// Outlook adds, after the peril columns, the county row of the
+	// report's outlook and FEMA's hazard multiplier and projected risk
+	// score for every hazard and scenario of it (docs/portfolio.md).
+	Outlook bool
 }
 
 // ownColumns are the output columns this package writes before the
 // passthrough ones: the batch CSV's (docs/api.md, Batches, operation 10),
 // then the location and one score and one level column per peril, in
-// registry order.
-func ownColumns() []string {
+// registry order, then with c.Outlook the outlook's.
+func ownColumns(c Columns) []string {
 	h := batchcsv.Header()
 	h = append(h, "state", "countyFips", "county")
 	for _, m := range risk.Registry() {
@@ -66,14 +75,33 @@ func ownColumns() []string {
 			h = append(h, name, name+".riskLevel")
 		}
 	}
+	if c.Outlook {
+		h = append(h, outlookColumns()...)
+	}
+	return h
+}
+
+// outlookColumns are the outlook's columns: the county row it shows, then
+// per hazard and scenario, in the report's order, the multiplier and the
+// projected score, named outlook.<hazard>.<scenario>.<field>.
+func outlookColumns() []string {
+	h := []string{"outlook.countyFips"}
+	var hz risk.OutlookHazards
+	var sc risk.OutlookScenarios
+	for _, z := range hz.All() {
+		for _, s := range sc.All() {
+			name := "outlook." + z.Key + "." + s.Key
+			h = append(h, name+".hazardMultiplier", name+".riskScore")
+		}
+	}
 	return h
 }
 
 // newLayout reads the header row. An input column named like one of ours
 // (a file scored before, scored again) is dropped, so the output never has
 // two columns of one name; the command names the dropped columns.
-func newLayout(rec []string) (*layout, error) {
-	l := &layout{inFields: len(rec), externalID: -1, latitude: -1, longitude: -1, header: ownColumns()}
+func newLayout(rec []string, c Columns) (*layout, error) {
+	l := &layout{inFields: len(rec), externalID: -1, latitude: -1, longitude: -1, header: ownColumns(c), outlook: c.Outlook}
 	if len(rec) > 0 {
 		rec[0] = strings.TrimPrefix(rec[0], "\uFEFF") // a byte order mark, as spreadsheets write
 	}
@@ -233,9 +261,10 @@ func (r *row) fill(a *risk.Assessment) {
 }
 
 // record appends the output cells of the row to rec: the batch CSV's
-// cells, the location and peril cells (empty unless scored), then the
-// passthrough cells as they were read.
-func record(rec []string, r *row, a *risk.Assessment, specs []risk.ModuleSpec) []string {
+// cells, the location and peril cells (empty unless scored), the outlook
+// cells where l asks for them, then the passthrough cells as they were
+// read.
+func record(rec []string, r *row, a *risk.Assessment, specs []risk.ModuleSpec, l *layout) []string {
 	rec = batchcsv.Record(r.item, rec)
 	if a == nil {
 		rec = append(rec, "", "", "")
@@ -243,6 +272,9 @@ func record(rec []string, r *row, a *risk.Assessment, specs []risk.ModuleSpec) [
 			for range m.Perils {
 				rec = append(rec, "", "")
 			}
+		}
+		if l.outlook {
+			rec = outlookCells(rec, nil)
 		}
 		return append(rec, r.extra...)
 	}
@@ -261,5 +293,30 @@ func record(rec []string, r *row, a *risk.Assessment, specs []risk.ModuleSpec) [
 			rec = append(rec, batchcsv.Int(score), batchcsv.TextPtr(level))
 		}
 	}
+	if l.outlook {
+		rec = outlookCells(rec, a.Report.Outlook.Value)
+	}
 	return append(rec, r.extra...)
+}
+
+// outlookCells appends the outlook's cells in outlookColumns' order: empty
+// where the outlook is null or FEMA gives no number, never a 0 for one.
+func outlookCells(rec []string, o *risk.Outlook) []string {
+	if o == nil {
+		for range outlookColumns() {
+			rec = append(rec, "")
+		}
+		return rec
+	}
+	rec = append(rec, batchcsv.Text(o.CountyFIPS))
+	for _, z := range o.Hazards.All() {
+		var sc risk.OutlookScenarios
+		if z.Hazard.Scenarios != nil {
+			sc = *z.Hazard.Scenarios
+		}
+		for _, s := range sc.All() {
+			rec = append(rec, batchcsv.Float(s.Scenario.HazardMultiplier), batchcsv.Float(s.Scenario.RiskScore))
+		}
+	}
+	return rec
 }

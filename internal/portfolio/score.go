@@ -73,9 +73,13 @@ type Input struct {
 	l       *layout
 }
 
-// Open reads the header row of in. A file without a usable header is a
-// *HeaderError; any other error is from reading.
-func Open(in io.Reader) (*Input, error) {
+// Open reads the header row of in, for the output's standard columns. A
+// file without a usable header is a *HeaderError; any other error is from
+// reading.
+func Open(in io.Reader) (*Input, error) { return OpenWith(in, Columns{}) }
+
+// OpenWith is Open with the optional columns c.
+func OpenWith(in io.Reader, c Columns) (*Input, error) {
 	counted := &countingReader{r: in}
 	cr := csv.NewReader(bufio.NewReaderSize(counted, 64<<10))
 	cr.FieldsPerRecord = -1 // a short or long row is a bad row, not a bad file
@@ -90,7 +94,7 @@ func Open(in io.Reader) (*Input, error) {
 		}
 		return nil, fmt.Errorf("reading the header: %w", err)
 	}
-	l, err := newLayout(head)
+	l, err := newLayout(head, c)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +287,7 @@ func scoreChunk(ctx context.Context, eng Assessor, l *layout, specs []risk.Modul
 			}
 			c.sum.Rejected[*r.item.ErrorCode]++
 		}
-		rec = record(rec[:0], r, a, specs)
+		rec = record(rec[:0], r, a, specs, l)
 		if err := w.Write(rec); err != nil {
 			c.werr = err
 			return

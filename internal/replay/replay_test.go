@@ -189,3 +189,38 @@ func TestReplaySaysWhatDiffers(t *testing.T) {
 		t.Error("a document without provenance replayed")
 	}
 }
+
+// TestReplayBeforeTheOutlook: a report made before methodology 4.1 has no
+// outlook; replayed with this binary it differs by the outlook members
+// (and what records the method), and the replay says why: a different
+// methodology version (docs/methodology.md, "Determinism and versions").
+func TestReplayBeforeTheOutlook(t *testing.T) {
+	eng := loadReal(t)
+	a, err := eng.Assess(context.Background(), 39.7392, -104.9903)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old = "locrisk-methodology-4.0"
+	a.Summary.Outlook, a.Summary.OutlookUnavailable = risk.Recorded[risk.OutlookBrief]{}, nil
+	a.Report.Outlook, a.Report.OutlookUnavailable = risk.Recorded[risk.Outlook]{}, nil
+	a.Report.Methodology.Version, a.Provenance.MethodologyVersion = old, old
+	doc := served(t, a, view.DetailFull, time.Date(2026, 11, 28, 7, 30, 0, 0, time.UTC))
+	if bytes.Contains(doc, []byte(`"outlook"`)) {
+		t.Fatal("the document of a report made before the outlook has one")
+	}
+	res, err := Run(context.Background(), eng, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range res.Differences {
+		got = append(got, d.Path)
+	}
+	want := []string{"$.provenance.methodologyVersion", "$.provenance.reportSha256", "$.report.methodology.version", "$.report.outlook", "$.summary.outlook"}
+	if res.Identical || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("differences %v, want %v", got, want)
+	}
+	if !strings.Contains(strings.Join(res.Reasons, "; "), "different methodology version: the document's is "+old) {
+		t.Errorf("reasons %v", res.Reasons)
+	}
+}

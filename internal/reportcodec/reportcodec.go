@@ -29,16 +29,22 @@ const (
 	// on reports of methodology 4, whose terrain indicators and wording
 	// dictionary 1 does not know.
 	S2Dict2 = "s2d2"
+	// S2Dict3 is S2 against dictionary 3 (dict3.s2), trained the same way
+	// on reports of methodology 4.1, whose outlook dictionary 2 does not
+	// know.
+	S2Dict3 = "s2d3"
 )
 
 // Current is the codec new bodies are written with.
-const Current = S2Dict2
+const Current = S2Dict3
 
 var (
 	//go:embed dict1.s2
 	dict1 []byte
 	//go:embed dict2.s2
 	dict2 []byte
+	//go:embed dict3.s2
+	dict3 []byte
 )
 
 // Codec encodes and decodes report bodies. It is safe for concurrent use.
@@ -52,7 +58,7 @@ func New() (*Codec, error) {
 	for _, d := range []struct {
 		codec string
 		body  []byte
-	}{{S2Dict1, dict1}, {S2Dict2, dict2}} {
+	}{{S2Dict1, dict1}, {S2Dict2, dict2}, {S2Dict3, dict3}} {
 		sd := s2.NewDict(d.body)
 		if sd == nil {
 			return nil, fmt.Errorf("reportcodec: %s: not an S2 dictionary", d.codec)

@@ -7,11 +7,11 @@ import (
 )
 
 // TestRoundTripAndSize: bodies of real reports (other places than the
-// dictionary was trained on) come back byte for byte, at most 8 kB on
-// average (the target: with it the database grows by about 10 kB per
-// completed job, where plain bodies made it 46 kB); a plain body is
-// itself, an unknown codec
-// and a damaged body are errors.
+// dictionary was trained on) come back byte for byte, at most 9 kB on
+// average (the target: with it the database grows by about 11 kB per
+// completed job, where plain bodies made it 51 kB; 8 kB before the
+// outlook of methodology 4.1 added 4.7 kB of JSON to a report); a plain
+// body is itself, an unknown codec and a damaged body are errors.
 func TestRoundTripAndSize(t *testing.T) {
 	c, err := New()
 	if err != nil {
@@ -33,8 +33,8 @@ func TestRoundTripAndSize(t *testing.T) {
 	}
 	avg := stored / len(bodies)
 	t.Logf("%d reports: %d bytes of JSON on average, %d stored (%.1f×)", len(bodies), raw/len(bodies), avg, float64(raw)/float64(stored))
-	if avg > 8000 {
-		t.Errorf("stored bodies average %d bytes, want at most 8000", avg)
+	if avg > 9000 {
+		t.Errorf("stored bodies average %d bytes, want at most 9000", avg)
 	}
 	if b, err := c.Decode(Plain, []byte(`{"a":1}`)); err != nil || string(b) != `{"a":1}` {
 		t.Errorf("plain: %q %v", b, err)
@@ -82,14 +82,14 @@ func TestEveryDictionaryStillDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(`{"detail":"summary","location":{"stateCode":"CA"},"summary":{"overallScore":72}}`)
-	for _, codec := range []string{S2Dict1, S2Dict2} {
+	for _, codec := range []string{S2Dict1, S2Dict2, S2Dict3} {
 		stored := c.dicts[codec].EncodeBetter(nil, body)
 		got, err := c.Decode(codec, stored)
 		if err != nil || string(got) != string(body) {
 			t.Errorf("%s: %q, %v", codec, got, err)
 		}
 	}
-	if codec, _ := c.Encode(nil, body); codec != Current || Current != S2Dict2 {
-		t.Errorf("new bodies are written with %q, want %q", codec, S2Dict2)
+	if codec, _ := c.Encode(nil, body); codec != Current || Current != S2Dict3 {
+		t.Errorf("new bodies are written with %q, want %q", codec, S2Dict3)
 	}
 }

@@ -42,7 +42,7 @@ func realReports(tb testing.TB, n int, seed uint64) [][]byte {
 // replaced: give the new one the next number, add its codec, make it
 // Current):
 //
-//	LOCRISK_TRAIN_REPORT_DICT=internal/reportcodec/dict2.s2 go test -run TrainDictionary ./internal/reportcodec
+//	LOCRISK_TRAIN_REPORT_DICT=internal/reportcodec/dict3.s2 go test -run TrainDictionary ./internal/reportcodec
 func TestTrainDictionary(t *testing.T) {
 	path := os.Getenv("LOCRISK_TRAIN_REPORT_DICT")
 	if path == "" {

@@ -69,6 +69,11 @@ func (e *Engine) Assess(ctx context.Context, lat, lon float64) (*Assessment, err
 		Provenance:  &prov,
 	}
 	e.summarise(a, results, county, borderKm)
+	// The outlook is context beside what summarise decided, built from
+	// its own table, so it changes none of it.
+	o := e.outlook(county)
+	a.Summary.Outlook, a.Summary.OutlookUnavailable = o.brief, o.unavailable
+	a.Report.Outlook, a.Report.OutlookUnavailable = o.full, o.unavailable
 	return a, nil
 }
 

@@ -54,6 +54,7 @@ func (s *Summary) appendJSON(w *jsonWriter) {
 	w.value(s.ReviewFlags)
 	w.raw(`,"links":`)
 	w.value(s.Links)
+	appendOutlook(w, s.Outlook, s.OutlookUnavailable)
 	w.raw(`}`)
 }
 
@@ -64,7 +65,21 @@ func (f *Full) appendJSON(w *jsonWriter) {
 	w.value(f.Sources)
 	w.raw(`,"methodology":`)
 	w.value(f.Methodology)
+	appendOutlook(w, f.Outlook, f.OutlookUnavailable)
 	w.raw(`}`)
+}
+
+// appendOutlook writes the outlook members as their tags do: absent when
+// not recorded, the value or null, and why it is null.
+func appendOutlook[T any](w *jsonWriter, o Recorded[T], why *OutlookUnavailable) {
+	if o.Set {
+		w.raw(`,"outlook":`)
+		w.value(o.Value)
+	}
+	if why != nil {
+		w.raw(`,"outlookUnavailable":`)
+		w.value(why)
+	}
 }
 
 // appendByModule writes m as ByModule.MarshalJSON does.

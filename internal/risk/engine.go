@@ -30,6 +30,7 @@ import (
 
 	"github.com/locrisk/locrisk/internal/risk/coverage"
 	"github.com/locrisk/locrisk/internal/risk/data"
+	"github.com/locrisk/locrisk/internal/risk/futurerisk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/hydrology"
@@ -40,7 +41,10 @@ import (
 )
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
-// weight or reference set changes.
+// weight or reference set changes, or what a report holds: 4.1 shortened
+// the reach of river gauges on small streams and added the outlook
+// (docs/methodology.md, "Determinism and versions"), so a replay of a
+// report made before it says why it differs.
 const MethodologyVersion = "locrisk-methodology-4.1"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
@@ -50,8 +54,9 @@ var ErrUnsupportedLocation = errors.New("coordinate outside supported United Sta
 type Engine struct {
 	coverage    *coverage.Layer
 	nri         *nri.Table
-	specs       []ModuleSpec    // the registry, in report order
-	modules     []hazard.Module // loaded, in specs order
+	future      *futurerisk.Table // the outlook's (docs/methodology.md, "Outlook")
+	specs       []ModuleSpec      // the registry, in report order
+	modules     []hazard.Module   // loaded, in specs order
 	ref         *reference
 	manifest    *data.Manifest // the pack's: its version and every source's vintage
 	dataVersion string
@@ -184,6 +189,10 @@ func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, 
 		t, err := nri.Load(fsys)
 		return t, wrapLoad("FEMA NRI", err)
 	})
+	env.future = sync.OnceValues(func() (*futurerisk.Table, error) {
+		t, err := futurerisk.Load(fsys)
+		return t, wrapLoad("FEMA NRI Future Risk", err)
+	})
 	var ground *terrain.Model // set by env.terrain inside a loader, read after runAll
 	env.terrain = sync.OnceValues(func() (*terrain.Model, error) {
 		m, err := terrain.Load(fsys)
@@ -197,6 +206,7 @@ func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, 
 	// The layers are independent once coverage is known; load them side by side.
 	loaders := []func() error{
 		func() (err error) { e.nri, err = env.nri(); return err },
+		func() (err error) { e.future, err = env.future(); return err },
 	}
 	e.modules = make([]hazard.Module, len(e.specs))
 	for i, spec := range e.specs {
@@ -220,6 +230,9 @@ func (e *Engine) loadLayers(ctx context.Context, fsys fs.FS) ([]coverage.Tract, 
 	errs := runAll(ctx, loaders)
 	if e.nri != nil {
 		e.rows["fema-nri-v1.20"] = e.nri.Rows()
+	}
+	if e.future != nil {
+		e.rows[futurerisk.SourceID] = e.future.Rows()
 	}
 	if tracts != nil {
 		e.rows[coverage.SourceTracts] = len(tracts)

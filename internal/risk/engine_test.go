@@ -173,6 +173,7 @@ func checkInvariants(t *testing.T, a *Assessment) {
 			t.Errorf("incomplete source %+v", src)
 		}
 	}
+	checkOutlook(t, a)
 }
 
 func TestFixtureCoverage(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/locrisk/locrisk/internal/risk/earthquake"
 	"github.com/locrisk/locrisk/internal/risk/environment"
+	"github.com/locrisk/locrisk/internal/risk/futurerisk"
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/hydrology"
@@ -114,6 +115,9 @@ type loadEnv struct {
 	// terrain loads the repaired elevation grids once, for the modules
 	// that read the ground (landslide, hydrology, wildfire).
 	terrain func() (*terrain.Model, error)
+	// future loads the FEMA NRI Future Risk table once; the engine keeps
+	// it for the outlook, the wildfire module cites its wildfire scores.
+	future func() (*futurerisk.Table, error)
 }
 
 // registry is the ordered list of modules: report order, CSV column order,
@@ -209,7 +213,11 @@ var registry = [...]ModuleSpec{
 				s, ok := ground.Relief(p, km)
 				return s.Metres, ok
 			}
-			return orNil(wildfire.Load(fsys, wildfire.NewExposure(pop, relief)))
+			future, err := env.future()
+			if err != nil {
+				return nil, err
+			}
+			return orNil(wildfire.Load(fsys, wildfire.NewExposure(pop, relief), future))
 		},
 	},
 	{

@@ -61,6 +61,11 @@ type Summary struct {
 	Recommendations []Recommendation  `json:"recommendations"`
 	ReviewFlags     []ReviewFlag      `json:"reviewFlags"`
 	Links           Links             `json:"links"`
+	// Outlook is the brief outlook (outlook.go): absent from reports made
+	// before methodology 4.1, null where the outlook's data have no row
+	// for the county, and OutlookUnavailable then says why.
+	Outlook            Recorded[OutlookBrief] `json:"outlook,omitzero"`
+	OutlookUnavailable *OutlookUnavailable    `json:"outlookUnavailable,omitempty"`
 }
 
 // Confidence is a level (low, medium, high) with its score in 0..1.
@@ -132,6 +137,10 @@ type Full struct {
 	Modules     Modules     `json:"modules"`
 	Sources     []SourceRef `json:"sources"`
 	Methodology Methodology `json:"methodology"`
+	// Outlook is the outlook (outlook.go), absent or null as the
+	// summary's is.
+	Outlook            Recorded[Outlook]   `json:"outlook,omitzero"`
+	OutlookUnavailable *OutlookUnavailable `json:"outlookUnavailable,omitempty"`
 }
 
 // Modules has one entry per module, keyed like ModuleScores.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/reportcodec"
 	"github.com/locrisk/locrisk/internal/storetest"
 )
 
@@ -52,7 +53,7 @@ func TestReportsStoredCompactly(t *testing.T) {
 		module string // json_extract(module_scores, '$.hydrology')
 	}{
 		{"migrated", oldJob, oldBody, "", 61, "7"},
-		{"new", newJob, newBody, "s2d2", 12, ""},
+		{"new", newJob, newBody, reportcodec.Current, 12, ""},
 	} {
 		r, err := s.GetReport(ctx, a.ID, *tc.job.ReportID)
 		if err != nil || string(r.Body) != string(tc.body) {

@@ -10,7 +10,7 @@ type Source struct {
 	Name       string // data set name
 	Publisher  string
 	Resolution string // spatial unit: "0.05 degree grid", "county", "point events", ...
-	Module     string // the engine module that reads it ("coverage", "nri", or a hazard module)
+	Module     string // the engine module that reads it ("coverage", "nri", "outlook", or a hazard module)
 	HomeURL    string // where the publisher offers the data set
 }
 
@@ -24,7 +24,7 @@ var catalog = []Source{
 	{ID: "census-cenpop-2020-tracts", Path: "census/CenPop2020_Mean_TR.txt", Name: "2020 Census centers of population by census tract", Publisher: "U.S. Census Bureau", Resolution: "census tract population centres", Module: "reference", HomeURL: "https://www.census.gov/geographies/reference-files/time-series/geo/centers-population.html"},
 	{ID: "census-cenpop-2020-blockgroups", Path: "census/census_2020_blockgroup_population_centers_ejam.csv.gz", Name: "2020 Census centers of population by census block group", Publisher: "U.S. Census Bureau", Resolution: "block group population centres", Module: "population", HomeURL: "https://www.census.gov/geographies/reference-files/time-series/geo/centers-population.html"},
 	{ID: "fema-nri-v1.20", Path: "nri/nri_v1.20_counties_risk_scores_ratings_18_hazards.csv", Name: "National Risk Index, county hazard risk scores and ratings", Publisher: "FEMA", Resolution: "county", Module: "nri", HomeURL: "https://hazards.fema.gov/nri/data-resources"},
-	{ID: "fema-nri-future-2024", Path: "nri/NRI_Future_Risk_Master_Datasheet_12052024.csv.gz", Name: "National Risk Index Future Risk master datasheet", Publisher: "FEMA", Resolution: "county", Module: "wildfire", HomeURL: "https://hazards.fema.gov/nri/"},
+	{ID: "fema-nri-future-2024", Path: "nri/NRI_Future_Risk_Master_Datasheet_12052024.csv.gz", Name: "National Risk Index Future Risk master datasheet", Publisher: "FEMA", Resolution: "county", Module: "outlook", HomeURL: "https://hazards.fema.gov/nri/"},
 	{ID: "usgs-nshm-2018-pga", Path: "earthquake/usgs_nshm2018_pga_2pct50yr_BC_conus_0p05deg.csv.gz", Name: "2018 Long-term National Seismic Hazard Model, PGA 2% in 50 years, site class B/C", Publisher: "USGS", Resolution: "0.05 degree grid, conterminous US", Module: "earthquake", HomeURL: "https://www.usgs.gov/programs/earthquake-hazards/science/2018-united-states-lower-48-seismic-hazard-long-term-model"},
 	{ID: "usgs-nshm-2014-wus-catalog", Path: "earthquake/nshm2014_wus_wmm_c3_declustered.csv.gz", Name: "NSHM 2014 western US earthquake catalog (declustered)", Publisher: "USGS", Resolution: "point events", Module: "earthquake", HomeURL: "https://github.com/usgs/nshmp-haz-catalogs"},
 	{ID: "usgs-nshm-2014-ceus-catalog", Path: "earthquake/nshm2014_ceus_emm_c3_declustered.csv.gz", Name: "NSHM 2014 central and eastern US earthquake catalog (declustered)", Publisher: "USGS", Resolution: "point events", Module: "earthquake", HomeURL: "https://github.com/usgs/nshmp-haz-catalogs"},

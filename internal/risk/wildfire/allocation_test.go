@@ -117,7 +117,7 @@ func TestAllocatedIndicators(t *testing.T) {
 		{-1, "", 0.0016, hazard.ResCounty, false},
 	}
 	for _, tt := range tests {
-		m, err := Load(os.DirFS(dir), tt.denser)
+		m, err := load(os.DirFS(dir), tt.denser)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestRealAllocationPreservesCountyTotals(t *testing.T) {
 		s, ok := ground.Relief(p, km)
 		return s.Metres, ok
 	})
-	m, err := Load(dir, ex)
+	m, err := load(dir, ex)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,13 @@
 package wildfire
 
 import (
-	"fmt"
-	"io/fs"
-
 	"github.com/locrisk/locrisk/internal/risk/data"
+	"github.com/locrisk/locrisk/internal/risk/futurerisk"
 )
 
-// futureCols are the NRI Future Risk projected wildfire risk index scores,
-// in the order of the future* arrays below.
-var futureCols = [4]string{
-	"WFIR_MID_LOWER_PRISKS",
-	"WFIR_MID_HIGHER_PRISKS",
-	"WFIR_LATE_LOWER_PRISKS",
-	"WFIR_LATE_HIGHER_PRISKS",
-}
+// futureScenarios are the NRI Future Risk scenarios of the projected
+// wildfire risk index scores, in the order of the future* arrays below.
+var futureScenarios = [4]int{futurerisk.MidLower, futurerisk.MidHigher, futurerisk.LateLower, futurerisk.LateHigher}
 
 var futureIDs = [4]string{IDFutureMidLower, IDFutureMidHigher, IDFutureLateLower, IDFutureLateHigher}
 
@@ -30,41 +23,22 @@ type futureRow struct {
 	has   uint16
 }
 
-func loadFuture(fsys fs.FS) (map[int]futureRow, int, error) {
-	t, err := data.OpenTable(fsys, data.Path(SourceFuture), append([]string{"STCOFIPS"}, futureCols[:]...)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("wildfire: %w", err)
-	}
-	defer t.Close()
-	out := make(map[int]futureRow, 3300)
-	for t.Scan() {
-		n, err := countyKey(t, "STCOFIPS")
-		if err != nil {
-			return nil, 0, err
-		}
-		if _, dup := out[n]; dup {
-			return nil, 0, fmt.Errorf("wildfire: %w", t.Errorf("county %s appears twice", t.String("STCOFIPS")))
-		}
+// futureScores takes the projected wildfire scores of every county that
+// has one from the Future Risk table, which the engine reads once for the
+// module and the outlook.
+func futureScores(tab *futurerisk.Table) map[int]futureRow {
+	out := make(map[int]futureRow, tab.Rows())
+	for _, c := range tab.Counties() {
 		var r futureRow
-		for i, col := range futureCols {
-			v, ok, err := rangedFloat(t, col, 0, 100)
-			if err != nil {
-				return nil, 0, err
-			}
-			if ok {
-				r.score[i] = v
+		for i, s := range futureScenarios {
+			if p := c.Hazards[futurerisk.Wildfire].Scenarios[s]; p.HasScore {
+				r.score[i] = p.Score
 				r.has |= hasFuture0 << i
 			}
 		}
 		if r.has != 0 {
-			out[n] = r
+			out[data.FIPSNumber(c.FIPS)] = r
 		}
 	}
-	if err := t.Err(); err != nil {
-		return nil, 0, fmt.Errorf("wildfire: %w", err)
-	}
-	if t.Rows() == 0 {
-		return nil, 0, fmt.Errorf("wildfire: %s has no county rows", data.Path(SourceFuture))
-	}
-	return out, t.Rows(), nil
+	return out
 }

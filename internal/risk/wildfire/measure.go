@@ -95,7 +95,7 @@ func (m *Module) Measure(site hazard.Site) hazard.Measurement {
 			Ranked:     true,
 		})
 	}
-	for i := range futureCols {
+	for i := range futureIDs {
 		if !c.hasFuture(i) {
 			continue
 		}

@@ -33,15 +33,18 @@ import (
 	"sort"
 
 	"github.com/locrisk/locrisk/internal/risk/data"
+	"github.com/locrisk/locrisk/internal/risk/futurerisk"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 )
 
-// Catalog ids of the four tables.
+// Catalog ids of the four tables the indicators cite; the engine reads
+// the last, SourceFuture, for the module and the outlook (package
+// futurerisk).
 const (
 	SourceWRC     = "usfs-wrc-v1"
 	SourceWHP2020 = "usfs-whp-2020"
 	SourceWHP2014 = "usfs-whp-2014"
-	SourceFuture  = "fema-nri-future-2024"
+	SourceFuture  = futurerisk.SourceID
 )
 
 // Indicator ids.
@@ -68,28 +71,6 @@ const (
 	qualityWRC       = 1.0  // WRC present
 	qualityCrosswalk = 0.15 // subtracted where an older county stands in
 )
-
-// legacy maps counties of the 2023 boundaries that the wildfire tables do
-// not know to the older county they used. Connecticut's planning regions do
-// not nest in the old counties; each goes to the county that covers most of
-// its area. Oglala Lakota is Shannon County renamed (same land).
-var legacy = []struct {
-	fips, old, oldName string
-	note               bool
-}{
-	{"02063", "02261", "Valdez-Cordova Census Area", true},
-	{"02066", "02261", "Valdez-Cordova Census Area", true},
-	{"09110", "09003", "Hartford County", true},
-	{"09120", "09001", "Fairfield County", true},
-	{"09130", "09007", "Middlesex County", true},
-	{"09140", "09009", "New Haven County", true},
-	{"09150", "09015", "Windham County", true},
-	{"09160", "09005", "Litchfield County", true},
-	{"09170", "09009", "New Haven County", true},
-	{"09180", "09011", "New London County", true},
-	{"09190", "09001", "Fairfield County", true},
-	{"46102", "46113", "Shannon County", false},
-}
 
 // Presence bits of a county record.
 const (
@@ -125,10 +106,12 @@ type Module struct {
 	alloc  Allocator // nil: every site gets its county's means
 }
 
-// Load reads the four wildfire tables from the data pack fsys. alloc,
-// when not nil, allocates each site to one of its county's exposure
-// classes; without it every site gets the county's means.
-func Load(fsys fs.FS, alloc Allocator) (*Module, error) {
+// Load reads the three USFS wildfire tables from the data pack fsys and
+// takes the projected wildfire scores from future, the NRI Future Risk
+// table the engine has read. alloc, when not nil, allocates each site to
+// one of its county's exposure classes; without it every site gets the
+// county's means.
+func Load(fsys fs.FS, alloc Allocator, future *futurerisk.Table) (*Module, error) {
 	wrc, nWRC, err := loadWRC(fsys)
 	if err != nil {
 		return nil, err
@@ -141,10 +124,7 @@ func Load(fsys fs.FS, alloc Allocator) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	fut, nFut, err := loadFuture(fsys)
-	if err != nil {
-		return nil, err
-	}
+	fut := futureScores(future)
 
 	recs := make(map[int]*county, len(wrc)+64)
 	get := func(n int) *county {
@@ -173,8 +153,8 @@ func Load(fsys fs.FS, alloc Allocator) (*Module, error) {
 	}
 
 	crosswalked := map[int]string{}
-	for _, l := range legacy {
-		n, old := data.FIPSNumber(l.fips), data.FIPSNumber(l.old)
+	for _, l := range data.OlderCounties() {
+		n, old := data.FIPSNumber(l.FIPS), data.FIPSNumber(l.Old)
 		src := recs[old]
 		if src == nil {
 			continue
@@ -193,14 +173,14 @@ func Load(fsys fs.FS, alloc Allocator) (*Module, error) {
 		if c.has&futureMask == 0 && src.has&futureMask != 0 {
 			c.future, c.has = src.future, c.has|src.has&futureMask
 		}
-		if c.has != before && l.note {
-			crosswalked[n] = l.oldName
+		if c.has != before && !l.Renamed {
+			crosswalked[n] = l.OldName
 		}
 	}
 
 	m := &Module{
 		index:  make([]uint16, 100000),
-		counts: map[string]int{SourceWRC: nWRC, SourceWHP2020: nWHP20, SourceWHP2014: nWHP14, SourceFuture: nFut},
+		counts: map[string]int{SourceWRC: nWRC, SourceWHP2020: nWHP20, SourceWHP2014: nWHP14},
 		alloc:  alloc,
 		noData: []string{"No USFS wildfire data covers this county: Wildfire Risk to Communities (2020) covers the 50 states but not the District of Columbia, Wildfire Hazard Potential (2014, 2020) only the conterminous states and DC, and neither the territories."},
 	}
@@ -241,12 +221,13 @@ func qualityFor(c *county, crosswalked bool) float64 {
 // Name is hazard.Wildfire.
 func (m *Module) Name() string { return hazard.Wildfire }
 
-// Sources lists the catalog ids the module read.
+// Sources lists the catalog ids the module's indicators cite.
 func (m *Module) Sources() []string {
 	return []string{SourceWRC, SourceWHP2020, SourceWHP2014, SourceFuture}
 }
 
-// Rows reports the data rows read from each source.
+// Rows reports the data rows read from each source the module read
+// itself (the engine counts the Future Risk table's).
 func (m *Module) Rows() map[string]int {
 	out := make(map[string]int, len(m.counts))
 	for k, v := range m.counts {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locrisk/locrisk/internal/risk/data"
 	"github.com/locrisk/locrisk/internal/risk/data/datatest"
+	"github.com/locrisk/locrisk/internal/risk/futurerisk"
 	"github.com/locrisk/locrisk/internal/risk/hazard"
 	"github.com/locrisk/locrisk/internal/risk/nri"
 )
@@ -25,9 +26,19 @@ var (
 	futureFile  = strings.TrimSuffix(data.Path(SourceFuture), ".gz")
 )
 
+// load reads the Future Risk table of fsys, as the engine does once, then
+// the module.
+func load(fsys fs.FS, alloc Allocator) (*Module, error) {
+	future, err := futurerisk.Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return Load(fsys, alloc, future)
+}
+
 func loadFixture(t testing.TB) *Module {
 	t.Helper()
-	m, err := Load(datatest.Fixture(t), nil)
+	m, err := load(datatest.Fixture(t), nil)
 	if err != nil {
 		t.Fatalf("Load(fixture): %v", err)
 	}
@@ -89,7 +100,7 @@ func TestModuleInterface(t *testing.T) {
 			t.Errorf("catalog source %s (module wildfire) is not read", s.ID)
 		}
 	}
-	want := map[string]int{SourceWRC: 11, SourceWHP2020: 11, SourceWHP2014: 9, SourceFuture: 9}
+	want := map[string]int{SourceWRC: 11, SourceWHP2020: 11, SourceWHP2014: 9}
 	if got := m.Rows(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Rows() = %v, want %v", got, want)
 	}
@@ -335,7 +346,7 @@ func TestMissingWRC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Load(os.DirFS(variant(t, wrcFile, tc.edit)), nil)
+			m, err := load(os.DirFS(variant(t, wrcFile, tc.edit)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,7 +368,7 @@ func TestMissingWRC(t *testing.T) {
 		})
 	}
 	// A missing mean drops only the measures made from it.
-	m, err := Load(os.DirFS(variant(t, wrcFile, func(l []string) []string { return setCol(l, 8, "Mean BP", "") })), nil)
+	m, err := load(os.DirFS(variant(t, wrcFile, func(l []string) []string { return setCol(l, 8, "Mean BP", "") })), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +519,7 @@ func TestMalformedFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(os.DirFS(variant(t, tc.file, tc.edit)), nil)
+			_, err := load(os.DirFS(variant(t, tc.file, tc.edit)), nil)
 			if err == nil {
 				t.Fatal("Load succeeded on a malformed file")
 			}
@@ -527,7 +538,7 @@ func TestMissingFiles(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(os.DirFS(dir), nil)
+		_, err := load(os.DirFS(dir), nil)
 		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), filepath.Base(f)) {
 			t.Errorf("without %s: error %v, want data.ErrMissing naming the file", f, err)
 		}
@@ -535,11 +546,11 @@ func TestMissingFiles(t *testing.T) {
 }
 
 // loadReal loads the real tables once per test binary.
-var loadReal = datatest.Once(datatest.Real, func(dir fs.FS) (*Module, error) { return Load(dir, nil) })
+var loadReal = datatest.Once(datatest.Real, func(dir fs.FS) (*Module, error) { return load(dir, nil) })
 
 func TestRealData(t *testing.T) {
 	m := loadReal(t)
-	want := map[string]int{SourceWRC: 3141, SourceWHP2020: 3108, SourceWHP2014: 3108, SourceFuture: 3231}
+	want := map[string]int{SourceWRC: 3141, SourceWHP2020: 3108, SourceWHP2014: 3108}
 	if got := m.Rows(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Rows() = %v, want %v (PROVENANCE)", got, want)
 	}
@@ -707,14 +718,14 @@ func BenchmarkLoad(b *testing.B) {
 	dir := datatest.Real(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Load(dir, nil); err != nil {
+		if _, err := load(dir, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkMeasure(b *testing.B) {
-	m, err := Load(datatest.Real(b), nil)
+	m, err := load(datatest.Real(b), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
