@@ -28,7 +28,7 @@ type jobRow struct {
 
 const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, status, attempts,
 	error_code, error_message, error_transient, report_id, run_after_utc, lease_owner,
-	lease_expires_utc, created_utc, updated_utc, completed_utc`
+	lease_expires_utc, created_utc, updated_utc, completed_utc, watch_item_id`
 
 func (r jobRow) job() locrisk.Job {
 	j := r.Job
@@ -221,6 +221,12 @@ func (t txOps) JobExists(ctx context.Context, accountID, jobID string) (bool, er
 
 // GetReport returns the account's report, its body decoded.
 func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locrisk.Report, error) {
+	return s.readReport(ctx, s.db, `id = $1 AND account_id = $2`, reportID, accountID)
+}
+
+// readReport reads the report where (on reportID, and args beyond it)
+// holds with q, its body decoded; none is ErrNotFound.
+func (s *Store) readReport(ctx context.Context, q queryer, where, reportID string, args ...any) (locrisk.Report, error) {
 	var r struct {
 		ID           string         `db:"id"`
 		JobID        string         `db:"job_id"`
@@ -230,8 +236,8 @@ func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locr
 		Body         []byte         `db:"body"`
 		BodyCodec    sql.NullString `db:"body_codec"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT id, job_id, account_id, generated_utc, data_version, body, body_codec
-		FROM reports WHERE id = $1 AND account_id = $2`, reportID, accountID)
+	err := q.GetContext(ctx, &r, `SELECT id, job_id, account_id, generated_utc, data_version, body, body_codec
+		FROM reports WHERE `+where, append([]any{reportID}, args...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return locrisk.Report{}, fmt.Errorf("report %s: %w", reportID, locrisk.ErrNotFound)
 	}
