@@ -2,11 +2,8 @@ package reportdiff_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,13 +12,9 @@ import (
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/reportdiff"
 	"github.com/locrisk/locrisk/internal/risk"
-	"github.com/locrisk/locrisk/internal/risk/data"
 	"github.com/locrisk/locrisk/internal/risk/data/datatest"
 	"github.com/locrisk/locrisk/internal/view"
 )
-
-// nplPath is the Superfund list in the fixture pack.
-const nplPath = "environmental/epa_superfund_npl_sites_2022-09.csv"
 
 // A new Superfund site beside a point, in an otherwise unchanged fixture
 // pack, changes that point's environmental exposure and nothing else; the
@@ -30,11 +23,7 @@ const nplPath = "environmental/epa_superfund_npl_sites_2022-09.csv"
 // the engine's own scores.
 func TestCompareRealReports(t *testing.T) {
 	const lat, lon = 37.77, -122.42 // San Francisco, in the fixture world
-	dir := filepath.Join(t.TempDir(), "pack")
-	if err := os.CopyFS(dir, datatest.Fixture(t)); err != nil {
-		t.Fatal(err)
-	}
-	addRow(t, dir, nplPath, "Bay Shore Plating,50.0,CAD000000099,900099,9,California,San Francisco,San Francisco,NPL Site,37.7712,-122.4188,1/1/1990,6/1/1991,,,,,,,,,,,,No,,")
+	dir := datatest.EditedFixture(t, datatest.NPLFixture, func(b []byte) []byte { return append(b, datatest.NewNPLSite...) })
 
 	before := assess(t, datatest.FixtureDir(t), lat, lon)
 	after := assess(t, dir, lat, lon)
@@ -118,43 +107,6 @@ func fullDocument(t *testing.T, a *risk.Assessment, id string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// addRow appends a CSV record to a pack's file and records the file's new
-// size and checksum in the pack's manifest.
-func addRow(t *testing.T, dir, path, row string) {
-	t.Helper()
-	name := filepath.Join(dir, filepath.FromSlash(path))
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, row+"\r\n"...)
-	if err := os.WriteFile(name, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mb, err := os.ReadFile(filepath.Join(dir, data.ManifestName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := data.ParseManifest(mb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	for i := range m.Files {
-		if m.Files[i].Path == path {
-			m.Files[i].Bytes, m.Files[i].SHA256 = int64(len(b)), hex.EncodeToString(sum[:])
-			m.Files[i].Rows++
-		}
-	}
-	out, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), out, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func sameInt(a, b *int) bool {

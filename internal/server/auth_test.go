@@ -55,12 +55,13 @@ func operations() []operation {
 		{18, "GET", "/api/v1/location-risk/batches", "", "bulk:read", false, 200},
 		{19, "POST", "/api/v1/webhooks/" + ids.New(ids.WebhookEndpoint) + "/test", "", "webhooks:write", false, 404},
 		{20, "POST", "/api/v1/webhooks/deliveries/" + ids.New(ids.Delivery) + "/redeliver", "", "webhooks:write", false, 404},
+		{21, "GET", rep + "/changes?since=" + ids.NewReportID(), "", "reports:read", false, 404},
 	}
 }
 
 func TestEveryOperationIsRouted(t *testing.T) {
 	e := newEnv(t)
-	const documented = 20 // docs/api.md, Operations
+	const documented = 21 // docs/api.md, Operations
 	if got := len(e.srv.routeTable()); got != documented {
 		t.Fatalf("route table has %d operations, want %d", got, documented)
 	}

@@ -76,6 +76,9 @@ const (
 	codeWebhookDeliveryMissing = "webhook_delivery_not_found"
 	codeEndpointDisabled       = "webhook_endpoint_disabled"
 	codeDeliveryNotFailed      = "delivery_not_failed"
+	codeInvalidSince           = "invalid_since"
+	codeInvalidMinScoreChange  = "invalid_min_score_change"
+	codeCoordinateMismatch     = "coordinate_mismatch"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -108,6 +111,9 @@ var codeStatus = map[string]int{
 	codeInvalidURL:           http.StatusBadRequest,
 	codeInvalidEvents:        http.StatusBadRequest,
 	codeEndpointLimitReached: http.StatusBadRequest,
+	// Report changes (reports.go).
+	codeInvalidSince:          http.StatusBadRequest,
+	codeInvalidMinScoreChange: http.StatusBadRequest,
 
 	// A body declared as something other than JSON (body.go,
 	// checkJSONContentType).
@@ -128,6 +134,7 @@ var codeStatus = map[string]int{
 	codePayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	codeHeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
 	codeUnsupportedLocation: http.StatusUnprocessableEntity,
+	codeCoordinateMismatch:  http.StatusUnprocessableEntity,
 	codeInternal:            http.StatusInternalServerError,
 	codeServerBusy:          http.StatusServiceUnavailable,
 	codeDatabaseBusy:        http.StatusServiceUnavailable,

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
+	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/reportdiff"
 	"github.com/locrisk/locrisk/internal/view"
 )
 
@@ -69,6 +72,57 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request, p *principal)
 		return err
 	}
 	writeJSONBytes(w, http.StatusOK, doc)
+	return nil
+}
+
+// getReportChanges is GET /location-risk/reports/{reportId}/changes
+// (docs/api.md, Report changes): the comparison of the report since with
+// the report of the path, both the account's. The 400s come first (the
+// path's id, since, minScoreChange), then the 404s (the path's report,
+// then since's, each answered as operation 5 answers it), then the 422 for
+// reports of two coordinates.
+func (s *Server) getReportChanges(w http.ResponseWriter, r *http.Request, p *principal) error {
+	id, err := reportIDParam(r)
+	if err != nil {
+		return err
+	}
+	q, err := parseQuery(r)
+	if err != nil {
+		return err
+	}
+	vs, ok := q["since"]
+	if !ok {
+		return errorf(codeInvalidSince, "since is required: the id of the report to compare this one with")
+	}
+	since, ok := canonicalUUID(vs[0])
+	if !ok {
+		return errorf(codeInvalidSince, "since must be a report id, a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+	}
+	minChange := view.DefaultMinScoreChange
+	if vs, ok := q["minScoreChange"]; ok {
+		if minChange, ok = parseBoundedInt(vs[0], 1, 100); !ok {
+			return errorf(codeInvalidMinScoreChange, "minScoreChange must be an integer from 1 to 100")
+		}
+	}
+	current, err := s.store.GetReport(r.Context(), p.account.ID, id)
+	if err != nil {
+		return storeError(err, codeReportNotFound, s.now())
+	}
+	previous, err := s.store.GetReport(r.Context(), p.account.ID, since)
+	if err != nil {
+		if errors.Is(err, locrisk.ErrNotFound) {
+			return errorf(codeReportNotFound, "since: no report with this id exists for this account")
+		}
+		return storeError(err, codeReportNotFound, s.now())
+	}
+	v, err := view.NewReportChanges(previous, current, minChange)
+	if errors.Is(err, reportdiff.ErrDifferentCoordinates) {
+		return errorf(codeCoordinateMismatch, "the report since is of another coordinate than this one; only reports of one coordinate compare")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 

@@ -41,6 +41,7 @@ func (s *Server) routeTable() []route {
 		{"GET " + view.BatchesPath, needs(locrisk.ScopeBulkRead), s.listBatches},                              // 18
 		{"POST " + view.WebhookTestPath("{endpointId}"), needs(locrisk.ScopeWebhooksWrite), s.testWebhook},    // 19
 		{"POST " + view.RedeliverPath("{deliveryId}"), needs(locrisk.ScopeWebhooksWrite), s.redeliverWebhook}, // 20
+		{"GET " + view.ReportChangesRoute("{reportId}"), needs(locrisk.ScopeReportsRead), s.getReportChanges}, // 21
 	}
 }
 

@@ -34,6 +34,10 @@ func ReportPath(id string) string { return ReportsPath + "/" + id }
 // ReportPDFPath is the path of a report's PDF (docs/api.md, Reports).
 func ReportPDFPath(id string) string { return ReportPath(id) + "/pdf" }
 
+// ReportChangesRoute is the path of the comparison of a report with an
+// earlier one, without its query (docs/api.md, Report changes).
+func ReportChangesRoute(id string) string { return ReportPath(id) + "/changes" }
+
 // BatchPath is the path of one batch (docs/api.md, Batches).
 func BatchPath(id string) string { return BatchesPath + "/" + id }
 

@@ -6,6 +6,9 @@
 package datatest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,6 +69,62 @@ func FixtureDir(tb testing.TB) string {
 	tb.Helper()
 	return filepath.Join(ModuleRoot(tb), "testdata", "data")
 }
+
+// EditedFixture copies the fixture pack to a new folder, changes the file
+// at path (a path of the pack's manifest) with edit, records the file's
+// new size and SHA-256 in the copy's manifest, and returns the folder: a
+// pack of another data version that verifies, as an operator's changed
+// pack would (docs/data.md, "Replacing a data set").
+func EditedFixture(tb testing.TB, path string, edit func([]byte) []byte) string {
+	tb.Helper()
+	dir := filepath.Join(tb.TempDir(), "pack")
+	if err := os.CopyFS(dir, Fixture(tb)); err != nil {
+		tb.Fatal(err)
+	}
+	name := filepath.Join(dir, filepath.FromSlash(path))
+	b, err := os.ReadFile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b = edit(b)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	mb, err := os.ReadFile(filepath.Join(dir, data.ManifestName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := data.ParseManifest(mb)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	found := false
+	sum := sha256.Sum256(b)
+	for i := range m.Files {
+		if m.Files[i].Path == path {
+			m.Files[i].Bytes, m.Files[i].SHA256, found = int64(len(b)), hex.EncodeToString(sum[:]), true
+		}
+	}
+	if !found {
+		tb.Fatalf("edited fixture: %s is not in the manifest", path)
+	}
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), append(out, '\n'), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// NPLFixture is the fixture pack's Superfund list (EPA NPL sites).
+const NPLFixture = "environmental/epa_superfund_npl_sites_2022-09.csv"
+
+// NewNPLSite is a CSV record of the fixture's Superfund list: a final NPL
+// site about 200 m from the fixture world's San Francisco point (37.77,
+// -122.42), for tests that need a pack whose data differ at one place.
+const NewNPLSite = "Bay Shore Plating,50.0,CAD000000099,900099,9,California,San Francisco,San Francisco,NPL Site,37.7712,-122.4188,1/1/1990,6/1/1991,,,,,,,,,,,,No,,\r\n"
 
 // ModuleRoot is the directory holding go.mod, found by walking up from the
 // working directory (the package under test), so it does not depend on how
