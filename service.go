@@ -141,9 +141,10 @@ type Watchlists interface {
 	// planned re-scores, and returns the ids removed (those of the list,
 	// in the order given, once each).
 	RemoveWatchItems(ctx context.Context, accountID, watchlistID string, itemIDs []string) ([]string, error)
-	// ListWatchItems pages the list's items like ListJobs, only those
-	// whose last re-score changed them materially when changedOnly.
-	ListWatchItems(ctx context.Context, accountID, watchlistID string, changedOnly bool, limit int, cursor string) ([]WatchItem, string, error)
+	// ListWatchItems pages the list's items like ListJobs; with changed
+	// set, only those whose Changed is *changed (true: their last
+	// re-score changed them materially).
+	ListWatchItems(ctx context.Context, accountID, watchlistID string, changed *bool, limit int, cursor string) ([]WatchItem, string, error)
 	// RequestRescore plans a re-score of every item of the list in the
 	// re-score lane (RequestRescoreIn's rules: *RescoreTooSoonError).
 	RequestRescore(ctx context.Context, accountID, watchlistID string, now time.Time) (RescoreRequest, error)

@@ -269,8 +269,8 @@ const watchItemSelect = `SELECT i.id, i.watchlist_id, i.account_id, i.external_i
 	FROM watch_items i LEFT JOIN report_jobs j ON j.id = i.job_id`
 
 // ListWatchItems pages the list's items newest first, only the changed
-// ones when changedOnly.
-func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID string, changedOnly bool, limit int, cursor string) ([]locrisk.WatchItem, string, error) {
+// ones, or the others, when changed is set.
+func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID string, changed *bool, limit int, cursor string) ([]locrisk.WatchItem, string, error) {
 	pg, err := newPage(limit, cursor, ids.WatchItem)
 	if err != nil {
 		return nil, "", err
@@ -278,11 +278,12 @@ func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID strin
 	if _, err := getWatchlist(ctx, s.db, accountID, watchlistID); err != nil {
 		return nil, "", err
 	}
-	q := watchItemSelect + ` WHERE i.watchlist_id = $1`
-	if changedOnly {
-		q += ` AND i.changed`
+	q, args := watchItemSelect+` WHERE i.watchlist_id = $1`, []any{watchlistID}
+	if changed != nil {
+		args = append(args, *changed)
+		q += fmt.Sprintf(` AND i.changed = $%d`, len(args))
 	}
-	q, args := pageQuery(pg, q, []any{watchlistID}, "i.", "")
+	q, args = pageQuery(pg, q, args, "i.", "")
 	var rows []watchItemRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list watch items: %w", err)

@@ -267,9 +267,10 @@ const watchItemSelect = `SELECT i.id, i.watchlist_id, i.account_id, i.external_i
 	FROM watch_items i LEFT JOIN report_jobs j ON j.id = i.job_id`
 
 // ListWatchItems pages the list's items newest first (created_utc DESC,
-// id DESC), only the changed ones when changedOnly (the partial index
-// watch_items_changed); an unknown list is ErrNotFound.
-func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID string, changedOnly bool, limit int, cursor string) ([]locrisk.WatchItem, string, error) {
+// id DESC), only the changed ones, or the others, when changed is set
+// (the changed ones on the partial index watch_items_changed); an unknown
+// list is ErrNotFound.
+func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID string, changed *bool, limit int, cursor string) ([]locrisk.WatchItem, string, error) {
 	pg, err := newPage(limit, cursor, ids.WatchItem)
 	if err != nil {
 		return nil, "", err
@@ -278,8 +279,9 @@ func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID strin
 		return nil, "", err
 	}
 	q, args := watchItemSelect+` WHERE i.watchlist_id = ?`, []any{watchlistID}
-	if changedOnly {
-		q += ` AND i.changed = 1`
+	if changed != nil {
+		q += ` AND i.changed = ?`
+		args = append(args, *changed)
 	}
 	// pageQuery's keyset, on the items' own columns (the job's have the
 	// same names).

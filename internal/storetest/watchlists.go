@@ -77,13 +77,14 @@ func completeWith(t testing.TB, s locrisk.Store, jobID string, rep locrisk.Repor
 	return j
 }
 
-// AllWatchItems lists every item of the list, paging.
-func AllWatchItems(t testing.TB, s locrisk.Store, acct, id string, changedOnly bool) []locrisk.WatchItem {
+// AllWatchItems lists every item of the list, paging; only the changed
+// ones, or the others, when changed is set.
+func AllWatchItems(t testing.TB, s locrisk.Store, acct, id string, changed *bool) []locrisk.WatchItem {
 	t.Helper()
 	var all []locrisk.WatchItem
 	cursor := ""
 	for {
-		page, next, err := s.ListWatchItems(context.Background(), acct, id, changedOnly, 3, cursor)
+		page, next, err := s.ListWatchItems(context.Background(), acct, id, changed, 3, cursor)
 		if err != nil {
 			t.Fatalf("list watch items: %v", err)
 		}
@@ -144,7 +145,7 @@ func createWatchlist(t testing.TB, h Harness) {
 	if err != nil || u.Created != 3 {
 		t.Errorf("period usage %+v, %v; want 3 created", u, err)
 	}
-	listed := AllWatchItems(t, s, a.ID, w.ID, false)
+	listed := AllWatchItems(t, s, a.ID, w.ID, nil)
 	if len(listed) != 3 || listed[0].ExternalID == "" {
 		t.Errorf("listed %+v", listed)
 	}
@@ -226,14 +227,14 @@ func watchItemsAddRemove(t testing.TB, h Harness) {
 	if err != nil || !slices.Equal(removed, []string{added[1].ID, first[0].ID}) {
 		t.Errorf("removed %v, %v; want %v", removed, err, []string{added[1].ID, first[0].ID})
 	}
-	left := AllWatchItems(t, s, a.ID, w.ID, false)
+	left := AllWatchItems(t, s, a.ID, w.ID, nil)
 	if len(left) != 2 || left[0].ID != added[0].ID || left[1].ID != first[1].ID {
 		t.Errorf("left %v, want the later added one, then the first list's second", left)
 	}
 	if got, _ := s.GetWatchlist(ctx, a.ID, w.ID); got.ItemCount != 2 {
 		t.Errorf("item count %d, want 2", got.ItemCount)
 	}
-	if n := len(AllWatchItems(t, s, a.ID, w2.ID, false)); n != 1 {
+	if n := len(AllWatchItems(t, s, a.ID, w2.ID, nil)); n != 1 {
 		t.Errorf("the other list has %d items, want 1 (not removed through this one)", n)
 	}
 	// A removed item's job is an ordinary job: it completes, and nothing
@@ -313,7 +314,7 @@ func watchItemReports(t testing.TB, h Harness) {
 	if _, err := s.FailJob(ctx, *items[1].JobID, "tw", "generation_error", "boom", false, t1); err != nil {
 		t.Fatal(err)
 	}
-	listed := AllWatchItems(t, s, a.ID, w.ID, false)
+	listed := AllWatchItems(t, s, a.ID, w.ID, nil)
 	it := itemByID(t, listed, items[0].ID)
 	if it.Current == nil || it.Current.ReportID != *j1.ReportID || it.Current.JobID != j1.ID ||
 		it.Current.Versions != servingV1 || !it.Current.GeneratedUTC.Equal(t1) || it.PreviousReportID != nil ||
@@ -364,7 +365,7 @@ func watchItemReports(t testing.TB, h Harness) {
 			t.Fatal(err)
 		}
 	}
-	listed = AllWatchItems(t, s, a.ID, w.ID, false)
+	listed = AllWatchItems(t, s, a.ID, w.ID, nil)
 	it = itemByID(t, listed, items[0].ID)
 	if it.Current == nil || it.Current.Versions != servingV2 || it.PreviousReportID == nil || *it.PreviousReportID != *j1.ReportID ||
 		!it.Changed || it.LastChangedUTC == nil || !it.LastChangedUTC.Equal(t2) || it.Current.Scores.Overall != 45 {
@@ -374,9 +375,13 @@ func watchItemReports(t testing.TB, h Harness) {
 	if other.Current == nil || other.PreviousReportID != nil || other.Changed {
 		t.Errorf("first report of the failed item %+v", other)
 	}
-	changed := AllWatchItems(t, s, a.ID, w.ID, true)
+	yes, no := true, false
+	changed := AllWatchItems(t, s, a.ID, w.ID, &yes)
 	if len(changed) != 1 || changed[0].ID != items[0].ID {
 		t.Errorf("changed items %v, want only %s", changed, items[0].ID)
+	}
+	if unchanged := AllWatchItems(t, s, a.ID, w.ID, &no); len(unchanged) != 1 || unchanged[0].ID != items[1].ID {
+		t.Errorf("unchanged items %v, want only %s", unchanged, items[1].ID)
 	}
 	if got, _ := s.GetWatchlist(ctx, a.ID, w.ID); got.ChangedCount != 1 {
 		t.Errorf("changed count %d, want 1", got.ChangedCount)
@@ -403,7 +408,7 @@ func watchItemReports(t testing.TB, h Harness) {
 			t.Fatal(err)
 		}
 	}
-	it = itemByID(t, AllWatchItems(t, s, a.ID, w.ID, false), items[0].ID)
+	it = itemByID(t, AllWatchItems(t, s, a.ID, w.ID, nil), items[0].ID)
 	if it.Changed || it.LastChangedUTC == nil || !it.LastChangedUTC.Equal(t2) {
 		t.Errorf("after an unchanged re-score: changed %v last %v; want false, %v", it.Changed, it.LastChangedUTC, t2)
 	}
@@ -565,7 +570,7 @@ func deleteWatchlist(t testing.TB, h Harness) {
 	if _, err := s.GetWatchlist(ctx, a.ID, w.ID); !errors.Is(err, locrisk.ErrNotFound) {
 		t.Errorf("deleted list: %v", err)
 	}
-	if _, _, err := s.ListWatchItems(ctx, a.ID, w.ID, false, 10, ""); !errors.Is(err, locrisk.ErrNotFound) {
+	if _, _, err := s.ListWatchItems(ctx, a.ID, w.ID, nil, 10, ""); !errors.Is(err, locrisk.ErrNotFound) {
 		t.Errorf("items of a deleted list: %v", err)
 	}
 	if err := s.DeleteWatchlist(ctx, a.ID, w.ID); !errors.Is(err, locrisk.ErrNotFound) {
