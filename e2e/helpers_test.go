@@ -275,8 +275,22 @@ func startServer(tb testing.TB, env map[string]string, args ...string) *server {
 	return startBinary(tb, binary, env, args...)
 }
 
+// startServerWithin is startServer waiting up to within for the address:
+// a first start on a data version builds the engine's reference, which
+// takes tens of seconds with the built-in data on a loaded machine.
+func startServerWithin(tb testing.TB, within time.Duration, env map[string]string, args ...string) *server {
+	tb.Helper()
+	return startBinaryWithin(tb, binary, within, env, args...)
+}
+
 // startBinary is startServer with the binary bin.
 func startBinary(tb testing.TB, bin string, env map[string]string, args ...string) *server {
+	tb.Helper()
+	return startBinaryWithin(tb, bin, startTimeout, env, args...)
+}
+
+// startBinaryWithin is startBinary waiting up to within for the address.
+func startBinaryWithin(tb testing.TB, bin string, within time.Duration, env map[string]string, args ...string) *server {
 	tb.Helper()
 	s := &server{tb: tb, log: &procLog{addr: make(chan string, 1)}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
@@ -309,8 +323,8 @@ func startBinary(tb testing.TB, bin string, env map[string]string, args ...strin
 	case <-s.done:
 		s.dumpLog(60)
 		tb.Fatalf("locrisk exited before listening: %v", s.waitErr)
-	case <-time.After(startTimeout):
-		tb.Fatalf("locrisk did not report a listening address within %s", startTimeout)
+	case <-time.After(within):
+		tb.Fatalf("locrisk did not report a listening address within %s", within)
 	}
 	s.base = "http://" + s.addr
 	return s

@@ -56,7 +56,7 @@ func TestHookReportChanged(t *testing.T) {
 		subs        map[string][]string
 		wantRead    bool
 		wantMarked  bool
-		wantModules []string // of the event; nil: no event
+		wantModules []string // the material changes of the event; nil: no event
 	}{
 		{"equal scores", func() *locrisk.WatchChange { c := change(5, curBody); c.Report.Scores = prevScores; return c }(), subs, false, false, nil},
 		{"material at 5", change(5, curBody), subs, true, true,
@@ -105,12 +105,22 @@ func TestHookReportChanged(t *testing.T) {
 				d.Previous.Data != "data-aaaaaaaaaaaa" || d.Current.Data == d.Previous.Data || d.Overall.ScoreBefore != 58 || d.Overall.ScoreAfter != 61 {
 				t.Errorf("event data %+v", d)
 			}
-			var modules []string
+			var modules, material []string
 			for _, m := range d.Changes {
 				modules = append(modules, m.Module)
+				if m.Material {
+					material = append(material, m.Module)
+				}
 			}
-			if !slices.Equal(modules, tc.wantModules) {
-				t.Errorf("changes %v, want %v", modules, tc.wantModules)
+			if !slices.Equal(material, tc.wantModules) {
+				t.Errorf("material changes %v, want %v", material, tc.wantModules)
+			}
+			// Every change is listed, as operation 21 lists them.
+			if want := []string{"hydrology", "severeWeather", "wildfire", "landslide", "environmentalExposure"}; !slices.Equal(modules, want) {
+				t.Errorf("changes %v, want %v", modules, want)
+			}
+			if d.ChangesURL != view.ReportChangesPath("rep-cur", "rep-prev", d.MinScoreChange) || !d.Overall.Material {
+				t.Errorf("changesUrl %s, overall %+v", d.ChangesURL, d.Overall)
 			}
 		})
 	}

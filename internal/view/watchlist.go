@@ -196,47 +196,51 @@ func NewRescore(rr locrisk.RescoreRequest) Rescore {
 
 // ReportChanged is the data of a report.changed webhook event
 // (docs/webhooks.md, report.changed): which item changed, its two reports
-// and what made each, the overall result before and after, and the
-// modules that changed materially at the list's minScoreChange.
+// and what made each, and what changed between them as operation 21
+// (GET .../reports/{reportId}/changes) shows it at the list's
+// minScoreChange: the overall result and every module whose score or
+// level differs, each marked material or not.
 type ReportChanged struct {
-	WatchlistID       string                    `json:"watchlistId"`
-	ItemID            string                    `json:"itemId"`
-	ExternalID        *string                   `json:"externalId"`
-	Latitude          float64                   `json:"latitude"`
-	Longitude         float64                   `json:"longitude"`
-	MinScoreChange    int                       `json:"minScoreChange"`
-	PreviousReportID  string                    `json:"previousReportId"`
-	CurrentReportID   string                    `json:"currentReportId"`
-	PreviousReportURL string                    `json:"previousReportUrl"`
-	CurrentReportURL  string                    `json:"currentReportUrl"`
-	Previous          reportdiff.Versions       `json:"previous"`
-	Current           reportdiff.Versions       `json:"current"`
-	Overall           reportdiff.Overall        `json:"overall"`
-	Changes           []reportdiff.ModuleChange `json:"changes"`
+	WatchlistID       string              `json:"watchlistId"`
+	ItemID            string              `json:"itemId"`
+	ExternalID        *string             `json:"externalId"`
+	Latitude          float64             `json:"latitude"`
+	Longitude         float64             `json:"longitude"`
+	MinScoreChange    int                 `json:"minScoreChange"`
+	PreviousReportID  string              `json:"previousReportId"`
+	CurrentReportID   string              `json:"currentReportId"`
+	PreviousReportURL string              `json:"previousReportUrl"`
+	CurrentReportURL  string              `json:"currentReportUrl"`
+	ChangesURL        string              `json:"changesUrl"`
+	Previous          reportdiff.Versions `json:"previous"`
+	Current           reportdiff.Versions `json:"current"`
+	Overall           OverallChange       `json:"overall"`
+	Changes           []ModuleChange      `json:"changes"`
 }
 
 // NewReportChangedEvent is the report.changed event, with id (evt_...),
 // of the change c, compared as cmp, which job made at its completion
-// (the event's createdUtc). Its changes are the material ones only.
+// (the event's createdUtc).
 func NewReportChangedEvent(id string, c locrisk.WatchChange, cmp reportdiff.Comparison, job locrisk.Job) (webhook.Event, error) {
 	if job.CompletedUTC == nil {
 		return webhook.Event{}, fmt.Errorf("job %s has no completion time", job.ID)
 	}
-	it := c.Item
-	changes := cmp.Material(it.MinScoreChange)
-	if changes == nil {
-		changes = []reportdiff.ModuleChange{}
-	}
-	for i := range changes {
-		if changes[i].Indicators == nil {
-			changes[i].Indicators = []reportdiff.IndicatorMove{}
-		}
-	}
-	data, err := json.Marshal(ReportChanged{WatchlistID: it.WatchlistID, ItemID: it.ID, ExternalID: optString(it.ExternalID),
-		Latitude: it.Latitude, Longitude: it.Longitude, MinScoreChange: it.MinScoreChange,
+	it, min := c.Item, c.Item.MinScoreChange
+	v := ReportChanged{WatchlistID: it.WatchlistID, ItemID: it.ID, ExternalID: optString(it.ExternalID),
+		Latitude: it.Latitude, Longitude: it.Longitude, MinScoreChange: min,
 		PreviousReportID: c.Previous.ReportID, CurrentReportID: c.Report.ID,
 		PreviousReportURL: ReportPath(c.Previous.ReportID), CurrentReportURL: ReportPath(c.Report.ID),
-		Previous: cmp.Previous, Current: cmp.Current, Overall: cmp.Overall, Changes: changes})
+		ChangesURL: ReportChangesPath(c.Report.ID, c.Previous.ReportID, min),
+		Previous:   cmp.Previous, Current: cmp.Current,
+		Overall: OverallChange{Overall: cmp.Overall, Material: cmp.Overall.Material(min)},
+		Changes: make([]ModuleChange, len(cmp.Changes))}
+	for i, m := range cmp.Changes {
+		if m.Indicators == nil {
+			m.Indicators = []reportdiff.IndicatorMove{}
+		}
+		v.Changes[i] = ModuleChange{ModuleChange: m, Material: m.Material(min)}
+	}
+	data, err := json.Marshal(v)
 	if err != nil {
 		return webhook.Event{}, fmt.Errorf("encode change of %s: %w", it.ID, err)
 	}

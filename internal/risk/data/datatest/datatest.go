@@ -81,6 +81,17 @@ func EditedFixture(tb testing.TB, path string, edit func([]byte) []byte) string 
 	if err := os.CopyFS(dir, Fixture(tb)); err != nil {
 		tb.Fatal(err)
 	}
+	EditPack(tb, dir, path, edit)
+	return dir
+}
+
+// EditPack changes the file at path (a path of the manifest) of the pack
+// in the folder dir with edit, and records the file's new size and
+// SHA-256 in the folder's manifest, as an operator replacing a data set
+// does (docs/data.md, "Replacing a data set"): the pack then verifies, at
+// another data version.
+func EditPack(tb testing.TB, dir, path string, edit func([]byte) []byte) {
+	tb.Helper()
 	name := filepath.Join(dir, filepath.FromSlash(path))
 	b, err := os.ReadFile(name)
 	if err != nil {
@@ -106,7 +117,7 @@ func EditedFixture(tb testing.TB, path string, edit func([]byte) []byte) string 
 		}
 	}
 	if !found {
-		tb.Fatalf("edited fixture: %s is not in the manifest", path)
+		tb.Fatalf("edited pack: %s is not in the manifest", path)
 	}
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -115,7 +126,6 @@ func EditedFixture(tb testing.TB, path string, edit func([]byte) []byte) string 
 	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), append(out, '\n'), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	return dir
 }
 
 // NPLFixture is the fixture pack's Superfund list (EPA NPL sites).
