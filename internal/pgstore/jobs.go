@@ -274,7 +274,9 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 // periodUsageQuery reads the account's quota and sums the period's hours
 // [$2, $3) of usage_hourly, at most 744 hours times 3 buckets whatever the
 // number of jobs, and counts in the same statement, so the same snapshot,
-// the period's jobs processing now: usage_hourly counts queued and
+// the period's jobs processing now, and the period's quota counter
+// (quota_usage, which watch item re-scores do not add to): usage_hourly
+// counts queued and
 // processing together as open (a claim changes no counter), and the
 // processing jobs are as few as the workers, in partial indexes that hold
 // only them (report_jobs_processing, report_jobs_leases). No row: no such
@@ -282,7 +284,8 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 const periodUsageQuery = `SELECT a.monthly_quota, COALESCE(u.open, 0) AS open, COALESCE(u.completed, 0) AS completed,
 		COALESCE(u.failed, 0) AS failed,
 		(SELECT COUNT(*) FROM report_jobs
-			WHERE account_id = $1 AND status = 'processing' AND created_utc >= $2 AND created_utc < $3) AS processing
+			WHERE account_id = $1 AND status = 'processing' AND created_utc >= $2 AND created_utc < $3) AS processing,
+		(SELECT COALESCE(MAX(report_jobs), 0) FROM quota_usage WHERE account_id = $1 AND period_start_utc = $2) AS charged
 	FROM accounts a CROSS JOIN LATERAL (SELECT SUM(open) AS open, SUM(completed) AS completed, SUM(failed) AS failed
 		FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3) u
 	WHERE a.id = $1`

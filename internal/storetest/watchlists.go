@@ -142,8 +142,8 @@ func createWatchlist(t testing.TB, h Harness) {
 		}
 	}
 	u, err := s.PeriodUsage(ctx, a.ID, t0)
-	if err != nil || u.Created != 3 {
-		t.Errorf("period usage %+v, %v; want 3 created", u, err)
+	if err != nil || u.Created != 3 || u.Charged != 3 {
+		t.Errorf("period usage %+v, %v; want 3 created and charged", u, err)
 	}
 	listed := AllWatchItems(t, s, a.ID, w.ID, nil)
 	if len(listed) != 3 || listed[0].ExternalID == "" {
@@ -353,8 +353,8 @@ func watchItemReports(t testing.TB, h Harness) {
 	if len(rescored) != 2 {
 		t.Fatalf("%d re-scores started, want 2", len(rescored))
 	}
-	if u, err := s.PeriodUsage(ctx, a.ID, t2); err != nil || u.Created != 4 {
-		t.Errorf("usage %+v %v: the re-scores are jobs (4 created)", u, err)
+	if u, err := s.PeriodUsage(ctx, a.ID, t2); err != nil || u.Created != 4 || u.Charged != 2 || u.Remaining() != 98 {
+		t.Errorf("usage %+v %v: the re-scores are jobs (4 created), not charged (2)", u, err)
 	}
 	for _, j := range rescored {
 		rep := scoredReport(servingV2, 30, 25)
