@@ -156,7 +156,9 @@ type RescoreQueue interface {
 	// PlanRescores plans, once per item and pair of data and
 	// methodology versions whatever the number of nodes planning, a
 	// re-score to v of every watch item whose current report was made
-	// with other versions (or that has none) and has no job open, and
+	// with other versions (or that has none), that has no job open and
+	// whose account is not disabled (a later plan takes it once it is
+	// enabled again), and
 	// drops the plans not started of other version changes. It returns
 	// how many it planned now.
 	PlanRescores(ctx context.Context, v ScoreVersions, now time.Time) (int, error)

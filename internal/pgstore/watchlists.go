@@ -349,6 +349,7 @@ func (s *Store) PlanRescores(ctx context.Context, v locrisk.ScoreVersions, now t
 			SELECT i.id, $1, i.account_id, $2 FROM watch_items i
 			WHERE (i.data_version IS DISTINCT FROM $3 OR i.methodology_version IS DISTINCT FROM $4)
 			  AND NOT EXISTS (SELECT 1 FROM report_jobs j WHERE j.id = i.job_id AND j.status IN ('queued', 'processing'))
+			  AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id AND a.disabled_utc IS NOT NULL)
 			ON CONFLICT (item_id, trigger_key) DO NOTHING`, trigger, ms(now), v.Data, v.Methodology)
 		if err != nil {
 			return fmt.Errorf("plan: %w", err)

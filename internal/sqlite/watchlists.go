@@ -279,9 +279,12 @@ func (s *Store) ListWatchItems(ctx context.Context, accountID, watchlistID strin
 		return nil, "", err
 	}
 	q, args := watchItemSelect+` WHERE i.watchlist_id = ?`, []any{watchlistID}
-	if changed != nil {
-		q += ` AND i.changed = ?`
-		args = append(args, *changed)
+	switch {
+	case changed == nil:
+	case *changed:
+		q += ` AND i.changed = 1` // a literal, so that the partial index serves it
+	default:
+		q += ` AND i.changed = 0`
 	}
 	// pageQuery's keyset, on the items' own columns (the job's have the
 	// same names).
@@ -357,6 +360,7 @@ func (s *Store) PlanRescores(ctx context.Context, v locrisk.ScoreVersions, now t
 			SELECT i.id, ?1, i.account_id, ?2 FROM watch_items i
 			WHERE (i.data_version IS NOT ?3 OR i.methodology_version IS NOT ?4)
 			  AND NOT EXISTS (SELECT 1 FROM report_jobs j WHERE j.id = i.job_id AND j.status IN ('queued', 'processing'))
+			  AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id AND a.disabled_utc IS NOT NULL)
 			ON CONFLICT (item_id, trigger_key) DO NOTHING`, trigger, FormatTime(truncMs(now)), v.Data, v.Methodology)
 		if err != nil {
 			return fmt.Errorf("plan: %w", err)

@@ -433,6 +433,16 @@ func rescorePlanOnce(t testing.TB, h Harness) {
 	if j, ok, err := s.ClaimRescore(ctx, "rw", servingV1, time.Hour, t0); err != nil || ok {
 		t.Errorf("claim with unchanged versions: %+v %v %v", j, ok, err)
 	}
+	// A disabled account's items wait for it to be enabled again.
+	if _, err := s.SetAccountDisabled(ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PlanRescores(ctx, servingV2, t0); err != nil || n != 0 {
+		t.Errorf("planned %d for a disabled account, %v; want 0", n, err)
+	}
+	if _, err := s.SetAccountDisabled(ctx, a.ID, false); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := s.PlanRescores(ctx, servingV2, t0); err != nil || n != 3 {
 		t.Errorf("planned %d, %v; want 3", n, err)
 	}
