@@ -230,7 +230,7 @@ type WatchItemState struct {
 // Advance is the item once job, one of its jobs, has ended with rep (nil
 // when it failed): a completed job's report becomes the current one, the
 // current one the previous, and Changed false until the change is judged
-// (MarkWatchItemChanged); a failed job changes no report. changed reports
+// (MarkWatchItemChanged); a failed job changes no report. compare reports
 // whether a previous report exists to compare the new one with.
 func (st WatchItemState) Advance(job Job, rep *Report) (next WatchItemState, compare bool) {
 	next = st
@@ -376,8 +376,8 @@ func RescoreJob(id string, item WatchItem, now time.Time) Job {
 	return j
 }
 
-// ItemJob is the first job of the new item with id, made with jobID at
-// now: a bulk job like a batch item's.
+// ItemJob is the first job of the new item itemID of the account, made
+// with jobID at now: a bulk job like a batch item's.
 func (it NewWatchItem) ItemJob(jobID, accountID, itemID string, now time.Time) Job {
 	j := NewJob{AccountID: accountID, Bucket: BucketBulk, Latitude: it.Latitude, Longitude: it.Longitude}.Job(jobID, now)
 	j.WatchItemID = &itemID
