@@ -466,3 +466,78 @@ func TestWatchlistFollowsTheDataOnTwoNodes(t *testing.T) {
 		}
 	}
 }
+
+// A server killed (SIGKILL) while its re-scores run loses none and sends
+// none twice: the next server takes the dead one's jobs back and
+// completes each once, and every item that changed materially gets one
+// report.changed. The fixture pack stands in for the built-in one, and a
+// delay fault holds the re-scores long enough to kill the server under
+// them.
+func TestWatchlistRescoreSurvivesAKill(t *testing.T) {
+	needSignals(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "watch.db")
+	_, key := newAccountKey(t, db, "watchlists:read,watchlists:write,webhooks:read,webhooks:write,reports:read")
+	args := func(pack string, extra ...string) []string {
+		return append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--data-dir", pack, "--log-format", "json",
+			"--webhook-allow-private", "--webhook-retry-schedule", "1s", "--rescore-rate", "200"}, extra...)
+	}
+	first := startServer(t, nil, args(fixtureData)...)
+	sc := newWatchScenario(t, first, key)
+	if code, _ := first.signal(syscall.SIGTERM); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
+	}
+
+	pack := datatest.EditedFixture(t, datatest.NPLFixture, func(b []byte) []byte { return append(b, datatest.NewNPLSite...) })
+	m, err := data.ReadManifest(os.DirFS(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := startServer(t, nil, args(pack, "--faults", "report.generate=delay:ms=5000")...)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		running := 0
+		for _, it := range watchedItems(t, slow, key, sc.list) {
+			if it.Status != nil && *it.Status == "processing" {
+				running++
+			}
+		}
+		if running == len(watchPoints) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the re-scores did not start: %d of %d running", running, len(watchPoints))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	slow.kill()
+	if n := len(sc.rc.deliveries()); n != 0 {
+		t.Fatalf("%d report.changed before any re-score completed", n)
+	}
+
+	next := startServer(t, nil, args(pack)...)
+	items := sc.checkChanges(t, next, m.Version(), []string{"San Francisco"}, nil)
+	// Each item's re-score is the one job the killed server started,
+	// completed once: two jobs per item in all.
+	r := next.do(t, key, http.MethodGet, "/api/v1/location-risk/report-jobs?limit=100", nil)
+	var page struct {
+		Jobs []struct {
+			WatchItemID *string `json:"watchItemId"`
+			Status      string  `json:"status"`
+		} `json:"jobs"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &page) != nil {
+		t.Fatalf("jobs: %d %s", r.status, r.body)
+	}
+	jobs := map[string]int{}
+	for _, j := range page.Jobs {
+		if j.WatchItemID != nil && j.Status == "completed" {
+			jobs[*j.WatchItemID]++
+		}
+	}
+	for _, it := range items {
+		if jobs[it.ItemID] != 2 {
+			t.Errorf("item %s (%s) has %d completed jobs, want 2", it.ItemID, it.ExternalID, jobs[it.ItemID])
+		}
+	}
+}
