@@ -36,6 +36,14 @@ func TestHelpExamplesRun(t *testing.T) {
 	if err := os.WriteFile("portfolio.csv", []byte("externalId,latitude,longitude\nP-1,41.8781,-87.6298\nP-2,91,0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The file the data replace examples put in a pack: a Superfund list.
+	npl, err := os.ReadFile(filepath.Join(fixture, "environmental", "epa_superfund_npl_sites_2022-09.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("superfund-2026-10.csv", npl, 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	var lines []string
 	top := cmd(t, nil, "-h")
@@ -91,6 +99,10 @@ func TestHelpExamplesRun(t *testing.T) {
 		if _, ok := env["LOCRISK_DATA_DIR"]; !ok {
 			env["LOCRISK_DATA_DIR"] = fixture
 		}
+		// data diff compares with the fixture pack too, not the built-in.
+		if _, ok := env["LOCRISK_FROM"]; !ok {
+			env["LOCRISK_FROM"] = fixture
+		}
 		if len(args) == 0 || args[0] != "locrisk" {
 			t.Errorf("example %q does not start with locrisk", line)
 			continue
@@ -136,7 +148,7 @@ func TestHelpExamplesRun(t *testing.T) {
 		}
 	}
 	// What the examples said they write is there.
-	for _, f := range []string{"summary.json", "chicago.pdf", "scored.csv"} {
+	for _, f := range []string{"summary.json", "chicago.pdf", "scored.csv", "changed.csv"} {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("%s not written by its example (%v)", f, err)
 		}

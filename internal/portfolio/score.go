@@ -59,6 +59,7 @@ type chunk struct {
 	rows  []row
 	out   bytes.Buffer
 	sum   Summary
+	diff  DiffSummary   // Diff's counts
 	read  int64         // input bytes read when the chunk was complete
 	done  chan struct{} // closed by the worker
 	werr  error         // an encoding error
@@ -106,6 +107,30 @@ func (in *Input) Dropped() []string { return in.l.dropped }
 // row is reported in its output row. The error is from reading, writing or
 // ctx, and the output so far is then incomplete.
 func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Options) (Summary, error) {
+	specs := risk.Registry()
+	sum := Summary{Rejected: map[string]int{}}
+	err := in.run(ctx, in.l.header, out, opt,
+		func(ctx context.Context, c *chunk) { scoreChunk(ctx, eng, in.l, specs, c) },
+		func(c *chunk) int { sum.add(c.sum); return sum.Rows })
+	return sum, err
+}
+
+// add counts the rows of another run of rows in s.
+func (s *Summary) add(o Summary) {
+	s.Rows += o.Rows
+	s.Scored += o.Scored
+	s.Failed += o.Failed
+	for k, v := range o.Rejected {
+		s.Rejected[k] += v
+	}
+}
+
+// run is the pipeline of Score and Diff: it writes header to out, reads
+// the data rows in chunks, has a pool of workers process each chunk
+// (encoding its output rows into c.out), and writes the chunks' output in
+// input order, calling tally from its own goroutine for each chunk
+// written, which returns the rows written so far for opt.Progress.
+func (in *Input) run(ctx context.Context, header []string, out io.Writer, opt Options, process func(context.Context, *chunk), tally func(*chunk) int) error {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -116,12 +141,12 @@ func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Opt
 	}
 	cr, counted, l := in.cr, in.counted, in.l
 	w := batchcsv.NewWriter(out)
-	if err := w.Write(l.header); err != nil {
-		return Summary{}, err
+	if err := w.Write(header); err != nil {
+		return err
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return Summary{}, fmt.Errorf("writing the output: %w", err)
+		return fmt.Errorf("writing the output: %w", err)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -133,7 +158,6 @@ func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Opt
 		defer close(work)
 		readErr = readChunks(ctx, cr, counted, l, size, work, order)
 	}()
-	specs := risk.Registry()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -143,7 +167,7 @@ func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Opt
 					if !ok {
 						return
 					}
-					scoreChunk(ctx, eng, l, specs, c)
+					process(ctx, c)
 				case <-ctx.Done():
 					// Not waiting for the reader: it may be blocked
 					// reading a terminal or an idle pipe.
@@ -156,13 +180,12 @@ func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Opt
 	// row each; the reader stops at its next row.
 	defer func() { cancel(); wg.Wait() }()
 
-	sum := Summary{Rejected: map[string]int{}}
 	for {
 		var c *chunk
 		select {
 		case c = <-order:
 		case <-ctx.Done():
-			return sum, ctx.Err()
+			return ctx.Err()
 		}
 		if c == nil { // order closed: the reader is done
 			break
@@ -170,28 +193,23 @@ func (in *Input) Score(ctx context.Context, eng Assessor, out io.Writer, opt Opt
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return sum, ctx.Err()
+			return ctx.Err()
 		}
 		if c.werr != nil {
-			return sum, fmt.Errorf("encoding row %d: %w", c.first, c.werr)
+			return fmt.Errorf("encoding row %d: %w", c.first, c.werr)
 		}
 		if _, err := out.Write(c.out.Bytes()); err != nil {
-			return sum, fmt.Errorf("writing the output: %w", err)
+			return fmt.Errorf("writing the output: %w", err)
 		}
-		sum.Rows += c.sum.Rows
-		sum.Scored += c.sum.Scored
-		sum.Failed += c.sum.Failed
-		for k, v := range c.sum.Rejected {
-			sum.Rejected[k] += v
-		}
+		rows := tally(c)
 		if opt.Progress != nil {
-			opt.Progress(sum.Rows, c.read)
+			opt.Progress(rows, c.read)
 		}
 	}
 	if readErr != nil {
-		return sum, readErr
+		return readErr
 	}
-	return sum, ctx.Err()
+	return ctx.Err()
 }
 
 // readChunks reads the data rows into chunks and hands each to a worker

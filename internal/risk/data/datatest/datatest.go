@@ -6,9 +6,6 @@
 package datatest
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -72,7 +69,8 @@ func FixtureDir(tb testing.TB) string {
 
 // EditedFixture copies the fixture pack to a new folder, changes the file
 // at path (a path of the pack's manifest) with edit, records the file's
-// new size and SHA-256 in the copy's manifest, and returns the folder: a
+// new size and SHA-256 in the copy's manifest (data.Rehash, what `locrisk
+// data manifest` does), and returns the folder: a
 // pack of another data version that verifies, as an operator's changed
 // pack would (docs/data.md, "Replacing a data set").
 func EditedFixture(tb testing.TB, path string, edit func([]byte) []byte) string {
@@ -81,17 +79,6 @@ func EditedFixture(tb testing.TB, path string, edit func([]byte) []byte) string 
 	if err := os.CopyFS(dir, Fixture(tb)); err != nil {
 		tb.Fatal(err)
 	}
-	EditPack(tb, dir, path, edit)
-	return dir
-}
-
-// EditPack changes the file at path (a path of the manifest) of the pack
-// in the folder dir with edit, and records the file's new size and
-// SHA-256 in the folder's manifest, as an operator replacing a data set
-// does (docs/data.md, "Replacing a data set"): the pack then verifies, at
-// another data version.
-func EditPack(tb testing.TB, dir, path string, edit func([]byte) []byte) {
-	tb.Helper()
 	name := filepath.Join(dir, filepath.FromSlash(path))
 	b, err := os.ReadFile(name)
 	if err != nil {
@@ -101,31 +88,14 @@ func EditPack(tb testing.TB, dir, path string, edit func([]byte) []byte) {
 	if err := os.WriteFile(name, b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	mb, err := os.ReadFile(filepath.Join(dir, data.ManifestName))
+	before, after, err := data.Rehash(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := data.ParseManifest(mb)
-	if err != nil {
-		tb.Fatal(err)
+	if before.Version() == after.Version() {
+		tb.Fatalf("edited fixture: %s unchanged", path)
 	}
-	found := false
-	sum := sha256.Sum256(b)
-	for i := range m.Files {
-		if m.Files[i].Path == path {
-			m.Files[i].Bytes, m.Files[i].SHA256, found = int64(len(b)), hex.EncodeToString(sum[:]), true
-		}
-	}
-	if !found {
-		tb.Fatalf("edited pack: %s is not in the manifest", path)
-	}
-	out, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, data.ManifestName), append(out, '\n'), 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	return dir
 }
 
 // NPLFixture is the fixture pack's Superfund list (EPA NPL sites).
