@@ -6,6 +6,7 @@ package main
 // changes (docs/api.md, Watchlists; docs/operations.md, Re-scoring).
 
 import (
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -91,26 +92,33 @@ func timeOrDash(t *time.Time) string {
 
 func (c *cli) watchlistsItems(args []string) error {
 	var db, account, watchlist string
-	var changed, asJSON bool
-	f := c.newFlags("watchlists items", "--account ACCOUNT_ID [--watchlist WATCHLIST_ID] [--changed] [--json]", `
+	var changed, asJSON, asCSV bool
+	f := c.newFlags("watchlists items", "--account ACCOUNT_ID [--watchlist WATCHLIST_ID] [--changed] [--json | --csv]", `
 Lists the items of one of an account's watchlists, or of all of them,
 newest first: the list, the item, its externalId and coordinate, its latest
 job's status, its current report with its score, level and data version,
 whether its last re-score changed it materially, and when a re-score last
 did. --changed keeps the changed items only. --json prints them as the
-API shows them.`, `
+API shows them. --csv prints the CSV that locrisk score and locrisk data
+diff read (externalId, latitude, longitude), for a dry run of a new data
+pack over the items before it is served.`, `
   locrisk watchlists items --account acct_...
-  locrisk watchlists items --account acct_... --changed --json`)
+  locrisk watchlists items --account acct_... --changed --json
+  locrisk watchlists items --account acct_... --csv > watched.csv`)
 	f.StringVar(&account, "account", "", "the `ACCOUNT_ID` whose items to list (required)")
 	f.StringVar(&watchlist, "watchlist", "", "only this `WATCHLIST_ID`'s items")
 	f.BoolVar(&changed, "changed", false, "only the items whose last re-score changed them materially")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
+	f.BoolVar(&asCSV, "csv", false, "print externalId, latitude and longitude as CSV, the input of locrisk data diff")
 	f.StringVar(&db, "db", "./locrisk.db", dbFlagUsage)
 	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	if account == "" {
 		return usagef("--account is required")
+	}
+	if asJSON && asCSV {
+		return usagef("give --json or --csv, not both")
 	}
 	st, err := c.openStore(db, storeUse{mustExist: true})
 	if err != nil {
@@ -153,6 +161,16 @@ API shows them.`, `
 	}
 	if asJSON {
 		return writeJSON(c.stdout, view.NewWatchItems(items))
+	}
+	if asCSV {
+		w := csv.NewWriter(c.stdout)
+		w.UseCRLF = true
+		_ = w.Write([]string{"externalId", "latitude", "longitude"})
+		for _, it := range items {
+			_ = w.Write([]string{it.ExternalID, strconv.FormatFloat(it.Latitude, 'f', -1, 64), strconv.FormatFloat(it.Longitude, 'f', -1, 64)})
+		}
+		w.Flush()
+		return w.Error()
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WATCHLIST\tITEM\tEXTERNAL-ID\tLATITUDE\tLONGITUDE\tSTATUS\tREPORT\tSCORE\tLEVEL\tDATA-VERSION\tCHANGED\tLAST-CHANGED")

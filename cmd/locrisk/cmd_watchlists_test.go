@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,14 @@ func TestWatchlistCommands(t *testing.T) {
 	if r := cmd(t, env, "watchlists", "items", "--account", acct, "--changed"); r.code != 0 || strings.Contains(r.stdout, items[0].ID) {
 		t.Errorf("watchlists items --changed: %+v", r)
 	}
+	// The input of locrisk data diff: a header, a row per item (made in
+	// the same millisecond, their order is their ids').
+	r = cmd(t, env, "watchlists", "items", "--account", acct, "--csv")
+	lines := strings.Split(r.stdout, "\r\n")
+	if r.code != 0 || len(lines) != 4 || lines[0] != "externalId,latitude,longitude" || lines[3] != "" ||
+		!slices.Contains(lines, "p-1,41.8781,-87.6298") || !slices.Contains(lines, "p-2,41.9,-87.7") {
+		t.Errorf("watchlists items --csv: %+v", r)
+	}
 
 	// The fixture pack's version differs from the scored item's: planned
 	// once; the queued item's job scores it at the serving versions.
@@ -93,6 +102,7 @@ func TestWatchlistCommands(t *testing.T) {
 		{"watchlists", "list"},
 		{"watchlists", "items"},
 		{"watchlists", "list", "--account", acct, "extra"},
+		{"watchlists", "items", "--account", acct, "--json", "--csv"},
 	} {
 		if r := cmd(t, env, args...); r.code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", args, r.code)
