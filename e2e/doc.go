@@ -8,7 +8,9 @@
 // Covered: crash recovery after SIGKILL (every job completed exactly once,
 // with one report), graceful shutdown on SIGTERM, start-up without data,
 // the operator command line (docs/api.md, Command line), one report job end
-// to end, and the create-to-completed latency benchmark.
+// to end, the create-to-completed latency benchmark, and the web console
+// in headless chromium (console_test.go, docs/console.md; skipped without
+// a chromium binary).
 //
 // Limits: the tests need POSIX signals (they skip elsewhere) and a free
 // loopback port; they never touch the network beyond 127.0.0.1.

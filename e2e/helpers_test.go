@@ -289,8 +289,10 @@ func startBinary(tb testing.TB, bin string, env map[string]string, args ...strin
 	return startBinaryWithin(tb, bin, startTimeout, env, args...)
 }
 
-// startBinaryWithin is startBinary waiting up to within for the address.
-func startBinaryWithin(tb testing.TB, bin string, within time.Duration, env map[string]string, args ...string) *server {
+// startBinaryWithin is startBinary waiting up to timeout for the
+// listening line (a first start on the built-in data builds the engine's
+// reference first, which takes a minute or more).
+func startBinaryWithin(tb testing.TB, bin string, timeout time.Duration, env map[string]string, args ...string) *server {
 	tb.Helper()
 	s := &server{tb: tb, log: &procLog{addr: make(chan string, 1)}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
@@ -323,8 +325,8 @@ func startBinaryWithin(tb testing.TB, bin string, within time.Duration, env map[
 	case <-s.done:
 		s.dumpLog(60)
 		tb.Fatalf("locrisk exited before listening: %v", s.waitErr)
-	case <-time.After(within):
-		tb.Fatalf("locrisk did not report a listening address within %s", within)
+	case <-time.After(timeout):
+		tb.Fatalf("locrisk did not report a listening address within %s", timeout)
 	}
 	s.base = "http://" + s.addr
 	return s

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/locrisk/locrisk/webhookverify"
 )
 
 // TestWebhookAfterKill kills the server (SIGKILL) while a webhook attempt
@@ -28,6 +31,8 @@ func TestWebhookAfterKill(t *testing.T) {
 	type hit struct {
 		delivery string
 		at       time.Time
+		header   http.Header
+		body     []byte
 	}
 	var (
 		mu   sync.Mutex
@@ -35,13 +40,13 @@ func TestWebhookAfterKill(t *testing.T) {
 	)
 	inFlight, quit := make(chan struct{}, 1), make(chan struct{})
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hits = append(hits, hit{r.Header.Get("Service-Delivery"), time.Now()})
-		first := len(hits) == 1
-		mu.Unlock()
 		// Read to the end: only then does net/http notice the client
 		// going away (and end r's context).
-		_, _ = io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		hits = append(hits, hit{r.Header.Get("Service-Delivery"), time.Now(), r.Header.Clone(), body})
+		first := len(hits) == 1
+		mu.Unlock()
 		if first {
 			inFlight <- struct{}{}
 			select {
@@ -76,6 +81,7 @@ func TestWebhookAfterKill(t *testing.T) {
 		t.Fatalf("create endpoint: %d %s", r.status, r.body)
 	}
 	endpoint := r.object(t)["endpoint"].(map[string]any)["id"].(string)
+	secret := r.object(t)["signingSecret"].(string)
 	testEvent := func(s *server) string {
 		t.Helper()
 		r := s.do(t, key, http.MethodPost, "/api/v1/webhooks/"+endpoint+"/test", nil)
@@ -120,6 +126,31 @@ func TestWebhookAfterKill(t *testing.T) {
 	}
 	if !second.logged("released the leases a previous server left") {
 		t.Error("the restarted server did not log the leases it released")
+	}
+	// Every attempt verifies by both schemes, and the cut-off delivery's
+	// attempts, before and after the kill, carry the one Standard Webhooks
+	// message id: its event's (docs/webhooks.md, Standard Webhooks).
+	mu.Lock()
+	defer mu.Unlock()
+	msgIDs := map[string]map[string]bool{}
+	for _, h := range hits {
+		if err := webhookverify.VerifyHeader(secret, h.header, h.body, h.at, 0); err != nil {
+			t.Errorf("delivery %s: %v", h.delivery, err)
+		}
+		if err := webhookverify.VerifyStandardHeader(secret, h.header, h.body, h.at, 0); err != nil {
+			t.Errorf("delivery %s, Standard Webhooks: %v", h.delivery, err)
+		}
+		var ev struct{ ID string }
+		if err := json.Unmarshal(h.body, &ev); err != nil || h.header.Get(webhookverify.HeaderWebhookID) != ev.ID {
+			t.Errorf("delivery %s: webhook-id %q, body id %q (%v)", h.delivery, h.header.Get(webhookverify.HeaderWebhookID), ev.ID, err)
+		}
+		if msgIDs[h.delivery] == nil {
+			msgIDs[h.delivery] = map[string]bool{}
+		}
+		msgIDs[h.delivery][h.header.Get(webhookverify.HeaderWebhookID)] = true
+	}
+	if len(msgIDs[cutOff]) != 1 || len(msgIDs[fresh]) != 1 {
+		t.Errorf("webhook-id values per delivery: %v, want one each", msgIDs)
 	}
 }
 

@@ -68,6 +68,7 @@ func TestWholePathThroughput(t *testing.T) {
 	in := filepath.Join(dir, "covered.csv")
 	writePoints(t, in, points)
 	engineRate := scoreRate(t, in, cache)
+	engineCPU := scoreCPUPerPoint(t, in, points, cache)
 
 	// The floor of job creation: one INSERT per request.
 	base := baselineServer(t, "FULL")
@@ -98,8 +99,11 @@ func TestWholePathThroughput(t *testing.T) {
 		ceiling := 1 / (1/floor.Rate() + 1/engineRate)
 		t.Logf("[%s] ceiling (bare insert, then engine, on the same cores): %.0f jobs/s, %.0f%% of the engine; the whole path is %.0f%% of the ceiling",
 			name, ceiling, 100*ceiling/engineRate, 100*w.rate()/ceiling)
-		if w.dbBytes > 0 && w.done > 0 {
-			t.Logf("[%s] database: %.1f MB, %.1f kB per completed job (before a checkpoint of the WAL)", name, float64(w.dbBytes)/1e6, float64(w.dbBytes)/1e3/float64(w.done))
+		if w.done > 0 {
+			perJob := w.cpu / time.Duration(w.done)
+			t.Logf("[%s] cost: server CPU %d µs per completed job (%.1f CPU-s for %d jobs, creation included); engine CPU %d µs per point; ratio engine/server %.2f; stored %.0f bytes per completed job (%.1f MB, every table and index, after the shutdown's checkpoint)",
+				name, perJob.Microseconds(), w.cpu.Seconds(), w.done, engineCPU.Microseconds(), float64(engineCPU)/float64(perJob),
+				float64(w.dbBytes)/float64(w.done), float64(w.dbBytes)/1e6)
 		}
 	}
 }
@@ -109,7 +113,11 @@ type wholeRun struct {
 	created        loadgen.Result
 	accepted, done int
 	total          time.Duration
-	dbBytes        int64
+	// cpu is the server's user and system CPU time from just before the
+	// burst to the end of the drain; dbBytes what the database files grew
+	// by over the same span, measured after the server stopped.
+	cpu     time.Duration
+	dbBytes int64
 }
 
 func (w wholeRun) rate() float64 { return float64(w.done) / w.total.Seconds() }
@@ -131,7 +139,11 @@ func wholePath(t *testing.T, bin, db string, points [][2]float64, burst time.Dur
 		args = append(args, "--metrics-addr", "127.0.0.1:0", "--pprof")
 	}
 	srv := startBinary(t, bin, nil, args...)
-	defer srv.signal(os.Interrupt)
+	defer func() {
+		if !srv.exited() {
+			srv.signal(os.Interrupt)
+		}
+	}()
 	profiled := make(chan error, 1)
 	if profile != "" {
 		seconds := os.Getenv("LOCRISK_WHOLE_PROFILE_SECONDS")
@@ -143,11 +155,14 @@ func wholePath(t *testing.T, bin, db string, points [][2]float64, burst time.Dur
 	} else {
 		profiled <- nil
 	}
+	before := dbFilesSize(db)
+	cpu0 := processCPU(t, srv.cmd.Process.Pid)
 	start := time.Now()
 	w := wholeRun{created: runLoad(t, srv.addr, loadgen.Clients, burst, loadgen.CreateJobsAt(key, points))}
 	w.accepted = len(w.created.Lat)
 	j := waitDrained(t, srv, key, start)
 	w.done, w.total = j.Completed, time.Since(start)
+	w.cpu = processCPU(t, srv.cmd.Process.Pid) - cpu0
 	failed := j.Failed
 	if err := <-profiled; err != nil {
 		t.Errorf("profile: %v", err)
@@ -155,10 +170,48 @@ func wholePath(t *testing.T, bin, db string, points [][2]float64, burst time.Dur
 	if w.done+failed != w.accepted || failed != 0 {
 		t.Errorf("%d accepted, %d completed and %d failed", w.accepted, w.done, failed)
 	}
-	if fi, err := os.Stat(db); err == nil {
-		w.dbBytes = fi.Size()
-	}
+	srv.signal(os.Interrupt)
+	w.dbBytes = dbFilesSize(db) - before
 	return w
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat:
+// 100 on every Linux architecture Go supports (proc(5)).
+const clockTicks = 100
+
+// processCPU is the user plus system CPU time the process pid and all its
+// threads, live or ended, have used so far (/proc/PID/stat, utime and
+// stime; 10 ms resolution, so measure seconds of work).
+func processCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Skipf("no /proc to read the server's CPU time from: %v", err)
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// count fields from the last ')'. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		tb.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		tb.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// dbFilesSize is the size of the SQLite database db with its -wal file.
+func dbFilesSize(db string) int64 {
+	var n int64
+	for _, f := range []string{db, db + "-wal"} {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // mustRun runs the binary bin and fails unless it exits 0; it returns
@@ -239,6 +292,31 @@ func runScore(t *testing.T, in, out, cache string) string {
 		t.Fatalf("score: %v\n%s", err, stderr.String())
 	}
 	return stderr.String()
+}
+
+// scoreCPUPerPoint is the engine's CPU time per point: the user and
+// system CPU of `locrisk score` on every point of the file in, less that of
+// a run on the first point alone (the start-up: loading the data and
+// reading the reference from cache), divided by the points less one.
+func scoreCPUPerPoint(t *testing.T, in string, points [][2]float64, cache string) time.Duration {
+	t.Helper()
+	one := filepath.Join(filepath.Dir(in), "one.csv")
+	writePoints(t, one, points[:1])
+	cpu := func(file string) time.Duration {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary, "score", "--reference-cache", cache, "--in", file, "--out", file+".out")
+		cmd.Env = childEnv(nil)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("score: %v\n%s", err, stderr.String())
+		}
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	startup := cpu(one)
+	all := cpu(in)
+	return (all - startup) / time.Duration(len(points)-1)
 }
 
 var scoreRateLine = regexp.MustCompile(`(?m)^rate\s+(\d+) rows/s`)

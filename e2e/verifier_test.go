@@ -69,10 +69,14 @@ import (
 	"` + verifierPackage + `"
 )
 
+// receiver SECRET TIMESTAMP SIGNATURE BODY WEBHOOK-ID WEBHOOK-SIGNATURE
 func main() {
 	secret, ts, sig, body := os.Args[1], os.Args[2], os.Args[3], os.Args[4]
+	id, stdSig := os.Args[5], os.Args[6]
 	err := webhookverify.Verify(secret, ts, sig, []byte(body), time.Now(), webhookverify.DefaultTolerance)
 	fmt.Println("verify:", err)
+	err = webhookverify.VerifyStandard(secret, id, ts, stdSig, []byte(body), time.Now(), webhookverify.DefaultTolerance)
+	fmt.Println("standard:", err)
 }
 `
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644); err != nil {
@@ -82,15 +86,20 @@ func main() {
 	if want := []string{verifierPackage, "example.com/receiver"}; strings.Join(deps, " ") != strings.Join(want, " ") {
 		t.Errorf("the receiver compiles %v beyond the standard library, want only %v", deps, want)
 	}
-	const secret = "whsec_consumer"
+	const secret = "whsec_C0nsumer0Secret0Of0Forty0Base62Chars0000"
+	const id = "evt_1"
 	body := `{"id":"evt_1","type":"webhook.test","apiVersion":"v1","createdUtc":"2026-11-22T10:00:00Z","data":{"endpointId":"we_1"}}`
 	ts := time.Now().Unix()
 	sig := webhook.Sign(secret, ts, []byte(body))
+	stdSig, err := webhook.SignStandard(secret, id, ts, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tsArg := strconv.FormatInt(ts, 10)
-	if out := goCmd(t, dir, "run", ".", secret, tsArg, sig, body); strings.TrimSpace(out) != "verify: <nil>" {
+	if out := goCmd(t, dir, "run", ".", secret, tsArg, sig, body, id, stdSig); strings.TrimSpace(out) != "verify: <nil>\nstandard: <nil>" {
 		t.Errorf("a genuine signature: %s", out)
 	}
-	if out := goCmd(t, dir, "run", ".", secret, tsArg, sig, body+" "); !strings.Contains(out, "signature does not match") {
+	if out := goCmd(t, dir, "run", ".", secret, tsArg, sig, body+" ", id, stdSig); strings.Count(out, "signature does not match") != 2 {
 		t.Errorf("a changed body: %s", out)
 	}
 }

@@ -33,8 +33,8 @@ var watchPoints = []point{
 }
 
 // changeReceiver is a loopback webhook receiver that verifies every
-// delivery's signature with the endpoint's secret and keeps the
-// report.changed ones.
+// delivery's signatures, the service's and Standard Webhooks', with the
+// endpoint's secret, and keeps the report.changed ones.
 type changeReceiver struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -89,8 +89,12 @@ func newChangeReceiver(t *testing.T) *changeReceiver {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
+		// Signed by both schemes: the service's and Standard Webhooks'.
 		if err := webhookverify.VerifyHeader(rc.secret, r.Header, body, time.Now(), 5*time.Minute); err != nil {
 			rc.bad = append(rc.bad, fmt.Sprintf("%s: %v", r.Header.Get("Service-Delivery"), err))
+		}
+		if err := webhookverify.VerifyStandardHeader(rc.secret, r.Header, body, time.Now(), 5*time.Minute); err != nil {
+			rc.bad = append(rc.bad, fmt.Sprintf("%s (Standard Webhooks): %v", r.Header.Get("Service-Delivery"), err))
 		}
 		var ev struct {
 			Type string     `json:"type"`

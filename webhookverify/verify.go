@@ -1,14 +1,25 @@
 // Package webhookverify checks the signature of a locrisk webhook delivery
 // (docs/webhooks.md, Verifying a delivery). It imports nothing but the
 // standard library, so a receiver in any Go module can import it and build
-// nothing else of locrisk; the locrisk service signs its deliveries with Sign from this
-// same package, so there is one implementation of the format.
+// nothing else of locrisk; the locrisk service signs its deliveries with Sign
+// and SignStandard from this same package, so there is one implementation of
+// each format.
 //
-// The format: Service-Timestamp is Unix seconds; Service-Signature is "v1="
-// followed by the lowercase hex HMAC-SHA256 of "{timestamp}.{raw body}",
-// keyed with the endpoint's whole signing secret ("whsec_...", prefix
-// included) as bytes. The header may carry several values separated by
-// commas or spaces; any matching v1 value is enough.
+// Every delivery is signed twice, with the same endpoint secret and the same
+// timestamp; a receiver checks whichever scheme it likes.
+//
+// The service's own scheme (Sign, Verify, VerifyHeader, Middleware):
+// Service-Timestamp is Unix seconds; Service-Signature is "v1=" followed by
+// the lowercase hex HMAC-SHA256 of "{timestamp}.{raw body}", keyed with the
+// endpoint's whole signing secret ("whsec_...", prefix included) as bytes.
+// The header may carry several values separated by commas or spaces; any
+// matching v1 value is enough.
+//
+// The Standard Webhooks scheme (SignStandard, VerifyStandard,
+// VerifyStandardHeader; see standard.go): webhook-id, webhook-timestamp and
+// webhook-signature, the last "v1," followed by the base64 HMAC-SHA256 of
+// "{id}.{timestamp}.{raw body}" keyed with the base64-decoded secret after
+// "whsec_" (docs/webhooks.md, Standard Webhooks).
 package webhookverify
 
 import (
@@ -41,22 +52,34 @@ const DefaultTolerance = 5 * time.Minute
 // signatureScheme prefixes each signature value in Service-Signature.
 const signatureScheme = "v1="
 
-// Errors returned by the Verify functions, possibly wrapped (test with
-// errors.Is). Each is distinct so a receiver can log why it refused a
-// delivery; all of them mean "do not trust this request".
+// Errors returned by the Verify functions of both schemes, possibly wrapped
+// (test with errors.Is). Each is distinct so a receiver can log why it
+// refused a delivery; all of them mean "do not trust this request".
 var (
-	// ErrMissingHeaders: Service-Timestamp or Service-Signature is absent or empty.
-	ErrMissingHeaders = errors.New("webhookverify: missing Service-Timestamp or Service-Signature header")
-	// ErrBadTimestamp: Service-Timestamp is not a single run of decimal digits.
-	ErrBadTimestamp = errors.New("webhookverify: Service-Timestamp is not a Unix time in seconds")
-	// ErrBadSignatureHeader: Service-Signature holds no well-formed v1 value
-	// (64 hex digits after "v1=").
-	ErrBadSignatureHeader = errors.New("webhookverify: Service-Signature holds no well-formed v1 value")
-	// ErrSignatureMismatch: no v1 value matches the body, timestamp and secret.
+	// ErrMissingHeaders: a header of the scheme (Service-Timestamp and
+	// Service-Signature; webhook-id, webhook-timestamp and
+	// webhook-signature) is absent or empty.
+	ErrMissingHeaders = errors.New("webhookverify: missing timestamp, signature or id header")
+	// ErrBadTimestamp: the timestamp header is not a single run of decimal
+	// digits, or is sent more than once.
+	ErrBadTimestamp = errors.New("webhookverify: timestamp header is not one Unix time in seconds")
+	// ErrBadSignatureHeader: the signature header holds no well-formed v1
+	// value ("v1=" and 64 hex digits; "v1," and 44 characters of padded
+	// base64 in webhook-signature).
+	ErrBadSignatureHeader = errors.New("webhookverify: signature header holds no well-formed v1 value")
+	// ErrSignatureMismatch: no v1 value matches the body, timestamp (and id)
+	// and secret.
 	ErrSignatureMismatch = errors.New("webhookverify: signature does not match")
 	// ErrTimestampOutsideTolerance: the signature is right but the timestamp
 	// is too old (a replay) or too far in the future.
 	ErrTimestampOutsideTolerance = errors.New("webhookverify: timestamp outside the tolerance")
+	// ErrBadSecret (Standard Webhooks only): the secret is not "whsec_"
+	// followed by base64, so it gives no HMAC key.
+	ErrBadSecret = errors.New("webhookverify: secret is not whsec_ followed by base64")
+	// ErrBadWebhookID (Standard Webhooks only): webhook-id is sent more than
+	// once, or (when signing) is empty or holds characters a header cannot
+	// carry as they are.
+	ErrBadWebhookID = errors.New("webhookverify: webhook-id is not one usable value")
 )
 
 // Sign returns the Service-Signature value for body sent at timestamp (Unix
@@ -83,7 +106,7 @@ func mac(secret string, timestamp int64, body []byte) []byte {
 // learns nothing about the receiver's clock.
 func Verify(secret, timestamp, signature string, body []byte, now time.Time, tolerance time.Duration) error {
 	if strings.TrimSpace(timestamp) == "" || strings.TrimSpace(signature) == "" {
-		return ErrMissingHeaders
+		return fmt.Errorf("%w: %s and %s are both needed", ErrMissingHeaders, HeaderTimestamp, HeaderSignature)
 	}
 	return verify(secret, timestamp, signature, body, now, tolerance)
 }
@@ -96,7 +119,7 @@ func VerifyHeader(secret string, h http.Header, body []byte, now time.Time, tole
 	sigValues := h.Values(HeaderSignature)
 	if len(tsValues) == 0 || strings.TrimSpace(tsValues[0]) == "" ||
 		len(sigValues) == 0 || strings.TrimSpace(strings.Join(sigValues, "")) == "" {
-		return ErrMissingHeaders
+		return fmt.Errorf("%w: %s and %s are both needed", ErrMissingHeaders, HeaderTimestamp, HeaderSignature)
 	}
 	if len(tsValues) > 1 {
 		return fmt.Errorf("%w: header sent %d times", ErrBadTimestamp, len(tsValues))

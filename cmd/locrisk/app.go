@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/console"
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/metrics"
 	"github.com/locrisk/locrisk/internal/retention"
@@ -176,11 +177,20 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error) 
 	purge := st.purger(retention.Config{Keep: cfg.retention, Logger: log})
 	st.adviseVacuum(ctx, log)
 
+	// The web console beside the API, its maps drawn from the engine's
+	// boundaries (docs/console.md).
+	con, err := console.New(console.Config{Geography: eng, Version: version.String(), Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+
 	// The app itself tells /readyz whether the data and the workers are
 	// there (its Health methods, app_run.go), so it exists before the API.
 	a := &app{cfg: cfg, log: log, dataLoaded: true}
 	api := newAPI(server.Config{Logger: log, RateLimiter: st.rateLimiter(), Webhooks: server.WebhookConfig{AllowPrivate: cfg.webhookAllowPrivate, Wake: wake.Notify},
-		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a}, st, eng, sched.Notify)
+		MaxInFlight: cfg.maxInFlight, Requests: requestObs, Health: a,
+		Mounts: []server.Mount{{Prefix: console.Prefix, Handler: con}}}, st, eng, sched.Notify)
 	a.jobs, a.deliveries, a.purge, a.stats, a.store = sched, deliveries, purge, api, st
 	if met != nil {
 		met.WatchQueue(st)

@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,32 @@ func TestNewLeadsWithTheTime(t *testing.T) {
 	}
 	if a == newAt(Job, at) {
 		t.Error("two ids of one instant are equal")
+	}
+}
+
+// TestSigningSecretsAreStandardWebhooksKeys: the Standard Webhooks scheme
+// keys its HMAC with the base64-decoded part of the secret after "whsec_"
+// (docs/webhooks.md, Standard Webhooks). Every secret NewSecret can make
+// decodes: each base62 character is in the standard base64 alphabet, and 40
+// characters are whole 4-character groups (no padding, no spare bits), so
+// any string of them is 30 bytes of base64, at least the 24 bytes the
+// specification asks of a key.
+func TestSigningSecretsAreStandardWebhooksKeys(t *testing.T) {
+	const b64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := 0; i < len(base62); i++ {
+		if strings.IndexByte(b64Alphabet, base62[i]) < 0 {
+			t.Errorf("base62 character %q is not base64", base62[i])
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		secret := NewSecret(SigningSecret)
+		rest := strings.TrimPrefix(secret, SigningSecret)
+		if len(rest)%4 != 0 {
+			t.Fatalf("secret %q: %d characters after the prefix, not whole base64 groups", secret, len(rest))
+		}
+		key, err := base64.StdEncoding.Strict().DecodeString(rest)
+		if err != nil || len(key) != 30 {
+			t.Fatalf("secret %q decodes to %d bytes, %v; want 30", secret, len(key), err)
+		}
 	}
 }

@@ -41,7 +41,7 @@ import (
 
 // MethodologyVersion names the scoring method; it changes whenever a formula,
 // weight or reference set changes.
-const MethodologyVersion = "locrisk-methodology-4.0"
+const MethodologyVersion = "locrisk-methodology-4.1"
 
 // ErrUnsupportedLocation is returned for coordinates outside US coverage.
 var ErrUnsupportedLocation = errors.New("coordinate outside supported United States coverage")
@@ -312,6 +312,17 @@ func (e *Engine) Locate(lat, lon float64) (Location, error) {
 
 func locationOf(lat, lon float64, c *coverage.County) Location {
 	return Location{Latitude: lat, Longitude: lon, StateCode: c.StateCode, StateName: c.StateName, CountyFIPS: c.FIPS, CountyName: c.Name}
+}
+
+// States lists the states and state equivalents of the boundary data,
+// sorted by FIPS, for maps of the whole coverage (the web console's,
+// docs/console.md).
+func (e *Engine) States() []coverage.State { return e.coverage.States() }
+
+// StateOutline returns the rings of one state (2-digit FIPS), nil for an
+// unknown one.
+func (e *Engine) StateOutline(stateFIPS string) [][]geo.Point {
+	return e.coverage.StateOutline(stateFIPS)
 }
 
 // Outlines returns the state and county outlines around a located county,

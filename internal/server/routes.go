@@ -86,5 +86,10 @@ func (s *Server) routes() http.Handler {
 	for _, rt := range s.routeTable() {
 		mux.Handle(rt.pattern, s.authed(rt.access, rt.handle))
 	}
+	// What is served beside the API (server.go, Mount): GET and HEAD under
+	// each prefix; another method is 405 like a known API path's.
+	for _, m := range s.mounts {
+		mux.Handle("GET "+m.Prefix, m.Handler)
+	}
 	return s.serve(mux)
 }

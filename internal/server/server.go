@@ -14,9 +14,11 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/locrisk/locrisk"
@@ -25,6 +27,7 @@ import (
 	"github.com/locrisk/locrisk/internal/risk/geo"
 	"github.com/locrisk/locrisk/internal/signing"
 	"github.com/locrisk/locrisk/internal/version"
+	"github.com/locrisk/locrisk/internal/view"
 )
 
 // Locator decides whether a coordinate is inside the supported coverage; it
@@ -75,6 +78,42 @@ type Config struct {
 	// Version is what the Server header (locrisk/<version>) and GET
 	// /readyz show; "" means version.String().
 	Version string
+	// Mounts are what the server serves beside the API (the web console,
+	// docs/console.md); see Mount.
+	Mounts []Mount
+}
+
+// Mount is a handler for the GET and HEAD requests under a path prefix
+// outside the API, such as the web console's pages and files
+// (docs/console.md). Its requests go through the outer middleware as the
+// API's do (request id, the bound on requests in flight, the log line),
+// but they take no key, are not rate limited or counted in the operations
+// summary, and are no API operations: the OpenAPI document does not list
+// them. The handler sets its own headers; the middleware's Cache-Control:
+// no-store stands unless it replaces it.
+type Mount struct {
+	// Prefix is the path prefix, starting and ending with "/", such as
+	// "/console/"; it may not be "/" nor lie under the API's prefix or
+	// /.well-known/.
+	Prefix  string
+	Handler http.Handler
+}
+
+// check refuses a mount that would take paths of the API or of the
+// server's own open routes.
+func (m Mount) check() error {
+	p := m.Prefix
+	switch {
+	case m.Handler == nil:
+		return fmt.Errorf("server: mount %q has no handler", p)
+	case len(p) < 3 || p[0] != '/' || p[len(p)-1] != '/' || uncleanPath(p):
+		return fmt.Errorf("server: mount prefix %q is not a clean path /name/", p)
+	case strings.HasPrefix(p, view.APIPrefix+"/") || strings.HasPrefix(view.APIPrefix+"/", p),
+		strings.HasPrefix(p, "/.well-known/"),
+		strings.TrimSuffix(p, "/") == HealthzPath, strings.TrimSuffix(p, "/") == ReadyzPath:
+		return fmt.Errorf("server: mount prefix %q would take paths of the API", p)
+	}
+	return nil
 }
 
 // RequestObserver watches the requests the server answers. It is called
@@ -150,6 +189,7 @@ type Server struct {
 	apiDoc   apidoc.Document
 
 	webhooks WebhookConfig
+	mounts   []Mount // served beside the API (routes.go)
 }
 
 // New builds a server over the store st. loc decides coverage for new jobs;
@@ -208,6 +248,12 @@ func New(cfg Config, st Store, loc Locator, notify func()) *Server {
 		ttl = 0
 	}
 	s.keys = newKeyCache(ttl, s.lookupKey)
+	for _, m := range cfg.Mounts {
+		if err := m.check(); err != nil {
+			panic(err) // a mistake of the program that assembles the server
+		}
+	}
+	s.mounts = cfg.Mounts
 	s.handler = s.routes()
 	return s
 }

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +18,38 @@ import (
 )
 
 // verified checks a request the receiver got against secret, with the
-// importable verifier receivers use.
+// importable verifier receivers use, by both schemes (docs/webhooks.md,
+// Verifying a delivery and Standard Webhooks): the Service-* headers, and
+// webhook-id (the body's event id), webhook-timestamp (Service-Timestamp's
+// value) and webhook-signature (one v1 value).
 func verified(t *testing.T, secret string, r received) {
 	t.Helper()
 	if err := webhookverify.VerifyHeader(secret, r.header, r.body, r.at, webhookverify.DefaultTolerance); err != nil {
 		t.Errorf("delivery does not verify: %v", err)
+	}
+	if err := webhookverify.VerifyStandardHeader(secret, r.header, r.body, r.at, webhookverify.DefaultTolerance); err != nil {
+		t.Errorf("delivery does not verify by Standard Webhooks: %v", err)
+	}
+	var ev struct{ ID string }
+	if err := json.Unmarshal(r.body, &ev); err != nil || !ids.HasPrefix(ev.ID, ids.Event) {
+		t.Errorf("event body %s: id %q, %v", r.body, ev.ID, err)
+	}
+	for name, want := range map[string]string{
+		webhookverify.HeaderWebhookID:        ev.ID,
+		webhookverify.HeaderWebhookTimestamp: r.header.Get(webhookverify.HeaderTimestamp),
+	} {
+		if v := r.header.Values(name); len(v) != 1 || v[0] != want {
+			t.Errorf("%s = %q, want %q", name, v, want)
+		}
+	}
+	if v := r.header.Values(webhookverify.HeaderWebhookSignature); len(v) != 1 || len(strings.Fields(v[0])) != 1 {
+		t.Errorf("webhook-signature = %q, want one value", v)
+	}
+	// The Standard Webhooks key is the decoded base64, not the secret
+	// string: a receiver that keys with the string is refused.
+	if err := webhookverify.VerifyStandardHeader(base64.StdEncoding.EncodeToString([]byte(secret)), r.header, r.body, r.at,
+		webhookverify.DefaultTolerance); !errors.Is(err, webhookverify.ErrSignatureMismatch) {
+		t.Errorf("keyed with the secret string: %v, want ErrSignatureMismatch", err)
 	}
 }
 
@@ -164,6 +194,10 @@ func TestWebhookRedeliver(t *testing.T) {
 		verified(t, created.SigningSecret, r)
 		if r.header.Get("Service-Delivery") != failed.ID {
 			t.Errorf("Service-Delivery %s, want %s", r.header.Get("Service-Delivery"), failed.ID)
+		}
+		// The redelivery keeps the Standard Webhooks message id: the event's.
+		if r.header.Get("webhook-id") != failed.EventID {
+			t.Errorf("webhook-id %s, want the event id %s", r.header.Get("webhook-id"), failed.EventID)
 		}
 	}
 	// Succeeded now: not redeliverable.

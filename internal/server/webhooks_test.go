@@ -522,6 +522,19 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		if err := webhook.Verify(created.SigningSecret, r.header, r.body, r.at); err != nil {
 			t.Errorf("Verify: %v", err)
 		}
+		// The Standard Webhooks headers too, and both schemes with the
+		// importable verifier.
+		verified(t, created.SigningSecret, r)
+		if r.header.Get("webhook-id") != d.EventID {
+			t.Errorf("webhook-id %q, want the event id %s", r.header.Get("webhook-id"), d.EventID)
+		}
+		stdTampered := bytes.Replace(r.body, []byte(`"v1"`), []byte(`"v2"`), 1)
+		if err := webhook.VerifyStandard(created.SigningSecret, r.header, stdTampered, r.at); !errors.Is(err, webhook.ErrSignatureMismatch) {
+			t.Errorf("VerifyStandard of a tampered body: %v", err)
+		}
+		if err := webhook.VerifyStandard(created.SigningSecret, r.header, r.body, r.at.Add(6*time.Minute)); !errors.Is(err, webhook.ErrTimestampOutsideTolerance) {
+			t.Errorf("VerifyStandard 6 minutes later: %v", err)
+		}
 		if err := webhook.Verify("whsec_wrong", r.header, r.body, r.at); !errors.Is(err, webhook.ErrSignatureMismatch) {
 			t.Errorf("Verify with a wrong secret: %v", err)
 		}
@@ -593,19 +606,26 @@ func TestWebhookRetries(t *testing.T) {
 		t.Fatalf("receiver got %d requests, want 3", len(got))
 	}
 	id := got[0].header.Get("Service-Delivery")
+	msgID := got[0].header.Get("webhook-id")
 	for i, r := range got {
 		if r.header.Get("Service-Delivery") != id {
 			t.Errorf("attempt %d: Service-Delivery %s, first was %s", i+1, r.header.Get("Service-Delivery"), id)
 		}
+		// The Standard Webhooks message id does not change on a retry.
+		if r.header.Get("webhook-id") != msgID {
+			t.Errorf("attempt %d: webhook-id %s, first was %s", i+1, r.header.Get("webhook-id"), msgID)
+		}
 		if err := webhook.Verify(created.SigningSecret, r.header, r.body, r.at); err != nil {
 			t.Errorf("attempt %d: Verify: %v", i+1, err)
 		}
+		verified(t, created.SigningSecret, r)
 		if !bytes.Equal(r.body, got[0].body) {
 			t.Errorf("attempt %d: body differs from the first", i+1)
 		}
 	}
 	if got[0].header.Get("Service-Timestamp") == got[2].header.Get("Service-Timestamp") ||
-		got[0].header.Get("Service-Signature") == got[2].header.Get("Service-Signature") {
+		got[0].header.Get("Service-Signature") == got[2].header.Get("Service-Signature") ||
+		got[0].header.Get("webhook-signature") == got[2].header.Get("webhook-signature") {
 		t.Error("attempts 1 and 3 (over a second apart) carry the same timestamp or signature")
 	}
 	if gap := got[1].at.Sub(got[0].at); gap < 20*time.Millisecond {

@@ -14,6 +14,15 @@
 // comma-separated v1 values in one header, so a sender could sign with an old
 // and a new secret during a rotation (this service signs with one).
 //
+// Every attempt also carries the Standard Webhooks headers, signed with the
+// same secret and timestamp (docs/webhooks.md, Standard Webhooks):
+// webhook-id is the event id (evt_..., the same on every attempt and
+// redelivery, the receivers' key for dropping repeats), webhook-timestamp
+// the Service-Timestamp value, and webhook-signature "v1," + base64
+// HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}", keyed with the
+// base64-decoded part of the secret after "whsec_" (the service's secrets,
+// "whsec_" + 40 base62 characters, are valid base64 of 30 bytes).
+//
 // Limits, stated plainly:
 //   - Verification tolerance is 5 minutes in both directions: a timestamp
 //     more than 5 minutes in the past or in the future is rejected.

@@ -153,11 +153,11 @@ func TestReadmeReceiver(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	const secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ"
+	const secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ="
 	body := []byte(`{"id":"evt_1","type":"webhook.test","apiVersion":"v1","data":{"endpointId":"we_1"}}`)
 	now := time.Now()
 	res := webhook.Send(context.Background(), &http.Client{Timeout: 10 * time.Second},
-		webhook.Attempt{URL: url, Secret: secret, Event: "webhook.test", DeliveryID: "wd_1", Body: body}, now)
+		webhook.Attempt{URL: url, Secret: secret, Event: "webhook.test", DeliveryID: "wd_1", EventID: "evt_1", Body: body}, now)
 	if !res.Success {
 		t.Fatalf("delivery to the README's receiver: %+v", res)
 	}

@@ -31,10 +31,11 @@ const (
 )
 
 // Attempt is one delivery attempt. Body is the exact event JSON (the same on
-// every attempt); DeliveryID is the wd_ id, also the same on every attempt.
+// every attempt); DeliveryID is the wd_ id and EventID the evt_ id (the
+// body's "id", sent as webhook-id), both also the same on every attempt.
 type Attempt struct {
-	URL, Secret, Event, DeliveryID string
-	Body                           []byte
+	URL, Secret, Event, DeliveryID, EventID string
+	Body                                    []byte
 }
 
 // Result is the outcome of one attempt, ready to record.
@@ -54,10 +55,15 @@ type Result struct {
 }
 
 // Send makes one attempt: it signs Body with a timestamp taken from now
-// (fresh on every call, so a retry is never refused as stale), POSTs it with
-// the Service-* headers, and reports what happened. It never returns the
-// receiver's full body. client should come from NewClient; ctx bounds the
-// attempt in addition to the client's own timeout.
+// (fresh on every call, so a retry is never refused as stale) by both
+// schemes, POSTs it with the Service-* and the Standard Webhooks headers,
+// and reports what happened. It never returns the receiver's full body.
+// client should come from NewClient; ctx bounds the attempt in addition to
+// the client's own timeout.
+//
+// An attempt that cannot be signed by both schemes (a secret that is not
+// whsec_ and base64, an empty EventID: the service makes neither) fails
+// without a request rather than go out with a signature missing.
 func Send(ctx context.Context, client *http.Client, a Attempt, now time.Time) Result {
 	start := time.Now()
 	res := send(ctx, client, a, now)
@@ -71,12 +77,22 @@ func send(ctx context.Context, client *http.Client, a Attempt, now time.Time) Re
 		return Result{Err: "invalid endpoint url"}
 	}
 	ts := now.Unix()
+	standard, err := SignStandard(a.Secret, a.EventID, ts, a.Body)
+	if err != nil {
+		return Result{Err: "cannot sign the delivery: " + strings.TrimPrefix(err.Error(), "webhookverify: ")}
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
 	req.Header.Set(HeaderSignature, Sign(a.Secret, ts, a.Body))
 	req.Header.Set(HeaderEvent, a.Event)
 	req.Header.Set(HeaderDelivery, a.DeliveryID)
+	// The same timestamp under its Standard Webhooks name; webhook-id is
+	// the event id, which receivers deduplicate on (docs/webhooks.md,
+	// Standard Webhooks).
+	req.Header.Set(HeaderWebhookID, a.EventID)
+	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderWebhookSignature, standard)
 
 	resp, err := client.Do(req)
 	if err != nil {

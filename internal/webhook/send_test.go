@@ -132,6 +132,10 @@ func (rc *recorder) requests() []captured {
 	return append([]captured(nil), rc.got...)
 }
 
+// testSecret is a signing secret as the service makes them: whsec_ and 40
+// base62 characters.
+const testSecret = "whsec_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7cDE0f"
+
 func TestSendHeadersAndSignature(t *testing.T) {
 	rc := &recorder{status: http.StatusOK, body: "ok"}
 	srv := httptest.NewServer(rc)
@@ -139,10 +143,11 @@ func TestSendHeadersAndSignature(t *testing.T) {
 
 	a := Attempt{
 		URL:        srv.URL + "/hook",
-		Secret:     "whsec_test",
+		Secret:     testSecret,
 		Event:      EventJobCompleted,
 		DeliveryID: "wd_0123456789abcdefghijklmn",
-		Body:       []byte(`{"id":"evt_1","type":"report.job.completed"}`),
+		EventID:    "evt_0123456789abcdefghijklmn",
+		Body:       []byte(`{"id":"evt_0123456789abcdefghijklmn","type":"report.job.completed"}`),
 	}
 	client := NewClient(true)
 	t1 := time.Unix(1700000000, 0)
@@ -179,6 +184,10 @@ func TestSendHeadersAndSignature(t *testing.T) {
 			HeaderEvent:     EventJobCompleted,
 			HeaderDelivery:  a.DeliveryID,
 			HeaderTimestamp: wantTS[i],
+			// The Standard Webhooks headers: the event id, the same
+			// timestamp.
+			HeaderWebhookID:        a.EventID,
+			HeaderWebhookTimestamp: wantTS[i],
 		} {
 			if v := c.header.Values(name); len(v) != 1 || v[0] != want {
 				t.Errorf("attempt %d: header %s = %q, want [%q]", i+1, name, v, want)
@@ -194,6 +203,15 @@ func TestSendHeadersAndSignature(t *testing.T) {
 		if err := Verify("whsec_wrong", c.header, c.body, now); !errors.Is(err, ErrSignatureMismatch) {
 			t.Errorf("attempt %d: Verify with wrong secret = %v, want ErrSignatureMismatch", i+1, err)
 		}
+		if v := c.header.Values(HeaderWebhookSignature); len(v) != 1 || !strings.HasPrefix(v[0], "v1,") || strings.Contains(v[0], " ") {
+			t.Errorf("attempt %d: webhook-signature %q, want one v1, value", i+1, v)
+		}
+		if err := VerifyStandard(a.Secret, c.header, c.body, now); err != nil {
+			t.Errorf("attempt %d: receiver-side VerifyStandard: %v", i+1, err)
+		}
+		if err := VerifyStandard("whsec_"+strings.Repeat("A", 40), c.header, c.body, now); !errors.Is(err, ErrSignatureMismatch) {
+			t.Errorf("attempt %d: VerifyStandard with wrong secret = %v, want ErrSignatureMismatch", i+1, err)
+		}
 	}
 	if got[0].header.Get(HeaderSignature) == got[1].header.Get(HeaderSignature) {
 		t.Error("signature did not change between attempts with different timestamps")
@@ -201,6 +219,29 @@ func TestSendHeadersAndSignature(t *testing.T) {
 	// The first attempt's headers, replayed 10 minutes later, are refused.
 	if err := Verify(a.Secret, got[0].header, got[0].body, t1.Add(10*time.Minute)); !errors.Is(err, ErrTimestampOutsideTolerance) {
 		t.Errorf("replayed attempt: Verify = %v, want ErrTimestampOutsideTolerance", err)
+	}
+}
+
+// TestSendRefusesToSignHalf: an attempt that cannot carry both signatures
+// is not sent at all.
+func TestSendRefusesToSignHalf(t *testing.T) {
+	rc := &recorder{status: http.StatusOK}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, secret, eventID string
+	}{
+		{"secret not base64", "whsec_x", "evt_1"},
+		{"no event id", testSecret, ""},
+	} {
+		r := Send(context.Background(), NewClient(true), Attempt{URL: srv.URL, Secret: tc.secret, Event: EventJobCompleted,
+			DeliveryID: "wd_1", EventID: tc.eventID, Body: []byte(`{}`)}, time.Now())
+		if r.Success || r.StatusCode != 0 || !strings.HasPrefix(r.Err, "cannot sign the delivery: ") {
+			t.Errorf("%s: %+v, want a failure before any request", tc.name, r)
+		}
+	}
+	if n := len(rc.requests()); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
 	}
 }
 
@@ -265,8 +306,8 @@ func TestSendOutcomes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
 			r := Send(context.Background(), client, Attempt{
-				URL: srv.URL + tc.path, Secret: "whsec_x", Event: EventJobFailed,
-				DeliveryID: "wd_x", Body: []byte(`{}`),
+				URL: srv.URL + tc.path, Secret: testSecret, Event: EventJobFailed,
+				DeliveryID: "wd_x", EventID: "evt_x", Body: []byte(`{}`),
 			}, time.Now())
 			if r.Success != tc.success || r.StatusCode != tc.status {
 				t.Fatalf("result %+v, want success=%v status=%d", r, tc.success, tc.status)
@@ -316,7 +357,7 @@ func TestSendSlowReceiverTimesOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	r := Send(ctx, NewClient(true), Attempt{URL: srv.URL, Secret: "whsec_x", Event: EventJobCompleted, DeliveryID: "wd_x", Body: []byte(`{}`)}, time.Now())
+	r := Send(ctx, NewClient(true), Attempt{URL: srv.URL, Secret: testSecret, Event: EventJobCompleted, DeliveryID: "wd_x", EventID: "evt_x", Body: []byte(`{}`)}, time.Now())
 	elapsed := time.Since(start)
 	if r.Success || r.StatusCode != 0 {
 		t.Fatalf("result %+v, want a failure without status", r)
@@ -347,7 +388,7 @@ func TestSendErrorsAreSanitised(t *testing.T) {
 		{"bad url", NewClient(true), "://nope", "invalid endpoint url"},
 	}
 	for _, tc := range tests {
-		r := Send(context.Background(), tc.client, Attempt{URL: tc.url, Secret: "whsec_x", Body: []byte(`{}`)}, time.Now())
+		r := Send(context.Background(), tc.client, Attempt{URL: tc.url, Secret: testSecret, EventID: "evt_x", Body: []byte(`{}`)}, time.Now())
 		if r.Success || r.Err != tc.want {
 			t.Errorf("%s: result %+v, want Err %q", tc.name, r, tc.want)
 		}
@@ -438,7 +479,7 @@ func TestSendTLSFailures(t *testing.T) {
 	}
 	client := NewClient(true)
 	for _, tc := range tests {
-		r := Send(context.Background(), client, Attempt{URL: tc.url, Secret: "whsec_x", Body: []byte(`{}`)}, time.Now())
+		r := Send(context.Background(), client, Attempt{URL: tc.url, Secret: testSecret, EventID: "evt_x", Body: []byte(`{}`)}, time.Now())
 		if r.Success || r.StatusCode != 0 || r.Err != tc.want {
 			t.Errorf("%s: result %+v, want Err %q", tc.name, r, tc.want)
 		}

@@ -19,6 +19,11 @@ const (
 	HeaderSignature = webhookverify.HeaderSignature
 	HeaderEvent     = webhookverify.HeaderEvent
 	HeaderDelivery  = webhookverify.HeaderDelivery
+
+	// The Standard Webhooks headers (docs/webhooks.md, Standard Webhooks).
+	HeaderWebhookID        = webhookverify.HeaderWebhookID
+	HeaderWebhookTimestamp = webhookverify.HeaderWebhookTimestamp
+	HeaderWebhookSignature = webhookverify.HeaderWebhookSignature
 )
 
 // DefaultTolerance is how far a delivery's timestamp may be from the
@@ -33,6 +38,8 @@ var (
 	ErrBadSignatureHeader        = webhookverify.ErrBadSignatureHeader
 	ErrSignatureMismatch         = webhookverify.ErrSignatureMismatch
 	ErrTimestampOutsideTolerance = webhookverify.ErrTimestampOutsideTolerance
+	ErrBadSecret                 = webhookverify.ErrBadSecret
+	ErrBadWebhookID              = webhookverify.ErrBadWebhookID
 )
 
 // Sign returns the Service-Signature value for body sent at timestamp (Unix
@@ -48,4 +55,17 @@ func Sign(secret string, timestamp int64, body []byte) string {
 // with errors.Is).
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
 	return webhookverify.VerifyHeader(secret, h, body, now, DefaultTolerance)
+}
+
+// SignStandard returns the webhook-signature value for the event id and
+// body sent at timestamp: "v1," + base64 HMAC-SHA256 over
+// "{id}.{timestamp}.{body}", keyed with the secret's base64 after "whsec_".
+func SignStandard(secret, id string, timestamp int64, body []byte) (string, error) {
+	return webhookverify.SignStandard(secret, id, timestamp, body)
+}
+
+// VerifyStandard checks a delivery's Standard Webhooks headers as a receiver
+// should, with Verify's rules and tolerance.
+func VerifyStandard(secret string, h http.Header, body []byte, now time.Time) error {
+	return webhookverify.VerifyStandardHeader(secret, h, body, now, DefaultTolerance)
 }

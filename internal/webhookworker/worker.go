@@ -244,7 +244,7 @@ func (k *deliveryKind) Work(ctx context.Context, a *attempt) queue.Outcome {
 	// takes the delivery over while this attempt is still open.
 	attemptCtx, cancel := context.WithTimeout(ctx, min(webhook.Timeout, k.cfg.Lease))
 	a.res = webhook.Send(attemptCtx, k.cfg.Client, webhook.Attempt{
-		URL: t.URL, Secret: t.Secret, Event: t.EventType, DeliveryID: t.ID, Body: t.Body,
+		URL: t.URL, Secret: t.Secret, Event: t.EventType, DeliveryID: t.ID, EventID: t.EventID, Body: t.Body,
 	}, a.started)
 	cancel()
 	if a.res.Success {

@@ -281,6 +281,22 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 	if d.Attempts != 1 || hits[0].header.Get(webhook.HeaderDelivery) != hits[1].header.Get(webhook.HeaderDelivery) {
 		t.Errorf("delivery %+v; ids %s %s", d, hits[0].header.Get(webhook.HeaderDelivery), hits[1].header.Get(webhook.HeaderDelivery))
 	}
+	sameStandardID(t, d.EventID, hits, f.secret)
+}
+
+// sameStandardID checks that every request carries the event's id as
+// webhook-id (the Standard Webhooks message id, the same on a repeated
+// attempt) and verifies by that scheme.
+func sameStandardID(t *testing.T, eventID string, hits []hit, secret string) {
+	t.Helper()
+	for i, h := range hits {
+		if got := h.header.Values(webhook.HeaderWebhookID); len(got) != 1 || got[0] != eventID {
+			t.Errorf("request %d: webhook-id %q, want the event id %s", i+1, got, eventID)
+		}
+		if err := webhook.VerifyStandard(secret, h.header, h.body, h.at); err != nil {
+			t.Errorf("request %d: Standard Webhooks verification: %v", i+1, err)
+		}
+	}
 }
 
 // helperDBEnv names the database a re-executed test binary delivers from.
@@ -354,6 +370,7 @@ func TestSIGKILLRestart(t *testing.T) {
 	if err := webhook.Verify(f.secret, hits[1].header, hits[1].body, hits[1].at); err != nil {
 		t.Errorf("resent delivery does not verify: %v", err)
 	}
+	sameStandardID(t, d.EventID, hits, f.secret)
 	if gap := hits[1].at.Sub(killed); gap > 5*time.Second {
 		t.Errorf("resent %v after the kill; the lease was 1s", gap)
 	}

@@ -97,8 +97,10 @@ type Layer struct {
 	grid     *geo.CellIndex // county numbers by 0.25 degree cell
 	edges    segIndex       // every county edge, tagged with its county
 	states   map[string][]ring
-	ref      []RefPoint
-	refMoved int // reference points moved off water onto their county
+	// stateList is every state with an outline, sorted by FIPS (States).
+	stateList []State
+	ref       []RefPoint
+	refMoved  int // reference points moved off water onto their county
 	// The Gazetteer reference set is built on first use only: the engine
 	// ranks against census tracts, and only checks and tools read it.
 	gaz     []gazRow
@@ -161,7 +163,15 @@ func Load(fsys fs.FS) (*Layer, error) {
 	}
 	for id, s := range states {
 		l.states[id] = s.rings
+		// A state no county belongs to and without a USPS code is kept
+		// out of the list; a county of it stops the load below.
+		code, known := uspsByStateFIPS[id]
+		if !known {
+			continue
+		}
+		l.stateList = append(l.stateList, State{FIPS: id, Code: code, Name: s.name, Conus: isConus(id), Territory: isTerritory(id)})
 	}
+	sort.Slice(l.stateList, func(i, j int) bool { return l.stateList[i].FIPS < l.stateList[j].FIPS })
 	grid := geo.NewCellIndexBuilder(countyCellDeg)
 	nseg := 0
 	for _, f := range feats {
@@ -321,6 +331,22 @@ func (l *Layer) CountyOutline(fips string) [][]geo.Point {
 		return nil
 	}
 	return outline(l.rings[i])
+}
+
+// State is one state or state equivalent (DC, a territory) of the state
+// boundary file.
+type State struct {
+	FIPS      string // 2 digits, e.g. "06"
+	Code      string // USPS code, e.g. "CA"
+	Name      string // e.g. "California"
+	Conus     bool   // in the 48 conterminous states or DC
+	Territory bool   // PR, VI, GU, MP, AS
+}
+
+// States returns every state with an outline, sorted by FIPS. The slice is
+// the caller's.
+func (l *Layer) States() []State {
+	return append([]State(nil), l.stateList...)
 }
 
 // StateOutline returns the rings of a state (2-digit FIPS), like

@@ -268,6 +268,35 @@ func TestFixtureOutlines(t *testing.T) {
 	}
 }
 
+func TestFixtureStates(t *testing.T) {
+	l := fixture(t)
+	states := l.States()
+	byFIPS := map[string]State{}
+	for i, s := range states {
+		if i > 0 && states[i-1].FIPS >= s.FIPS {
+			t.Errorf("States not sorted by FIPS: %s before %s", states[i-1].FIPS, s.FIPS)
+		}
+		byFIPS[s.FIPS] = s
+		if len(l.StateOutline(s.FIPS)) == 0 {
+			t.Errorf("state %s (%s) has no outline", s.FIPS, s.Name)
+		}
+	}
+	want := map[string]State{
+		"06": {FIPS: "06", Code: "CA", Name: "California", Conus: true},
+		"02": {FIPS: "02", Code: "AK", Name: "Alaska"},
+		"72": {FIPS: "72", Code: "PR", Name: "Puerto Rico", Territory: true},
+	}
+	for fips, w := range want {
+		if got := byFIPS[fips]; got != w {
+			t.Errorf("state %s: %+v, want %+v", fips, got, w)
+		}
+	}
+	states[0].Name = "changed" // the caller's copy
+	if l.States()[0].Name == "changed" {
+		t.Error("States shares its slice")
+	}
+}
+
 // writeDir makes a data directory holding the given boundary files; files
 // not given are copied from the fixtures.
 func writeDir(t *testing.T, files map[string]string) string {

@@ -85,6 +85,31 @@ func TestRealPlaces(t *testing.T) {
 
 // TestRealBorder checks the "near a county line" distance on lines whose
 // place is well known.
+// TestRealStates: the state file has the 50 states, DC and the five
+// inhabited territories, each with its USPS code and an outline.
+func TestRealStates(t *testing.T) {
+	l := realData(t)
+	states := l.States()
+	if len(states) != 56 {
+		t.Fatalf("%d states, want 56", len(states))
+	}
+	conus, territories := 0, 0
+	for _, s := range states {
+		if s.Code == "" || s.Name == "" || len(l.StateOutline(s.FIPS)) == 0 {
+			t.Errorf("state %+v lacks a code, a name or an outline", s)
+		}
+		if s.Conus {
+			conus++
+		}
+		if s.Territory {
+			territories++
+		}
+	}
+	if conus != 49 || territories != 5 {
+		t.Errorf("%d conterminous and %d territories, want 49 and 5", conus, territories)
+	}
+}
+
 func TestRealBorder(t *testing.T) {
 	l := realData(t)
 	tests := []struct {

@@ -118,6 +118,7 @@ type height struct {
 	m      float64 // metres, positive above the water
 	free   float64 // the free height at the site (heightAllowance)
 	valley bool    // the site stands in the lower half of the ground around it: never tempered
+	relief float64 // metres of relief of the ground around the site (highest less lowest)
 	source string  // terrain catalog id
 	cellKm float64 // the coarser grid cell of the two readings
 	ok     bool
@@ -178,7 +179,7 @@ func (m *Module) heightAbove(site siteGround, water geo.Point, km float64, gauge
 		fall = gaugeGradientMPerKm * km
 	}
 	return height{m: site.elev.Metres - math.Max(w.Metres, 0), free: heightAllowance(fall),
-		valley: valley, source: site.elev.Source, cellKm: math.Max(site.elev.CellKm, w.CellKm), ok: true}
+		valley: valley, relief: siteRelief, source: site.elev.Source, cellKm: math.Max(site.elev.CellKm, w.CellKm), ok: true}
 }
 
 // factor is the height factor, 1 without a height.

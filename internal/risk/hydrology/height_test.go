@@ -307,3 +307,38 @@ func TestDropIntermittent(t *testing.T) {
 		t.Errorf("without dry rivers the line must stay whole: %+v", got)
 	}
 }
+
+// TestSmallStreamGaugeReach: a gauge on a mapped river reaches 6 km; one on
+// a stream too small for the maps reaches as far only where the site may
+// lie on that stream (level with it, or on a valley floor in hill
+// country), and otherwise decays like a minor river's index.
+func TestSmallStreamGaugeReach(t *testing.T) {
+	m := fixture(t)
+	near, _ := m.gauges.Nearest(geo.Point{Lat: cedar.Lat, Lon: cedar.Lon}, 5)
+	if !m.gauge[near].mapped {
+		t.Errorf("%s stands on the mapped Cedar River but is not marked mapped", m.gauge[near].label)
+	}
+	const km = 3.5
+	long, short := math.Exp(-km/gaugeDecayKm), 0.0 // beyond riverIndexKm
+	open := height{m: 26, ok: true}
+	for _, c := range []struct {
+		name   string
+		mapped bool
+		h      height
+		want   float64
+	}{
+		{"mapped river, high above", true, open, long},
+		{"small stream, no height", false, height{}, long},
+		{"small stream, level with it", false, height{m: heightFreeM, ok: true}, long},
+		{"small stream, valley floor in hills", false, height{m: 240, valley: true, relief: 600, ok: true}, long},
+		{"small stream, lower half of gentle ground", false, height{m: 26, valley: true, relief: 50, ok: true}, short},
+		{"small stream, open ground above it", false, open, short},
+	} {
+		if got := (gaugeInfo{mapped: c.mapped}).index(km, c.h); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: index %g, want %g", c.name, got, c.want)
+		}
+	}
+	if got, want := (gaugeInfo{}).index(0.5, open), math.Exp(-0.5/riverDecayKm); math.Abs(got-want) > 1e-12 {
+		t.Errorf("small stream 0.5 km away: index %g, want %g", got, want)
+	}
+}

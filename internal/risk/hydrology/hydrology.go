@@ -83,6 +83,20 @@ const (
 	// the larger streams.
 	gaugeIndexKm = 6.0
 	gaugeDecayKm = 3.0
+	// A gauge off every mapped river measures a stream too small for the
+	// river layers (an urban creek, a small tributary): its floodplain
+	// reaches a few hundred metres from the channel, like a minor river's,
+	// so its index decays like one (riverDecayKm, 0 beyond riverIndexKm).
+	// gaugeOnRiverKm: a gauge within a kilometre of a mapped river line
+	// (half a terrain cell; the lines are drawn to 0.1-0.2 km) stands on
+	// that river or where a stream meets it.
+	gaugeOnRiverKm = 1.0
+	// hillReliefM: relief around a site from which the 2 km grid's cells
+	// mix valley floors with their walls: about three times the median error of
+	// the grid's elevations at towns of known height (docs/methodology.md,
+	// "Terrain"), so that less relief is read as open, gently rolling
+	// ground.
+	hillReliefM  = 100.0
 	gaugeCountKm = 10.0
 	gaugeMaxKm   = 25.0
 	// partialQuality applies where the river or gauge layer does not cover
@@ -301,6 +315,7 @@ func Load(fsys fs.FS) (*Module, error) {
 	wg.Wait()
 	m.coast, m.lakes, m.minorRivers = coast, lakes, minorIx
 	m.majorLevel, m.neRivers, m.neMinor = levelIx, neIx, neMinorIx
+	m.classifyGauges()
 	m.rows[SrcShorelines], m.rows[SrcRivers], m.rows[SrcMinorRivers], m.rows[SrcNERivers] = nShores, nRivers, nMinor, nNE
 	return m, nil
 }
@@ -595,7 +610,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			if nearKm <= heightReachKm {
 				gh = m.heightAbove(site, m.gaugePts[near], nearKm, true)
 			}
-			gaugeIdx = decay(nearKm, gaugeDecayKm, gaugeIndexKm)
+			gaugeIdx = m.gauge[near].index(nearKm, gh)
 		}
 		gaugeRes := resGauges
 		if t := tempered(gaugeIdx, gh.factor()); t < gaugeIdx {
@@ -611,7 +626,7 @@ func (m *Module) Measure(s hazard.Site) hazard.Measurement {
 			gaugeWeight = 0
 		}
 		ins = append(ins,
-			hazard.Indicator{ID: IndRiverGaugeProximity, Label: "River gauge proximity index: exp(-distance to the nearest NWS river gauge with a defined flood stage / 3 km), 0 beyond 6 km, × the height factor of the site above the gauge",
+			hazard.Indicator{ID: IndRiverGaugeProximity, Label: "River gauge proximity index: exp(-distance to the nearest NWS river gauge with a defined flood stage / 3 km), 0 beyond 6 km, for a gauge on a mapped river; exp(-distance / 1 km), 0 beyond 3 km, for a gauge on a stream too small for the river maps; × the height factor of the site above the gauge",
 				Value: gaugeIdx, Unit: "index", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: gaugeRes, Ranked: true, Weight: gaugeWeight, Basis: IndNearestRiverGaugeKm},
 			hazard.Indicator{ID: "river_gauges_with_flood_stage_10km", Label: "In-service NWS river gauges with a defined flood stage within 10 km",
 				Value: float64(count), Unit: "count", Source: SrcGauges, Peril: hazard.PerilRiverineFlood, Resolution: resGauges, Ranked: true},
@@ -731,6 +746,38 @@ func waterNote(coastKm float64, coastOK bool, rv riverResult) string {
 		b.WriteString("; no mapped river lies within 25 km and no major river within 50 km.")
 	}
 	return b.String()
+}
+
+// classifyGauges marks the gauges that stand on a mapped river
+// (gaugeInfo.mapped). It runs once, after the river layers are loaded.
+func (m *Module) classifyGauges() {
+	classes := m.riverClasses()
+	for i, p := range m.gaugePts {
+		for _, c := range classes {
+			if hit, ok := c.lines.nearestHit(p); ok && hit.km <= gaugeOnRiverKm {
+				m.gauge[i].mapped = true
+				break
+			}
+		}
+	}
+}
+
+// index is the gauge proximity index of a site km from the gauge, before
+// any height factor. A gauge on a mapped river reaches as far as the
+// larger rivers' floodplains. A gauge on a stream too small for the maps
+// reaches as far only where the site may lie on that stream: at most
+// heightFreeM above the gauge's water (flat ground, where the stream
+// may pass the site: downtown Houston on Buffalo Bayou, 3.7 km from its
+// gauge) or on the floor of a valley in hill country, whose grid cells
+// the valley walls lift (a canyon town on its creek, with at least
+// hillReliefM of relief around it). A site that stands higher on open
+// ground is out of a small stream's narrow floodplain unless it is close
+// to the gauge: there the index decays like a minor river's.
+func (g gaugeInfo) index(km float64, h height) float64 {
+	if g.mapped || !h.ok || (h.valley && h.relief >= hillReliefM) || h.m <= heightFreeM {
+		return decay(km, gaugeDecayKm, gaugeIndexKm)
+	}
+	return decay(km, riverDecayKm, riverIndexKm)
 }
 
 func gaugeNote(count int, g gaugeInfo, km float64) string {

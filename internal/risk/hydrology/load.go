@@ -15,6 +15,10 @@ import (
 // gaugeInfo is what a report says about a gauge.
 type gaugeInfo struct {
 	label string // "Mississippi River at New Orleans (NORL1)"
+	// mapped says the gauge stands on a river of the river layers (within
+	// gaugeOnRiverKm of one); the others measure streams too small for
+	// the maps, whose floodplains are narrow (classifyGauges).
+	mapped bool
 }
 
 // loadGauges keeps the in-service NWPS river gauges with a defined flood
