@@ -1,6 +1,7 @@
 // Package locrisk holds the domain of the locrisk service: accounts, API
-// keys and their scopes, report jobs and their statuses, batches, usage,
-// webhook endpoints, events and deliveries, retention counts, and the
+// keys and their scopes, report jobs and their statuses, batches,
+// watchlists and the re-scores that make their items follow the data,
+// usage, webhook endpoints, events and deliveries, retention counts, and the
 // errors every store reports in the same words (not found, conflict, quota,
 // busy or overloaded, closed). It has no storage and no HTTP: two stores
 // implement the operations on these types, SQLite (internal/sqlite), the

@@ -48,6 +48,7 @@ type Job struct {
 	ErrorMessage   *string    `db:"error_message"`
 	ErrorTransient *bool      `db:"error_transient"`
 	ReportID       *string    `db:"report_id"`
+	WatchItemID    *string    `db:"watch_item_id"` // the watch item it scores (docs/api.md, Watchlists); nil for other jobs
 	RunAfterUTC    time.Time  `db:"-"`
 	CreatedUTC     time.Time  `db:"-"`
 	UpdatedUTC     time.Time  `db:"-"`

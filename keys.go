@@ -21,16 +21,22 @@ const (
 	ScopeUsageRead     = "usage:read"
 	ScopeWebhooksRead  = "webhooks:read"
 	ScopeWebhooksWrite = "webhooks:write"
+	// The watchlist scopes came after the scope versions: no key holds
+	// them unless it was made with them, so a key made before they
+	// existed opens no watchlist operation (docs/api.md, Authentication,
+	// scopes and check order).
+	ScopeWatchlistsRead  = "watchlists:read"
+	ScopeWatchlistsWrite = "watchlists:write"
 )
 
 // AllScopes returns every scope name in the scope table's order (a fresh
 // slice).
 func AllScopes() []string {
 	return []string{ScopeReportsCreate, ScopeReportsRead, ScopeReportsPDF, ScopeBulkCreate,
-		ScopeBulkRead, ScopeUsageRead, ScopeWebhooksRead, ScopeWebhooksWrite}
+		ScopeBulkRead, ScopeUsageRead, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeWatchlistsRead, ScopeWatchlistsWrite}
 }
 
-// ValidScope reports whether name is one of the eight scopes.
+// ValidScope reports whether name is one of the scopes of AllScopes.
 func ValidScope(name string) bool { return slices.Contains(AllScopes(), name) }
 
 // Scope versions: keys made before usage:read existed are version 1, and

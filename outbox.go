@@ -1,6 +1,9 @@
 package locrisk
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // JobFinalHook runs inside the transaction that moves a job to a final state
 // (completed or failed), after the job row is updated; job is the row as it
@@ -29,4 +32,15 @@ type Tx interface {
 	// completed, failed or rejected); ok is false otherwise. It is true in
 	// exactly one transaction each time a batch becomes complete.
 	CompletedBatch() (b Batch, ok bool)
+	// WatchChange returns, when this transition completed a job of a
+	// watch item that had a report before, the item as it now stands
+	// (its new report current, Changed false) and both reports; ok is
+	// false otherwise (docs/api.md, Watchlists).
+	WatchChange() (c WatchChange, ok bool)
+	// ReadReport reads a stored report, any account's, with its body.
+	ReadReport(ctx context.Context, reportID string) (Report, error)
+	// MarkWatchItemChanged records that the item's current report
+	// differs materially from its previous one, changed at at: the item
+	// is Changed and its LastChangedUTC is at.
+	MarkWatchItemChanged(ctx context.Context, itemID string, at time.Time) error
 }

@@ -183,19 +183,24 @@ func NewPeriodUsage(a Account, now time.Time) PeriodUsage {
 
 // UsageCounters are a period's jobs as both stores' usage counters keep
 // them: queued and processing together as open, since a claim changes no
-// counter, with the jobs processing now counted beside them.
+// counter, with the jobs processing now counted beside them; and the jobs
+// charged to the period's quota (quota_usage).
 type UsageCounters struct {
 	Open       int `db:"open"`
 	Processing int `db:"processing"`
 	Completed  int `db:"completed"`
 	Failed     int `db:"failed"`
+	Charged    int `db:"charged"`
 }
 
-// SetCounts sets the period's jobs by their status now from the counters;
-// every job created in it counts against the quota, whatever its status.
+// SetCounts sets the period's jobs by their status now from the counters.
+// Every job created in it was charged to the quota, whatever its status,
+// but for the re-scores of watch items, which are jobs the quota does not
+// count (docs/api.md, Watchlists).
 func (u *PeriodUsage) SetCounts(c UsageCounters) {
 	u.Queued, u.Processing, u.Completed, u.Failed = c.Open-c.Processing, c.Processing, c.Completed, c.Failed
 	u.Created = c.Open + c.Completed + c.Failed
+	u.Charged = c.Charged
 }
 
 // Kinds and code of the operations summary's recent failures (docs/api.md,

@@ -12,7 +12,12 @@ type Report struct {
 	AccountID    string
 	GeneratedUTC time.Time
 	DataVersion  string
-	Body         []byte // the risk.Assessment as JSON
+	// MethodologyVersion and EngineVersion are the body's provenance,
+	// which the job's worker hands over with it (a watch item keeps the
+	// versions of its current report, docs/api.md, Watchlists); "" when
+	// not known. Stores keep them in the body only.
+	MethodologyVersion, EngineVersion string
+	Body                              []byte // the risk.Assessment as JSON
 	// Scores are the body's summary scores, which the job's worker hands
 	// over with the body so that the store keeps them beside it: a batch's
 	// items list them without reading any body, and an operator finds them

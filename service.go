@@ -119,6 +119,57 @@ type Batches interface {
 	BatchItems(ctx context.Context, accountID, batchID string, fn func(BatchItem) error) error
 }
 
+// Watchlists creates, reads and changes watchlists and their items
+// (docs/api.md, Watchlists).
+type Watchlists interface {
+	// CreateWatchlist creates the list nw with its items, each with a
+	// queued first job (bucket bulk), all or nothing, taking one unit of
+	// quota per item (*QuotaError when they do not fit).
+	CreateWatchlist(ctx context.Context, nw NewWatchlist, now time.Time) (Watchlist, []WatchItem, error)
+	// GetWatchlist returns the account's list.
+	GetWatchlist(ctx context.Context, accountID, watchlistID string) (Watchlist, error)
+	// ListWatchlists pages the account's lists like ListJobs.
+	ListWatchlists(ctx context.Context, accountID string, limit int, cursor string) ([]Watchlist, string, error)
+	// DeleteWatchlist deletes the account's list, its items and their
+	// planned re-scores; the items' jobs and reports stay, as ordinary
+	// ones.
+	DeleteWatchlist(ctx context.Context, accountID, watchlistID string) error
+	// AddWatchItems adds items to the account's list as CreateWatchlist
+	// does (ErrWatchlistFull past MaxWatchlistItems).
+	AddWatchItems(ctx context.Context, accountID, watchlistID string, items []NewWatchItem, now time.Time) ([]WatchItem, error)
+	// RemoveWatchItems removes the list's items of these ids, with their
+	// planned re-scores, and returns the ids removed (those of the list,
+	// in the order given, once each).
+	RemoveWatchItems(ctx context.Context, accountID, watchlistID string, itemIDs []string) ([]string, error)
+	// ListWatchItems pages the list's items like ListJobs; with changed
+	// set, only those whose Changed is *changed (true: their last
+	// re-score changed them materially).
+	ListWatchItems(ctx context.Context, accountID, watchlistID string, changed *bool, limit int, cursor string) ([]WatchItem, string, error)
+	// RequestRescore plans a re-score of every item of the list in the
+	// re-score lane (RequestRescoreIn's rules: *RescoreTooSoonError).
+	RequestRescore(ctx context.Context, accountID, watchlistID string, now time.Time) (RescoreRequest, error)
+}
+
+// RescoreQueue is the low-priority lane that re-scores watch items
+// (docs/api.md, Re-scoring; internal/jobs runs it).
+type RescoreQueue interface {
+	// PlanRescores plans, once per item and pair of data and
+	// methodology versions whatever the number of nodes planning, a
+	// re-score to v of every watch item whose current report was made
+	// with other versions (or that has none), that has no job open and
+	// whose account is not disabled (a later plan takes it once it is
+	// enabled again), and
+	// drops the plans not started of other version changes. It returns
+	// how many it planned now.
+	PlanRescores(ctx context.Context, v ScoreVersions, now time.Time) (int, error)
+	// ClaimRescore starts the next planned re-score a node serving v
+	// may take (ClaimRescoreIn): its job, processing under owner's lease
+	// until now+lease. ok is false when nothing is left.
+	ClaimRescore(ctx context.Context, owner string, v ScoreVersions, lease time.Duration, now time.Time) (job Job, ok bool, err error)
+	// RescoreBacklog reads the lane's backlog, for operators.
+	RescoreBacklog(ctx context.Context) (RescoreBacklog, error)
+}
+
 // Webhooks manages endpoints and their deliveries as the API shows them
 // (docs/api.md, Webhooks).
 type Webhooks interface {
@@ -238,6 +289,8 @@ type Store interface {
 	Jobs
 	JobQueue
 	Batches
+	Watchlists
+	RescoreQueue
 	Webhooks
 	WebhookOutbox
 	Usage

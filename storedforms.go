@@ -162,3 +162,34 @@ func (k *SigningKey) SetSeedText(text string) error {
 	k.PrivateKey = priv
 	return nil
 }
+
+// ParseReportScores reads a report's scores from their stored columns
+// (overall score, risk level, module scores as ModulesJSON wrote them),
+// the modules in their stored order; nil when the overall score is
+// unknown or the modules do not decode.
+func ParseReportScores(overall *int, level *string, modules *string) *ReportScores {
+	if overall == nil || level == nil || modules == nil {
+		return nil
+	}
+	sc := &ReportScores{Overall: *overall, RiskLevel: *level}
+	dec := json.NewDecoder(strings.NewReader(*modules))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		name, ok := t.(string)
+		if !ok {
+			return nil
+		}
+		var v *int
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		sc.Modules = append(sc.Modules, ModuleScore{Module: name, Score: v})
+	}
+	return sc
+}

@@ -12,9 +12,10 @@ import (
 	"fmt"
 )
 
-// TxOps is every step a store supplies over an open transaction.
+// TxOps is every step a store supplies over an open transaction of an
+// operation a Transactor runs (a job's final transition gets its own,
+// FinalTxOps).
 type TxOps interface {
-	FinalTxOps
 	RetryTxOps
 	WebhookTxOps
 	EndpointDisableOps

@@ -18,7 +18,8 @@ func ValidBucket(b string) bool { return slices.Contains(Buckets(), b) }
 type PeriodUsage struct {
 	Limit      int       `db:"-"` // the account's monthly quota
 	Start, End time.Time `db:"-"` // the period is [Start, End)
-	Created    int       `db:"-"` // quota used
+	Created    int       `db:"-"` // jobs created, watch item re-scores included
+	Charged    int       `db:"-"` // quota used: the jobs charged, re-scores not
 	Queued     int       `db:"queued"`
 	Processing int       `db:"processing"`
 	Completed  int       `db:"completed"`
@@ -26,7 +27,7 @@ type PeriodUsage struct {
 }
 
 // Remaining is what is left of the quota (never negative).
-func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Created, 0) }
+func (u PeriodUsage) Remaining() int { return max(u.Limit-u.Charged, 0) }
 
 // DailyUsage is one day and bucket of the usage history. ReportJobs counts
 // the jobs created that day; Completed and Failed count the jobs whose

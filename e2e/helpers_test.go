@@ -275,6 +275,14 @@ func startServer(tb testing.TB, env map[string]string, args ...string) *server {
 	return startBinary(tb, binary, env, args...)
 }
 
+// startServerWithin is startServer waiting up to within for the address:
+// a first start on a data version builds the engine's reference, which
+// takes tens of seconds with the built-in data on a loaded machine.
+func startServerWithin(tb testing.TB, within time.Duration, env map[string]string, args ...string) *server {
+	tb.Helper()
+	return startBinaryWithin(tb, binary, within, env, args...)
+}
+
 // startBinary is startServer with the binary bin.
 func startBinary(tb testing.TB, bin string, env map[string]string, args ...string) *server {
 	tb.Helper()

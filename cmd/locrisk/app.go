@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locrisk/locrisk"
 	"github.com/locrisk/locrisk/internal/console"
 	"github.com/locrisk/locrisk/internal/jobs"
 	"github.com/locrisk/locrisk/internal/metrics"
@@ -45,6 +46,7 @@ type appConfig struct {
 	retention                 time.Duration // 0: keep everything
 	metricsAddr               string        // --metrics-addr; empty: no metrics listener, nothing measured
 	pprof                     bool          // --pprof: the runtime's profiles on the metrics listener
+	rescoreRate               float64       // --rescore-rate: watch item re-scores started per second at most; 0 none
 }
 
 // The parts of the service as Run and Close use them. They are interfaces
@@ -156,8 +158,13 @@ func newApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error) 
 		return nil, fmt.Errorf("loading data from %s: %w", dataName, err)
 	}
 
+	// The re-score lane follows the versions this engine serves
+	// (docs/operations.md, Re-scoring).
+	rescore := &jobs.Rescore{Queue: st, Rate: cfg.rescoreRate, Versions: locrisk.ScoreVersions{
+		Data: eng.DataVersion(), Methodology: risk.MethodologyVersion, Engine: version.String()}}
 	sched := jobs.New(st, eng, jobs.Config{Workers: cfg.workers, MaxAttempts: cfg.maxAttempts, Lease: cfg.jobLease,
-		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout, Observer: jobObs, OwnerPrefix: serveJobOwner})
+		Faults: cfg.faults, Logger: log, DrainTimeout: cfg.shutdownTimeout, Observer: jobObs, OwnerPrefix: serveJobOwner,
+		Rescore: rescore})
 	if cfg.faults.Enabled() {
 		log.Warn("fault injection is on", "faults", cfg.faults.String())
 	}

@@ -35,7 +35,8 @@ releases unfinished jobs back to the queue, and exits 0.`, `
   LOCRISK_LOG_FORMAT=json locrisk serve
   locrisk serve --data-dir ./pack
   locrisk serve --faults report.generate=transient:first=1
-  locrisk serve --metrics-addr 127.0.0.1:9464`)
+  locrisk serve --metrics-addr 127.0.0.1:9464
+  locrisk serve --rescore-rate 5`)
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	f.StringVar(&db, "db", "./locrisk.db", "SQLite database `file` (created if absent), or a postgres:// URL (docs/postgres.md)")
 	f.StringVar(&cfg.dataDir, "data-dir", "", dataFlagUsage)
@@ -57,6 +58,7 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	f.DurationVar(&cfg.idleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection is kept open")
 	f.StringVar(&memoryLimit, "memory-limit", defaultMemoryLimit, "soft memory `limit` of the Go runtime: a size with its unit (MiB, GiB, ...), at least 64MiB, or off; without this flag an operator's GOMEMLIMIT applies")
 	f.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`host:port` of a separate listener serving Prometheus metrics at /metrics (default: none, and nothing is measured)")
+	f.Float64Var(&cfg.rescoreRate, "rescore-rate", jobs.DefaultRescoreRate, "watch item re-scores this server starts per second at most, only while no caller's job waits (docs/operations.md, Re-scoring); 0 starts none")
 	f.BoolVar(&cfg.pprof, "pprof", false, "also serve the Go runtime's profiles (CPU, heap, goroutines, execution trace) at /debug/pprof/ on the metrics listener; needs --metrics-addr")
 	if err := f.parseNoArgs(args); err != nil {
 		return err
@@ -96,6 +98,9 @@ releases unfinished jobs back to the queue, and exits 0.`, `
 	}
 	if cfg.webhookWorkers < cfg.webhookPerAccount {
 		return usagef("--webhook-workers must be at least --webhook-per-account (%d), got %d", cfg.webhookPerAccount, cfg.webhookWorkers)
+	}
+	if !(cfg.rescoreRate >= 0 && cfg.rescoreRate <= 10000) { // NaN too
+		return usagef("--rescore-rate must be from 0 to 10000 a second, got %v", cfg.rescoreRate)
 	}
 	if cfg.maxInFlight < 2 {
 		return usagef("--max-in-flight must be at least 2, got %d", cfg.maxInFlight)

@@ -32,6 +32,9 @@ const (
 	Key             = "key_"
 	KeySecret       = "lrk_"
 	SigningSecret   = "whsec_"
+	Watchlist       = "wl_"
+	WatchItem       = "wli_"
+	RescoreRequest  = "rsr_" // an on-demand re-score, kept in its plans only
 )
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

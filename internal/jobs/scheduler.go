@@ -94,6 +94,10 @@ type Config struct {
 	BackoffMax   time.Duration // retry delay cap [5s]
 	DrainTimeout time.Duration // how long shutdown waits for jobs in hand [10s]
 
+	// Rescore runs the re-score lane of watch items (rescore.go); nil
+	// runs none.
+	Rescore *Rescore
+
 	// OwnerPrefix starts the lease owner of each of the scheduler's
 	// workers, followed by an id of this scheduler and the worker's
 	// number ["wrk_"]. serve gives its own (cmd/locrisk), so that when it
@@ -140,6 +144,7 @@ type Scheduler struct {
 	// piling up reports; Run waits for the last before it returns.
 	pending     chan struct{}
 	completions sync.WaitGroup
+	rescore     *rescoreLane // nil: no re-score lane
 }
 
 // pendingPerWorker is how many completions each worker may have in flight
@@ -180,7 +185,7 @@ func New(st locrisk.JobQueue, eng Assessor, cfg Config) *Scheduler {
 	}
 	s := &Scheduler{st: st, eng: eng, cfg: cfg, log: cfg.Logger,
 		policy:  queue.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Attempts: cfg.MaxAttempts},
-		pending: make(chan struct{}, pendingPerWorker*cfg.Workers)}
+		pending: make(chan struct{}, pendingPerWorker*cfg.Workers), rescore: newRescoreLane(cfg.Rescore, cfg.PollInterval)}
 	// instance distinguishes this process's lease owners from others'.
 	instance := ids.New(cfg.OwnerPrefix)
 	k := &jobKind{Scheduler: s, owners: make([]string, cfg.Workers)}
@@ -211,7 +216,18 @@ func (s *Scheduler) Backoff(attempt int) time.Duration { return s.policy.Delay(a
 func (s *Scheduler) Run(ctx context.Context) {
 	s.log.Info("scheduler started", "workers", s.cfg.Workers, "max_attempts", s.cfg.MaxAttempts,
 		"lease", s.cfg.Lease.String(), "faults", s.cfg.Faults.String())
+	var planner sync.WaitGroup
+	if s.rescore != nil {
+		s.log.Info("re-score lane", "rate_per_second", s.rescore.cfg.Rate, "data_version", s.rescore.cfg.Versions.Data,
+			"methodology_version", s.rescore.cfg.Versions.Methodology)
+		planner.Add(1)
+		go func() {
+			defer planner.Done()
+			s.planRescores(ctx)
+		}()
+	}
 	s.runner.Run(ctx)
+	planner.Wait()
 	s.completions.Wait()
 	s.log.Info("scheduler stopped")
 }
@@ -235,6 +251,12 @@ func (k *jobKind) Claim(ctx context.Context, c queue.Claim) (*run, bool, error) 
 	job, ok, err := k.st.ClaimJob(ctx, owner, c.Lease, c.Now)
 	if err != nil {
 		return nil, false, fmt.Errorf("worker %s: %w", owner, err)
+	}
+	if !ok && k.rescore != nil {
+		// No caller's job is runnable: the re-score lane's turn.
+		if job, ok, err = k.rescore.claim(ctx, owner, c.Lease, c.Now); err != nil {
+			return nil, false, fmt.Errorf("worker %s: %w", owner, err)
+		}
 	}
 	if !ok {
 		return nil, false, nil
@@ -413,9 +435,10 @@ func classify(err error) (code, msg string, transient bool) {
 }
 
 // ReportOf is the report a job stores for the assessment a: its JSON body
-// (json.Marshal's bytes, at a third of its cost: risk.Assessment.AppendJSON)
-// and its summary scores, which the store keeps beside the body
-// (locrisk.Report.Scores). Tests that complete jobs in the scheduler's
+// (json.Marshal's bytes, at a third of its cost: risk.Assessment.AppendJSON),
+// its summary scores, which the store keeps beside the body
+// (locrisk.Report.Scores), and the versions of its provenance, which a
+// watch item keeps (docs/api.md, Watchlists). Tests that complete jobs in the scheduler's
 // place use it too.
 func ReportOf(a *risk.Assessment) (locrisk.Report, error) {
 	body, err := a.AppendJSON(make([]byte, 0, 48<<10))
@@ -426,5 +449,9 @@ func ReportOf(a *risk.Assessment) (locrisk.Report, error) {
 	for _, m := range a.Summary.ModuleScores {
 		sc.Modules = append(sc.Modules, locrisk.ModuleScore{Module: m.Module, Score: m.Value})
 	}
-	return locrisk.Report{DataVersion: a.DataVersion, Body: body, Scores: sc}, nil
+	rep := locrisk.Report{DataVersion: a.DataVersion, Body: body, Scores: sc}
+	if p := a.Provenance; p != nil {
+		rep.MethodologyVersion, rep.EngineVersion = p.MethodologyVersion, p.EngineVersion
+	}
+	return rep, nil
 }

@@ -1,8 +1,11 @@
-// Package outbox records the webhook events of report jobs and batches: a
-// locrisk.JobFinalHook that, inside the transaction that moves a job to
-// completed or failed, writes the event announcing it and, when that job
-// completed its batch, the batch.completed event, each with one pending
-// delivery per subscribed endpoint. Package webhookworker sends them.
+// Package outbox records the webhook events of report jobs, batches and
+// watch items: a locrisk.JobFinalHook that, inside the transaction that
+// moves a job to completed or failed, writes the event announcing it;
+// when that job completed its batch, the batch.completed event; and when
+// it re-scored a watch item whose report changed materially, marks the
+// item changed and writes the report.changed event (changed.go); each
+// event with one pending delivery per subscribed endpoint. Package
+// webhookworker sends them.
 //
 // It sits beside the store rather than in the HTTP server: it needs the
 // store's transaction (through the locrisk.Tx interface, not the SQL driver)
@@ -41,6 +44,13 @@ func Hook(wake func()) locrisk.JobFinalHook {
 		}
 		if b, ok := tx.CompletedBatch(); ok {
 			w, err := batchEvent(ctx, tx, job, b)
+			if err != nil {
+				return fmt.Errorf("webhook outbox: %w", err)
+			}
+			wrote = wrote || w
+		}
+		if c, ok := tx.WatchChange(); ok {
+			w, err := changeEvent(ctx, tx, job, c)
 			if err != nil {
 				return fmt.Errorf("webhook outbox: %w", err)
 			}

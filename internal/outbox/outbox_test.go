@@ -21,6 +21,31 @@ type fakeTx struct {
 	events      []locrisk.WebhookEvent
 	endpoints   [][]string
 	batch       *locrisk.Batch // what CompletedBatch reports
+	change      *locrisk.WatchChange
+	reports     map[string]locrisk.Report // what ReadReport finds
+	read        []string                  // reports read
+	marked      []string                  // items marked changed, with the time
+}
+
+func (f *fakeTx) WatchChange() (locrisk.WatchChange, bool) {
+	if f.change == nil {
+		return locrisk.WatchChange{}, false
+	}
+	return *f.change, true
+}
+
+func (f *fakeTx) ReadReport(_ context.Context, id string) (locrisk.Report, error) {
+	f.read = append(f.read, id)
+	r, ok := f.reports[id]
+	if !ok {
+		return locrisk.Report{}, locrisk.ErrNotFound
+	}
+	return r, nil
+}
+
+func (f *fakeTx) MarkWatchItemChanged(_ context.Context, itemID string, at time.Time) error {
+	f.marked = append(f.marked, itemID+" "+at.Format(time.RFC3339))
+	return f.err
 }
 
 func (f *fakeTx) CompletedBatch() (locrisk.Batch, bool) {

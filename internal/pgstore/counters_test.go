@@ -591,6 +591,7 @@ func TestCountersMatchRowCounts(t *testing.T) {
 // counters, their triggers and indexes.
 func undoMigration8(t *testing.T, s *Store) {
 	t.Helper()
+	undoMigration9(t, s) // a database of migration 7 has none of 9 either
 	if _, err := s.db.Exec(`
 		DROP TABLE usage_hourly, queue_counts, ops_hourly;
 		DROP FUNCTION report_jobs_counters, report_jobs_batch_counts, batch_items_rejected, webhook_deliveries_counters,
@@ -598,6 +599,18 @@ func undoMigration8(t *testing.T, s *Store) {
 		ALTER TABLE batches DROP COLUMN items_open, DROP COLUMN items_completed, DROP COLUMN items_failed, DROP COLUMN items_rejected;
 		DROP INDEX report_jobs_processing, report_jobs_failed, batches_by_status, webhook_deliveries_succeeded, webhook_deliveries_failed;
 		DELETE FROM schema_migrations WHERE version = 8`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// undoMigration9 takes the database back to migration 8: without the
+// watchlists.
+func undoMigration9(t *testing.T, s *Store) {
+	t.Helper()
+	if _, err := s.db.Exec(`
+		DROP TABLE watch_rescores, watch_items, watchlists;
+		ALTER TABLE report_jobs DROP COLUMN watch_item_id;
+		DELETE FROM schema_migrations WHERE version = 9`); err != nil {
 		t.Fatal(err)
 	}
 }

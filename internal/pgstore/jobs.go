@@ -28,7 +28,7 @@ type jobRow struct {
 
 const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, status, attempts,
 	error_code, error_message, error_transient, report_id, run_after_utc, lease_owner,
-	lease_expires_utc, created_utc, updated_utc, completed_utc`
+	lease_expires_utc, created_utc, updated_utc, completed_utc, watch_item_id`
 
 func (r jobRow) job() locrisk.Job {
 	j := r.Job
@@ -221,6 +221,12 @@ func (t txOps) JobExists(ctx context.Context, accountID, jobID string) (bool, er
 
 // GetReport returns the account's report, its body decoded.
 func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locrisk.Report, error) {
+	return s.readReport(ctx, s.db, `id = $1 AND account_id = $2`, reportID, accountID)
+}
+
+// readReport reads the report where (on reportID, and args beyond it)
+// holds with q, its body decoded; none is ErrNotFound.
+func (s *Store) readReport(ctx context.Context, q queryer, where, reportID string, args ...any) (locrisk.Report, error) {
 	var r struct {
 		ID           string         `db:"id"`
 		JobID        string         `db:"job_id"`
@@ -230,8 +236,8 @@ func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locr
 		Body         []byte         `db:"body"`
 		BodyCodec    sql.NullString `db:"body_codec"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT id, job_id, account_id, generated_utc, data_version, body, body_codec
-		FROM reports WHERE id = $1 AND account_id = $2`, reportID, accountID)
+	err := q.GetContext(ctx, &r, `SELECT id, job_id, account_id, generated_utc, data_version, body, body_codec
+		FROM reports WHERE `+where, append([]any{reportID}, args...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return locrisk.Report{}, fmt.Errorf("report %s: %w", reportID, locrisk.ErrNotFound)
 	}
@@ -268,7 +274,9 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 // periodUsageQuery reads the account's quota and sums the period's hours
 // [$2, $3) of usage_hourly, at most 744 hours times 3 buckets whatever the
 // number of jobs, and counts in the same statement, so the same snapshot,
-// the period's jobs processing now: usage_hourly counts queued and
+// the period's jobs processing now, and the period's quota counter
+// (quota_usage, which watch item re-scores do not add to): usage_hourly
+// counts queued and
 // processing together as open (a claim changes no counter), and the
 // processing jobs are as few as the workers, in partial indexes that hold
 // only them (report_jobs_processing, report_jobs_leases). No row: no such
@@ -276,7 +284,8 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 const periodUsageQuery = `SELECT a.monthly_quota, COALESCE(u.open, 0) AS open, COALESCE(u.completed, 0) AS completed,
 		COALESCE(u.failed, 0) AS failed,
 		(SELECT COUNT(*) FROM report_jobs
-			WHERE account_id = $1 AND status = 'processing' AND created_utc >= $2 AND created_utc < $3) AS processing
+			WHERE account_id = $1 AND status = 'processing' AND created_utc >= $2 AND created_utc < $3) AS processing,
+		(SELECT COALESCE(MAX(report_jobs), 0) FROM quota_usage WHERE account_id = $1 AND period_start_utc = $2) AS charged
 	FROM accounts a CROSS JOIN LATERAL (SELECT SUM(open) AS open, SUM(completed) AS completed, SUM(failed) AS failed
 		FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3) u
 	WHERE a.id = $1`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locrisk/locrisk"
+	"github.com/locrisk/locrisk/internal/storetest"
 )
 
 // TestTwoNodesRace: two stores on one database, each with its own
@@ -139,4 +140,23 @@ func TestTwoNodesRace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRescoreOnceAcrossNodes: four stores on one database, as four nodes
+// started on a new data release together, each planning the release's
+// re-scores and claiming them: every watch item gets exactly one re-score
+// job (storetest.RescoreOnceAcrossNodes).
+func TestRescoreOnceAcrossNodes(t *testing.T) {
+	server := serverDSN(t)
+	first := openFresh(t, server, Options{})
+	nodes := []locrisk.Store{first}
+	for range 3 {
+		s, err := Open(context.Background(), first.dsn, Options{Secrets: testSecrets(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		nodes = append(nodes, s)
+	}
+	storetest.RescoreOnceAcrossNodes(t, nodes)
 }

@@ -57,6 +57,7 @@ func (s *Store) Purge(ctx context.Context, p locrisk.PurgePolicy) (locrisk.Purge
 					sqlpurge.Delete{SQL: `DELETE FROM batches WHERE id = ANY($1)`, Count: &c.Batches})},
 			purgeStep{pick: `SELECT j.id FROM report_jobs j WHERE j.batch_id IS NULL AND j.status IN ('completed', 'failed')
 				AND j.completed_utc < $1 AND ` + sqlpurge.NoPendingDelivery(`e.job_id = j.id`) + `
+				AND ` + sqlpurge.NotWatched("j") + `
 				ORDER BY j.completed_utc, j.id LIMIT $2`,
 				cutoff: before, limit: batch,
 				deletes: append(sqlpurge.JobDeletes(`SELECT unnest($1::text[])`, &c),

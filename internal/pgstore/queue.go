@@ -151,7 +151,8 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, rep locris
 			rep.ID, job.ID, job.AccountID, ms(rep.GeneratedUTC), rep.DataVersion, body, codec, overall, level, modules); err != nil {
 			return fmt.Errorf("insert report: %w", err)
 		}
-		return locrisk.FinishJob(ctx, txOps{tx}, job, s.hooks)
+		rep.JobID, rep.AccountID = job.ID, job.AccountID
+		return locrisk.FinishJob(ctx, finalOps{txOps{tx}, s}, job, &rep, s.hooks)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
@@ -178,7 +179,7 @@ func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, tra
 			return err
 		}
 		job = r.job()
-		return locrisk.FinishJob(ctx, txOps{tx}, job, s.hooks)
+		return locrisk.FinishJob(ctx, finalOps{txOps{tx}, s}, job, nil, s.hooks)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("fail job %s: %w", jobID, err)

@@ -33,6 +33,7 @@ func operations() []operation {
 	job := jobsPath + "/" + ids.New(ids.Job)
 	rep := "/api/v1/location-risk/reports/" + ids.NewReportID()
 	bat := "/api/v1/location-risk/batches/" + ids.New(ids.Batch)
+	wl := "/api/v1/location-risk/watchlists/" + ids.New(ids.Watchlist)
 	return []operation{
 		{1, "POST", jobsPath, `{"latitude": 40.7, "longitude": -74}`, "reports:create", false, 202},
 		{2, "GET", jobsPath, "", "reports:read", false, 200},
@@ -56,12 +57,20 @@ func operations() []operation {
 		{19, "POST", "/api/v1/webhooks/" + ids.New(ids.WebhookEndpoint) + "/test", "", "webhooks:write", false, 404},
 		{20, "POST", "/api/v1/webhooks/deliveries/" + ids.New(ids.Delivery) + "/redeliver", "", "webhooks:write", false, 404},
 		{21, "GET", rep + "/changes?since=" + ids.NewReportID(), "", "reports:read", false, 404},
+		{22, "POST", "/api/v1/location-risk/watchlists", `{"items": [{"latitude": 40.7, "longitude": -74}]}`, "watchlists:write", false, 201},
+		{23, "GET", "/api/v1/location-risk/watchlists", "", "watchlists:read", false, 200},
+		{24, "GET", wl, "", "watchlists:read", false, 404},
+		{25, "DELETE", wl, "", "watchlists:write", false, 404},
+		{26, "POST", wl + "/items", `{"items": [{"latitude": 40.7, "longitude": -74}]}`, "watchlists:write", false, 404},
+		{27, "DELETE", wl + "/items", `{"itemIds": ["wli_x"]}`, "watchlists:write", false, 404},
+		{28, "GET", wl + "/items", "", "watchlists:read", false, 404},
+		{29, "POST", wl + "/rescore", "", "watchlists:write", false, 404},
 	}
 }
 
 func TestEveryOperationIsRouted(t *testing.T) {
 	e := newEnv(t)
-	const documented = 21 // docs/api.md, Operations
+	const documented = 29 // docs/api.md, Operations
 	if got := len(e.srv.routeTable()); got != documented {
 		t.Fatalf("route table has %d operations, want %d", got, documented)
 	}

@@ -79,6 +79,11 @@ const (
 	codeInvalidSince           = "invalid_since"
 	codeInvalidMinScoreChange  = "invalid_min_score_change"
 	codeCoordinateMismatch     = "coordinate_mismatch"
+	codeWatchlistNotFound      = "watchlist_not_found"
+	codeInvalidItemIDs         = "invalid_item_ids"
+	codeInvalidChanged         = "invalid_changed"
+	codeWatchlistFull          = "watchlist_full"
+	codeRescoreTooSoon         = "rescore_too_soon"
 )
 
 // codeStatus is the one table from error code to HTTP status. A code that
@@ -111,9 +116,16 @@ var codeStatus = map[string]int{
 	codeInvalidURL:           http.StatusBadRequest,
 	codeInvalidEvents:        http.StatusBadRequest,
 	codeEndpointLimitReached: http.StatusBadRequest,
-	// Report changes (reports.go).
+	// Report changes (reports.go); the minScoreChange code is the
+	// watchlists' too.
 	codeInvalidSince:          http.StatusBadRequest,
 	codeInvalidMinScoreChange: http.StatusBadRequest,
+	// Watchlists (watchlists.go).
+	codeInvalidItemIDs:    http.StatusBadRequest,
+	codeInvalidChanged:    http.StatusBadRequest,
+	codeWatchlistFull:     http.StatusBadRequest,
+	codeWatchlistNotFound: http.StatusNotFound,
+	codeRescoreTooSoon:    http.StatusTooManyRequests,
 
 	// A body declared as something other than JSON (body.go,
 	// checkJSONContentType).
@@ -187,6 +199,8 @@ func storeError(err error, notFound string, now time.Time) error {
 		return &Error{Code: codeEndpointDisabled, Message: "this webhook endpoint is disabled; create a new one"}
 	case errors.Is(err, locrisk.ErrDeliveryNotFailed):
 		return &Error{Code: codeDeliveryNotFailed, Message: "only a failed delivery can be redelivered"}
+	case errors.Is(err, locrisk.ErrWatchlistFull):
+		return errorf(codeWatchlistFull, "%v; remove items first", err)
 	case errors.Is(err, locrisk.ErrEndpointLimit):
 		return errorf(codeEndpointLimitReached, "this account already has %d active webhook endpoints; disable one first", locrisk.MaxActiveEndpoints)
 	case errors.Is(err, locrisk.ErrBadCursor):
@@ -232,6 +246,8 @@ func notFoundMessage(code string) string {
 		return "no webhook endpoint with this id exists for this account"
 	case codeWebhookDeliveryMissing:
 		return "no webhook delivery with this id exists for this account"
+	case codeWatchlistNotFound:
+		return "no watchlist with this id exists for this account"
 	}
 	return "not found"
 }

@@ -42,6 +42,15 @@ func (s *Server) routeTable() []route {
 		{"POST " + view.WebhookTestPath("{endpointId}"), needs(locrisk.ScopeWebhooksWrite), s.testWebhook},    // 19
 		{"POST " + view.RedeliverPath("{deliveryId}"), needs(locrisk.ScopeWebhooksWrite), s.redeliverWebhook}, // 20
 		{"GET " + view.ReportChangesRoute("{reportId}"), needs(locrisk.ScopeReportsRead), s.getReportChanges}, // 21
+		// Watchlists (watchlists.go).
+		{"POST " + view.WatchlistsPath, needs(locrisk.ScopeWatchlistsWrite), s.createWatchlist},                     // 22
+		{"GET " + view.WatchlistsPath, needs(locrisk.ScopeWatchlistsRead), s.listWatchlists},                        // 23
+		{"GET " + view.WatchlistPath("{watchlistId}"), needs(locrisk.ScopeWatchlistsRead), s.getWatchlist},          // 24
+		{"DELETE " + view.WatchlistPath("{watchlistId}"), needs(locrisk.ScopeWatchlistsWrite), s.deleteWatchlist},   // 25
+		{"POST " + view.WatchItemsPath("{watchlistId}"), needs(locrisk.ScopeWatchlistsWrite), s.addWatchItems},      // 26
+		{"DELETE " + view.WatchItemsPath("{watchlistId}"), needs(locrisk.ScopeWatchlistsWrite), s.removeWatchItems}, // 27
+		{"GET " + view.WatchItemsPath("{watchlistId}"), needs(locrisk.ScopeWatchlistsRead), s.listWatchItems},       // 28
+		{"POST " + view.WatchRescorePath("{watchlistId}"), needs(locrisk.ScopeWatchlistsWrite), s.rescoreWatchlist}, // 29
 	}
 }
 

@@ -138,6 +138,7 @@ type Store interface {
 	locrisk.Keys
 	locrisk.Jobs
 	locrisk.Batches
+	locrisk.Watchlists
 	locrisk.Webhooks
 	locrisk.Usage
 	locrisk.SigningKeys

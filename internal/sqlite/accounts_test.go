@@ -102,6 +102,15 @@ func undoMigration10(t testing.TB, s *Store) {
 	}
 }
 
+// undoMigration15 drops the column migration 015 added to report_jobs,
+// which it could not add twice; its tables it creates only if absent.
+func undoMigration15(t testing.TB, s *Store) {
+	t.Helper()
+	if _, err := s.db.Exec(`ALTER TABLE report_jobs DROP COLUMN watch_item_id`); err != nil {
+		t.Fatalf("drop report_jobs.watch_item_id: %v", err)
+	}
+}
+
 // undoMigration13 drops the report columns migration 013 added, for tests
 // that turn a fresh file back into an older version. What it checks is
 // that the columns are gone afterwards: a drop answered "no such column"
@@ -110,6 +119,7 @@ func undoMigration10(t testing.TB, s *Store) {
 // cause was not found, and the test it broke was not about this step.)
 func undoMigration13(t testing.TB, s *Store) {
 	t.Helper()
+	undoMigration15(t, s) // a file before 13 has none of 15 either
 	for _, col := range []string{"body_codec", "overall_score", "risk_level", "module_scores"} {
 		_, err := s.db.Exec(`ALTER TABLE reports DROP COLUMN ` + col)
 		var n int

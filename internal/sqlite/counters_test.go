@@ -38,6 +38,10 @@ func oraclePeriodUsage(t *testing.T, s *Store, accountID string, now time.Time) 
 		accountID, FormatTime(u.Start), FormatTime(u.End)); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.db.Get(&u.Charged, `SELECT COALESCE(MAX(report_jobs), 0) FROM quota_usage
+		WHERE account_id = ? AND period_start_utc = ?`, accountID, FormatTime(u.Start)); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
 		u.Created += r.N
 		switch r.Status {

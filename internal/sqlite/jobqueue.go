@@ -202,7 +202,7 @@ func (s *Store) CompleteJob(ctx context.Context, jobID, owner string, r locrisk.
 		if err := insertReport(ctx, tx, stored); err != nil {
 			return err
 		}
-		return locrisk.FinishJob(ctx, txOps{tx}, job, s.onFinal)
+		return locrisk.FinishJob(ctx, finalOps{txOps{tx}, s}, job, &stored.Report, s.onFinal)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("complete job %s: %w", jobID, err)
@@ -231,7 +231,7 @@ func (s *Store) FailJob(ctx context.Context, jobID, owner, code, msg string, tra
 		if job, err = row.job(); err != nil {
 			return err
 		}
-		return locrisk.FinishJob(ctx, txOps{tx}, job, s.onFinal)
+		return locrisk.FinishJob(ctx, finalOps{txOps{tx}, s}, job, nil, s.onFinal)
 	})
 	if err != nil {
 		return locrisk.Job{}, fmt.Errorf("fail job %s: %w", jobID, err)

@@ -26,7 +26,7 @@ type jobRow struct {
 
 const jobColumns = `id, account_id, batch_id, bucket, latitude, longitude, status, attempts,
 	error_code, error_message, error_transient, report_id, run_after_utc, lease_owner,
-	lease_expires_utc, created_utc, updated_utc, completed_utc`
+	lease_expires_utc, created_utc, updated_utc, completed_utc, watch_item_id`
 
 func (r jobRow) job() (locrisk.Job, error) {
 	j := r.Job

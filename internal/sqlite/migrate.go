@@ -19,7 +19,7 @@ import (
 // SchemaVersion is the PRAGMA user_version a fully migrated file carries:
 // the number of the last file in migrations/ (TestMigrationFiles keeps the
 // two equal, and Open refuses to run if they differ).
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // migrationFiles holds the schema's history, one numbered SQL file per
 // version; see the package comment. Only *.sql files are part of it.

@@ -16,7 +16,8 @@ package sqlite
 // What is never deleted, whatever its age: accounts; a job that is not
 // completed or failed, or that ended inside the period; a batch that is
 // not completed, or any of whose jobs may not go; a job or batch with a
-// webhook delivery still pending; an endpoint that is active, or that
+// webhook delivery still pending; a job a watch item names (its latest,
+// and those of its current and previous reports), and watchlists; an endpoint that is active, or that
 // still has deliveries; the reference cache. Rows that reference others
 // go first (deliveries, events, reports, batch items, then jobs and
 // batches), in the same transaction, so no foreign key is ever broken.
@@ -204,6 +205,7 @@ func singleJobsStep(before string) purgeStep {
 			WHERE j.batch_id IS NULL AND j.completed_utc IS NOT NULL AND j.completed_utc < ?1
 			  AND (j.completed_utc, j.id) > (?2, ?3) AND j.status IN ('completed', 'failed')
 			  AND ` + sqlpurge.NoPendingDelivery(`e.job_id = j.id`) + `
+			  AND ` + sqlpurge.NotWatched("j") + `
 			ORDER BY j.completed_utc, j.id LIMIT ?4`,
 		del: func(ctx context.Context, tx *sqlx.Tx, keys []any, c *locrisk.PurgeCounts) error {
 			return deleteAll(ctx, tx, keys, append(sqlpurge.JobDeletes(`?`, c),

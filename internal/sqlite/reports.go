@@ -79,13 +79,18 @@ func (s *Store) GetReport(ctx context.Context, accountID, reportID string) (locr
 	if err != nil {
 		return locrisk.Report{}, fmt.Errorf("get report %s: %w", reportID, err)
 	}
+	return s.reportOf(r)
+}
+
+// reportOf is the report r holds, its body decoded.
+func (s *Store) reportOf(r reportRow) (locrisk.Report, error) {
 	t, err := ParseTime(r.GeneratedUTC)
 	if err != nil {
-		return locrisk.Report{}, fmt.Errorf("report %s: %w", reportID, err)
+		return locrisk.Report{}, fmt.Errorf("report %s: %w", r.ID, err)
 	}
 	body, err := s.codec.Decode(r.BodyCodec.String, r.Body)
 	if err != nil {
-		return locrisk.Report{}, fmt.Errorf("report %s: %w", reportID, err)
+		return locrisk.Report{}, fmt.Errorf("report %s: %w", r.ID, err)
 	}
 	return locrisk.Report{ID: r.ID, JobID: r.JobID, AccountID: r.AccountID, GeneratedUTC: t, DataVersion: r.DataVersion, Body: body}, nil
 }

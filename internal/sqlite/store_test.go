@@ -127,8 +127,8 @@ func TestOpenMigratesOnce(t *testing.T) {
 		if err := s.db.GetContext(ctx, &tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`); err != nil {
 			t.Fatal(err)
 		}
-		if tables != 20 {
-			t.Errorf("open #%d: %d tables, want 20", i+1, tables)
+		if tables != 23 {
+			t.Errorf("open #%d: %d tables, want 23", i+1, tables)
 		}
 		if i == 0 {
 			if _, err := s.CreateAccount(ctx, "kept", 5, 5); err != nil {

@@ -39,14 +39,17 @@ func (s *Store) PeriodUsage(ctx context.Context, accountID string, now time.Time
 
 // periodUsageQuery sums the period's hours of usage_hourly (?2 to ?3,
 // hourLayout) and counts, in the same statement and so the same snapshot,
-// the period's jobs processing now (?4 to ?5, created_utc): usage_hourly
+// the period's jobs processing now (?4 to ?5, created_utc) and reads the
+// period's quota counter (quota_usage, which the watch item re-scores do
+// not add to): usage_hourly
 // counts queued and processing together as open (a claim changes no
 // counter, migration 010), and the processing jobs are as few as the
 // workers, a range of report_jobs_by_status.
 const periodUsageQuery = `SELECT COALESCE(SUM(open), 0) AS open, COALESCE(SUM(completed), 0) AS completed,
 		COALESCE(SUM(failed), 0) AS failed,
 		(SELECT COUNT(*) FROM report_jobs INDEXED BY report_jobs_by_status
-			WHERE account_id = ?1 AND status = 'processing' AND created_utc >= ?4 AND created_utc < ?5) AS processing
+			WHERE account_id = ?1 AND status = 'processing' AND created_utc >= ?4 AND created_utc < ?5) AS processing,
+		(SELECT COALESCE(MAX(report_jobs), 0) FROM quota_usage WHERE account_id = ?1 AND period_start_utc = ?4) AS charged
 	FROM usage_hourly WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3`
 
 // dayLayout is the prefix of TimeLayout that names the day.

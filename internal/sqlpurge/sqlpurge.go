@@ -33,3 +33,13 @@ func NoPendingDelivery(jobCond string) string {
 	return `NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id
 		WHERE ` + jobCond + ` AND d.status = 'pending')`
 }
+
+// NotWatched is the condition that the job j (an alias of report_jobs)
+// is none of the three jobs a watch item names: its latest job, and the
+// jobs of its current and previous reports, which an item keeps however
+// old they are (docs/api.md, Retention). A job of a removed item is an
+// ordinary one.
+func NotWatched(j string) string {
+	return `(` + j + `.watch_item_id IS NULL OR NOT EXISTS (SELECT 1 FROM watch_items w WHERE w.id = ` + j + `.watch_item_id
+		AND (w.job_id = ` + j + `.id OR w.report_id = ` + j + `.report_id OR w.previous_report_id = ` + j + `.report_id)))`
+}

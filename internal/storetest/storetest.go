@@ -72,6 +72,7 @@ func Run(t *testing.T, h Harness) {
 		{"Jobs", jobTests},
 		{"JobQueue", queueTests},
 		{"Batches", batchTests},
+		{"Watchlists", watchlistTests},
 		{"Webhooks", webhookTests},
 		{"Usage", usageTests},
 		{"Retention", retentionTests},

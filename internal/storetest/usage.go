@@ -90,7 +90,7 @@ func periodUsage(t testing.TB, h Harness) {
 		t.Fatal(err)
 	}
 	want := locrisk.PeriodUsage{Limit: 7, Start: nov, End: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
-		Created: 4, Queued: 1, Processing: 1, Completed: 1, Failed: 1}
+		Created: 4, Charged: 4, Queued: 1, Processing: 1, Completed: 1, Failed: 1}
 	if fmt.Sprint(u) != fmt.Sprint(want) {
 		t.Errorf("PeriodUsage = %+v\nwant          %+v", u, want)
 	}
@@ -107,7 +107,7 @@ func periodUsage(t testing.TB, h Harness) {
 	if _, err := s.PeriodUsage(ctx, "acct_nope", t0); !errors.Is(err, locrisk.ErrNotFound) {
 		t.Errorf("unknown account: %v, want ErrNotFound", err)
 	}
-	if (locrisk.PeriodUsage{Limit: 2, Created: 5}).Remaining() != 0 {
+	if (locrisk.PeriodUsage{Limit: 2, Created: 5, Charged: 5}).Remaining() != 0 {
 		t.Error("Remaining went negative")
 	}
 }
@@ -684,22 +684,22 @@ func usageRetryMovesTheEnd(t testing.TB, h Harness) {
 		}
 	}
 	failedHour, endHour := day(20, 10, 0), day(22, 13, 0)
-	check("failed", [3][3]int{{1, 0, 1}}, locrisk.PeriodUsage{Created: 1, Failed: 1},
+	check("failed", [3][3]int{{1, 0, 1}}, locrisk.PeriodUsage{Created: 1, Charged: 1, Failed: 1},
 		map[time.Time][2]int{failedHour: {0, 1}, endHour: {0, 0}})
 
 	if _, err := s.RetryJob(ctx, a.ID, j.ID, day(21, 8, 0)); err != nil {
 		t.Fatal(err)
 	}
-	check("retried", [3][3]int{{1, 0, 0}}, locrisk.PeriodUsage{Created: 1, Queued: 1},
+	check("retried", [3][3]int{{1, 0, 0}}, locrisk.PeriodUsage{Created: 1, Charged: 1, Queued: 1},
 		map[time.Time][2]int{failedHour: {0, 0}, endHour: {0, 0}})
 
 	ClaimJob(t, s, j.ID, day(22, 13, 0))
-	check("processing", [3][3]int{{1, 0, 0}}, locrisk.PeriodUsage{Created: 1, Processing: 1},
+	check("processing", [3][3]int{{1, 0, 0}}, locrisk.PeriodUsage{Created: 1, Charged: 1, Processing: 1},
 		map[time.Time][2]int{failedHour: {0, 0}, endHour: {0, 0}})
 	if _, err := s.CompleteJob(ctx, j.ID, "tw", locrisk.Report{DataVersion: "v", Body: []byte(`{}`)}, day(22, 13, 15)); err != nil {
 		t.Fatal(err)
 	}
-	check("completed", [3][3]int{{1, 0, 0}, {0, 0, 0}, {0, 1, 0}}, locrisk.PeriodUsage{Created: 1, Completed: 1},
+	check("completed", [3][3]int{{1, 0, 0}, {0, 0, 0}, {0, 1, 0}}, locrisk.PeriodUsage{Created: 1, Charged: 1, Completed: 1},
 		map[time.Time][2]int{failedHour: {0, 0}, endHour: {1, 0}})
 }
 

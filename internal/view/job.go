@@ -20,6 +20,7 @@ type Job struct {
 	Latitude         float64    `json:"latitude"`
 	Longitude        float64    `json:"longitude"`
 	BatchID          *string    `json:"batchId"`
+	WatchItemID      *string    `json:"watchItemId,omitempty"`
 	Attempts         int        `json:"attempts"`
 	CreatedUTC       string     `json:"createdUtc"`
 	UpdatedUTC       string     `json:"updatedUtc"`
@@ -52,6 +53,7 @@ func NewJob(j locrisk.Job) Job {
 		Latitude:         j.Latitude,
 		Longitude:        j.Longitude,
 		BatchID:          j.BatchID,
+		WatchItemID:      j.WatchItemID,
 		Attempts:         j.Attempts,
 		CreatedUTC:       Time(j.CreatedUTC),
 		UpdatedUTC:       Time(j.UpdatedUTC),

@@ -70,7 +70,7 @@ func NewUsageCurrent(accountID string, now time.Time, u locrisk.PeriodUsage, rat
 		GeneratedUTC: Time(now),
 		AccountID:    accountID,
 		Quotas: []Quota{
-			{Name: QuotaReportJobs, Limit: u.Limit, Used: u.Created, Remaining: u.Remaining(),
+			{Name: QuotaReportJobs, Limit: u.Limit, Used: u.Charged, Remaining: u.Remaining(),
 				PeriodStartUTC: &periodStart, ResetsAtUTC: Time(u.End)},
 			{Name: QuotaRequestsPerMinute, Limit: rate.Limit, Used: rate.Used, Remaining: rate.Remaining,
 				WindowSeconds: &window, ResetsAtUTC: Time(rate.ResetsAt)},

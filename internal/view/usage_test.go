@@ -25,12 +25,19 @@ func TestNewUsageCurrent(t *testing.T) {
 				`{"name":"requests_per_minute","limit":0,"used":0,"remaining":0,"windowSeconds":0,"resetsAtUtc":"0001-01-01T00:00:00Z"}],` +
 				`"apiReportJobs":{"created":0,"queued":0,"processing":0,"completed":0,"failed":0,"periodStartUtc":"0001-01-01T00:00:00Z"}}`},
 		{"over quota", // remaining never goes below zero
-			locrisk.PeriodUsage{Limit: 50, Start: nov, End: nov.AddDate(0, 1, 0), Created: 52, Queued: 2, Processing: 1, Completed: 40, Failed: 9},
+			locrisk.PeriodUsage{Limit: 50, Start: nov, End: nov.AddDate(0, 1, 0), Created: 52, Charged: 52, Queued: 2, Processing: 1, Completed: 40, Failed: 9},
 			RateUsage{Limit: 10, Used: 3, Remaining: 7, Window: time.Minute, ResetsAt: t0.Add(59 * time.Second)},
 			`{"apiVersion":"v1","generatedUtc":"2026-03-01T12:00:00Z","accountId":"acct_1","quotas":[` +
 				`{"name":"report_jobs","limit":50,"used":52,"remaining":0,"periodStartUtc":"2026-11-01T00:00:00Z","resetsAtUtc":"2026-12-01T00:00:00Z"},` +
 				`{"name":"requests_per_minute","limit":10,"used":3,"remaining":7,"windowSeconds":60,"resetsAtUtc":"2026-03-01T12:00:59Z"}],` +
 				`"apiReportJobs":{"created":52,"queued":2,"processing":1,"completed":40,"failed":9,"periodStartUtc":"2026-11-01T00:00:00Z"}}`},
+		{"re-scores", // jobs created beyond those charged: the quota counts the charged ones
+			locrisk.PeriodUsage{Limit: 50, Start: nov, End: nov.AddDate(0, 1, 0), Created: 30, Charged: 10, Completed: 30},
+			RateUsage{Limit: 10, Used: 3, Remaining: 7, Window: time.Minute, ResetsAt: t0.Add(59 * time.Second)},
+			`{"apiVersion":"v1","generatedUtc":"2026-03-01T12:00:00Z","accountId":"acct_1","quotas":[` +
+				`{"name":"report_jobs","limit":50,"used":10,"remaining":40,"periodStartUtc":"2026-11-01T00:00:00Z","resetsAtUtc":"2026-12-01T00:00:00Z"},` +
+				`{"name":"requests_per_minute","limit":10,"used":3,"remaining":7,"windowSeconds":60,"resetsAtUtc":"2026-03-01T12:00:59Z"}],` +
+				`"apiReportJobs":{"created":30,"queued":0,"processing":0,"completed":30,"failed":0,"periodStartUtc":"2026-11-01T00:00:00Z"}}`},
 	}
 	for _, tc := range tests {
 		b, err := json.Marshal(NewUsageCurrent("acct_1", t0, tc.u, tc.rate))

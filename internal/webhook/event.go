@@ -11,12 +11,13 @@ import (
 )
 
 // Event types (docs/api.md, Webhooks). No others exist. An endpoint may
-// subscribe to the first three; webhook.test is sent only when asked for
+// subscribe to all but webhook.test, which is sent only when asked for
 // (POST /webhooks/{endpointId}/test) and cannot be subscribed to.
 const (
 	EventJobCompleted   = "report.job.completed"
 	EventJobFailed      = "report.job.failed"
 	EventBatchCompleted = "batch.completed"
+	EventReportChanged  = "report.changed"
 	EventTest           = "webhook.test"
 )
 
@@ -25,17 +26,19 @@ const APIVersion = "v1"
 
 // EventTypes returns the event types an endpoint may subscribe to, in a
 // stable order, for validation messages.
-func EventTypes() []string { return []string{EventJobCompleted, EventJobFailed, EventBatchCompleted} }
+func EventTypes() []string {
+	return []string{EventJobCompleted, EventJobFailed, EventBatchCompleted, EventReportChanged}
+}
 
 // KnownEvent reports whether name is an event type an endpoint may subscribe to.
 func KnownEvent(name string) bool {
-	return name == EventJobCompleted || name == EventJobFailed || name == EventBatchCompleted
+	return name == EventJobCompleted || name == EventJobFailed || name == EventBatchCompleted || name == EventReportChanged
 }
 
 // Event is the body of a delivery (docs/api.md, Webhooks):
 // {id, type, apiVersion, createdUtc, data}, where data is {job} for the
-// report.job events, {batch} for batch.completed and {endpointId} for
-// webhook.test.
+// report.job events, {batch} for batch.completed, {endpointId} for
+// webhook.test and the change itself for report.changed.
 type Event struct {
 	ID         string    `json:"id"`
 	Type       string    `json:"type"`
@@ -52,6 +55,19 @@ type EventData struct {
 	Job        json.RawMessage `json:"job,omitempty"`
 	Batch      json.RawMessage `json:"batch,omitempty"`
 	EndpointID string          `json:"endpointId,omitempty"`
+	// Change is the whole data of a report.changed event, a JSON object
+	// built by package view (docs/webhooks.md, report.changed).
+	Change json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes a report.changed event's change as the data
+// itself, and any other data as its one member.
+func (d EventData) MarshalJSON() ([]byte, error) {
+	if d.Change != nil {
+		return d.Change, nil
+	}
+	type members EventData // without this method
+	return json.Marshal(members(d))
 }
 
 // NewEvent fills an Event with APIVersion and createdUtc as whole-second
@@ -71,6 +87,14 @@ func NewEvent(id, typ string, created time.Time, job json.RawMessage) Event {
 func NewBatchEvent(id string, created time.Time, batch json.RawMessage) Event {
 	e := NewEvent(id, EventBatchCompleted, created, nil)
 	e.Data = EventData{Batch: batch}
+	return e
+}
+
+// NewChangeEvent is a report.changed event carrying change (raw JSON, a
+// JSON object), created at created.
+func NewChangeEvent(id string, created time.Time, change json.RawMessage) Event {
+	e := NewEvent(id, EventReportChanged, created, nil)
+	e.Data = EventData{Change: change}
 	return e
 }
 
@@ -104,21 +128,28 @@ func MarshalEvent(e Event) ([]byte, error) {
 		if !isObject(d.Batch) {
 			return nil, fmt.Errorf("webhook: event %s: data.batch is not a JSON object", e.ID)
 		}
-		if d.Job != nil || d.EndpointID != "" {
+		if d.Job != nil || d.EndpointID != "" || d.Change != nil {
 			return nil, fmt.Errorf("webhook: event %s: a %s event carries only data.batch", e.ID, e.Type)
+		}
+	case EventReportChanged:
+		if !isObject(d.Change) {
+			return nil, fmt.Errorf("webhook: event %s: data is not a JSON object", e.ID)
+		}
+		if d.Job != nil || d.Batch != nil || d.EndpointID != "" {
+			return nil, fmt.Errorf("webhook: event %s: a %s event carries only its change", e.ID, e.Type)
 		}
 	case EventTest:
 		if d.EndpointID == "" {
 			return nil, fmt.Errorf("webhook: event %s: data.endpointId is empty", e.ID)
 		}
-		if d.Job != nil || d.Batch != nil {
+		if d.Job != nil || d.Batch != nil || d.Change != nil {
 			return nil, fmt.Errorf("webhook: event %s: a %s event carries only data.endpointId", e.ID, e.Type)
 		}
 	default:
 		if !isObject(d.Job) {
 			return nil, fmt.Errorf("webhook: event %s: data.job is not a JSON object", e.ID)
 		}
-		if d.Batch != nil || d.EndpointID != "" {
+		if d.Batch != nil || d.EndpointID != "" || d.Change != nil {
 			return nil, fmt.Errorf("webhook: event %s: a %s event carries only data.job", e.ID, e.Type)
 		}
 	}

@@ -57,6 +57,8 @@ const LR = (() => {
     'usage:read': 'read usage and the operations summary',
     'webhooks:read': 'list webhook endpoints and deliveries',
     'webhooks:write': 'add, test and disable webhook endpoints, and redeliver',
+    'watchlists:read': 'read watchlists and their items',
+    'watchlists:write': 'change watchlists and re-score them',
   };
 
   function scopes() {

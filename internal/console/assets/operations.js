@@ -42,7 +42,7 @@
 
   // ---- history chart ----
 
-  const buckets = [['api', 'Single jobs (API)'], ['bulk', 'Batch items'], ['manual', 'Command line']];
+  const buckets = [['api', 'Single jobs (API)'], ['bulk', 'Batch and watchlist items'], ['manual', 'Command line']];
 
   async function history() {
     const box = $('history');
