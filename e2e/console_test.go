@@ -336,6 +336,14 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("card %s: %q, want its score and level in words", m, words)
 		}
 	}
+	// The climate outlook: five hazards, four scenarios each, as the report
+	// gives them (docs/console.md).
+	if n := eval[float64](b, `document.querySelectorAll('#outlook tbody tr').length`); n != 5 || eval[bool](b, `document.getElementById('outlook-section').hidden`) {
+		t.Errorf("the outlook shows %v hazard rows (hidden: %v), want 5", n, eval[bool](b, `document.getElementById('outlook-section').hidden`))
+	}
+	if txt := eval[string](b, `document.getElementById('outlook').textContent`); !strings.Contains(txt, "Late century, higher warming") || !strings.Contains(txt, "×") || !strings.Contains(txt, "county resolution") {
+		t.Errorf("the outlook text: %s", txt)
+	}
 	if got := eval[string](b, `document.getElementById('place').textContent`); got != "Orleans Parish, Louisiana" {
 		t.Errorf("report heading %q", got)
 	}

@@ -93,6 +93,14 @@
     const modules = (doc.report && doc.report.modules) || {};
     $('cards').replaceChildren(...LR.moduleOrder.map((m) => card(m, modules[m], s)));
 
+    // Climate outlook: context beside the scores, absent from reports made
+    // before it (docs/api.md, Read a report).
+    const report = doc.report || {};
+    if ('outlook' in report) {
+      $('outlook-section').hidden = false;
+      $('outlook').replaceChildren(...outlook(report.outlook, report.outlookUnavailable || s.outlookUnavailable));
+    }
+
     // Review flags about the location (those of a module are on its card).
     const general = s.reviewFlags.filter((f) => !f.module);
     $('flags').replaceChildren(general.length
@@ -109,6 +117,42 @@
       ...fact('Data version', p.dataVersion), ...fact('Data manifest SHA-256', h('code', { class: 'hash' }, p.dataManifestSha256 || '–')),
       ...fact('Engine output SHA-256', h('code', { class: 'hash' }, p.reportSha256 || '–')),
       ...fact('Generated', LR.time(p.generatedUtc)));
+  }
+
+  const scenarios = [
+    ['midCenturyLowerWarming', 'Mid century, lower warming'],
+    ['midCenturyHigherWarming', 'Mid century, higher warming'],
+    ['lateCenturyLowerWarming', 'Late century, lower warming'],
+    ['lateCenturyHigherWarming', 'Late century, higher warming'],
+  ];
+
+  // outlook writes FEMA's projections for the county as a table, hazard
+  // by scenario: the hazard multiplier on today's expected annual loss and
+  // the projected risk score (a rank among counties, not a locrisk score).
+  function outlook(o, unavailable) {
+    if (!o) {
+      return [h('p', { class: 'muted' }, 'No outlook for this location: ', (unavailable && unavailable.message) || 'FEMA gives none.')];
+    }
+    const rows = Object.keys(o.hazards || {}).map((k) => {
+      const hz = o.hazards[k];
+      const name = hz.module ? [hz.title, h('br'), h('span', { class: 'muted' }, LR.moduleWords(hz.module))]
+        : [hz.title, h('br'), h('span', { class: 'muted' }, 'outlook only')];
+      const cells = scenarios.map(([key]) => {
+        const sc = hz.scenarios ? hz.scenarios[key] : null;
+        if (!sc) return h('td', {}, h('span', { class: 'muted' }, hz.reason ? hz.reason.replace(/_/g, ' ') : 'no figure'));
+        const mult = sc.hazardMultiplier === null ? 'no multiplier' : '×' + sc.hazardMultiplier;
+        const score = sc.riskScore === null ? '' : ' · FEMA score ' + sc.riskScore;
+        return h('td', {}, mult + score);
+      });
+      return h('tr', {}, h('td', {}, name), ...cells);
+    });
+    return [
+      h('p', {}, o.note),
+      LR.table('Climate outlook by hazard and scenario', ['Hazard', ...scenarios.map(([, label]) => label)], rows),
+      h('p', { class: 'help' }, 'FEMA NRI Future Risk, ', o.vintage, ', county resolution (', o.countyName, ', ', o.countyFips, '). ',
+        'The multiplier applies to the county\'s current expected annual loss from the hazard; the score ranks counties in that scenario. ',
+        o.withdrawal, o.countyNote ? ' ' + o.countyNote : ''),
+    ];
   }
 
   function levelOf(score) {
