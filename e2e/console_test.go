@@ -243,7 +243,7 @@ func (b *browserSession) problems() []string {
 func TestConsoleInBrowser(t *testing.T) {
 	chrome := chromiumPath(t)
 	db := filepath.Join(t.TempDir(), "console.db")
-	account, key := newAccountKey(t, db, allScopes)
+	account, key := newAccountKey(t, db, allScopes+",watchlists:read,watchlists:write")
 	// The built-in data, for a real map and real reports: the first start
 	// builds the engine's reference (a minute or two on a busy machine).
 	srv := startBinaryWithin(t, binary, 5*time.Minute, nil,
@@ -425,6 +425,21 @@ func TestConsoleInBrowser(t *testing.T) {
 	} else if rows[3][1] != "denver, co" || rows[3][4] != "completed" || rows[5][4] != "rejected" || rows[5][15] != "invalid_latitude" {
 		t.Errorf("the downloaded CSV's rows 3 and 5: %v / %v", rows[3], rows[5])
 	}
+
+	// ---- a watchlist, made through the API, on the portfolio page ----
+	wl, err := srv.try(key, "POST", "/api/v1/location-risk/watchlists", map[string]any{"name": "Browser test watchlist", "items": []map[string]any{
+		{"externalId": "chicago", "latitude": 41.8781, "longitude": -87.6298}, {"externalId": "miami", "latitude": 25.7617, "longitude": -80.1918}}})
+	if err != nil || wl.status != http.StatusCreated {
+		t.Fatalf("create a watchlist: %v %d %s", err, wl.status, wl.body)
+	}
+	b.navigate(srv.base + "/console/portfolio")
+	b.waitFor("the watchlist", `document.querySelector('#watchlists button[data-watchlist]')`, 15*time.Second)
+	b.do(chromedp.Click("#watchlists button[data-watchlist]"))
+	b.waitFor("the watchlist's two items", `document.querySelectorAll('#watch-items tbody tr').length === 2`, 15*time.Second)
+	if txt := eval[string](b, `document.getElementById('watch-items').textContent`); !strings.Contains(txt, "chicago") || !strings.Contains(txt, "miami") {
+		t.Errorf("the watchlist's items: %s", txt)
+	}
+	b.shot("06b-watchlist")
 
 	// ---- operations: a webhook endpoint on a loopback receiver ----
 	got := make(chan string, 16)

@@ -174,4 +174,68 @@
     }
   }
   batches();
+
+  // The account's watchlists (operation 23) and, for the list chosen, its
+  // items (operation 28); a changed item shows what changed against its
+  // previous report (operation 21).
+  async function watchlists() {
+    const box = $('watchlists');
+    if (LR.lacks('watchlists:read')) {
+      box.replaceChildren(LR.scopeNote('watchlists:read'));
+      return;
+    }
+    try {
+      const list = await LR.api('GET', '/api/v1/location-risk/watchlists?limit=20', { scope: 'watchlists:read' });
+      if (!list.watchlists.length) {
+        box.replaceChildren(h('p', { class: 'muted' }, 'No watchlists yet.'));
+        return;
+      }
+      box.replaceChildren(LR.table('Watchlists', ['Name', 'Created', 'Items', 'Changed', 'Score change that counts'],
+        list.watchlists.map((w) => h('tr', {},
+          h('td', {}, h('button', { type: 'button', class: 'link', 'data-watchlist': w.watchlistId, onclick: () => items(w) }, w.name || w.watchlistId)),
+          h('td', {}, LR.time(w.createdUtc)),
+          h('td', {}, w.itemCount),
+          h('td', {}, w.changedCount),
+          h('td', {}, w.minScoreChange + ' points')))));
+    } catch (e) {
+      LR.showError(box, e, 'watchlists:read');
+    }
+  }
+
+  async function items(w) {
+    const box = $('watch-items');
+    box.replaceChildren(h('p', { class: 'muted' }, 'Loading the items of ', w.name || w.watchlistId, '…'));
+    try {
+      const res = await LR.api('GET', '/api/v1/location-risk/watchlists/' + encodeURIComponent(w.watchlistId) + '/items?limit=100', { scope: 'watchlists:read' });
+      const rows = res.items.map((it) => h('tr', {},
+        h('td', {}, it.externalId || it.itemId),
+        h('td', {}, LR.coord(it.latitude, it.longitude)),
+        h('td', {}, it.reportId ? h('a', { href: '/console/reports/' + encodeURIComponent(it.reportId) }, String(it.score)) : h('span', { class: 'muted' }, it.status || 'waiting')),
+        h('td', {}, it.riskLevel ? LR.levelTag(it.riskLevel) : '–'),
+        h('td', { 'data-changes': it.itemId }, it.changed ? 'Changed ' + (it.lastChangedUtc ? LR.time(it.lastChangedUtc) : '') : 'No')));
+      box.replaceChildren(h('h3', {}, w.name || w.watchlistId), LR.table('Watchlist items', ['Item', 'Coordinate', 'Score', 'Level', 'Changed'], rows));
+      for (const it of res.items) {
+        if (it.changed && it.previousReportId && it.reportId) changes(it);
+      }
+    } catch (e) {
+      LR.showError(box, e, 'watchlists:read');
+    }
+  }
+
+  // changes lists an item's material module changes under its Changed cell.
+  async function changes(it) {
+    const cell = document.querySelector('[data-changes="' + it.itemId + '"]');
+    try {
+      const c = await LR.api('GET', '/api/v1/location-risk/reports/' + encodeURIComponent(it.reportId) + '/changes?since=' + encodeURIComponent(it.previousReportId), { scope: 'reports:read' });
+      const material = c.changes.filter((m) => m.material);
+      if (cell && material.length) {
+        cell.append(h('ul', { class: 'changes' }, material.map((m) => h('li', {},
+          LR.moduleWords(m.module), ': ', m.scoreBefore === null ? 'no data' : String(m.scoreBefore), ' → ', m.scoreAfter === null ? 'no data' : String(m.scoreAfter),
+          ' (', LR.levelWords(m.riskLevelBefore), ' → ', LR.levelWords(m.riskLevelAfter), ')'))));
+      }
+    } catch (e) {
+      if (cell) cell.append(h('p', { class: 'muted' }, LR.explain(e)));
+    }
+  }
+  watchlists();
 })();
