@@ -31,7 +31,7 @@ import (
 // temporary directory (removed after the test); the test logs where.
 
 // allScopes is every scope a key can hold (docs/api.md, Authentication).
-const allScopes = "reports:create,reports:read,reports:pdf,bulk:create,bulk:read,usage:read,webhooks:read,webhooks:write"
+const allScopes = "reports:create,reports:read,reports:pdf,bulk:create,bulk:read,usage:read,webhooks:read,webhooks:write,watchlists:read,watchlists:write"
 
 // chromiumPath finds the browser, or skips the test saying why.
 func chromiumPath(t *testing.T) string {
@@ -204,6 +204,21 @@ func (b *browserSession) shot(name string) {
 	b.viewport(b.width, b.height)
 }
 
+// shotOf saves a screenshot of one element (sel) as name.png, for a
+// section too small to judge in a whole page's picture.
+func (b *browserSession) shotOf(name, sel string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(sel))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644)
+	}
+	if err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
 // viewport sets the page's width and height in CSS pixels.
 func (b *browserSession) viewport(w, h int) {
 	b.t.Helper()
@@ -243,7 +258,7 @@ func (b *browserSession) problems() []string {
 func TestConsoleInBrowser(t *testing.T) {
 	chrome := chromiumPath(t)
 	db := filepath.Join(t.TempDir(), "console.db")
-	account, key := newAccountKey(t, db, allScopes+",watchlists:read,watchlists:write")
+	account, key := newAccountKey(t, db, allScopes)
 	// The built-in data, for a real map and real reports: the first start
 	// builds the engine's reference (a minute or two on a busy machine).
 	srv := startBinaryWithin(t, binary, 5*time.Minute, nil,
@@ -336,14 +351,6 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("card %s: %q, want its score and level in words", m, words)
 		}
 	}
-	// The climate outlook: five hazards, four scenarios each, as the report
-	// gives them (docs/console.md).
-	if n := eval[float64](b, `document.querySelectorAll('#outlook tbody tr').length`); n != 5 || eval[bool](b, `document.getElementById('outlook-section').hidden`) {
-		t.Errorf("the outlook shows %v hazard rows (hidden: %v), want 5", n, eval[bool](b, `document.getElementById('outlook-section').hidden`))
-	}
-	if txt := eval[string](b, `document.getElementById('outlook').textContent`); !strings.Contains(txt, "Late century, higher warming") || !strings.Contains(txt, "×") || !strings.Contains(txt, "county resolution") {
-		t.Errorf("the outlook text: %s", txt)
-	}
 	if got := eval[string](b, `document.getElementById('place').textContent`); got != "Orleans Parish, Louisiana" {
 		t.Errorf("report heading %q", got)
 	}
@@ -354,6 +361,23 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 	b.shot("03-report")
+
+	// The outlook, after the cards: FEMA's projections for the county,
+	// context only (docs/console.md, The report page).
+	b.waitFor("the outlook", `!document.getElementById('outlook-section').hidden && document.querySelectorAll('#outlook tbody tr').length === 5`, 5*time.Second)
+	ol := eval[string](b, `document.getElementById('outlook-section').textContent`)
+	for _, want := range []string{"context only, not a score", "Coastal flooding", "Extreme heat", "Late century, higher warming", "×", "Orleans", "22071", "February 2025", "Hydrology"} {
+		if !strings.Contains(ol, want) {
+			t.Errorf("the outlook section does not say %q: %s", want, ol)
+		}
+	}
+	if n := eval[int](b, `document.querySelectorAll('#outlook tbody tr[data-hazard] td').length`); n != 5*6 && !strings.Contains(ol, "No projections") {
+		t.Errorf("the outlook table has %d cells, want a module, today and four scenarios for each of the 5 hazards", n)
+	}
+	if after := eval[bool](b, `!!(document.getElementById('cards').compareDocumentPosition(document.getElementById('outlook-section')) & Node.DOCUMENT_POSITION_FOLLOWING)`); !after {
+		t.Error("the outlook is not after the module cards")
+	}
+	b.shotOf("03b-report-outlook", "#outlook-section")
 
 	// The PDF through the page, with the key in a header.
 	b.do(chromedp.Click("#download-pdf"))
@@ -427,19 +451,42 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// ---- a watchlist, made through the API, on the portfolio page ----
-	wl, err := srv.try(key, "POST", "/api/v1/location-risk/watchlists", map[string]any{"name": "Browser test watchlist", "items": []map[string]any{
-		{"externalId": "chicago", "latitude": 41.8781, "longitude": -87.6298}, {"externalId": "miami", "latitude": 25.7617, "longitude": -80.1918}}})
-	if err != nil || wl.status != http.StatusCreated {
-		t.Fatalf("create a watchlist: %v %d %s", err, wl.status, wl.body)
+	made := srv.do(t, key, http.MethodPost, "/api/v1/location-risk/watchlists", map[string]any{
+		"name": "Browser test watchlist",
+		"items": []map[string]any{
+			{"externalId": "new-orleans", "latitude": 29.9511, "longitude": -90.0715},
+			{"externalId": "boise", "latitude": 43.615, "longitude": -116.2023},
+		},
+	})
+	if made.status != http.StatusCreated {
+		t.Fatalf("creating a watchlist: %d %s", made.status, made.body)
 	}
+	list, _ := made.object(t)["watchlist"].(map[string]any)["watchlistId"].(string)
+	waitItems(t, srv, key, list, "the watchlist's first reports", 2*time.Minute, func(watchItem) bool { return true })
 	b.navigate(srv.base + "/console/portfolio")
-	b.waitFor("the watchlist", `document.querySelector('#watchlists button[data-watchlist]')`, 15*time.Second)
-	b.do(chromedp.Click("#watchlists button[data-watchlist]"))
-	b.waitFor("the watchlist's two items", `document.querySelectorAll('#watch-items tbody tr').length === 2`, 15*time.Second)
-	if txt := eval[string](b, `document.getElementById('watch-items').textContent`); !strings.Contains(txt, "chicago") || !strings.Contains(txt, "miami") {
-		t.Errorf("the watchlist's items: %s", txt)
+	row := `#watchlists tr[data-watchlist="` + list + `"]`
+	b.waitFor("the watchlist in the list", `document.querySelector('`+row+`')`, 15*time.Second)
+	if txt := eval[string](b, `document.querySelector('`+row+`').textContent`); !strings.Contains(txt, "Browser test watchlist") || !strings.Contains(txt, "2") {
+		t.Errorf("the watchlist's row reads %q, want its name and its 2 items", txt)
 	}
-	b.shot("06b-watchlist")
+	b.do(chromedp.Click(row + ` button.show-items`))
+	b.waitFor("the watchlist's items", `document.querySelectorAll('#wl-items tbody tr[data-item]').length === 2`, 15*time.Second)
+	items := eval[string](b, `document.getElementById('wl-items').textContent`)
+	if strings.Contains(items, "null") || strings.Contains(items, "undefined") {
+		t.Errorf("the watchlist's items show a missing value as code: %s", items)
+	}
+	for _, want := range []string{"new-orleans", "boise", "Completed"} {
+		if !strings.Contains(items, want) {
+			t.Errorf("the watchlist's items do not show %q: %s", want, items)
+		}
+	}
+	if n := eval[int](b, `document.querySelectorAll('#wl-items tbody .level:not(.lvl-none)').length`); n != 2 {
+		t.Errorf("%d items show a score's level, want 2", n)
+	}
+	if n := eval[int](b, `document.querySelectorAll('#wl-items tbody tr[data-changed="false"]').length`); n != 2 {
+		t.Errorf("%d items are shown unchanged, want both (no re-score yet)", n)
+	}
+	b.shotOf("06b-portfolio-watchlist", "#watchlists-section")
 
 	// ---- operations: a webhook endpoint on a loopback receiver ----
 	got := make(chan string, 16)
@@ -481,7 +528,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		{"09-narrow-report", strings.TrimPrefix(reportURL, srv.base), `document.getElementById('badge').dataset.state && document.querySelectorAll('#sitemaps svg').length === 2`},
 		{"10-narrow-batch", "/console/batches/" + batchID, `document.querySelectorAll('#items tbody tr').length === 8`},
 		{"11-narrow-operations", "/console/operations", `document.querySelector('#deliveries table') && document.querySelector('#summary .stats')`},
-		{"11-narrow-portfolio", "/console/portfolio", `document.querySelector('#batches table')`},
+		{"11-narrow-portfolio", "/console/portfolio", `document.querySelector('#batches table') && document.querySelector('#watchlists table')`},
 	} {
 		b.viewport(360, 780)
 		b.navigate(srv.base + p.path)
@@ -490,6 +537,17 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("%s at 360 px: the page is %d px wide, so it scrolls sideways; beyond the edge: %s", p.path, w, eval[string](b, overflowing))
 		}
 		b.shot(p.name)
+		switch p.name {
+		case "09-narrow-report":
+			b.shotOf("09b-narrow-report-outlook", "#outlook-section")
+		case "11-narrow-portfolio":
+			b.do(chromedp.Click(`#watchlists button.show-items`))
+			b.waitFor("the watchlist's items at 360 px", `document.querySelectorAll('#wl-items tbody tr[data-item]').length === 2`, 15*time.Second)
+			if w := eval[int](b, `document.documentElement.scrollWidth`); w > 360 {
+				t.Errorf("the watchlist's items at 360 px: the page is %d px wide; beyond the edge: %s", w, eval[string](b, overflowing))
+			}
+			b.shotOf("11b-narrow-watchlist", "#watchlists-section")
+		}
 	}
 	b.viewport(1280, 900)
 
@@ -518,6 +576,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("usage without usage:read: %q, want a note naming the scope", txt)
 	}
 	b.shot("13-operations-reports-read-only")
+	b.navigate(srv.base + "/console/portfolio")
+	b.waitFor("the watchlists' scope note", `document.querySelector('#watchlists .scope-note')`, 15*time.Second)
+	if txt := eval[string](b, `document.getElementById('watchlists').textContent`); !strings.Contains(txt, "watchlists:read") {
+		t.Errorf("watchlists without watchlists:read: %q, want a note naming the scope", txt)
+	}
+	if !eval[bool](b, `document.getElementById('add-watchlist').hidden`) {
+		t.Error("the form that creates a watchlist shows for a key without watchlists:read")
+	}
+	b.shotOf("13b-portfolio-watchlists-without-scope", "#watchlists-section")
 	b.navigate(srv.base + "/console/")
 	b.waitFor("the address page", `document.getElementById('lat')`, 10*time.Second)
 	b.do(chromedp.SendKeys("#lat", "41.8781"), chromedp.SendKeys("#lon", "-87.6298"), chromedp.Click("#create"))

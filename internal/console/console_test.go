@@ -159,6 +159,56 @@ func TestPages(t *testing.T) {
 	}
 }
 
+// TestPageSections: a page holds, hidden until its script knows whether
+// they apply, the sections its script fills in (docs/console.md): the
+// report's outlook and the portfolio page's watchlists. A section that
+// may not apply starts hidden, so that a report made before the outlook,
+// or a key without the scope, never shows an empty frame.
+func TestPageSections(t *testing.T) {
+	c := newConsole(t, layerGeography{fixtureLayer(t)})
+	for _, tc := range []struct {
+		path   string
+		id     string
+		hidden bool
+	}{
+		{"/console/reports/01a2533b-eac3-717d-a089-73c02dc188eb", "outlook-section", true},
+		{"/console/reports/01a2533b-eac3-717d-a089-73c02dc188eb", "outlook", false},
+		{"/console/portfolio", "watchlists-section", false},
+		{"/console/portfolio", "watchlists", false},
+		{"/console/portfolio", "watchlist-items", true},
+	} {
+		t.Run(tc.path+"#"+tc.id, func(t *testing.T) {
+			rec := get(t, c, tc.path)
+			found, hidden := false, false
+			z := html.NewTokenizer(bytes.NewReader(rec.Body.Bytes()))
+			for tt := z.Next(); tt != html.ErrorToken && !found; tt = z.Next() {
+				if tt != html.StartTagToken {
+					continue
+				}
+				attrs := map[string]bool{}
+				id := ""
+				for _, hasAttr := z.TagName(); hasAttr; {
+					var k, v []byte
+					k, v, hasAttr = z.TagAttr()
+					attrs[string(k)] = true
+					if string(k) == "id" {
+						id = string(v)
+					}
+				}
+				if id == tc.id {
+					found, hidden = true, attrs["hidden"]
+				}
+			}
+			if !found {
+				t.Fatalf("%s has no element #%s", tc.path, tc.id)
+			}
+			if hidden != tc.hidden {
+				t.Errorf("#%s hidden=%v, want %v", tc.id, hidden, tc.hidden)
+			}
+		})
+	}
+}
+
 // ref is an address a page refers to; load says the browser fetches it to
 // show the page.
 type ref struct {

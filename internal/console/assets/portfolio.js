@@ -1,6 +1,7 @@
 // The portfolio page: a CSV file read in the browser becomes one batch
-// (docs/api.md, Batches), and the account's recent batches are listed
-// (docs/console.md, Portfolios).
+// (docs/api.md, Batches), the account's recent batches are listed, and
+// its watchlists with their items and what changed (docs/api.md,
+// Watchlists; docs/console.md, Portfolios).
 'use strict';
 
 (() => {
@@ -175,67 +176,140 @@
   }
   batches();
 
-  // The account's watchlists (operation 23) and, for the list chosen, its
-  // items (operation 28); a changed item shows what changed against its
-  // previous report (operation 21).
-  async function watchlists() {
-    const box = $('watchlists');
-    if (LR.lacks('watchlists:read')) {
-      box.replaceChildren(LR.scopeNote('watchlists:read'));
+  // ---- watchlists (docs/api.md, Watchlists) ----
+
+  const wlBox = $('watchlists');
+  const itemsSection = $('watchlist-items');
+  const itemsBox = $('wl-items');
+  const api = '/api/v1/location-risk/';
+
+  function levelCell(score, level) {
+    return score === null || score === undefined ? h('span', { class: 'muted' }, 'no score yet') : [h('strong', {}, score), ' ', LR.levelTag(level)];
+  }
+
+  // changeList is what operation 21 says changed between an item's
+  // previous and current report: each module's score and level, before
+  // and after; null (no data) is written as such, never as 0.
+  function changeList(ch) {
+    if (!ch.changes.length) return h('span', { class: 'muted' }, 'No module\'s score or level differs.');
+    const score = (v) => (v === null || v === undefined ? 'no data' : String(v));
+    return h('ul', { class: 'changes' }, ch.changes.map((c) => h('li', { 'data-module': c.module },
+      h('strong', {}, LR.moduleWords(c.module)), ': ', score(c.scoreBefore), ' → ', score(c.scoreAfter), ', ',
+      LR.levelWords(c.riskLevelBefore), ' → ', LR.levelWords(c.riskLevelAfter),
+      c.material ? h('span', { class: 'muted' }, ' (material)') : null)));
+  }
+
+  async function changesOf(it) {
+    try {
+      const ch = await LR.api('GET', api + 'reports/' + encodeURIComponent(it.reportId) + '/changes?since=' + encodeURIComponent(it.previousReportId), { scope: 'reports:read' });
+      return changeList(ch);
+    } catch (e) {
+      const box = h('div');
+      LR.showError(box, e, 'reports:read');
+      return box;
+    }
+  }
+
+  async function showItems(wl) {
+    itemsSection.hidden = false;
+    $('wl-items-heading').textContent = 'Items of ' + (wl.name || wl.watchlistId);
+    itemsBox.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+    let list;
+    try {
+      list = await LR.api('GET', wl.itemsUrl + '?limit=100', { scope: 'watchlists:read' });
+    } catch (e) {
+      LR.showError(itemsBox, e, 'watchlists:read');
       return;
     }
-    try {
-      const list = await LR.api('GET', '/api/v1/location-risk/watchlists?limit=20', { scope: 'watchlists:read' });
-      if (!list.watchlists.length) {
-        box.replaceChildren(h('p', { class: 'muted' }, 'No watchlists yet.'));
-        return;
-      }
-      box.replaceChildren(LR.table('Watchlists', ['Name', 'Created', 'Items', 'Changed', 'Score change that counts'],
-        list.watchlists.map((w) => h('tr', {},
-          h('td', {}, h('button', { type: 'button', class: 'link', 'data-watchlist': w.watchlistId, onclick: () => items(w) }, w.name || w.watchlistId)),
-          h('td', {}, LR.time(w.createdUtc)),
-          h('td', {}, w.itemCount),
-          h('td', {}, w.changedCount),
-          h('td', {}, w.minScoreChange + ' points')))));
-    } catch (e) {
-      LR.showError(box, e, 'watchlists:read');
+    if (!list.items.length) {
+      itemsBox.replaceChildren(h('p', { class: 'muted' }, 'This watchlist has no items.'));
+      return;
+    }
+    // What changed, for the changed items that have a previous report.
+    const changes = await Promise.all(list.items.map((it) => (it.changed && it.previousReportId && it.reportId ? changesOf(it) : null)));
+    const rows = list.items.map((it, i) => h('tr', { 'data-item': it.itemId, 'data-changed': it.changed ? 'true' : 'false', class: it.error ? 'row-error' : null },
+      h('td', {}, it.externalId || h('span', { class: 'muted' }, 'none')),
+      h('td', { class: 'nowrap' }, LR.coord(it.latitude, it.longitude)),
+      h('td', {}, LR.statusTag(it.status)),
+      h('td', {}, levelCell(it.score, it.riskLevel)),
+      h('td', {}, it.changed ? h('strong', {}, 'Changed') : 'No'),
+      h('td', {}, LR.time(it.lastChangedUtc)),
+      h('td', {}, changes[i] || (it.changed ? h('span', { class: 'muted' }, 'no previous report to compare') : '–')),
+      h('td', {}, it.reportId ? h('a', { href: '/console/reports/' + encodeURIComponent(it.reportId) }, 'Report') : '–',
+        it.error ? h('div', { class: 'error' }, h('code', {}, it.error.code), ' ', it.error.message) : null)));
+    const table = LR.table('Items of ' + (wl.name || wl.watchlistId),
+      ['Label', 'Coordinate', 'Status', 'Score', 'Changed', 'Last changed', 'Changes', 'Report'], rows);
+    if (list.nextCursor) {
+      itemsBox.replaceChildren(table, h('p', { class: 'help' }, 'The 100 newest items are shown; ', h('code', {}, 'locrisk watchlists items'), ' or the API lists the rest.'));
+    } else {
+      itemsBox.replaceChildren(table);
     }
   }
 
-  async function items(w) {
-    const box = $('watch-items');
-    box.replaceChildren(h('p', { class: 'muted' }, 'Loading the items of ', w.name || w.watchlistId, '…'));
-    try {
-      const res = await LR.api('GET', '/api/v1/location-risk/watchlists/' + encodeURIComponent(w.watchlistId) + '/items?limit=100', { scope: 'watchlists:read' });
-      const rows = res.items.map((it) => h('tr', {},
-        h('td', {}, it.externalId || it.itemId),
-        h('td', {}, LR.coord(it.latitude, it.longitude)),
-        h('td', {}, it.reportId ? h('a', { href: '/console/reports/' + encodeURIComponent(it.reportId) }, String(it.score)) : h('span', { class: 'muted' }, it.status || 'waiting')),
-        h('td', {}, it.riskLevel ? LR.levelTag(it.riskLevel) : '–'),
-        h('td', { 'data-changes': it.itemId }, it.changed ? 'Changed ' + (it.lastChangedUtc ? LR.time(it.lastChangedUtc) : '') : 'No')));
-      box.replaceChildren(h('h3', {}, w.name || w.watchlistId), LR.table('Watchlist items', ['Item', 'Coordinate', 'Score', 'Level', 'Changed'], rows));
-      for (const it of res.items) {
-        if (it.changed && it.previousReportId && it.reportId) changes(it);
-      }
-    } catch (e) {
-      LR.showError(box, e, 'watchlists:read');
+  async function watchlists(open) {
+    if (LR.lacks('watchlists:read')) {
+      wlBox.replaceChildren(LR.scopeNote('watchlists:read'));
+      return;
     }
-  }
-
-  // changes lists an item's material module changes under its Changed cell.
-  async function changes(it) {
-    const cell = document.querySelector('[data-changes="' + it.itemId + '"]');
+    let list;
     try {
-      const c = await LR.api('GET', '/api/v1/location-risk/reports/' + encodeURIComponent(it.reportId) + '/changes?since=' + encodeURIComponent(it.previousReportId), { scope: 'reports:read' });
-      const material = c.changes.filter((m) => m.material);
-      if (cell && material.length) {
-        cell.append(h('ul', { class: 'changes' }, material.map((m) => h('li', {},
-          LR.moduleWords(m.module), ': ', m.scoreBefore === null ? 'no data' : String(m.scoreBefore), ' → ', m.scoreAfter === null ? 'no data' : String(m.scoreAfter),
-          ' (', LR.levelWords(m.riskLevelBefore), ' → ', LR.levelWords(m.riskLevelAfter), ')'))));
-      }
+      list = await LR.api('GET', api + 'watchlists?limit=100', { scope: 'watchlists:read' });
     } catch (e) {
-      if (cell) cell.append(h('p', { class: 'muted' }, LR.explain(e)));
+      LR.showError(wlBox, e, 'watchlists:read');
+      return;
     }
+    $('add-watchlist').hidden = LR.lacks('watchlists:write');
+    if (!list.watchlists.length) {
+      wlBox.replaceChildren(h('p', { class: 'muted' }, 'No watchlists yet.'));
+      return;
+    }
+    wlBox.replaceChildren(LR.table('Watchlists', ['Name', 'Items', 'Changed', 'Created', ''],
+      list.watchlists.map((wl) => h('tr', { 'data-watchlist': wl.watchlistId },
+        h('td', {}, wl.name || h('code', {}, wl.watchlistId)),
+        h('td', {}, wl.itemCount),
+        h('td', {}, wl.changedCount ? h('strong', {}, wl.changedCount) : '0'),
+        h('td', {}, LR.time(wl.createdUtc)),
+        h('td', { class: 'actions' }, h('button', {
+          type: 'button', class: 'show-items', 'aria-controls': 'watchlist-items',
+          onclick: () => showItems(wl).then(() => $('wl-items-heading').focus()),
+        }, 'Show items', h('span', { class: 'visually-hidden' }, ' of ' + (wl.name || wl.watchlistId))))))));
+    const chosen = open && list.watchlists.find((wl) => wl.watchlistId === open);
+    if (chosen) showItems(chosen);
   }
   watchlists();
+
+  // Creating one: a name and a CSV file read as a batch's is.
+  const wlForm = $('watchlist-form');
+  const wlError = $('wl-error');
+  const wlButton = $('wl-create');
+  wlForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    wlError.hidden = true;
+    const file = $('wl-csv').files[0];
+    let items;
+    try {
+      if (!file) throw new Error('choose a CSV file first');
+      items = itemsOf(await file.text());
+    } catch (e) {
+      wlError.textContent = 'The file cannot be used: ' + e.message + '.';
+      wlError.hidden = false;
+      $('wl-csv').focus();
+      return;
+    }
+    const body = { items };
+    const name = $('wl-name').value.trim() || file.name;
+    if (name) body.name = name.slice(0, 200);
+    wlButton.disabled = true;
+    $('wl-status').textContent = 'Creating the watchlist with ' + items.length + ' items…';
+    try {
+      const got = await LR.api('POST', api + 'watchlists', { json: body, scope: 'watchlists:write' });
+      $('wl-status').textContent = 'Created with ' + got.items.length + ' items' +
+        (got.rejected.length ? '; ' + got.rejected.length + ' rows refused: ' + got.rejected.map((r) => 'row ' + r.rowNumber + ' ' + r.error.code).join(', ') : '') + '.';
+      await watchlists(got.watchlist.watchlistId);
+    } catch (e) {
+      $('wl-status').textContent = '';
+      LR.showError($('wl-status'), e, 'watchlists:write');
+    }
+    wlButton.disabled = LR.lacks('watchlists:write');
+  });
 })();

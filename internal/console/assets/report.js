@@ -93,13 +93,8 @@
     const modules = (doc.report && doc.report.modules) || {};
     $('cards').replaceChildren(...LR.moduleOrder.map((m) => card(m, modules[m], s)));
 
-    // Climate outlook: context beside the scores, absent from reports made
-    // before it (docs/api.md, Read a report).
-    const report = doc.report || {};
-    if ('outlook' in report) {
-      $('outlook-section').hidden = false;
-      $('outlook').replaceChildren(...outlook(report.outlook, report.outlookUnavailable || s.outlookUnavailable));
-    }
+    // The outlook (docs/api.md, Reports): after the cards, context only.
+    outlook(doc);
 
     // Review flags about the location (those of a module are on its card).
     const general = s.reviewFlags.filter((f) => !f.module);
@@ -117,42 +112,6 @@
       ...fact('Data version', p.dataVersion), ...fact('Data manifest SHA-256', h('code', { class: 'hash' }, p.dataManifestSha256 || '–')),
       ...fact('Engine output SHA-256', h('code', { class: 'hash' }, p.reportSha256 || '–')),
       ...fact('Generated', LR.time(p.generatedUtc)));
-  }
-
-  const scenarios = [
-    ['midCenturyLowerWarming', 'Mid century, lower warming'],
-    ['midCenturyHigherWarming', 'Mid century, higher warming'],
-    ['lateCenturyLowerWarming', 'Late century, lower warming'],
-    ['lateCenturyHigherWarming', 'Late century, higher warming'],
-  ];
-
-  // outlook writes FEMA's projections for the county as a table, hazard
-  // by scenario: the hazard multiplier on today's expected annual loss and
-  // the projected risk score (a rank among counties, not a locrisk score).
-  function outlook(o, unavailable) {
-    if (!o) {
-      return [h('p', { class: 'muted' }, 'No outlook for this location: ', (unavailable && unavailable.message) || 'FEMA gives none.')];
-    }
-    const rows = Object.keys(o.hazards || {}).map((k) => {
-      const hz = o.hazards[k];
-      const name = hz.module ? [hz.title, h('br'), h('span', { class: 'muted' }, LR.moduleWords(hz.module))]
-        : [hz.title, h('br'), h('span', { class: 'muted' }, 'outlook only')];
-      const cells = scenarios.map(([key]) => {
-        const sc = hz.scenarios ? hz.scenarios[key] : null;
-        if (!sc) return h('td', {}, h('span', { class: 'muted' }, hz.reason ? hz.reason.replace(/_/g, ' ') : 'no figure'));
-        const mult = sc.hazardMultiplier === null ? 'no multiplier' : '×' + sc.hazardMultiplier;
-        const score = sc.riskScore === null ? '' : ' · FEMA score ' + sc.riskScore;
-        return h('td', {}, mult + score);
-      });
-      return h('tr', {}, h('td', {}, name), ...cells);
-    });
-    return [
-      h('p', {}, o.note),
-      LR.table('Climate outlook by hazard and scenario', ['Hazard', ...scenarios.map(([, label]) => label)], rows),
-      h('p', { class: 'help' }, 'FEMA NRI Future Risk, ', o.vintage, ', county resolution (', o.countyName, ', ', o.countyFips, '). ',
-        'The multiplier applies to the county\'s current expected annual loss from the hazard; the score ranks counties in that scenario. ',
-        o.withdrawal, o.countyNote ? ' ' + o.countyNote : ''),
-    ];
   }
 
   function levelOf(score) {
@@ -223,6 +182,87 @@
       }
     }
     return h('section', { class: 'card', id: 'card-' + m, 'data-module': m, 'aria-label': LR.moduleWords(m) }, body);
+  }
+
+  // ---- the outlook (docs/methodology.md, Outlook) ----
+
+  const outlookHazards = ['coastalFlooding', 'drought', 'extremeHeat', 'hurricane', 'wildfire'];
+  const outlookScenarios = [
+    ['midCenturyLowerWarming', 'Mid-century, lower warming'],
+    ['midCenturyHigherWarming', 'Mid-century, higher warming'],
+    ['lateCenturyLowerWarming', 'Late century, lower warming'],
+    ['lateCenturyHigherWarming', 'Late century, higher warming'],
+  ];
+  const outlookReasons = {
+    not_applicable: 'FEMA rates the hazard "Not Applicable" in this county today',
+    insufficient_data: 'FEMA has insufficient data for it here',
+    no_projection: 'FEMA gives no projection for it here',
+  };
+
+  // projected writes one hazard under one scenario: the multiplier and
+  // the projected score, or FEMA's rating where it gives no number.
+  function projected(sc) {
+    const mult = sc.hazardMultiplier === null || sc.hazardMultiplier === undefined
+      ? h('span', { class: 'muted' }, 'no multiplier (' + (sc.multiplierRating || 'not given') + ')')
+      : h('strong', {}, '×' + value(sc.hazardMultiplier));
+    const score = sc.riskScore === null || sc.riskScore === undefined
+      ? h('span', { class: 'muted' }, 'no score (' + (sc.riskRating || 'not given') + ')')
+      : ['score ', value(sc.riskScore), h('span', { class: 'muted' }, ' ' + (sc.riskRating || ''))];
+    return [mult, h('br'), h('span', { class: 'small' }, score)];
+  }
+
+  // outlook fills the Outlook section: FEMA's projections for the county
+  // when the report has them, the reason when they are null, and nothing
+  // for a report made before the outlook existed (neither member).
+  function outlook(doc) {
+    const r = doc.report || {};
+    const sec = $('outlook-section');
+    const box = $('outlook');
+    if (!('outlook' in r)) {
+      sec.hidden = true;
+      return;
+    }
+    sec.hidden = false;
+    const o = r.outlook;
+    if (!o) {
+      const why = r.outlookUnavailable || doc.summary.outlookUnavailable;
+      box.replaceChildren(h('p', { class: 'muted', id: 'outlook-unavailable' },
+        'No outlook for this site: ', why ? why.message : 'the report does not say why.',
+        why ? [' ', h('code', {}, why.code)] : null));
+      return;
+    }
+    const columns = ['Hazard', 'Module', 'Today', ...outlookScenarios.map(([, t]) => t)];
+    const rows = outlookHazards.filter((k) => o.hazards[k]).map((k) => {
+      const hz = o.hazards[k];
+      const cur = hz.current || {};
+      const cells = [
+        h('th', { scope: 'row' }, hz.title, hz.projection ? h('span', { class: 'muted small' }, ' (' + hz.projection + ' projection)') : null),
+        h('td', {}, hz.module ? h('a', { href: '#card-' + hz.module }, LR.moduleWords(hz.module)) : h('span', { class: 'muted' }, 'none (outlook only)')),
+        h('td', {}, cur.riskScore === null || cur.riskScore === undefined
+          ? h('span', { class: 'muted' }, 'no score (' + (cur.riskRating || 'not given') + ')')
+          : ['score ', value(cur.riskScore), h('span', { class: 'muted' }, ' ' + (cur.riskRating || ''))]),
+      ];
+      if (hz.scenarios) {
+        for (const [key] of outlookScenarios) cells.push(h('td', {}, projected(hz.scenarios[key])));
+      } else {
+        cells.push(h('td', { colspan: outlookScenarios.length, class: 'muted', 'data-label': 'Projections' },
+          'No projections: ', outlookReasons[hz.reason] || hz.reason || 'not given', '.'));
+      }
+      return h('tr', { 'data-hazard': k }, cells);
+    });
+    const tbl = LR.table('Outlook: FEMA projections by hazard and scenario', columns, rows);
+    // A row without projections has one cell for the four scenarios.
+    tbl.querySelectorAll('td[colspan]').forEach((td) => { td.dataset.label = 'Projections'; });
+    box.replaceChildren(
+      h('p', { class: 'outlook-note' }, o.note),
+      h('p', { class: 'help' }, 'Each scenario shows FEMA\'s hazard multiplier (×, the factor on the county\'s current expected annual loss from the hazard; 1 is no change) and its projected risk index score: 0-100, a rank among counties in the same scenario, not among residents, so not on the scale of this report\'s scores.'),
+      tbl,
+      h('dl', { class: 'facts outlook-facts' },
+        ...fact('County', [o.countyName, ' ', h('code', {}, o.countyFips), ' · county resolution: every site in the county has this outlook',
+          o.countyNote ? [h('br'), o.countyNote] : null]),
+        ...fact('Source', [o.name, ', ', o.publisher, ' ', h('code', {}, o.source)]),
+        ...fact('Vintage', o.vintage),
+        ...fact('Withdrawn', o.withdrawal)));
   }
 
   function indicatorItem(i) {
